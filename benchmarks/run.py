@@ -1,0 +1,92 @@
+"""Run the dyngraph benchmarks and print one table.
+
+    python -m benchmarks.run              # everything, full repeats
+    python -m benchmarks.run --quick      # few repeats, W4 only up to 1e4 nodes
+    python -m benchmarks.run --only W1 W3E
+
+Workloads: W1 (per-op overhead), W1E (W1 with a recording subscriber), W2 (MLP step),
+W3 (RNN), W3E (W3 with a recording subscriber), W4 (graph building).
+A MISS is reported, not raised: the exit status is non-zero only if a workload crashed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import traceback
+from collections.abc import Callable
+
+import numpy as np
+
+from benchmarks import w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build
+from benchmarks.harness import Result, format_table
+
+WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
+    "W1": w1_per_op.run,
+    "W1E": w1_per_op.run_subscribed,
+    "W2": w2_mlp_step.run,
+    "W3": w3_rnn.run,
+    "W3E": w3_rnn.run_subscribed,
+    "W4": w4_graph_build.run,
+}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.run", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="few repeats and small W4 sizes (smoke run)"
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        metavar="ID",
+        help=f"run only these workloads (any of {', '.join(WORKLOADS)}; commas also work)",
+    )
+    return parser.parse_args(argv)
+
+
+def selected_workloads(only: list[str] | None) -> list[str]:
+    """Workload ids to run, in table order; raises ValueError for an unknown id."""
+    if not only:
+        return list(WORKLOADS)
+    wanted = {part.strip().upper() for item in only for part in item.split(",") if part.strip()}
+    unknown = wanted - WORKLOADS.keys()
+    if unknown:
+        raise ValueError(f"unknown workload(s): {', '.join(sorted(unknown))}")
+    return [name for name in WORKLOADS if name in wanted]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        names = selected_workloads(args.only)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
+
+    print(
+        f"python {platform.python_version()}, numpy {np.__version__}, "
+        f"{os.cpu_count()} cores, {'quick' if args.quick else 'full'} run\n",
+        flush=True,
+    )
+    results: list[Result] = []
+    failures: list[str] = []
+    for name in names:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        try:
+            results.extend(WORKLOADS[name](args.quick))
+        except Exception:  # report and carry on: one broken workload should not hide the rest
+            failures.append(f"{name} failed:\n{traceback.format_exc()}")
+
+    print(format_table(results), flush=True)
+    for failure in failures:
+        print(f"\n{failure}", file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""W1: per-op overhead.
+
+A chain of 1000 tiny ops on a (1, 8) float32 array, cycling add / mul / tanh, then
+``h.sum().backward()``. The arrays are so small that numpy's own work is negligible, so the
+time per op is almost entirely the engine's bookkeeping: building a node on the way forward
+and visiting it on the way back.
+
+Reported: microseconds per op (forward + backward time / 1000).
+Target: <= 3.0 us/op. Also reported: the same chain with a recording event subscriber
+attached, as a ratio to the bare chain. Target: <= 2.0x.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+import dyngraph as dg
+from benchmarks.harness import (
+    Result,
+    check_ratio,
+    check_value,
+    paired_median_seconds,
+    with_recording_subscriber,
+)
+
+N_OPS = 1000
+WIDTH = 8
+TARGET_US_PER_OP = 3.0
+TARGET_SUBSCRIBED_RATIO = 2.0
+
+
+def make_inputs(
+    seed: int = 0, dtype: npt.DTypeLike = np.float32
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The leaf ``x`` and the constants ``b`` and ``w``, each of shape (1, WIDTH)."""
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((1, WIDTH)).astype(dtype)
+    b = (0.1 * rng.standard_normal((1, WIDTH))).astype(dtype)
+    w = rng.uniform(0.5, 1.5, (1, WIDTH)).astype(dtype)  # keeps h in tanh's sensitive range
+    return x, b, w
+
+
+def dyngraph_chain(
+    x: np.ndarray, b: np.ndarray, w: np.ndarray, n_ops: int = N_OPS
+) -> tuple[float, np.ndarray]:
+    """The chain in dyngraph. Returns ``h.sum()`` and the gradient of that sum w.r.t. ``x``."""
+    x_t = dg.tensor(x, requires_grad=True)
+    b_t = dg.tensor(b, requires_grad=False)
+    w_t = dg.tensor(w, requires_grad=False)
+    h = x_t
+    for i in range(n_ops):
+        if i % 3 == 0:
+            h = h + b_t
+        elif i % 3 == 1:
+            h = h * w_t
+        else:
+            h = h.tanh()
+    total = h.sum()
+    total.backward()
+    return total.item(), x_t.grad.numpy()
+
+
+def numpy_chain(
+    x: np.ndarray, b: np.ndarray, w: np.ndarray, n_ops: int = N_OPS
+) -> tuple[float, np.ndarray]:
+    """The same chain in plain numpy with the backward pass written out by hand."""
+    h = x
+    tanh_outputs = []  # the only intermediates the backward pass needs
+    for i in range(n_ops):
+        if i % 3 == 0:
+            h = h + b
+        elif i % 3 == 1:
+            h = h * w
+        else:
+            h = np.tanh(h)
+            tanh_outputs.append(h)
+    total = float(h.sum())
+
+    grad = np.ones_like(h)  # d sum(h) / d h
+    for i in reversed(range(n_ops)):
+        if i % 3 == 0:
+            pass  # d (h + b) / d h = 1: the gradient passes through unchanged
+        elif i % 3 == 1:
+            grad = grad * w  # d (h * w) / d h = w
+        else:
+            y = tanh_outputs.pop()
+            grad = grad * (1 - y * y)  # d tanh: 1 - y^2
+    return total, grad
+
+
+def run(quick: bool = False) -> list[Result]:
+    """Time the bare chain against the numpy floor."""
+    x, b, w = make_inputs()
+    repeat = 5 if quick else 50
+    t_dg, t_np = paired_median_seconds(
+        lambda: dyngraph_chain(x, b, w), lambda: numpy_chain(x, b, w), repeat=repeat
+    )
+    us_per_op = 1e6 / N_OPS
+    name = f"W1 per-op, {N_OPS} ops fwd+bwd"
+    return [check_value(name, t_dg * us_per_op, t_np * us_per_op, "us/op", TARGET_US_PER_OP)]
+
+
+def run_subscribed(quick: bool = False) -> list[Result]:
+    """Time the chain with a recording subscriber attached against the bare chain."""
+    x, b, w = make_inputs()
+    repeat = 5 if quick else 50
+
+    def bare() -> object:
+        return dyngraph_chain(x, b, w)
+
+    t_sub, t_bare = paired_median_seconds(with_recording_subscriber(bare), bare, repeat=repeat)
+    us_per_op = 1e6 / N_OPS
+    name = "W1 + recording subscriber (floor: bare)"
+    return [
+        check_ratio(name, t_sub * us_per_op, t_bare * us_per_op, "us/op", TARGET_SUBSCRIBED_RATIO)
+    ]

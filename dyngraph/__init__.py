@@ -1,0 +1,84 @@
+"""dyngraph: watch define-by-run autograd happen.
+
+A compact autograd engine (numpy on the CPU, CuPy on a GPU) with a PyTorch-shaped API, which
+emits an event for every node it creates and every gradient it computes (``dg.events``).
+
+>>> import dyngraph as dg
+>>> x = dg.tensor([[1., 2.]], requires_grad=True, name="x")
+>>> W = dg.randn(2, 3, requires_grad=True, name="W")
+>>> loss = (x @ W).tanh().sum()
+>>> loss.backward()
+>>> x.grad.shape
+(1, 2)
+"""
+
+# ruff: noqa: I001
+# NOTE [import order] tensor.py first: it imports the ops, which import function.py, which
+# needs Tensor. Everything else builds on those.
+from .tensor import Tensor
+from . import autograd, cuda, events, nn
+from .anomaly import detect_anomaly
+from .events import scope
+from .factories import (
+    arange,
+    bool_,
+    eye,
+    float32,
+    float64,
+    full,
+    full_like,
+    int32,
+    int64,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randn,
+    randn_like,
+    tensor,
+    zeros,
+    zeros_like,
+)
+from .function import Function
+from .functions import (
+    abs,
+    cat,
+    clamp,
+    cos,
+    exp,
+    log,
+    log_softmax,
+    logsumexp,
+    matmul,
+    maximum,
+    mean,
+    minimum,
+    permute,
+    relu,
+    reshape,
+    sigmoid,
+    sin,
+    softmax,
+    sqrt,
+    stack,
+    sum,
+    tanh,
+    transpose,
+    where,
+)
+from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import GradcheckError, gradcheck
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Function", "GradcheckError", "Tensor", "abs", "arange", "autograd", "bool_", "cat",
+    "clamp", "cos", "cuda", "detect_anomaly", "enable_grad", "events", "exp", "eye", "float32",
+    "float64", "full", "full_like", "gradcheck", "int32", "int64", "is_grad_enabled", "linspace",
+    "log", "log_softmax", "logsumexp", "manual_seed", "matmul", "maximum", "mean", "minimum",
+    "nn", "no_grad", "ones", "ones_like", "permute", "rand", "rand_like", "randn", "randn_like",
+    "relu", "reshape", "scope", "set_grad_enabled", "sigmoid", "sin", "softmax", "sqrt", "stack",
+    "sum", "tanh", "tensor", "transpose", "where", "zeros", "zeros_like",
+]

@@ -1,0 +1,330 @@
+"""The backward engine: the chain rule, run over the graph that forward recorded.
+
+``loss.backward()`` does four things:
+
+1. **Order.** Collect every node reachable from ``loss.grad_fn`` (iteratively: no recursion, so
+   a 100 000-op chain is fine) and sort them by id, newest first. An op's output is always
+   created after its inputs, so this is a topological order - and a deterministic one.
+2. **Chain rule.** Walk that order. A node's gradient is complete when its turn comes (everything
+   that consumes it is newer and already ran); hand it to the op's ``backward``, which returns
+   one gradient per input, and add each into its parent's running sum (fan-in accumulates).
+3. **Un-broadcast, once, here.** When an input was broadcast in forward, its gradient arrives
+   with the broadcast shape; ``sum_to_shape`` sums it back. No op repeats that logic.
+4. **Free.** Unless ``retain_graph=True``, each node releases what it saved as soon as it ran;
+   a second backward through it raises the "second time" error.
+
+Leaves (tensors created by the user with ``requires_grad=True``) are the graph's ends: their
+summed gradients are added into ``leaf.grad`` last.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from operator import attrgetter
+from typing import Any
+
+from . import anomaly, backend, events, grad_mode
+from .function import Function
+from .ops import differentiable
+from .tensor import Tensor
+
+
+def backward(
+    tensor: Tensor,
+    gradient: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate d(tensor)/d(leaf) into ``leaf.grad`` for every leaf of the graph (or only for
+    ``inputs``). ``gradient`` is required when ``tensor`` is not a scalar."""
+    if not tensor._requires_grad:
+        raise RuntimeError(
+            "this tensor does not require grad and has no grad_fn: nothing it was computed "
+            "from has requires_grad=True (or it was computed under no_grad())"
+        )
+    seed = _seed_gradient(tensor, gradient, create_graph)
+    only = None if inputs is None else _as_tensor_list(inputs, "inputs")
+    run_backward(
+        [tensor], [seed], create_graph if retain_graph is None else retain_graph, create_graph,
+        accumulate_into=only,
+    )
+
+
+def grad(
+    outputs: Tensor | Sequence[Tensor],
+    inputs: Tensor | Sequence[Tensor],
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated into
+    ``.grad``). With ``create_graph=True`` they are themselves differentiable.
+
+    >>> (gx,) = dg.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    >>> (ggx,) = dg.autograd.grad(gx.sum(), x)       # 6x
+    """
+    outputs = _as_tensor_list(outputs, "outputs")
+    inputs = _as_tensor_list(inputs, "inputs")
+    if grad_outputs is None:
+        grad_outputs = [None] * len(outputs)
+    elif isinstance(grad_outputs, Tensor) or not isinstance(grad_outputs, (list, tuple)):
+        grad_outputs = [grad_outputs]
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    for out in outputs:
+        if not out._requires_grad:
+            raise RuntimeError("one of the outputs does not require grad and has no grad_fn")
+    for tensor in inputs:
+        if not tensor._requires_grad:
+            raise RuntimeError("one of the inputs does not require grad: nothing to differentiate")
+    seeds = [_seed_gradient(o, g, create_graph) for o, g in zip(outputs, grad_outputs)]
+    found = run_backward(
+        outputs, seeds, create_graph if retain_graph is None else retain_graph, create_graph,
+        capture=inputs,
+    )
+    results = []
+    for g in found:
+        if g is None and not allow_unused:
+            raise RuntimeError(
+                "one of the differentiated Tensors appears to not have been used in the graph; "
+                "set allow_unused=True if this is what you want"
+            )
+        results.append(g if g is None or isinstance(g, Tensor) else Tensor(g))
+    return tuple(results)
+
+
+# ---------------------------------------------------------------------------- the engine
+
+
+def run_backward(
+    roots: list[Tensor],
+    seeds: list[Any],
+    retain_graph: bool,
+    create_graph: bool,
+    capture: list[Tensor] | None = None,
+    accumulate_into: list[Tensor] | None = None,
+) -> list[Any]:
+    """Backpropagate ``seeds`` from ``roots``. Returns the gradients of ``capture`` (in order);
+    without ``capture``, accumulates into the leaves' ``.grad`` (or only ``accumulate_into``)."""
+    root_id = roots[0].id
+    emitting = events.active
+    if emitting:
+        events.emit(events.BackwardStarted(root_id, bool(retain_graph), bool(create_graph)))
+
+    grads: dict[Any, Any] = {}  # node or leaf -> its gradient summed so far
+    for root, seed in zip(roots, seeds):
+        key = root.grad_fn or root
+        grads[key] = seed if key not in grads else grads[key] + seed
+    wanted = {}  # node or leaf -> position in ``capture``
+    for i, tensor in enumerate(capture or ()):
+        wanted.setdefault(tensor.grad_fn or tensor, []).append(i)
+    captured: list[Any] = [None] * len(capture or ())
+
+    previous_mode = grad_mode.enabled
+    grad_mode.enabled = create_graph  # the backward pass is recorded only for create_graph
+    try:
+        freed, fanned_in = _propagate(grads, wanted, captured, retain_graph, create_graph)
+        if capture is None:
+            only = None if accumulate_into is None else {id(t) for t in accumulate_into}
+            _accumulate_into_leaves(grads, fanned_in, create_graph, only)
+    except BaseException as exc:
+        if events.active:
+            events.emit(events.BackwardFailed(root_id, f"{type(exc).__name__}: {exc}"))
+        raise
+    finally:
+        grad_mode.enabled = previous_mode
+    if events.active:
+        if freed:
+            events.emit(events.GraphFreed(tuple(freed)))
+        events.emit(events.BackwardFinished(root_id))
+    return captured
+
+
+def _propagate(
+    grads: dict, wanted: dict, captured: list, retain_graph: bool, create_graph: bool
+) -> tuple[list[int], set]:
+    """Run every node's backward, newest first. Leaves the leaves' gradients in ``grads``;
+    returns the ids of the nodes that released their buffers, and the keys that had fan-in."""
+    freed: list[int] = []
+    fanned_in = set()
+    for node in _nodes_newest_first([key for key in grads if isinstance(key, Function)]):
+        g = grads.pop(node, None)
+        if g is None:  # no gradient reached this node (e.g. only other branches were seeded)
+            continue
+        if node.hooks:
+            g = _run_hooks(node.hooks.values(), g, node.shape, create_graph)
+        if node.retained is not None:
+            kept = node.retained()
+            if kept is not None:
+                _accumulate(kept, g, create_graph)
+        if node in wanted:
+            for i in wanted[node]:
+                captured[i] = g
+        if events.active:
+            _emit_grad(node.id, g, node in fanned_in)
+
+        input_grads = _call_backward(node, g, create_graph)
+        if anomaly.enabled:
+            anomaly.check_gradients(node, input_grads)
+        for i, (parent, gi) in enumerate(zip(node.parents, input_grads)):
+            if parent is None or gi is None:
+                continue
+            if gi.shape != parent.shape:
+                gi = sum_to_shape(gi, parent.shape, node, i)
+            if parent in grads:
+                grads[parent] = grads[parent] + gi
+                fanned_in.add(parent)
+            else:
+                grads[parent] = gi
+        if not retain_graph and node.saved_arrays:
+            node.saved_arrays = None  # release what forward saved: the graph is freed
+            freed.append(node.id)
+    return freed, fanned_in
+
+
+def _nodes_newest_first(starts: list[Function]) -> list[Function]:
+    """Every node reachable from ``starts``, sorted by id descending (a topological order)."""
+    seen = set(starts)
+    stack = list(starts)
+    while stack:
+        for parent in stack.pop().parents:
+            if parent is not None and parent not in seen and isinstance(parent, Function):
+                seen.add(parent)
+                stack.append(parent)
+    return sorted(seen, key=attrgetter("id"), reverse=True)
+
+
+def _call_backward(node: Function, g: Any, create_graph: bool) -> tuple:
+    if create_graph:
+        # Backward formulas see Tensors and a differentiable ``xp``: the pass is recorded.
+        xp = node.xp
+        node.xp, node.create_graph = differentiable, True
+        try:
+            result = node.backward(node, g)
+        finally:
+            node.xp, node.create_graph = xp, False
+    else:
+        result = node.backward(node, g)
+    if type(result) is not tuple:
+        result = (result,)
+    if len(result) != len(node.parents):
+        raise RuntimeError(
+            f"{node.name}.backward returned {len(result)} gradient(s) but the op has "
+            f"{len(node.parents)} input(s): return one per input (None where there is none)"
+        )
+    return result
+
+
+def sum_to_shape(grad: Any, shape: tuple[int, ...], node: Function, index: int) -> Any:
+    """Undo broadcasting: sum ``grad`` over the axes that forward broadcast ``shape`` along.
+
+    The one place in dyngraph that un-broadcasts. A gradient whose shape is not a broadcast of
+    ``shape`` is a bug in the op's backward, reported with the op, the input and both shapes.
+    """
+    extra = grad.ndim - len(shape)
+    if extra < 0 or any(
+        n != 1 and n != m for n, m in zip(shape, grad.shape[extra:])
+    ):
+        raise RuntimeError(
+            f"Function {node.name} returned an invalid gradient at index {index}: got shape "
+            f"{tuple(grad.shape)} but expected shape {tuple(shape)} (or one that broadcasts "
+            "from it)"
+        )
+    axes = tuple(range(extra)) + tuple(
+        extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
+    )
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    return grad.reshape(shape)
+
+
+# ---------------------------------------------------------------------------- leaves, hooks
+
+
+def _accumulate_into_leaves(
+    grads: dict, fanned_in: set, create_graph: bool, only: set | None
+) -> None:
+    for leaf, g in grads.items():
+        if only is not None and id(leaf) not in only:
+            continue
+        if leaf._hooks:
+            g = _run_hooks(leaf._hooks.values(), g, leaf.shape, create_graph)
+        accumulated = leaf in fanned_in or leaf._grad is not None
+        _accumulate(leaf, g, create_graph)
+        if events.active:
+            _emit_grad(leaf.id, g, accumulated)
+
+
+def _accumulate(tensor: Tensor, g: Any, create_graph: bool) -> None:
+    """tensor.grad += g (a new Tensor; the gradient keeps the tensor's dtype)."""
+    if isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
+        if g.dtype != tensor.dtype:
+            g = g.to(tensor.dtype)
+        tensor._grad = g if tensor._grad is None else tensor._grad + g
+        return
+    if g.dtype != tensor.dtype:
+        g = g.astype(tensor.dtype)
+    if tensor._grad is None:
+        # NOTE: an op may hand the same array to several inputs (z = x + y), or a read-only
+        # broadcast view; a leaf's .grad must be its own array, so copy.
+        tensor._grad = Tensor(g.copy())
+    else:
+        tensor._grad = Tensor(tensor._grad.data + g)
+
+
+def _run_hooks(hooks: Any, g: Any, shape: tuple[int, ...], create_graph: bool) -> Any:
+    """Call each hook with the gradient (a Tensor); a returned Tensor replaces it."""
+    for hook in list(hooks):
+        as_tensor = g if isinstance(g, Tensor) else Tensor(g)
+        result = hook(as_tensor)
+        if result is None:
+            continue
+        if not isinstance(result, Tensor):
+            result = Tensor(result)
+        if result.shape != tuple(shape):
+            raise RuntimeError(
+                f"hook {getattr(hook, '__name__', hook)!r} changed the size of the gradient: "
+                f"expected shape {tuple(shape)} but the hook returned {tuple(result.shape)}"
+            )
+        g = result if create_graph else result.data
+    return g
+
+
+def _emit_grad(node_id: int, g: Any, accumulated: bool) -> None:
+    data = g.data if isinstance(g, Tensor) else g
+    events.emit(events.GradComputed(node_id, events.preview(data), events.norm(data), accumulated))
+
+
+# ---------------------------------------------------------------------------- seeds
+
+
+def _seed_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
+    """The starting gradient d(tensor)/d(tensor): ones for a scalar, else the one given."""
+    xp = backend.get_array_module(tensor.data)
+    if gradient is None:
+        if tensor.data.size != 1:
+            raise RuntimeError(
+                f"grad can be implicitly created only for scalar outputs, but this tensor has "
+                f"shape {tuple(tensor.shape)}: reduce it first (e.g. loss.sum() or loss.mean()) "
+                "or pass gradient= with the same shape"
+            )
+        seed = xp.ones(tensor.shape, dtype=tensor.dtype)
+    else:
+        data = gradient.data if isinstance(gradient, Tensor) else gradient
+        seed = xp.array(backend.to_device(xp.asarray(data), tensor.device), dtype=tensor.dtype)
+        if seed.shape != tensor.shape:
+            raise RuntimeError(
+                f"gradient has shape {tuple(seed.shape)} but the tensor it is the gradient of "
+                f"has shape {tuple(tensor.shape)}: they must match"
+            )
+    return Tensor(seed) if create_graph else seed
+
+
+def _as_tensor_list(value: Any, what: str) -> list[Tensor]:
+    items = [value] if isinstance(value, Tensor) else list(value)
+    for item in items:
+        if not isinstance(item, Tensor):
+            raise TypeError(f"{what} must be Tensors, got {type(item).__name__}")
+    return items

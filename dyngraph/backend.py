@@ -1,0 +1,113 @@
+"""Array backends: numpy on the CPU, CuPy on a CUDA GPU.
+
+Every op is written once against an array module ``xp`` (chainer's ``get_array_module``): it calls
+``xp.exp(x)``, never ``np.exp(x)``. This module is the only one that imports cupy, and it does so
+lazily, the first time a GPU is asked for, so ``import dyngraph`` never loads it.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import numpy as np
+
+CPU = "cpu"
+CUDA = "cuda"
+
+_cupy: ModuleType | None = None
+_cupy_checked = False
+
+GPU_INSTALL_HINT = 'install CuPy with `pip install "dyngraph[gpu]"` on a machine with a CUDA GPU'
+
+
+def _load_cupy() -> ModuleType | None:
+    """Import cupy once; None when it is not installed or no CUDA device is present."""
+    global _cupy, _cupy_checked
+    if not _cupy_checked:
+        _cupy_checked = True
+        try:
+            import cupy
+
+            if cupy.cuda.runtime.getDeviceCount() > 0:
+                _cupy = cupy
+        except Exception:  # not installed, no driver, no device: all mean "no GPU"
+            _cupy = None
+    return _cupy
+
+
+def cuda_is_available() -> bool:
+    """True when CuPy is installed and a CUDA device is present."""
+    return _load_cupy() is not None
+
+
+def normalize_device(device: object) -> str:
+    """'cpu' or 'cuda' from what a user may pass ('cuda:0', 'CPU', None)."""
+    if device is None:
+        return CPU
+    name = str(device).lower()
+    if name == CPU:
+        return CPU
+    if name == CUDA or name.startswith("cuda:"):
+        return CUDA
+    raise ValueError(f"unknown device {device!r}: use 'cpu' or 'cuda'")
+
+
+def module_for(device: str) -> ModuleType:
+    """The array module for a device name; a clear error when CUDA is asked for without it."""
+    if device == CPU:
+        return np
+    cupy = _load_cupy()
+    if cupy is None:
+        raise RuntimeError(
+            f"device 'cuda' was requested but no CUDA GPU is usable: {GPU_INSTALL_HINT}"
+        )
+    return cupy
+
+
+def get_array_module(array: object) -> ModuleType:
+    """numpy for numpy arrays (and anything else), cupy for cupy arrays."""
+    if type(array) is np.ndarray or _cupy is None:
+        return np
+    return _cupy if isinstance(array, _cupy.ndarray) else np
+
+
+def xp_of(array_type: type) -> ModuleType:
+    """The array module for an array *type* (numpy.ndarray or cupy.ndarray)."""
+    if array_type is np.ndarray or _cupy is None:
+        return np
+    return _cupy if issubclass(array_type, _cupy.ndarray) else np
+
+
+def device_of(array: object) -> str:
+    if type(array) is np.ndarray or _cupy is None:
+        return CPU
+    return CUDA if isinstance(array, _cupy.ndarray) else CPU
+
+
+def to_device(array: object, device: str) -> object:
+    """A copy of ``array`` on ``device`` (the same object when it is already there)."""
+    if device_of(array) == device:
+        return array
+    if device == CPU:
+        return array.get()  # cupy -> numpy: a device-to-host copy
+    return module_for(CUDA).asarray(array)
+
+
+def to_numpy(array: object) -> np.ndarray:
+    """A host (numpy) view or copy. NOTE: on a GPU this is a synchronising copy; call it only when
+    something on the host needs the numbers (a preview for a subscriber, .numpy(), repr)."""
+    if type(array) is np.ndarray:
+        return array
+    if _cupy is not None and isinstance(array, _cupy.ndarray):
+        return array.get()
+    return np.asarray(array)
+
+
+def scatter_add(xp: ModuleType, target: object, index: object, values: object) -> None:
+    """``target[index] += values`` with repeated indices accumulated (the gradient of indexing)."""
+    if xp is np:
+        np.add.at(target, index, values)
+    else:
+        import cupyx  # only reached with cupy arrays, so cupy is installed
+
+        cupyx.scatter_add(target, index, values)

@@ -1,0 +1,374 @@
+"""Function: one node of the computation graph, and ``apply``, the one place where nodes are made.
+
+An op is a subclass with two static methods side by side (PyTorch's ``autograd.Function``,
+chainer's ``FunctionNode``, DeZero's ``Function``)::
+
+    class Mul(Function):
+        '''z = x * y;  dz/dx = y,  dz/dy = x'''
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.save_for_backward(x, y)
+            return x * y
+        @staticmethod
+        def backward(ctx, gz):
+            x, y = ctx.saved_tensors
+            return gz * y, gz * x
+
+``forward`` receives raw arrays of the array module ``ctx.xp`` (numpy or cupy) and returns one
+array. ``backward`` receives the gradient of that output and returns one gradient per positional
+input (``None`` where none is needed). Broadcasting is undone by the engine, not by the op.
+
+The instance ``ctx`` *is* the graph node (PyTorch calls it ``grad_fn``): it keeps its parents,
+what forward saved, and the id and shape of the tensor it produced - but never that tensor itself,
+so a graph is freed by reference counting alone (no cycles).
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+import numpy as np
+
+from . import anomaly, backend, events, grad_mode
+from .tensor import Tensor, new_node_id, wrap_output
+
+_NOTHING_SAVED: tuple = ()
+
+
+class Function:
+    """Base class of every op, and of custom ops (``dg.autograd.Function``).
+
+    Attributes of a node (set by ``apply``):
+        parents            one entry per positional input: the input's ``grad_fn``, the input
+                           itself when it is a leaf that requires grad, or None (no gradient)
+        needs_input_grad   tuple of bools, one per positional input
+        id, shape          id and shape of the output tensor
+        xp                 the array module of the inputs (numpy or cupy)
+    """
+
+    __slots__ = (
+        "parents",
+        "needs_input_grad",
+        "saved_arrays",
+        "_saved_sources",
+        "_saved_versions",
+        "id",
+        "shape",
+        "xp",
+        "__dict__",  # ops keep their own options (axis, key, ...) on ctx
+        "__weakref__",
+    )
+
+    hooks: dict | None = None  # tensor hooks of this node's output (Tensor.register_hook)
+    retained: weakref.ref | None = None  # the output tensor, after Tensor.retain_grad()
+    where: events.Where | None = None  # the forward line, recorded in anomaly mode
+    create_graph = False  # True while backward runs with create_graph=True (see autograd.py)
+
+    # ------------------------------------------------------------------ the choke point
+
+    @classmethod
+    def apply(cls, *args: Any, **options: Any) -> Tensor:
+        """Run ``forward`` on the inputs' arrays and wrap the result in a Tensor; when grad mode
+        is on and an input requires grad, the result remembers this node (``grad_fn``)."""
+        arrays = []
+        parents = []
+        needs = []
+        requires_grad = False
+        array_type = None
+        for arg in args:
+            if isinstance(arg, Tensor):
+                data = arg.data
+                if arg._requires_grad:
+                    requires_grad = True
+                    parents.append(arg.grad_fn or arg)
+                    needs.append(True)
+                else:
+                    parents.append(None)
+                    needs.append(False)
+            else:  # a constant: a Python number or an array
+                data = arg
+                parents.append(None)
+                needs.append(False)
+                if not hasattr(data, "__array_namespace__") and not isinstance(data, np.ndarray):
+                    arrays.append(data)
+                    continue
+            if array_type is None:
+                array_type = type(data)
+            elif type(data) is not array_type:
+                _raise_device_mismatch(cls, args)
+            arrays.append(data)
+
+        record = requires_grad and grad_mode.enabled
+        ctx = cls()
+        ctx.xp = np if array_type is np.ndarray or array_type is None else backend.xp_of(array_type)
+        ctx.saved_arrays = _NOTHING_SAVED
+        ctx.needs_input_grad = tuple(needs) if record else (False,) * len(args)
+        try:
+            out = cls.forward(ctx, *arrays, **options)
+        except Exception as exc:
+            if cls.__module__.startswith("dyngraph."):
+                error_type, message = _explain_failure(cls, arrays, exc)
+                raise error_type(message) from None
+            raise  # a custom op's own error, unchanged
+        if type(out) is not array_type:
+            out = _as_output_array(cls, ctx.xp, out)
+
+        if not record:
+            return wrap_output(out, None)
+        ctx.parents = tuple(parents)
+        ctx.id = new_node_id()
+        ctx.shape = out.shape
+        tensor = wrap_output(out, ctx)
+        if ctx.saved_arrays:
+            _remember_saved_versions(ctx, args, arrays, out, tensor)
+        if anomaly.enabled:
+            ctx.where = events.where_from_stack()
+        if events.active:
+            _announce_op(ctx, args, tensor)
+        return tensor
+
+    # ------------------------------------------------------------------ what ops call
+
+    @staticmethod
+    def forward(ctx: Function, *args: Any, **options: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define forward(ctx, *arrays)")
+
+    @staticmethod
+    def backward(ctx: Function, *grads: Any) -> Any:
+        raise NotImplementedError("a Function subclass must define backward(ctx, grad_output)")
+
+    def save_for_backward(self, *arrays: Any) -> None:
+        """Keep arrays (inputs, the output, or anything forward computed) for backward."""
+        self.saved_arrays = arrays
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """What forward saved, checked: raises when backward already released it, or when an
+        input or output saved here was modified in place since (the version counter moved)."""
+        arrays = self.saved_arrays
+        if arrays is None:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time (or directly access saved "
+                f"tensors after they have already been freed): {self.name}Backward released what "
+                "it saved when backward() ran. Specify retain_graph=True the first time if you "
+                "need to backward through the graph a second time."
+            )
+        if not arrays:
+            return arrays
+        if self._saved_versions is not None:
+            for source, version in zip(self._saved_sources, self._saved_versions):
+                tensor = source() if type(source) is weakref.ref else source
+                if tensor is not None and tensor._version != version:
+                    raise RuntimeError(
+                        "one of the variables needed for gradient computation has been modified "
+                        f"by an inplace operation: a tensor of shape {tuple(tensor.shape)} saved "
+                        f"by {self.name} is at version {tensor._version}; expected version "
+                        f"{version} instead. Hint: replace the in-place op (x += ..., x[i] = ...)"
+                        " with an out-of-place one (x = x + ...)."
+                    )
+        if self.create_graph:
+            return _saved_as_tensors(self, arrays)
+        return arrays
+
+    # ------------------------------------------------------------------ for readers
+
+    @property
+    def name(self) -> str:
+        """The op's name as drawn on diagrams ("Mul", "Tanh", ...)."""
+        return type(self).__name__
+
+    @property
+    def next_functions(self) -> tuple:
+        """The parents, PyTorch-style: ((grad_fn or leaf or None), ...)."""
+        return self.parents
+
+    def register_hook(self, fn: Any) -> Any:
+        """Hook on this node's output gradient (see Tensor.register_hook)."""
+        from .handle import RemovableHandle
+
+        if self.hooks is None:
+            self.hooks = {}
+        handle = RemovableHandle(self.hooks)
+        self.hooks[handle.key] = fn
+        return handle
+
+    def __repr__(self) -> str:
+        return f"<{self.name}Backward>"
+
+
+# ---------------------------------------------------------------------------- helpers of apply
+
+_OUTPUT_MARK = "output"
+
+
+def _remember_saved_versions(
+    ctx: Function, args: tuple, arrays: list, out: Any, tensor: Tensor
+) -> None:
+    """For each saved array, where it came from (an input Tensor, the output, or neither) and
+    that tensor's version now, so that backward can detect later in-place changes."""
+    sources = []
+    versions = []
+    for saved in ctx.saved_arrays:
+        source, version = None, None
+        if saved is out:
+            source = weakref.ref(tensor)  # weak: the output holds this node, not the reverse
+            version = tensor._version
+        else:
+            for arg, array in zip(args, arrays):
+                if array is saved and arg is not array:  # it came from this input Tensor
+                    source, version = arg, arg._version
+                    break
+        sources.append(source)
+        versions.append(version)
+    ctx._saved_sources = tuple(sources)
+    ctx._saved_versions = tuple(versions) if any(s is not None for s in sources) else None
+
+
+def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
+    """create_graph=True: saved arrays as Tensors connected to the graph, so that the backward
+    formulas (written with operators and ``ctx.xp``) are themselves recorded."""
+    sources = ctx._saved_sources
+    result = []
+    for array, source in zip(arrays, sources):
+        if type(source) is weakref.ref:  # the output: a fresh handle on the same node
+            result.append(wrap_output(array, ctx))
+        elif source is not None and source.data is array:
+            result.append(source)
+        elif isinstance(array, (int, float)) or array is None:
+            result.append(array)
+        else:
+            result.append(Tensor(array))
+    return tuple(result)
+
+
+def _as_output_array(cls: type, xp: Any, out: Any) -> Any:
+    if isinstance(out, Tensor):
+        raise TypeError(
+            f"{cls.__name__}.forward returned a Tensor; forward works on raw arrays "
+            "(use ctx.xp functions such as ctx.xp.exp) and must return an array"
+        )
+    if isinstance(out, tuple):
+        raise TypeError(f"{cls.__name__}.forward returned a tuple; a Function has one output")
+    return xp.asarray(out)  # numpy turns 0-d results into scalars; the graph wants arrays
+
+
+def _raise_device_mismatch(cls: type, args: tuple) -> None:
+    devices = []
+    for arg in args:
+        device = arg.device if isinstance(arg, Tensor) else backend.device_of(arg)
+        if device not in devices:
+            devices.append(device)
+    first, second = devices[0], devices[-1]
+    raise RuntimeError(
+        f"Expected all tensors to be on the same device, but {cls.__name__} got tensors on "
+        f"{first} and {second}. Move one of them first, e.g. x.to('{first}') or x.to('{second}')."
+    )
+
+
+def _shape_of(value: Any) -> tuple | None:
+    shape = getattr(value, "shape", None)
+    return tuple(shape) if shape is not None else None
+
+
+def _explain_failure(cls: type, arrays: list, exc: Exception) -> tuple[type, str]:
+    """A learner-readable message for a built-in op that numpy refused to compute."""
+    shapes = [_shape_of(a) for a in arrays]
+    shown = " and ".join(str(s) if s is not None else repr(a) for s, a in zip(shapes, arrays))
+    explain = getattr(cls, "explain_failure", None)
+    if explain is not None:
+        message = explain(shapes)
+        if message:
+            return RuntimeError, message
+    text = str(exc)
+    if "broadcast" in text:
+        return RuntimeError, (
+            f"{cls.__name__}: shapes {shown} cannot be broadcast together: aligned from the "
+            "right, each pair of dimensions must be equal or one of them must be 1"
+        )
+    error_type = type(exc) if type(exc) in (IndexError, TypeError, ValueError) else RuntimeError
+    return error_type, f"{cls.__name__} failed on inputs of shape {shown}: {text}"
+
+
+def _announce_op(ctx: Function, args: tuple, tensor: Tensor) -> None:
+    """Emit node_created for the output (and first for inputs nobody has been told about)."""
+    where = events.where_from_stack()
+    scope = events.current_scope()
+    input_ids = []
+    for arg in args:
+        if isinstance(arg, Tensor):
+            if arg._announced != events.epoch:
+                announce_tensor(arg, where, scope)
+            input_ids.append(arg.id)
+        else:
+            constant_id = new_node_id()
+            event = _node_event(constant_id, "constant", (), arg, None, False, True, where, scope)
+            events.emit(event)
+            input_ids.append(constant_id)
+    tensor._announced = events.epoch
+    saved_bytes = sum(getattr(a, "nbytes", 0) for a in ctx.saved_arrays)
+    events.emit(
+        _node_event(
+            tensor.id, ctx.name, tuple(input_ids), tensor.data, tensor.name, True, False, where,
+            scope, saved_bytes,
+        )
+    )
+
+
+def announce_tensor(
+    tensor: Tensor, where: events.Where | None = None, scope: tuple[str, ...] | None = None
+) -> None:
+    """node_created for a tensor that existed before (a leaf, or made before subscribing)."""
+    if where is None:
+        where = events.where_from_stack()
+    op = "leaf" if tensor.grad_fn is None else tensor.grad_fn.name
+    tensor._announced = events.epoch
+    events.emit(
+        _node_event(
+            tensor.id,
+            op,
+            (),
+            tensor.data,
+            tensor.name,
+            tensor._requires_grad,
+            tensor.grad_fn is None,
+            where,
+            events.current_scope() if scope is None else scope,
+        )
+    )
+
+
+def _node_event(
+    node_id: int,
+    op: str,
+    inputs: tuple[int, ...],
+    value: Any,
+    name: str | None,
+    requires_grad: bool,
+    is_leaf: bool,
+    where: events.Where | None,
+    scope: tuple[str, ...],
+    saved_bytes: int = 0,
+) -> events.NodeCreated:
+    shape = _shape_of(value)
+    if shape is None:  # a Python number used as a constant
+        return events.NodeCreated(
+            node_id, op, inputs, (), type(value).__name__, "cpu", False, True, name, scope,
+            where, (value,) if isinstance(value, (int, float)) else (),
+        )
+    return events.NodeCreated(
+        node_id,
+        op,
+        inputs,
+        shape,
+        str(value.dtype),
+        backend.device_of(value),
+        requires_grad,
+        is_leaf,
+        name,
+        scope,
+        where,
+        events.preview(value),
+        saved_bytes,
+    )
+

@@ -1,0 +1,92 @@
+"""Grad mode: whether new operations are recorded into a graph.
+
+``no_grad``, ``enable_grad`` and ``set_grad_enabled`` are context managers (and decorators) that
+set one flag and restore the previous value on exit, even when an exception passes through, so
+they nest. ``Function.apply`` reads the flag on every op, so it is a plain module attribute.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+enabled = True  # read by Function.apply: is the graph being recorded?
+
+
+def is_grad_enabled() -> bool:
+    return enabled
+
+
+class set_grad_enabled:
+    """Set grad mode to ``mode`` for a ``with`` block (or immediately, like PyTorch, when called).
+
+    >>> with dg.set_grad_enabled(False):
+    ...     y = x * 2          # not recorded
+    """
+
+    def __init__(self, mode: bool) -> None:
+        global enabled
+        self.prev = enabled
+        self.mode = bool(mode)
+        enabled = self.mode
+
+    def __enter__(self) -> set_grad_enabled:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global enabled
+        enabled = self.prev
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        # Used as a decorator: the constructor already switched the mode; switch it back and
+        # apply it only while the decorated function runs.
+        global enabled
+        enabled = self.prev
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class _GradModeContext:
+    """Base of no_grad / enable_grad: sets the flag on __enter__, restores it on __exit__."""
+
+    mode = True
+
+    def __enter__(self) -> _GradModeContext:
+        global enabled
+        self.prev = enabled
+        enabled = self.mode
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global enabled
+        enabled = self.prev
+
+    def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        cls = type(self)
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with cls():
+                return fn(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Record nothing inside the block: results do not require grad, in-place updates of leaves
+    (``w -= lr * w.grad``) are allowed. Usable as a decorator."""
+
+    mode = False
+
+
+class enable_grad(_GradModeContext):
+    """Record again inside a ``no_grad`` block. Usable as a decorator."""
+
+    mode = True

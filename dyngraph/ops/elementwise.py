@@ -1,0 +1,303 @@
+"""Elementwise ops: one class each, forward and backward side by side.
+
+Each docstring states the op and its local derivatives. Inputs may have different shapes (numpy
+broadcasting); the engine sums each gradient back to its input's shape, so no op here does.
+
+Backward formulas use only operators and ``ctx.xp`` functions, so the same code runs on numpy,
+on CuPy, and on Tensors when ``backward(create_graph=True)`` records the backward pass itself.
+"""
+
+from __future__ import annotations
+
+from ..function import Function
+
+# ----------------------------------------------------------------------------- arithmetic
+
+
+class Add(Function):
+    """z = x + y;  dz/dx = 1,  dz/dy = 1"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return x + y
+
+    @staticmethod
+    def backward(ctx, gz):
+        return gz, gz
+
+
+class Sub(Function):
+    """z = x - y;  dz/dx = 1,  dz/dy = -1"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return x - y
+
+    @staticmethod
+    def backward(ctx, gz):
+        return gz, (-gz if ctx.needs_input_grad[1] else None)
+
+
+class Mul(Function):
+    """z = x * y;  dz/dx = y,  dz/dy = x"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, gz):
+        x, y = ctx.saved_tensors
+        need_x, need_y = ctx.needs_input_grad
+        return (gz * y if need_x else None), (gz * x if need_y else None)
+
+
+class Div(Function):
+    """z = x / y;  dz/dx = 1 / y,  dz/dy = -x / y^2"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x / y
+
+    @staticmethod
+    def backward(ctx, gz):
+        x, y = ctx.saved_tensors
+        need_x, need_y = ctx.needs_input_grad
+        return (gz / y if need_x else None), (-gz * x / (y * y) if need_y else None)
+
+
+class Pow(Function):
+    """z = x ** y;  dz/dx = y * x ** (y - 1),  dz/dy = z * log(x)"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        z = x**y
+        ctx.save_for_backward(x, y, z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        x, y, z = ctx.saved_tensors
+        need_x, need_y = ctx.needs_input_grad
+        gx = gz * y * x ** (y - 1) if need_x else None
+        gy = gz * z * ctx.xp.log(x) if need_y else None
+        return gx, gy
+
+
+class Neg(Function):
+    """z = -x;  dz/dx = -1"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return -x
+
+    @staticmethod
+    def backward(ctx, gz):
+        return -gz
+
+
+class Abs(Function):
+    """z = |x|;  dz/dx = sign(x)  (0 at x = 0)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.abs(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return gz * ctx.xp.sign(x)
+
+
+# ----------------------------------------------------------------------------- functions
+
+
+class Exp(Function):
+    """z = exp(x);  dz/dx = exp(x) = z"""
+
+    @staticmethod
+    def forward(ctx, x):
+        z = ctx.xp.exp(x)
+        ctx.save_for_backward(z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        (z,) = ctx.saved_tensors
+        return gz * z
+
+
+class Log(Function):
+    """z = log(x);  dz/dx = 1 / x"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.log(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return gz / x
+
+
+class Sqrt(Function):
+    """z = sqrt(x);  dz/dx = 1 / (2 sqrt(x)) = 0.5 / z"""
+
+    @staticmethod
+    def forward(ctx, x):
+        z = ctx.xp.sqrt(x)
+        ctx.save_for_backward(z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        (z,) = ctx.saved_tensors
+        return 0.5 * gz / z
+
+
+class Sin(Function):
+    """z = sin(x);  dz/dx = cos(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.sin(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return gz * ctx.xp.cos(x)
+
+
+class Cos(Function):
+    """z = cos(x);  dz/dx = -sin(x)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.cos(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return -gz * ctx.xp.sin(x)
+
+
+class Tanh(Function):
+    """z = tanh(x);  dz/dx = 1 - tanh(x)^2 = 1 - z^2"""
+
+    @staticmethod
+    def forward(ctx, x):
+        z = ctx.xp.tanh(x)
+        ctx.save_for_backward(z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        (z,) = ctx.saved_tensors
+        return gz * (1 - z * z)
+
+
+class Sigmoid(Function):
+    """z = 1 / (1 + exp(-x));  dz/dx = z (1 - z)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        z = 0.5 * (1 + ctx.xp.tanh(0.5 * x))  # the same function, without exp overflow
+        ctx.save_for_backward(z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        (z,) = ctx.saved_tensors
+        return gz * z * (1 - z)
+
+
+class Relu(Function):
+    """z = max(x, 0);  dz/dx = 1 where x > 0, else 0"""
+
+    @staticmethod
+    def forward(ctx, x):
+        z = ctx.xp.maximum(x, 0)
+        ctx.save_for_backward(z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        (z,) = ctx.saved_tensors
+        return gz * (z > 0)
+
+
+# ----------------------------------------------------------------------------- selection
+
+
+class Clamp(Function):
+    """z = min(max(x, low), high);  dz/dx = 1 where low <= x <= high, else 0"""
+
+    @staticmethod
+    def forward(ctx, x, low=None, high=None):
+        if low is None and high is None:
+            raise ValueError("clamp needs at least one of min= or max=")
+        inside = ctx.xp.ones(x.shape, dtype=bool)
+        if low is not None:
+            inside &= x >= low
+        if high is not None:
+            inside &= x <= high
+        ctx.save_for_backward(inside)  # a 0/1 mask: a constant, also for double backward
+        return ctx.xp.clip(x, low, high)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (inside,) = ctx.saved_tensors
+        return ctx.xp.where(inside, gz, 0)
+
+
+class Maximum(Function):
+    """z = max(x, y) elementwise;  dz/dx = 1 where x >= y,  dz/dy = 1 where y > x"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        x_wins = x >= y
+        ctx.save_for_backward(x_wins)
+        return ctx.xp.where(x_wins, x, y)
+
+    @staticmethod
+    def backward(ctx, gz):
+        xp, (x_wins,) = ctx.xp, ctx.saved_tensors
+        need_x, need_y = ctx.needs_input_grad
+        return (xp.where(x_wins, gz, 0) if need_x else None), (
+            xp.where(x_wins, 0, gz) if need_y else None
+        )
+
+
+class Minimum(Function):
+    """z = min(x, y) elementwise;  dz/dx = 1 where x <= y,  dz/dy = 1 where y < x"""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        x_wins = x <= y
+        ctx.save_for_backward(x_wins)
+        return ctx.xp.where(x_wins, x, y)
+
+    backward = Maximum.backward
+
+
+class Where(Function):
+    """z = x where cond else y;  dz/dx = cond,  dz/dy = not cond"""
+
+    @staticmethod
+    def forward(ctx, cond, x, y):
+        ctx.save_for_backward(cond)
+        return ctx.xp.where(cond, x, y)
+
+    @staticmethod
+    def backward(ctx, gz):
+        xp, (cond,) = ctx.xp, ctx.saved_tensors
+        _, need_x, need_y = ctx.needs_input_grad
+        return None, (xp.where(cond, gz, 0) if need_x else None), (
+            xp.where(cond, 0, gz) if need_y else None
+        )

@@ -1,0 +1,170 @@
+"""Shape ops: move values around without changing them, so their gradients move them back."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..function import Function
+
+# ----------------------------------------------------------------------------- views
+
+
+class Reshape(Function):
+    """z = x viewed with a new shape;  dz/dx: gz reshaped back to x's shape"""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.input_shape = x.shape
+        return x.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return gz.reshape(ctx.input_shape)
+
+
+class Permute(Function):
+    """z = x with its axes reordered;  dz/dx: gz with the inverse order"""
+
+    @staticmethod
+    def forward(ctx, x, axes):
+        if sorted(a % max(x.ndim, 1) for a in axes) != list(range(x.ndim)):
+            raise ValueError(f"axes {tuple(axes)} are not a permutation of {x.ndim} dimensions")
+        ctx.inverse = tuple(sorted(range(len(axes)), key=lambda i: axes[i] % x.ndim))
+        return ctx.xp.transpose(x, axes)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return ctx.xp.transpose(gz, ctx.inverse)
+
+
+class Expand(Function):
+    """z = x broadcast to a larger shape;  dz/dx: gz summed over the broadcast axes (that sum is
+    the engine's central un-broadcast, so backward just passes gz on)"""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        return ctx.xp.broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return gz
+
+
+class Cast(Function):
+    """z = x converted to another dtype;  dz/dx: gz converted back"""
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.input_dtype = x.dtype
+        return x.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return gz.astype(ctx.input_dtype)
+
+
+class ToDevice(Function):
+    """z = x copied to another device;  dz/dx: gz copied back"""
+
+    @staticmethod
+    def forward(ctx, x, device):
+        ctx.source = backend.device_of(x)
+        return backend.to_device(x, device)
+
+    @staticmethod
+    def backward(ctx, gz):
+        if ctx.create_graph:
+            return gz.to(ctx.source)
+        return backend.to_device(gz, ctx.source)
+
+
+# ----------------------------------------------------------------------------- indexing
+
+
+class Index(Function):
+    """z = x[key];  dz/dx: zeros shaped like x with gz added at key (repeats accumulate)"""
+
+    @staticmethod
+    def forward(ctx, x, key):
+        ctx.input_shape, ctx.key = x.shape, key
+        return x[key]
+
+    @staticmethod
+    def backward(ctx, gz):
+        if ctx.create_graph:
+            return IndexAdd.apply(gz, shape=ctx.input_shape, key=ctx.key)
+        return scatter_into_zeros(ctx.xp, gz, ctx.input_shape, ctx.key)
+
+
+class IndexAdd(Function):
+    """z = zeros(shape) with x added at key;  dz/dx = gz[key]  (the gradient of Index)"""
+
+    @staticmethod
+    def forward(ctx, x, shape, key):
+        ctx.key = key
+        return scatter_into_zeros(ctx.xp, x, shape, key)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return gz[ctx.key]
+
+
+def scatter_into_zeros(xp, values, shape, key):
+    grad = xp.zeros(shape, dtype=values.dtype)
+    backend.scatter_add(xp, grad, key, values)
+    return grad
+
+
+class SetItem(Function):
+    """z = x with z[key] = value;  dz/dx = 1 outside key, 0 inside;  dz/dvalue = gz[key]"""
+
+    @staticmethod
+    def forward(ctx, x, value, key):
+        z = x.copy()
+        z[key] = value
+        outside = ctx.xp.ones(x.shape, dtype=x.dtype)
+        outside[key] = 0
+        ctx.key = key
+        ctx.save_for_backward(outside)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        (outside,) = ctx.saved_tensors
+        need_x, need_value = ctx.needs_input_grad
+        return (gz * outside if need_x else None), (gz[ctx.key] if need_value else None)
+
+
+# ----------------------------------------------------------------------------- joining
+
+
+class Cat(Function):
+    """z = x1, x2, ... joined along axis;  dz/dxi: the slice of gz where xi went"""
+
+    @staticmethod
+    def forward(ctx, *xs, axis=0):
+        ctx.axis = axis % xs[0].ndim
+        ctx.bounds = []
+        start = 0
+        for x in xs:
+            ctx.bounds.append((start, start + x.shape[ctx.axis]))
+            start += x.shape[ctx.axis]
+        return ctx.xp.concatenate(xs, axis=axis)
+
+    @staticmethod
+    def backward(ctx, gz):
+        lead = (slice(None),) * ctx.axis
+        return tuple(gz[lead + (slice(a, b),)] for a, b in ctx.bounds)
+
+
+class Stack(Function):
+    """z = x1, x2, ... stacked along a new axis;  dz/dxi = gz[..., i, ...]"""
+
+    @staticmethod
+    def forward(ctx, *xs, axis=0):
+        ctx.axis, ctx.count = axis % (xs[0].ndim + 1), len(xs)
+        return ctx.xp.stack(xs, axis=axis)
+
+    @staticmethod
+    def backward(ctx, gz):
+        lead = (slice(None),) * ctx.axis
+        return tuple(gz[lead + (i,)] for i in range(ctx.count))

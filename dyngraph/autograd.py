@@ -151,28 +151,27 @@ def _propagate(
     fanned_in = set()
     for node in _nodes_newest_first([key for key in grads if isinstance(key, Function)]):
         g = grads.pop(node, None)
-        if g is None:  # no gradient reached this node (e.g. only other branches were seeded)
+        if g is None:  # no gradient reached this node (only other branches were seeded)
             continue
-        if node.hooks:
-            g = _run_hooks(node.hooks.values(), g, node.shape, create_graph)
-        if node.retained is not None:
-            kept = node.retained()
-            if kept is not None:
-                _accumulate(kept, g, create_graph)
-        if node in wanted:
-            for i in wanted[node]:
-                captured[i] = g
-        if events.active:
-            _emit_grad(node.id, g, node in fanned_in)
+        if node.hooks or node.retained is not None or wanted or events.active:
+            g = _observe(node, g, wanted, captured, node in fanned_in, create_graph)
 
-        input_grads = _call_backward(node, g, create_graph)
+        if create_graph:
+            input_grads = _call_backward_recorded(node, g)
+        else:
+            input_grads = node.backward(node, g)
+            if type(input_grads) is not tuple:
+                input_grads = (input_grads,)
+        if len(input_grads) != len(node.parents):
+            _raise_wrong_count(node, input_grads)
         if anomaly.enabled:
             anomaly.check_gradients(node, input_grads)
-        for i, (parent, gi) in enumerate(zip(node.parents, input_grads)):
+
+        for parent, gi in zip(node.parents, input_grads):
             if parent is None or gi is None:
                 continue
             if gi.shape != parent.shape:
-                gi = sum_to_shape(gi, parent.shape, node, i)
+                gi = sum_to_shape(gi, parent.shape, node, input_grads)
             if parent in grads:
                 grads[parent] = grads[parent] + gi
                 fanned_in.add(parent)
@@ -182,6 +181,23 @@ def _propagate(
             node.saved_arrays = None  # release what forward saved: the graph is freed
             freed.append(node.id)
     return freed, fanned_in
+
+
+def _observe(
+    node: Function, g: Any, wanted: dict, captured: list, fanned_in: bool, create_graph: bool
+) -> Any:
+    """A node's gradient is complete: run its hooks, retain it, capture it, announce it."""
+    if node.hooks:
+        g = _run_hooks(node.hooks.values(), g, node.shape, create_graph)
+    if node.retained is not None:
+        kept = node.retained()
+        if kept is not None:
+            _accumulate(kept, g, create_graph)
+    for i in wanted.get(node, ()):
+        captured[i] = g
+    if events.active:
+        _emit_grad(node.id, g, fanned_in)
+    return g
 
 
 def _nodes_newest_first(starts: list[Function]) -> list[Function]:
@@ -196,28 +212,26 @@ def _nodes_newest_first(starts: list[Function]) -> list[Function]:
     return sorted(seen, key=attrgetter("id"), reverse=True)
 
 
-def _call_backward(node: Function, g: Any, create_graph: bool) -> tuple:
-    if create_graph:
-        # Backward formulas see Tensors and a differentiable ``xp``: the pass is recorded.
-        xp = node.xp
-        node.xp, node.create_graph = differentiable, True
-        try:
-            result = node.backward(node, g)
-        finally:
-            node.xp, node.create_graph = xp, False
-    else:
+def _call_backward_recorded(node: Function, g: Any) -> tuple:
+    """create_graph=True: backward formulas see Tensors and a differentiable ``xp``, so the
+    backward pass is itself recorded as a graph."""
+    xp = node.xp
+    node.xp, node.create_graph = differentiable, True
+    try:
         result = node.backward(node, g)
-    if type(result) is not tuple:
-        result = (result,)
-    if len(result) != len(node.parents):
-        raise RuntimeError(
-            f"{node.name}.backward returned {len(result)} gradient(s) but the op has "
-            f"{len(node.parents)} input(s): return one per input (None where there is none)"
-        )
-    return result
+    finally:
+        node.xp, node.create_graph = xp, False
+    return result if type(result) is tuple else (result,)
 
 
-def sum_to_shape(grad: Any, shape: tuple[int, ...], node: Function, index: int) -> Any:
+def _raise_wrong_count(node: Function, input_grads: tuple) -> None:
+    raise RuntimeError(
+        f"{node.name}.backward returned {len(input_grads)} gradient(s) but the op has "
+        f"{len(node.parents)} input(s): return one per input (None where there is none)"
+    )
+
+
+def sum_to_shape(grad: Any, shape: tuple[int, ...], node: Function, input_grads: tuple) -> Any:
     """Undo broadcasting: sum ``grad`` over the axes that forward broadcast ``shape`` along.
 
     The one place in dyngraph that un-broadcasts. A gradient whose shape is not a broadcast of
@@ -227,6 +241,7 @@ def sum_to_shape(grad: Any, shape: tuple[int, ...], node: Function, index: int) 
     if extra < 0 or any(
         n != 1 and n != m for n, m in zip(shape, grad.shape[extra:])
     ):
+        index = next(i for i, g in enumerate(input_grads) if g is grad)
         raise RuntimeError(
             f"Function {node.name} returned an invalid gradient at index {index}: got shape "
             f"{tuple(grad.shape)} but expected shape {tuple(shape)} (or one that broadcasts "

@@ -47,19 +47,11 @@ class Function:
         xp                 the array module of the inputs (numpy or cupy)
     """
 
-    __slots__ = (
-        "parents",
-        "needs_input_grad",
-        "saved_arrays",
-        "_saved_sources",
-        "_saved_versions",
-        "id",
-        "shape",
-        "xp",
-        "__dict__",  # ops keep their own options (axis, key, ...) on ctx
-        "__weakref__",
-    )
-
+    saved_arrays: tuple | None = ()  # what forward saved; None once backward released it
+    _saved_sources: list = []  # per saved array: its input Tensor, _OUTPUT, or None
+    _saved_versions: list = []  # per saved array: that tensor's version when it was saved
+    parents: tuple = ()  # per positional input: grad_fn, leaf, or None (set when recorded)
+    output_version = 0  # bumped when the output tensor is modified in place
     hooks: dict | None = None  # tensor hooks of this node's output (Tensor.register_hook)
     retained: weakref.ref | None = None  # the output tensor, after Tensor.retain_grad()
     where: events.Where | None = None  # the forward line, recorded in anomaly mode
@@ -71,9 +63,8 @@ class Function:
     def apply(cls, *args: Any, **options: Any) -> Tensor:
         """Run ``forward`` on the inputs' arrays and wrap the result in a Tensor; when grad mode
         is on and an input requires grad, the result remembers this node (``grad_fn``)."""
-        arrays = []
-        parents = []
-        needs = []
+        arrays = []  # what forward sees: each Tensor's array, constants as they are
+        parents = []  # where each input's gradient goes: grad_fn, the leaf itself, or None
         requires_grad = False
         array_type = None
         for arg in args:
@@ -82,28 +73,24 @@ class Function:
                 if arg._requires_grad:
                     requires_grad = True
                     parents.append(arg.grad_fn or arg)
-                    needs.append(True)
                 else:
                     parents.append(None)
-                    needs.append(False)
-            else:  # a constant: a Python number or an array
-                data = arg
+            else:
                 parents.append(None)
-                needs.append(False)
-                if not hasattr(data, "__array_namespace__") and not isinstance(data, np.ndarray):
-                    arrays.append(data)
+                if not isinstance(arg, np.ndarray) and not hasattr(arg, "__array_namespace__"):
+                    arrays.append(arg)  # a Python number
                     continue
-            if array_type is None:
+                data = arg  # a constant array
+            if type(data) is not array_type:  # all arrays must live on one device
+                if array_type is not None:
+                    _raise_device_mismatch(cls, args)
                 array_type = type(data)
-            elif type(data) is not array_type:
-                _raise_device_mismatch(cls, args)
             arrays.append(data)
 
         record = requires_grad and grad_mode.enabled
         ctx = cls()
         ctx.xp = np if array_type is np.ndarray or array_type is None else backend.xp_of(array_type)
-        ctx.saved_arrays = _NOTHING_SAVED
-        ctx.needs_input_grad = tuple(needs) if record else (False,) * len(args)
+        ctx.parents = tuple(parents)
         try:
             out = cls.forward(ctx, *arrays, **options)
         except Exception as exc:
@@ -113,10 +100,9 @@ class Function:
             raise  # a custom op's own error, unchanged
         if type(out) is not array_type:
             out = _as_output_array(cls, ctx.xp, out)
-
         if not record:
             return wrap_output(out, None)
-        ctx.parents = tuple(parents)
+
         ctx.id = new_node_id()
         ctx.shape = out.shape
         tensor = wrap_output(out, ctx)
@@ -129,6 +115,11 @@ class Function:
         return tensor
 
     # ------------------------------------------------------------------ what ops call
+
+    @property
+    def needs_input_grad(self) -> tuple[bool, ...]:
+        """One bool per positional input: does backward need to compute its gradient?"""
+        return tuple([parent is not None for parent in self.parents])
 
     @staticmethod
     def forward(ctx: Function, *args: Any, **options: Any) -> Any:
@@ -154,19 +145,18 @@ class Function:
                 "it saved when backward() ran. Specify retain_graph=True the first time if you "
                 "need to backward through the graph a second time."
             )
-        if not arrays:
-            return arrays
-        if self._saved_versions is not None:
-            for source, version in zip(self._saved_sources, self._saved_versions):
-                tensor = source() if type(source) is weakref.ref else source
-                if tensor is not None and tensor._version != version:
-                    raise RuntimeError(
-                        "one of the variables needed for gradient computation has been modified "
-                        f"by an inplace operation: a tensor of shape {tuple(tensor.shape)} saved "
-                        f"by {self.name} is at version {tensor._version}; expected version "
-                        f"{version} instead. Hint: replace the in-place op (x += ..., x[i] = ...)"
-                        " with an out-of-place one (x = x + ...)."
-                    )
+        for source, version in zip(self._saved_sources, self._saved_versions):
+            if source is None:
+                continue
+            now = self.output_version if source is _OUTPUT else source._version
+            if now != version:
+                what = "its output" if source is _OUTPUT else f"an input of shape {source.shape}"
+                raise RuntimeError(
+                    "one of the variables needed for gradient computation has been modified by "
+                    f"an inplace operation: {what} saved by {self.name} is at version {now}; "
+                    f"expected version {version} instead. Hint: replace the in-place op "
+                    "(x += ..., x[i] = ...) with an out-of-place one (x = x + ...)."
+                )
         if self.create_graph:
             return _saved_as_tensors(self, arrays)
         return arrays
@@ -199,21 +189,28 @@ class Function:
 
 # ---------------------------------------------------------------------------- helpers of apply
 
-_OUTPUT_MARK = "output"
+
+def _parent_of(arg: Any) -> Any:
+    """Where an input's gradient goes: its grad_fn, itself (a leaf), or nowhere (None)."""
+    if isinstance(arg, Tensor) and arg._requires_grad:
+        return arg.grad_fn or arg
+    return None
+
+_OUTPUT = "output"  # marks a saved array that is the op's own output
 
 
 def _remember_saved_versions(
     ctx: Function, args: tuple, arrays: list, out: Any, tensor: Tensor
 ) -> None:
-    """For each saved array, where it came from (an input Tensor, the output, or neither) and
-    that tensor's version now, so that backward can detect later in-place changes."""
+    """For each saved array, which input Tensor it came from and that tensor's version now, so
+    that backward can detect a later in-place change. (The output is checked through
+    ``ctx.output_version``; arrays made inside forward cannot be changed by anyone else.)"""
     sources = []
     versions = []
     for saved in ctx.saved_arrays:
-        source, version = None, None
+        source = version = None
         if saved is out:
-            source = weakref.ref(tensor)  # weak: the output holds this node, not the reverse
-            version = tensor._version
+            source, version = _OUTPUT, 0
         else:
             for arg, array in zip(args, arrays):
                 if array is saved and arg is not array:  # it came from this input Tensor
@@ -221,17 +218,17 @@ def _remember_saved_versions(
                     break
         sources.append(source)
         versions.append(version)
-    ctx._saved_sources = tuple(sources)
-    ctx._saved_versions = tuple(versions) if any(s is not None for s in sources) else None
+    ctx._saved_sources = sources
+    ctx._saved_versions = versions
 
 
 def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
     """create_graph=True: saved arrays as Tensors connected to the graph, so that the backward
     formulas (written with operators and ``ctx.xp``) are themselves recorded."""
-    sources = ctx._saved_sources
+    sources = ctx._saved_sources or [None] * len(arrays)
     result = []
     for array, source in zip(arrays, sources):
-        if type(source) is weakref.ref:  # the output: a fresh handle on the same node
+        if source is _OUTPUT:  # a fresh handle on the same node
             result.append(wrap_output(array, ctx))
         elif source is not None and source.data is array:
             result.append(source)

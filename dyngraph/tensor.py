@@ -466,6 +466,8 @@ class Tensor:
 
     def _bump_version(self) -> None:
         self._version += 1
+        if self.grad_fn is not None:  # the node that made this tensor may have saved it
+            self.grad_fn.output_version += 1
         if events.active:
             events.emit(events.VersionBumped(self.id, self._version))
 

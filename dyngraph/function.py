@@ -47,10 +47,18 @@ class Function:
         xp                 the array module of the inputs (numpy or cupy)
     """
 
-    saved_arrays: tuple | None = ()  # what forward saved; None once backward released it
-    _saved_sources: list = []  # per saved array: its input Tensor, _OUTPUT, or None
-    _saved_versions: list = []  # per saved array: that tensor's version when it was saved
-    parents: tuple = ()  # per positional input: grad_fn, leaf, or None (set when recorded)
+    __slots__ = (
+        "parents",  # per positional input: its grad_fn, the leaf itself, or None
+        "xp",  # the array module of the inputs
+        "id",  # the id of the output tensor
+        "shape",  # the shape of the output tensor
+        "saved_arrays",  # what forward saved; None once backward released it
+        "_saved_sources",  # per saved array: the input Tensor it is, _OUTPUT, or None
+        "_saved_versions",  # per saved array: that tensor's version when it was saved
+        "__dict__",  # rarer state: hooks, options ops keep on ctx (axis, key, ...)
+        "__weakref__",
+    )
+
     output_version = 0  # bumped when the output tensor is modified in place
     hooks: dict | None = None  # tensor hooks of this node's output (Tensor.register_hook)
     retained: weakref.ref | None = None  # the output tensor, after Tensor.retain_grad()
@@ -91,6 +99,7 @@ class Function:
         ctx = cls()
         ctx.xp = np if array_type is np.ndarray or array_type is None else backend.xp_of(array_type)
         ctx.parents = tuple(parents)
+        ctx.saved_arrays = ()
         try:
             out = cls.forward(ctx, *arrays, **options)
         except Exception as exc:
@@ -218,14 +227,14 @@ def _remember_saved_versions(
                     break
         sources.append(source)
         versions.append(version)
-    ctx._saved_sources = sources
-    ctx._saved_versions = versions
+    ctx._saved_sources = tuple(sources)
+    ctx._saved_versions = tuple(versions)
 
 
 def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
     """create_graph=True: saved arrays as Tensors connected to the graph, so that the backward
     formulas (written with operators and ``ctx.xp``) are themselves recorded."""
-    sources = ctx._saved_sources or [None] * len(arrays)
+    sources = ctx._saved_sources
     result = []
     for array, source in zip(arrays, sources):
         if source is _OUTPUT:  # a fresh handle on the same node

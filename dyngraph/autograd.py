@@ -2,12 +2,12 @@
 
 ``loss.backward()`` does four things:
 
-1. **Order.** Collect every node reachable from ``loss.grad_fn`` (iteratively: no recursion, so
-   a 100 000-op chain is fine) and sort them by id, newest first. An op's output is always
-   created after its inputs, so this is a topological order - and a deterministic one.
-2. **Chain rule.** Walk that order. A node's gradient is complete when its turn comes (everything
-   that consumes it is newer and already ran); hand it to the op's ``backward``, which returns
-   one gradient per input, and add each into its parent's running sum (fan-in accumulates).
+1. **Order.** Run nodes newest first (largest id first), from a heap of the nodes a gradient
+   has reached. An op's output is always created after its inputs, so everything that consumes
+   a node is newer and has already added its contribution when the node's turn comes: a
+   topological order, and a deterministic one. A loop, not recursion: a 100 000-op chain is fine.
+2. **Chain rule.** Hand the node's complete gradient to the op's ``backward``, which returns one
+   gradient per input, and add each into its parent's running sum (fan-in accumulates).
 3. **Un-broadcast, once, here.** When an input was broadcast in forward, its gradient arrives
    with the broadcast shape; ``sum_to_shape`` sums it back. No op repeats that logic.
 4. **Free.** Unless ``retain_graph=True``, each node releases what it saved as soon as it ran;
@@ -19,8 +19,8 @@ summed gradients are added into ``leaf.grad`` last.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Sequence
-from operator import attrgetter
 from typing import Any
 
 from . import anomaly, backend, events, grad_mode
@@ -149,10 +149,12 @@ def _propagate(
     returns the ids of the nodes that released their buffers, and the keys that had fan-in."""
     freed: list[int] = []
     fanned_in = set()
-    for node in _nodes_newest_first([key for key in grads if isinstance(key, Function)]):
-        g = grads.pop(node, None)
-        if g is None:  # no gradient reached this node (only other branches were seeded)
-            continue
+    # Pending nodes, newest first: a max-heap on id (heapq is a min-heap, hence -id).
+    pending = [(-key.id, key) for key in grads if isinstance(key, Function)]
+    heapq.heapify(pending)
+    while pending:
+        node = heapq.heappop(pending)[1]
+        g = grads.pop(node)
         if node.hooks or node.retained is not None or wanted or events.active:
             g = _observe(node, g, wanted, captured, node in fanned_in, create_graph)
 
@@ -177,6 +179,8 @@ def _propagate(
                 fanned_in.add(parent)
             else:
                 grads[parent] = gi
+                if type(parent) is not Tensor and isinstance(parent, Function):
+                    heapq.heappush(pending, (-parent.id, parent))
         if not retain_graph and node.saved_arrays:
             node.saved_arrays = None  # release what forward saved: the graph is freed
             freed.append(node.id)
@@ -198,18 +202,6 @@ def _observe(
     if events.active:
         _emit_grad(node.id, g, fanned_in)
     return g
-
-
-def _nodes_newest_first(starts: list[Function]) -> list[Function]:
-    """Every node reachable from ``starts``, sorted by id descending (a topological order)."""
-    seen = set(starts)
-    stack = list(starts)
-    while stack:
-        for parent in stack.pop().parents:
-            if parent is not None and parent not in seen and isinstance(parent, Function):
-                seen.add(parent)
-                stack.append(parent)
-    return sorted(seen, key=attrgetter("id"), reverse=True)
 
 
 def _call_backward_recorded(node: Function, g: Any) -> tuple:

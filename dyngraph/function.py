@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from . import anomaly, backend, events, grad_mode
+from . import tensor as tensor_module
 from .tensor import Tensor, new_node_id, wrap_output
 
 _NOTHING_SAVED: tuple = ()
@@ -55,6 +56,7 @@ class Function:
         "saved_arrays",  # what forward saved; None once backward released it
         "_saved_sources",  # per saved array: the input Tensor it is, _OUTPUT, or None
         "_saved_versions",  # per saved array: that tensor's version when it was saved
+        "_inplace_clock",  # tensor.inplace_clock when forward saved them
         "__dict__",  # rarer state: hooks, options ops keep on ctx (axis, key, ...)
         "__weakref__",
     )
@@ -116,7 +118,7 @@ class Function:
         ctx.shape = out.shape
         tensor = wrap_output(out, ctx)
         if ctx.saved_arrays:
-            _remember_saved_versions(ctx, args, arrays, out, tensor)
+            _remember_saved_versions(ctx, args, arrays, out)
         if anomaly.enabled:
             ctx.where = events.where_from_stack()
         if events.active:
@@ -154,6 +156,16 @@ class Function:
                 "it saved when backward() ran. Specify retain_graph=True the first time if you "
                 "need to backward through the graph a second time."
             )
+        if not arrays:
+            return arrays
+        # Fast path: if no in-place op ran anywhere since forward saved these, none changed.
+        if self._inplace_clock != tensor_module.inplace_clock:
+            self._check_saved_versions()
+        if self.create_graph:
+            return _saved_as_tensors(self, arrays)
+        return arrays
+
+    def _check_saved_versions(self) -> None:
         for source, version in zip(self._saved_sources, self._saved_versions):
             if source is None:
                 continue
@@ -166,9 +178,6 @@ class Function:
                     f"expected version {version} instead. Hint: replace the in-place op "
                     "(x += ..., x[i] = ...) with an out-of-place one (x = x + ...)."
                 )
-        if self.create_graph:
-            return _saved_as_tensors(self, arrays)
-        return arrays
 
     # ------------------------------------------------------------------ for readers
 
@@ -208,27 +217,28 @@ def _parent_of(arg: Any) -> Any:
 _OUTPUT = "output"  # marks a saved array that is the op's own output
 
 
-def _remember_saved_versions(
-    ctx: Function, args: tuple, arrays: list, out: Any, tensor: Tensor
-) -> None:
+def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any) -> None:
     """For each saved array, which input Tensor it came from and that tensor's version now, so
     that backward can detect a later in-place change. (The output is checked through
     ``ctx.output_version``; arrays made inside forward cannot be changed by anyone else.)"""
     sources = []
     versions = []
     for saved in ctx.saved_arrays:
-        source = version = None
         if saved is out:
-            source, version = _OUTPUT, 0
+            sources.append(_OUTPUT)
+            versions.append(0)
+            continue
+        for arg, array in zip(args, arrays):
+            if array is saved and arg is not array:  # it came from this input Tensor
+                sources.append(arg)
+                versions.append(arg._version)
+                break
         else:
-            for arg, array in zip(args, arrays):
-                if array is saved and arg is not array:  # it came from this input Tensor
-                    source, version = arg, arg._version
-                    break
-        sources.append(source)
-        versions.append(version)
+            sources.append(None)
+            versions.append(None)
     ctx._saved_sources = tuple(sources)
     ctx._saved_versions = tuple(versions)
+    ctx._inplace_clock = tensor_module.inplace_clock
 
 
 def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:

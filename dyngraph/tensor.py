@@ -27,6 +27,10 @@ new_node_id: Callable[[], int] = _ids.__next__  # stable ids for diagrams, never
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 
+# How many in-place operations have run, ever. A node that saved arrays remembers this clock; if
+# it has not moved by backward time, no saved array can have been modified (the fast path).
+inplace_clock = 0
+
 
 class Tensor:
     """An n-dimensional array that can take part in a computation graph.
@@ -465,6 +469,8 @@ class Tensor:
         self._announced = out._announced
 
     def _bump_version(self) -> None:
+        global inplace_clock
+        inplace_clock += 1
         self._version += 1
         if self.grad_fn is not None:  # the node that made this tensor may have saved it
             self.grad_fn.output_version += 1

@@ -301,7 +301,8 @@ def _run_hooks(hooks: Any, g: Any, shape: tuple[int, ...], create_graph: bool) -
 
 def _emit_grad(node_id: int, g: Any, accumulated: bool) -> None:
     data = g.data if isinstance(g, Tensor) else g
-    events.emit(events.GradComputed(node_id, events.preview(data), events.norm(data), accumulated))
+    preview, norm = events.preview_and_norm(data)
+    events.emit(events.GradComputed(node_id, preview, norm, accumulated))
 
 
 # ---------------------------------------------------------------------------- seeds

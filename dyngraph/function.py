@@ -309,11 +309,12 @@ def _explain_failure(cls: type, arrays: list, exc: Exception) -> tuple[type, str
 def _announce_op(ctx: Function, args: tuple, tensor: Tensor) -> None:
     """Emit node_created for the output (and first for inputs nobody has been told about)."""
     where = events.where_from_stack()
-    scope = events.current_scope()
+    scope = events._scope
+    epoch = events.epoch
     input_ids = []
     for arg in args:
         if isinstance(arg, Tensor):
-            if arg._announced != events.epoch:
+            if arg._announced != epoch:
                 announce_tensor(arg, where, scope)
             input_ids.append(arg.id)
         else:
@@ -321,12 +322,16 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor) -> None:
             event = _node_event(constant_id, "constant", (), arg, None, False, True, where, scope)
             events.emit(event)
             input_ids.append(constant_id)
-    tensor._announced = events.epoch
-    saved_bytes = sum(getattr(a, "nbytes", 0) for a in ctx.saved_arrays)
+    tensor._announced = epoch
+    saved_bytes = 0
+    for array in ctx.saved_arrays:
+        saved_bytes += getattr(array, "nbytes", 0)
+    out = tensor.data
     events.emit(
-        _node_event(
-            tensor.id, ctx.name, tuple(input_ids), tensor.data, tensor.name, True, False, where,
-            scope, saved_bytes,
+        events.NodeCreated(
+            tensor.id, type(ctx).__name__, tuple(input_ids), out.shape,
+            events.dtype_name(out.dtype), backend.device_of(out), True, False, None, scope,
+            where, events.preview(out), saved_bytes,
         )
     )
 
@@ -377,7 +382,7 @@ def _node_event(
         op,
         inputs,
         shape,
-        str(value.dtype),
+        events.dtype_name(value.dtype),
         backend.device_of(value),
         requires_grad,
         is_leaf,

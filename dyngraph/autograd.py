@@ -129,6 +129,14 @@ def run_backward(
         if capture is None:
             only = None if accumulate_into is None else {id(t) for t in accumulate_into}
             _accumulate_into_leaves(grads, fanned_in, create_graph, only)
+        else:  # what is left in grads are the leaves' gradients
+            for key, positions in wanted.items():
+                if isinstance(key, Tensor) and key in grads:
+                    g = grads[key]
+                    if key._hooks:
+                        g = _run_hooks(key._hooks.values(), g, key.shape, create_graph)
+                    for i in positions:
+                        captured[i] = g
     except BaseException as exc:
         if events.active:
             events.emit(events.BackwardFailed(root_id, f"{type(exc).__name__}: {exc}"))

@@ -108,35 +108,18 @@ def run_backward(
 ) -> list[Any]:
     """Backpropagate ``seeds`` from ``roots``. Returns the gradients of ``capture`` (in order);
     without ``capture``, accumulates into the leaves' ``.grad`` (or only ``accumulate_into``)."""
+    task = BackwardPass(roots, seeds, retain_graph, create_graph, capture)
     root_id = roots[0].id
-    emitting = events.active
-    if emitting:
+    if events.active:
         events.emit(events.BackwardStarted(root_id, bool(retain_graph), bool(create_graph)))
-
-    grads: dict[Any, Any] = {}  # node or leaf -> its gradient summed so far
-    for root, seed in zip(roots, seeds):
-        key = root.grad_fn or root
-        grads[key] = seed if key not in grads else grads[key] + seed
-    wanted = {}  # node or leaf -> position in ``capture``
-    for i, tensor in enumerate(capture or ()):
-        wanted.setdefault(tensor.grad_fn or tensor, []).append(i)
-    captured: list[Any] = [None] * len(capture or ())
-
     previous_mode = grad_mode.enabled
     grad_mode.enabled = create_graph  # the backward pass is recorded only for create_graph
     try:
-        freed, fanned_in = _propagate(grads, wanted, captured, retain_graph, create_graph)
+        task.propagate()
         if capture is None:
-            only = None if accumulate_into is None else {id(t) for t in accumulate_into}
-            _accumulate_into_leaves(grads, fanned_in, create_graph, only)
-        else:  # what is left in grads are the leaves' gradients
-            for key, positions in wanted.items():
-                if isinstance(key, Tensor) and key in grads:
-                    g = grads[key]
-                    if key._hooks:
-                        g = _run_hooks(key._hooks.values(), g, key.shape, create_graph)
-                    for i in positions:
-                        captured[i] = g
+            task.accumulate_into_leaves(accumulate_into)
+        else:
+            task.capture_leaves()
     except BaseException as exc:
         if events.active:
             events.emit(events.BackwardFailed(root_id, f"{type(exc).__name__}: {exc}"))
@@ -144,72 +127,133 @@ def run_backward(
     finally:
         grad_mode.enabled = previous_mode
     if events.active:
-        if freed:
-            events.emit(events.GraphFreed(tuple(freed)))
+        if task.freed:
+            events.emit(events.GraphFreed(tuple(task.freed)))
         events.emit(events.BackwardFinished(root_id))
-    return captured
+    return task.captured
 
 
-def _propagate(
-    grads: dict, wanted: dict, captured: list, retain_graph: bool, create_graph: bool
-) -> tuple[list[int], set]:
-    """Run every node's backward, newest first. Leaves the leaves' gradients in ``grads``;
-    returns the ids of the nodes that released their buffers, and the keys that had fan-in."""
-    freed: list[int] = []
-    fanned_in = set()
-    # Pending nodes, newest first: a max-heap on id (heapq is a min-heap, hence -id).
-    pending = [(-key.id, key) for key in grads if isinstance(key, Function)]
-    heapq.heapify(pending)
-    while pending:
-        node = heapq.heappop(pending)[1]
-        g = grads.pop(node)
-        if node.hooks or node.retained is not None or wanted or events.active:
-            g = _observe(node, g, wanted, captured, node in fanned_in, create_graph)
+class BackwardPass:
+    """The state of one backward pass (PyTorch calls it a GraphTask)."""
 
-        if create_graph:
-            input_grads = _call_backward_recorded(node, g)
-        else:
-            input_grads = node.backward(node, g)
-            if type(input_grads) is not tuple:
-                input_grads = (input_grads,)
-        if len(input_grads) != len(node.parents):
-            _raise_wrong_count(node, input_grads)
-        if anomaly.enabled:
-            anomaly.check_gradients(node, input_grads)
+    def __init__(
+        self,
+        roots: list[Tensor],
+        seeds: list[Any],
+        retain_graph: bool,
+        create_graph: bool,
+        capture: list[Tensor] | None,
+    ) -> None:
+        self.retain_graph = retain_graph
+        self.create_graph = create_graph
+        self.grads: dict[Any, Any] = {}  # node or leaf -> its gradient summed so far
+        for root, seed in zip(roots, seeds):
+            key = root.grad_fn or root
+            self.grads[key] = seed if key not in self.grads else self.grads[key] + seed
+        self.wanted: dict[Any, list[int]] = {}  # node or leaf -> positions in ``capture``
+        for i, tensor in enumerate(capture or ()):
+            self.wanted.setdefault(tensor.grad_fn or tensor, []).append(i)
+        self.captured: list[Any] = [None] * len(capture or ())
+        self.fanned_in: set = set()  # keys whose gradient is a sum of several contributions
+        self.freed: list[int] = []  # ids of the nodes that released their saved arrays
+        self.stored: set[int] = set()  # id() of the arrays now owned by some tensor's .grad
 
-        for parent, gi in zip(node.parents, input_grads):
-            if parent is None or gi is None:
-                continue
-            if gi.shape != parent.shape:
-                gi = sum_to_shape(gi, parent.shape, node, input_grads)
-            if parent in grads:
-                grads[parent] = grads[parent] + gi
-                fanned_in.add(parent)
+    def propagate(self) -> None:
+        """Run every node's backward, newest first. Leaves the leaves' gradients in grads."""
+        grads, fanned_in, wanted = self.grads, self.fanned_in, self.wanted
+        retain_graph, create_graph = self.retain_graph, self.create_graph
+        # Pending nodes, newest first: a max-heap on id (heapq is a min-heap, hence -id).
+        pending = [(-key.id, key) for key in grads if isinstance(key, Function)]
+        heapq.heapify(pending)
+        while pending:
+            node = heapq.heappop(pending)[1]
+            g = grads.pop(node)
+            if node.hooks or node.retained is not None or wanted or events.active:
+                g = self.observe(node, g)
+
+            if create_graph:
+                input_grads = _call_backward_recorded(node, g)
             else:
-                grads[parent] = gi
-                if type(parent) is not Tensor and isinstance(parent, Function):
-                    heapq.heappush(pending, (-parent.id, parent))
-        if not retain_graph and node.saved_arrays:
-            node.saved_arrays = None  # release what forward saved: the graph is freed
-            freed.append(node.id)
-    return freed, fanned_in
+                input_grads = node.backward(node, g)
+                if type(input_grads) is not tuple:
+                    input_grads = (input_grads,)
+            if len(input_grads) != len(node.parents):
+                _raise_wrong_count(node, input_grads)
+            if anomaly.enabled:
+                anomaly.check_gradients(node, input_grads)
 
+            for parent, gi in zip(node.parents, input_grads):
+                if parent is None or gi is None:
+                    continue
+                if gi.shape != parent.shape:
+                    gi = sum_to_shape(gi, parent.shape, node, input_grads)
+                if parent in grads:
+                    grads[parent] = grads[parent] + gi
+                    fanned_in.add(parent)
+                else:
+                    grads[parent] = gi
+                    if type(parent) is not Tensor and isinstance(parent, Function):
+                        heapq.heappush(pending, (-parent.id, parent))
+            if not retain_graph and node.saved_arrays:
+                node.saved_arrays = None  # release what forward saved: the graph is freed
+                self.freed.append(node.id)
 
-def _observe(
-    node: Function, g: Any, wanted: dict, captured: list, fanned_in: bool, create_graph: bool
-) -> Any:
-    """A node's gradient is complete: run its hooks, retain it, capture it, announce it."""
-    if node.hooks:
-        g = _run_hooks(node.hooks.values(), g, node.shape, create_graph)
-    if node.retained is not None:
-        kept = node.retained()
-        if kept is not None:
-            _accumulate(kept, g, create_graph)
-    for i in wanted.get(node, ()):
-        captured[i] = g
-    if events.active:
-        _emit_grad(node.id, g, fanned_in)
-    return g
+    def observe(self, node: Function, g: Any) -> Any:
+        """A node's gradient is complete: run its hooks, retain it, capture it, announce it."""
+        if node.hooks:
+            g = _run_hooks(node.hooks.values(), g, node.shape, self.create_graph)
+        if node.retained is not None:
+            kept = node.retained()
+            if kept is not None:
+                self.accumulate(kept, g)
+        for i in self.wanted.get(node, ()):
+            self.captured[i] = g
+        if events.active:
+            _emit_grad(node.id, g, node in self.fanned_in)
+        return g
+
+    def accumulate_into_leaves(self, only: list[Tensor] | None) -> None:
+        """What is left in grads are the leaves' gradients: add them into ``leaf.grad``."""
+        only_ids = None if only is None else {id(t) for t in only}
+        for leaf, g in self.grads.items():
+            if only_ids is not None and id(leaf) not in only_ids:
+                continue
+            if leaf._hooks:
+                g = _run_hooks(leaf._hooks.values(), g, leaf.shape, self.create_graph)
+            accumulated = leaf in self.fanned_in or leaf._grad is not None
+            self.accumulate(leaf, g)
+            if events.active:
+                _emit_grad(leaf.id, g, accumulated)
+
+    def capture_leaves(self) -> None:
+        """autograd.grad: hand back the gradients of the leaves asked for."""
+        for key, positions in self.wanted.items():
+            if isinstance(key, Tensor) and key in self.grads:
+                g = self.grads[key]
+                if key._hooks:
+                    g = _run_hooks(key._hooks.values(), g, key.shape, self.create_graph)
+                for i in positions:
+                    self.captured[i] = g
+
+    def accumulate(self, tensor: Tensor, g: Any) -> None:
+        """tensor.grad += g, keeping the tensor's dtype."""
+        if isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
+            if g.dtype != tensor.dtype:
+                g = g.to(tensor.dtype)
+            tensor._grad = g if tensor._grad is None else tensor._grad + g
+            return
+        if g.dtype != tensor.dtype:
+            g = g.astype(tensor.dtype)
+        if tensor._grad is not None:
+            tensor._grad = Tensor(tensor._grad.data + g)
+            return
+        # NOTE: a .grad must own its array. An op may hand one array to several inputs
+        # (z = x + y gives both the same gz), or a read-only broadcast view: copy those, and
+        # keep fresh results (a matmul's, a sum's) without the cost of a copy.
+        if id(g) in self.stored or g.base is not None or not getattr(g.flags, "writeable", True):
+            g = g.copy()
+        self.stored.add(id(g))
+        tensor._grad = Tensor(g)
 
 
 def _call_backward_recorded(node: Function, g: Any) -> tuple:
@@ -255,38 +299,7 @@ def sum_to_shape(grad: Any, shape: tuple[int, ...], node: Function, input_grads:
     return grad.reshape(shape)
 
 
-# ---------------------------------------------------------------------------- leaves, hooks
-
-
-def _accumulate_into_leaves(
-    grads: dict, fanned_in: set, create_graph: bool, only: set | None
-) -> None:
-    for leaf, g in grads.items():
-        if only is not None and id(leaf) not in only:
-            continue
-        if leaf._hooks:
-            g = _run_hooks(leaf._hooks.values(), g, leaf.shape, create_graph)
-        accumulated = leaf in fanned_in or leaf._grad is not None
-        _accumulate(leaf, g, create_graph)
-        if events.active:
-            _emit_grad(leaf.id, g, accumulated)
-
-
-def _accumulate(tensor: Tensor, g: Any, create_graph: bool) -> None:
-    """tensor.grad += g (a new Tensor; the gradient keeps the tensor's dtype)."""
-    if isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
-        if g.dtype != tensor.dtype:
-            g = g.to(tensor.dtype)
-        tensor._grad = g if tensor._grad is None else tensor._grad + g
-        return
-    if g.dtype != tensor.dtype:
-        g = g.astype(tensor.dtype)
-    if tensor._grad is None:
-        # NOTE: an op may hand the same array to several inputs (z = x + y), or a read-only
-        # broadcast view; a leaf's .grad must be its own array, so copy.
-        tensor._grad = Tensor(g.copy())
-    else:
-        tensor._grad = Tensor(tensor._grad.data + g)
+# ---------------------------------------------------------------------------- hooks, events
 
 
 def _run_hooks(hooks: Any, g: Any, shape: tuple[int, ...], create_graph: bool) -> Any:

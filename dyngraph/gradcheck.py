@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd, backend, grad_mode
+from . import autograd, backend
 from .tensor import Tensor
 
 
@@ -100,16 +100,15 @@ def _numerical_jacobian(
     """Columns (f(x + eps e_k) - f(x - eps e_k)) / 2 eps, perturbing inp's data in place."""
     data = inp.data
     columns = []
-    with grad_mode.no_grad():
-        for k in range(data.size):
-            index = np.unravel_index(k, data.shape)
-            original = data[index].copy()
-            data[index] = original + eps
-            plus = backend.to_numpy(_as_outputs(fn(*inputs))[o].data).astype(np.float64)
-            data[index] = original - eps
-            minus = backend.to_numpy(_as_outputs(fn(*inputs))[o].data).astype(np.float64)
-            data[index] = original
-            columns.append(((plus - minus) / (2 * eps)).reshape(-1))
+    for k in range(data.size):  # NOTE: fn may itself differentiate (a gradient of a gradient)
+        index = np.unravel_index(k, data.shape)
+        original = data[index].copy()
+        data[index] = original + eps
+        plus = backend.to_numpy(_as_outputs(fn(*inputs))[o].data).astype(np.float64)
+        data[index] = original - eps
+        minus = backend.to_numpy(_as_outputs(fn(*inputs))[o].data).astype(np.float64)
+        data[index] = original
+        columns.append(((plus - minus) / (2 * eps)).reshape(-1))
     if not columns:
         return np.zeros((0, 0))
     return np.stack(columns, axis=1)

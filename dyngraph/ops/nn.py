@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from .. import backend
 from ..function import Function
-from .reduce import _logsumexp
 
 
 class CrossEntropy(Function):
@@ -27,9 +26,11 @@ class CrossEntropy(Function):
             )
         if target.size and (int(target.min()) < 0 or int(target.max()) >= x.shape[1]):
             raise IndexError(f"cross_entropy targets must lie in [0, {x.shape[1] - 1}]")
-        rows = xp.arange(x.shape[0])
-        losses = _logsumexp(xp, x, -1)[:, 0] - x[rows, target]
-        ctx.save_for_backward(x)
+        shift = x.max(axis=1, keepdims=True)
+        e = xp.exp(x - shift)
+        total = e.sum(axis=1, keepdims=True)
+        losses = (xp.log(total) + shift)[:, 0] - x[xp.arange(x.shape[0]), target]
+        ctx.save_for_backward(x, e / total)
         ctx.target, ctx.reduction = target, reduction
         if reduction == "mean":
             return losses.mean()
@@ -41,10 +42,10 @@ class CrossEntropy(Function):
 
     @staticmethod
     def backward(ctx, gz):
-        (x,) = ctx.saved_tensors
-        xp = ctx.xp
-        e = xp.exp(x - x.max(axis=-1, keepdims=True))
-        probs = e / e.sum(axis=-1, keepdims=True)
+        x, probs = ctx.saved_tensors
+        if ctx.create_graph:  # probs was saved as numbers; for double backward, as a function of x
+            e = ctx.xp.exp(x - x.max(axis=-1, keepdims=True))
+            probs = e / e.sum(axis=-1, keepdims=True)
         classes = backend.get_array_module(ctx.target).arange(x.shape[1])
         onehot = ctx.target[:, None] == classes  # a raw array in every mode: a constant
         if ctx.reduction == "none":

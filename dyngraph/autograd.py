@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from operator import attrgetter
 from typing import Any
 
 from . import anomaly, backend, events, grad_mode
@@ -215,7 +216,9 @@ class BackwardPass:
     def accumulate_into_leaves(self, only: list[Tensor] | None) -> None:
         """What is left in grads are the leaves' gradients: add them into ``leaf.grad``."""
         only_ids = None if only is None else {id(t) for t in only}
-        for leaf, g in self.grads.items():
+        leaves = sorted(self.grads, key=attrgetter("id"), reverse=True)  # newest first, as nodes
+        for leaf in leaves:
+            g = self.grads[leaf]
             if only_ids is not None and id(leaf) not in only_ids:
                 continue
             if leaf._hooks:

@@ -9,6 +9,8 @@ on CuPy, and on Tensors when ``backward(create_graph=True)`` records the backwar
 
 from __future__ import annotations
 
+import math
+
 from ..function import Function
 
 # ----------------------------------------------------------------------------- arithmetic
@@ -82,7 +84,11 @@ class Pow(Function):
         x, y, z = ctx.saved_tensors
         need_x, need_y = ctx.needs_input_grad
         gx = gz * y * x ** (y - 1) if need_x else None
-        gy = gz * z * ctx.xp.log(x) if need_y else None
+        if need_y:  # NOTE: math.log keeps a Python-number base weakly typed (float32 stays float32)
+            log_x = math.log(x) if isinstance(x, (int, float)) else ctx.xp.log(x)
+            gy = gz * z * log_x
+        else:
+            gy = None
         return gx, gy
 
 
@@ -257,33 +263,40 @@ class Clamp(Function):
 
 
 class Maximum(Function):
-    """z = max(x, y) elementwise;  dz/dx = 1 where x >= y,  dz/dy = 1 where y > x"""
+    """z = max(x, y) elementwise;  dz/dx = 1 where x > y, 1/2 where x == y (as in PyTorch);
+    dz/dy = 1 - dz/dx"""
 
     @staticmethod
     def forward(ctx, x, y):
-        x_wins = x >= y
-        ctx.save_for_backward(x_wins)
-        return ctx.xp.where(x_wins, x, y)
+        z = ctx.xp.maximum(x, y)
+        ctx.save_for_backward(_share_of_x(ctx.xp, x > y, x == y, z.dtype))
+        return z
 
     @staticmethod
     def backward(ctx, gz):
-        xp, (x_wins,) = ctx.xp, ctx.saved_tensors
+        (share_of_x,) = ctx.saved_tensors
         need_x, need_y = ctx.needs_input_grad
-        return (xp.where(x_wins, gz, 0) if need_x else None), (
-            xp.where(x_wins, 0, gz) if need_y else None
-        )
+        gx = gz * share_of_x if need_x else None
+        gy = gz * (1 - share_of_x) if need_y else None
+        return gx, gy
 
 
 class Minimum(Function):
-    """z = min(x, y) elementwise;  dz/dx = 1 where x <= y,  dz/dy = 1 where y < x"""
+    """z = min(x, y) elementwise;  dz/dx = 1 where x < y, 1/2 where x == y (as in PyTorch);
+    dz/dy = 1 - dz/dx"""
 
     @staticmethod
     def forward(ctx, x, y):
-        x_wins = x <= y
-        ctx.save_for_backward(x_wins)
-        return ctx.xp.where(x_wins, x, y)
+        z = ctx.xp.minimum(x, y)
+        ctx.save_for_backward(_share_of_x(ctx.xp, x < y, x == y, z.dtype))
+        return z
 
-    backward = Maximum.backward
+    backward = staticmethod(Maximum.backward)
+
+
+def _share_of_x(xp, x_wins, tie, dtype):
+    """1 where x alone wins, 0.5 on a tie, 0 where y wins: a constant weight array."""
+    return xp.asarray(x_wins, dtype=dtype) + xp.asarray(tie, dtype=dtype) * 0.5
 
 
 class Where(Function):

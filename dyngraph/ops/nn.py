@@ -26,10 +26,10 @@ class CrossEntropy(Function):
             )
         if target.size and (int(target.min()) < 0 or int(target.max()) >= x.shape[1]):
             raise IndexError(f"cross_entropy targets must lie in [0, {x.shape[1] - 1}]")
-        shift = x.max(axis=1, keepdims=True)
-        e = xp.exp(x - shift)
+        shifted = x - x.max(axis=1, keepdims=True)  # subtract first: float32 keeps its digits
+        e = xp.exp(shifted)
         total = e.sum(axis=1, keepdims=True)
-        losses = (xp.log(total) + shift)[:, 0] - x[xp.arange(x.shape[0]), target]
+        losses = xp.log(total)[:, 0] - shifted[xp.arange(x.shape[0]), target]
         ctx.save_for_backward(x, e / total)
         ctx.target, ctx.reduction = target, reduction
         if reduction == "mean":

@@ -82,7 +82,7 @@ class Min(Function):
     def forward(ctx, x, axis=None, keepdims=False):
         return _extreme(ctx, x, x.min(axis=axis, keepdims=True), axis, keepdims)
 
-    backward = Max.backward
+    backward = staticmethod(Max.backward)
 
 
 def _extreme(ctx, x, z_kept, axis, keepdims):
@@ -154,7 +154,9 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis=-1):
-        y = x - _logsumexp(ctx.xp, x, axis)
+        xp = ctx.xp
+        shifted = x - x.max(axis=axis, keepdims=True)  # subtract first: float32 keeps its digits
+        y = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
         ctx.axis = axis
         ctx.save_for_backward(y)
         return y

@@ -33,7 +33,7 @@ class CrossEntropy(Function):
         ctx.save_for_backward(x, e / total)
         ctx.target, ctx.reduction = target, reduction
         if reduction == "mean":
-            return losses.mean()
+            return losses.sum() / x.shape[0]
         if reduction == "sum":
             return losses.sum()
         if reduction == "none":

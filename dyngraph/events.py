@@ -65,6 +65,8 @@ class NodeCreated(NamedTuple):
     where: Where | None
     preview: tuple[float, ...]
     saved_bytes: int = 0  # bytes this op saved for backward
+    recomputed: bool = False  # made again during backward by dg.checkpoint
+    elapsed: float | None = None  # seconds the op's forward took, inside events.timing()
 
 
 class BackwardStarted(NamedTuple):
@@ -127,6 +129,8 @@ _dispatch_order: tuple = ()  # (key, entry, is_weak) per subscriber, rebuilt whe
 active = False  # someone listens and no dispatch is in progress: read by the engine per op
 epoch = 0  # bumped on every subscribe, so already-existing tensors are announced again
 _dispatching = False
+timing_enabled = False  # measure each op's forward time (events.timing())
+recomputing = False  # dg.checkpoint is recomputing a segment during backward
 
 
 def _refresh() -> None:
@@ -187,6 +191,19 @@ def emit(event: Event) -> None:
             _refresh()
         else:
             active = bool(_dispatch_order)
+
+
+@contextmanager
+def timing() -> Iterator[None]:
+    """Inside the block, node_created events carry ``elapsed``: the op's forward time in
+    seconds (two clock reads per op, only while someone listens)."""
+    global timing_enabled
+    outer = timing_enabled
+    timing_enabled = True
+    try:
+        yield
+    finally:
+        timing_enabled = outer
 
 
 # --------------------------------------------------------------------------- scopes

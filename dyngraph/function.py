@@ -25,6 +25,7 @@ so a graph is freed by reference counting alone (no cycles).
 
 from __future__ import annotations
 
+import time
 import weakref
 from typing import Any
 
@@ -102,6 +103,7 @@ class Function:
         ctx.xp = np if array_type is np.ndarray or array_type is None else backend.xp_of(array_type)
         ctx.parents = tuple(parents)
         ctx.saved_arrays = ()
+        started = time.perf_counter() if events.active and events.timing_enabled else None
         try:
             out = cls.forward(ctx, *arrays, **options)
         except Exception as exc:
@@ -112,7 +114,10 @@ class Function:
         if type(out) is not array_type:
             out = _as_output_array(cls, ctx.xp, out)
         if not record:
-            return wrap_output(out, None)
+            tensor = wrap_output(out, None)
+            if tracer is not None:
+                tracer.record(cls, args, options, tensor)
+            return tensor
 
         ctx.id = new_node_id()
         ctx.shape = out.shape
@@ -121,8 +126,11 @@ class Function:
             _remember_saved_versions(ctx, args, arrays, out)
         if anomaly.enabled:
             ctx.where = events.where_from_stack()
+        if tracer is not None:
+            tracer.record(cls, args, options, tensor)
         if events.active:
-            _announce_op(ctx, args, tensor)
+            elapsed = None if started is None else time.perf_counter() - started
+            _announce_op(ctx, args, tensor, elapsed)
         return tensor
 
     # ------------------------------------------------------------------ what ops call
@@ -203,6 +211,11 @@ class Function:
 
     def __repr__(self) -> str:
         return f"<{self.name}Backward>"
+
+
+# dg.trace's recorder while a function is being traced (see trace.py): it is told about every
+# op, recorded in the graph or not. None the rest of the time.
+tracer: Any = None
 
 
 # ---------------------------------------------------------------------------- helpers of apply
@@ -306,7 +319,7 @@ def _explain_failure(cls: type, arrays: list, exc: Exception) -> tuple[type, str
     return error_type, f"{cls.__name__} failed on inputs of shape {shown}: {text}"
 
 
-def _announce_op(ctx: Function, args: tuple, tensor: Tensor) -> None:
+def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | None) -> None:
     """Emit node_created for the output (and first for inputs nobody has been told about)."""
     where = events.where_from_stack()
     scope = events._scope
@@ -331,7 +344,7 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor) -> None:
         events.NodeCreated(
             tensor.id, type(ctx).__name__, tuple(input_ids), out.shape,
             events.dtype_name(out.dtype), backend.device_of(out), True, False, None, scope,
-            where, events.preview(out), saved_bytes,
+            where, events.preview(out), saved_bytes, events.recomputing, elapsed,
         )
     )
 

@@ -27,6 +27,10 @@ new_node_id: Callable[[], int] = _ids.__next__  # stable ids for diagrams, never
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 
+# Called as hook(tensor, how) when a tensor's values are read into Python (bool(t), t.item(),
+# float(t), ...): dg.trace uses it to warn that control flow may depend on data.
+data_read_hook: Callable[[Tensor, str], None] | None = None
+
 # How many in-place operations have run, ever. A node that saved arrays remembers this clock; if
 # it has not moved by backward time, no saved array can have been modified (the fast path).
 inplace_clock = 0
@@ -227,6 +231,8 @@ class Tensor:
         return backend.to_numpy(self.data)
 
     def item(self) -> float | int | bool:
+        if data_read_hook is not None:
+            data_read_hook(self, "item()")
         if self.data.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self.data.size} elements cannot be converted to a Python number; "
@@ -235,6 +241,8 @@ class Tensor:
         return backend.to_numpy(self.data).reshape(()).item()
 
     def tolist(self) -> Any:
+        if data_read_hook is not None:
+            data_read_hook(self, "tolist()")
         return backend.to_numpy(self.data).tolist()
 
     def to(self, target: Any) -> Tensor:
@@ -270,7 +278,14 @@ class Tensor:
     def __int__(self) -> int:
         return int(self.item())
 
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iub" or self.data.size != 1:
+            raise TypeError("only integer tensors of a single element can be used as an index")
+        return int(self.item())
+
     def __bool__(self) -> bool:
+        if data_read_hook is not None:
+            data_read_hook(self, "bool()")
         return bool(self.data)
 
     def __len__(self) -> int:

@@ -71,6 +71,10 @@ from .functions import (
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 
+# --- toolbox A: optim, data (nn is imported above) ---
+
+# --- toolbox B: trace, checkpoint, memory ---
+
 __version__ = "0.1.0"
 
 __all__ = [

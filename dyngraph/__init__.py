@@ -70,6 +70,9 @@ from .functions import (
 )
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
+from .record import Recording, draw, record
+from .recording_io import load_recording
+from .dot import diff
 
 # --- toolbox A: optim, data (nn is imported above) ---
 
@@ -78,7 +81,8 @@ from .gradcheck import GradcheckError, gradcheck
 __version__ = "0.1.0"
 
 __all__ = [
-    "Function", "GradcheckError", "Tensor", "abs", "arange", "autograd", "bool_", "cat",
+    "Function", "GradcheckError", "Recording", "Tensor", "diff", "draw", "load_recording",
+    "record", "abs", "arange", "autograd", "bool_", "cat",
     "clamp", "cos", "cuda", "detect_anomaly", "enable_grad", "events", "exp", "eye", "float32",
     "float64", "full", "full_like", "gradcheck", "int32", "int64", "is_grad_enabled", "linspace",
     "log", "log_softmax", "logsumexp", "manual_seed", "matmul", "maximum", "mean", "minimum",

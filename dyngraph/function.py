@@ -327,8 +327,8 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
     input_ids = []
     for arg in args:
         if isinstance(arg, Tensor):
-            if arg._announced != epoch:
-                announce_tensor(arg, where, scope)
+            if arg._announced != epoch:  # made before anyone listened: a parameter belongs
+                announce_tensor(arg, where, scope if arg.is_parameter else ())  # to its module
             input_ids.append(arg.id)
         else:
             constant_id = new_node_id()
@@ -355,7 +355,10 @@ def announce_tensor(
     """node_created for a tensor that existed before (a leaf, or made before subscribing)."""
     if where is None:
         where = events.where_from_stack()
-    op = "leaf" if tensor.grad_fn is None else tensor.grad_fn.name
+    if tensor.grad_fn is not None:
+        op = tensor.grad_fn.name
+    else:
+        op = "parameter" if tensor.is_parameter else "leaf"
     tensor._announced = events.epoch
     events.emit(
         _node_event(

@@ -59,6 +59,7 @@ class Tensor:
         "__weakref__",
     )
 
+    is_parameter = False  # nn.Parameter says True: diagrams draw parameters apart from inputs
     __array_ufunc__ = None  # `ndarray + tensor` defers to Tensor.__radd__ instead of numpy
     __hash__ = object.__hash__  # __eq__ is elementwise, identity stays hashable
 

@@ -1,0 +1,573 @@
+"""From a graph model to DOT: the one visual vocabulary of every diagram dyngraph draws.
+
+NOTE [visual vocabulary] Documented once, here, and used by the static renderer and the live
+widget alike. Colours are the Okabe-Ito palette (safe for the common colour-vision
+deficiencies); every fill is light enough for dark text, so diagrams read on light and dark
+backgrounds alike, and no meaning is carried by colour alone (each mark also has a word).
+
+============================  =====================================================================
+what                          how it is drawn
+============================  =====================================================================
+leaf (input needing a grad)   rounded box, sky blue fill
+parameter                     rounded box, bold blue border, pale blue fill
+constant                      small box, dashed grey border, "const"
+op                            ellipse, white fill: op name, shape
+output (nothing consumes it)  op drawn with a double border in bluish green
+saved for backward            orange border and a "saved 32 B" line
+gradient                      a "grad [...]" line; the edge into a node carries the colour and
+                              width of the gradient flowing back along it, light to dark blue by
+                              magnitude (relative to the largest in the diagram)
+freed                         dashed grey border, greyed text, "freed": backward released its
+                              buffers
+anomaly (NaN / Inf)           vermillion fill and a "NaN" or "Inf" line
+gradcheck                     a "gradcheck ok" or "gradcheck FAILED" line
+device                        a "cuda" line when not on the CPU
+time                          a "0.12 ms" line when per-op time was recorded
+scope / module                a labelled cluster around its nodes, or one box when collapsed
+hidden nodes                  a grey note: "N nodes hidden" - never a silent cut
+============================  =====================================================================
+
+NOTE [safety] Names are untrusted text. Every label goes through ``quote``, which escapes what
+DOT or Graphviz would interpret (quotes, backslashes and escString sequences such as ``\\N``,
+HTML entities, control characters), so the displayed text is the name itself; and only the
+attributes in ``ALLOWED_ATTRIBUTES`` are ever written, so URL, href, target, image, shapefile or
+fontpath can never reach Graphviz. Node names are ``n<id>``, never user text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from .record import CONSTANT, OP, PARAMETER, Edge, Node, Recording
+
+# ----------------------------------------------------------------------------- the palette
+
+SKY_BLUE = "#56B4E9"
+BLUE = "#0072B2"
+PALE_BLUE = "#D6EAF8"
+ORANGE = "#E69F00"
+GREEN = "#009E73"
+VERMILLION = "#D55E00"
+PURPLE = "#CC79A7"
+GREY = "#999999"
+LIGHT_GREY = "#EEEEEE"
+WHITE = "#FFFFFF"
+TEXT = "#000000"
+# Gradient magnitude, smallest to largest (a sequential blue scale, readable when printed grey).
+GRAD_SCALE = ("#C6DBEF", "#9ECAE1", "#6BAED6", "#3182BD", "#08519C")
+
+ALLOWED_ATTRIBUTES = frozenset(
+    {
+        "label", "shape", "style", "fillcolor", "color", "fontcolor", "penwidth",
+        "peripheries", "fontname", "fontsize", "margin", "rankdir", "bgcolor", "nodesep",
+        "ranksep", "arrowsize", "labelloc", "labeljust", "width", "height", "id",
+    }
+)
+MAX_LABEL_CHARS = 120  # longer names are cut with an ellipsis (a 1 MB name must not hang dot)
+DEFAULT_MAX_NODES = 200  # the node budget of one diagram
+
+# ----------------------------------------------------------------------------- escaping
+
+
+def quote(text: str) -> str:
+    """``text`` as a DOT quoted string whose *displayed* text is ``text`` itself.
+
+    Escapes the backslash first (so ``\\N``, ``\\G``, ``\\l`` ... stay literal), the quote, the
+    ``&`` that Graphviz would read as an HTML entity, control characters (shown as ``\\x07``),
+    and turns newlines into DOT line breaks.
+    """
+    text = str(text)
+    if len(text) > MAX_LABEL_CHARS:
+        text = text[: MAX_LABEL_CHARS - 1] + "\u2026"
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "&":
+            out.append("&amp;")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ord(ch) < 32 or ord(ch) == 127 or 0x80 <= ord(ch) < 0xA0:
+            out.append(f"\\\\x{ord(ch):02x}")  # shown as the four characters \x07
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def attributes(**attrs: Any) -> str:
+    """``[key="value", ...]`` from the allow-list only; every value is quoted."""
+    parts = []
+    for key, value in attrs.items():
+        if key not in ALLOWED_ATTRIBUTES:
+            raise ValueError(f"attribute {key!r} is not allowed in dyngraph diagrams")
+        if value is not None:
+            parts.append(f"{key}={quote(value)}")
+    return "[" + ", ".join(parts) + "]"
+
+
+# ----------------------------------------------------------------------------- formatting
+
+
+def format_number(v: Any) -> str:
+    if isinstance(v, bool) or not isinstance(v, float):
+        return str(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:.4g}"
+
+
+def format_values(values: tuple, total: int) -> str:
+    shown = ", ".join(format_number(v) for v in values)
+    return f"[{shown}{', ...' if total > len(values) else ''}]"
+
+
+def format_bytes(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    return math.prod(shape) if shape else 1
+
+
+# ----------------------------------------------------------------------------- the diagram
+
+
+@dataclass
+class _Box:
+    """A visible node of the diagram: a model node, or a group standing for several."""
+
+    name: str  # the DOT node name: n<id>, s<k> (collapsed scope), h<k> (hidden), l<k> (loop)
+    label: str
+    attrs: dict[str, str]
+    scope: tuple[str, ...] = ()
+    members: list[int] = field(default_factory=list)
+
+
+def to_dot(
+    model: Recording,
+    *,
+    values: bool = True,
+    grads: bool = True,
+    shapes: bool = True,
+    rankdir: str = "TB",
+    collapse: bool | str | tuple[str, ...] = False,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    summarize_loops: bool = True,
+    marks: dict[int, str] | None = None,
+    title: str | None = None,
+) -> str:
+    """DOT source for a graph model (a Recording, a loaded one, or one built by dg.draw).
+
+    values / grads / shapes   which lines node labels show
+    rankdir                   "TB" (inputs on top) or "LR" (inputs on the left)
+    collapse                  True: every top-level scope (dg.scope, nn.Module) becomes one box;
+                              a name or tuple of names: just those scopes
+    max_nodes                 the budget: past it, scopes are collapsed, then the oldest nodes are
+                              hidden behind one "N nodes hidden" note
+    summarize_loops           repeated iterations of the same lines are drawn once, first and last,
+                              with a note for the ones between
+    marks                     node id -> "only in A" / "only in B" (used by dg.diff)
+    """
+    if rankdir not in ("TB", "LR", "BT", "RL"):
+        raise ValueError(f"rankdir must be 'TB' or 'LR' (or 'BT', 'RL'), got {rankdir!r}")
+    if max_nodes < 1:
+        raise ValueError("max_nodes must be at least 1")
+    nodes = sorted(model.nodes.values(), key=lambda n: n.order)
+    owner: dict[int, str] = {}  # model node id -> the DOT name of the box that shows it
+    boxes: list[_Box] = []
+
+    hidden_groups = _plan_hiding(nodes, model, collapse, max_nodes, summarize_loops)
+    for group in hidden_groups:
+        boxes.append(group)
+        for member in group.members:
+            owner[member] = group.name
+
+    consumed = {edge.src for edge in model.edges}
+    norms = [n.grad_norm for n in nodes if n.grad_norm is not None and n.id not in owner]
+    largest = max((g for g in norms if math.isfinite(g)), default=0.0)
+    for node in nodes:
+        if node.id in owner:
+            continue
+        owner[node.id] = f"n{node.id}"
+        boxes.append(
+            _Box(
+                f"n{node.id}",
+                _node_label(node, values, grads, shapes),
+                _node_style(node, node.id not in consumed, (marks or {}).get(node.id)),
+                node.scope,
+                [node.id],
+            )
+        )
+
+    lines = ["digraph dyngraph {"]
+    graph_attrs = {"rankdir": rankdir, "bgcolor": "transparent", "nodesep": "0.25",
+                   "ranksep": "0.35"}
+    if title:
+        graph_attrs.update(label=title, labelloc="t")
+    lines.append(f"  graph {attributes(**graph_attrs)};")
+    lines.append(f"  node {attributes(fontname='Helvetica', fontsize='10', margin='0.08,0.04')};")
+    lines.append(f"  edge {attributes(color=GREY, arrowsize='0.6')};")
+    lines.extend(_clusters(boxes))
+    lines.extend(_edges(model, nodes, owner, grads, largest))
+    if model.dropped_nodes:
+        note = attributes(label=f"{model.dropped_nodes} nodes not recorded", shape="note",
+                          style="filled", fillcolor=LIGHT_GREY, fontcolor=TEXT)
+        lines.append(f"  dropped {note};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _node_label(node: Node, values: bool, grads: bool, shapes: bool) -> str:
+    lines = []
+    if node.kind == OP:
+        lines.append(node.op if node.name is None else f"{node.name}\n{node.op}")
+    elif node.kind == CONSTANT:
+        lines.append("const" if node.name is None else node.name)
+    else:
+        lines.append(node.name if node.name is not None else node.kind)
+    if shapes and node.shape is not None and (node.shape or node.kind != CONSTANT):
+        dtype = "" if node.dtype in ("float32", "", "float", "int") else f" {node.dtype}"
+        lines.append(f"{tuple(node.shape)}{dtype}")
+    if values and node.preview:
+        lines.append(format_values(node.preview, _numel(node.shape)))
+    if grads and node.grad_preview is not None:
+        lines.append("grad " + format_values(node.grad_preview, _numel(node.shape)))
+    if node.saved_bytes and not node.freed:
+        lines.append(f"saved {format_bytes(node.saved_bytes)}")
+    if node.freed:
+        lines.append("freed")
+    if node.recomputed:
+        lines.append("recomputed")
+    anomaly = node.anomaly
+    if anomaly:
+        lines.append("NaN" if anomaly == "nan" else "Inf")
+    if node.check:
+        lines.append("gradcheck ok" if node.check == "pass" else "gradcheck FAILED")
+    if node.device not in ("cpu", ""):
+        lines.append(node.device)
+    if node.elapsed is not None:
+        lines.append(f"{node.elapsed * 1e3:.3g} ms")
+    return "\n".join(lines)
+
+
+def _node_style(node: Node, is_output: bool, mark: str | None) -> dict[str, str]:
+    if node.kind == OP:
+        style = {"shape": "ellipse", "style": "filled", "fillcolor": WHITE, "color": TEXT}
+        if is_output:
+            style.update(peripheries="2", color=GREEN, penwidth="1.5")
+    elif node.kind == PARAMETER:
+        style = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": PALE_BLUE,
+                 "color": BLUE, "penwidth": "1.5"}
+    elif node.kind == CONSTANT:
+        style = {"shape": "box", "style": "dashed,filled", "fillcolor": LIGHT_GREY,
+                 "color": GREY, "fontsize": "8"}
+    else:
+        style = {"shape": "box", "style": "rounded,filled", "fillcolor": SKY_BLUE, "color": TEXT}
+    if node.saved_bytes and not node.freed:
+        style.update(color=ORANGE, penwidth="2")
+    if node.freed:
+        style.update(style=style["style"].replace("filled", "dashed,filled"), color=GREY,
+                     fontcolor="#666666", fillcolor=LIGHT_GREY)
+    if node.anomaly:
+        style.update(fillcolor=VERMILLION)
+    if mark == "only in A":
+        style.update(color=VERMILLION, penwidth="2.5", style=style["style"] + ",dashed")
+    elif mark == "only in B":
+        style.update(color=BLUE, penwidth="2.5", style=style["style"] + ",bold")
+    style["id"] = f"n{node.id}"
+    return style
+
+
+def _clusters(boxes: list[_Box]) -> list[str]:
+    """Node statements, nested in one cluster per (non-collapsed) scope path."""
+    lines: list[str] = []
+    open_path: tuple[str, ...] = ()
+    clusters = 0
+    for box in sorted(boxes, key=lambda b: b.scope):  # stable: keeps creation order per scope
+        common = 0
+        limit = min(len(open_path), len(box.scope))
+        while common < limit and open_path[common] == box.scope[common]:
+            common += 1
+        while len(open_path) > common:  # close the clusters this box is not in
+            lines.append("  " * len(open_path) + "}")
+            open_path = open_path[:-1]
+        while len(open_path) < len(box.scope):  # open the ones it is in
+            name = box.scope[len(open_path)]
+            open_path = (*open_path, name)
+            indent = "  " * len(open_path)
+            lines.append(f"{indent}subgraph cluster_{clusters} {{")
+            clusters += 1
+            style = attributes(label=name, style="rounded,dashed", color=GREY,
+                               fontcolor="#666666", labeljust="l")
+            lines.append(f"{indent}  graph {style};")
+        indent = "  " * (len(open_path) + 1)
+        lines.append(f"{indent}{box.name} {attributes(label=box.label, **box.attrs)};")
+    while open_path:
+        lines.append("  " * len(open_path) + "}")
+        open_path = open_path[:-1]
+    return lines
+
+
+def _edges(
+    model: Recording, nodes: list[Node], owner: dict[int, str], grads: bool, largest: float
+) -> list[str]:
+    by_id = {n.id: n for n in nodes}
+    lines = []
+    seen = set()
+    for edge in model.edges:
+        src, dst = owner.get(edge.src), owner.get(edge.dst)
+        if src is None or dst is None or src == dst or (src, dst) in seen:
+            continue  # an input that was not recorded, or an edge inside one group
+        seen.add((src, dst))
+        attrs: dict[str, str] = {}
+        node = by_id.get(edge.src)
+        if grads and node is not None and node.grad_norm is not None and largest > 0:
+            level = _magnitude_level(node.grad_norm, largest)
+            attrs.update(color=GRAD_SCALE[level], penwidth=str(1 + level * 0.75))
+        lines.append(f"  {src} -> {dst} {attributes(**attrs)};")
+    return lines
+
+
+def _magnitude_level(norm: float, largest: float) -> int:
+    """0..4: the gradient's size relative to the largest, on a log scale (a decade a level)."""
+    if not math.isfinite(norm):
+        return len(GRAD_SCALE) - 1
+    if norm <= 0:
+        return 0
+    decades_below = math.log10(largest / norm)
+    return max(0, len(GRAD_SCALE) - 1 - int(decades_below))
+
+
+# ----------------------------------------------------------------------------- budgets
+
+
+def _plan_hiding(
+    nodes: list[Node],
+    model: Recording,
+    collapse: bool | str | tuple[str, ...],
+    max_nodes: int,
+    summarize_loops: bool,
+) -> list[_Box]:
+    """Group boxes that stand for several nodes: collapsed scopes, loop summaries, and the
+    honest "N nodes hidden" note that keeps a diagram within its budget."""
+    groups: list[_Box] = []
+    taken: set[int] = set()
+
+    def add_group(name: str, label: str, members: list[int], scope: tuple[str, ...] = ()):
+        groups.append(
+            _Box(name, label, {"shape": "box", "style": "rounded,filled,dashed",
+                               "fillcolor": LIGHT_GREY, "color": GREY}, scope, members)
+        )
+        taken.update(members)
+
+    if summarize_loops:
+        for k, (label, members) in enumerate(_repeated_iterations(nodes)):
+            add_group(f"l{k}", label, members)
+
+    names: tuple[str, ...] = ()
+    if collapse is True:
+        names = tuple(dict.fromkeys(n.scope[0] for n in nodes if n.scope))
+    elif isinstance(collapse, str):
+        names = (collapse,)
+    elif collapse:
+        names = tuple(collapse)
+    visible = [n for n in nodes if n.id not in taken]
+    if not names and len(visible) > max_nodes:  # over budget: collapse every scope first
+        names = tuple(dict.fromkeys(n.scope[0] for n in visible if n.scope))
+    for k, scope_name in enumerate(names):
+        members = [n.id for n in visible if n.scope and n.scope[0] == scope_name]
+        if members:
+            add_group(f"s{k}", f"{scope_name}\n({len(members)} nodes)", members)
+
+    visible = [n for n in nodes if n.id not in taken]
+    room = max_nodes - len(groups)
+    if len(visible) > room:
+        hidden = visible[: len(visible) - max(room - 1, 1)]  # keep the newest: nearest the loss
+        groups.append(
+            _Box("hidden", f"{len(hidden)} nodes hidden\n(max_nodes={max_nodes})",
+                 {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY},
+                 (), [n.id for n in hidden])
+        )
+    return groups
+
+
+def _repeated_iterations(nodes: list[Node], min_repeats: int = 3) -> list[tuple[str, list[int]]]:
+    """Find runs of a loop body: the same (op, source line) sequence repeated back to back at
+    least ``min_repeats`` times. The first and last iterations stay visible; the ones between
+    become one summary box."""
+    ops = [n for n in nodes if n.kind == OP and n.where is not None]
+    keys = [(n.op, n.where[0], n.where[1]) for n in ops]
+    found = []
+    i = 0
+    while i < len(keys):
+        best = None
+        for period in range(1, min(64, (len(keys) - i) // min_repeats) + 1):
+            repeats = 1
+            while keys[i + repeats * period : i + (repeats + 1) * period] == keys[i : i + period]:
+                repeats += 1
+            if repeats >= min_repeats and (best is None or repeats * period > best[0] * best[1]):
+                best = (repeats, period)
+        if best is None:
+            i += 1
+            continue
+        repeats, period = best
+        middle = ops[i + period : i + (repeats - 1) * period]
+        members = [n.id for n in middle]
+        # constants and leaves used only by the summarised iterations go with them
+        line = keys[i][2]
+        found.append(
+            (f"{repeats - 2} more iterations\n(line {line}, {len(members)} nodes)", members)
+        )
+        i += repeats * period
+    return found
+
+
+# ----------------------------------------------------------------------------- rendering
+
+
+class GraphvizMissing(RuntimeError):
+    """Graphviz's ``dot`` program is not installed."""
+
+
+HINT = (
+    "To see this as a picture, install Graphviz (e.g. `apt-get install graphviz` or "
+    "`conda install graphviz`), or use the live widget: dg.watch() / %%dyngraph."
+)
+
+
+def render_svg(dot_source: str, timeout: float = 10.0) -> str:
+    """Run Graphviz's ``dot -Tsvg`` (with a timeout) and check the SVG is inert."""
+    program = shutil.which("dot")
+    if program is None:
+        raise GraphvizMissing(f"Graphviz's `dot` program was not found. {HINT}")
+    try:
+        done = subprocess.run(
+            [program, "-Tsvg"], input=dot_source.encode("utf-8"), capture_output=True,
+            timeout=timeout, check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(
+            f"Graphviz took more than {timeout} s; draw fewer nodes (max_nodes=...) or "
+            "collapse scopes (collapse=True)"
+        ) from None
+    if done.returncode != 0:
+        raise RuntimeError(f"Graphviz failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+    svg = done.stdout.decode("utf-8")
+    check_inert_svg(svg)
+    return svg
+
+
+def check_inert_svg(svg: str) -> None:
+    """Our SVG has no script, no event handler and no link; refuse it otherwise."""
+    lowered = svg.lower()
+    for needle in ("<script", "<a ", "<a>", "href", "javascript:", "<foreignobject"):
+        if needle in lowered:
+            raise RuntimeError(f"refusing to display SVG containing {needle!r}")
+    if re.search(r"\son[a-z]+\s*=", lowered):
+        raise RuntimeError("refusing to display SVG with an event-handler attribute")
+
+
+def mimebundle(model: Recording, text: str, **options: Any) -> dict[str, str]:
+    """What Jupyter displays: the SVG where Graphviz exists; else the DOT source and a hint."""
+    dot_source = to_dot(model, **options)
+    try:
+        svg = render_svg(dot_source)
+    except GraphvizMissing:
+        return {"text/plain": f"{text}\n{HINT}\n\n{dot_source}"}
+    except RuntimeError as exc:
+        return {"text/plain": f"{text}\n{exc}\n\n{dot_source}"}
+    return {"image/svg+xml": svg, "text/plain": text}
+
+
+# ----------------------------------------------------------------------------- diff
+
+
+def match_keys(model: Recording) -> dict[int, tuple]:
+    """A key per node that is the same in two runs of the same code: (kind, op, file, line,
+    occurrence) - the k-th node made by that op on that line - never the id."""
+    seen: Counter = Counter()
+    keys = {}
+    for node in sorted(model.nodes.values(), key=lambda n: n.order):
+        where = node.where or ("", 0)
+        base = (node.kind, node.op, node.name, where[0], where[1])
+        keys[node.id] = (*base, seen[base])
+        seen[base] += 1
+    return keys
+
+
+class GraphDiff:
+    """Two runs of the same code in one diagram: nodes and edges that exist in only one run
+    are marked ("only in A" dashed vermillion, "only in B" bold blue).
+
+    >>> dg.diff(rec_short, rec_long)
+    """
+
+    def __init__(self, a: Recording, b: Recording) -> None:
+        self.a, self.b = a, b
+        keys_a, keys_b = match_keys(a), match_keys(b)
+        by_key_b = {key: node_id for node_id, key in keys_b.items()}
+        only_a = {i for i, key in keys_a.items() if key not in by_key_b}
+        common = set(keys_a.values()) & set(keys_b.values())
+        self.merged = Recording(max_nodes=len(a.nodes) + len(b.nodes) + 1)
+        self.marks: dict[int, str] = {}
+        new_id: dict[tuple, int] = {}
+        for node in sorted(a.nodes.values(), key=lambda n: n.order):
+            new_id[keys_a[node.id]] = node.id
+            self.merged.nodes[node.id] = node
+            if node.id in only_a:
+                self.marks[node.id] = "only in A"
+        next_id = max(list(a.nodes) + list(b.nodes) + [0]) + 1
+        for node in sorted(b.nodes.values(), key=lambda n: n.order):
+            key = keys_b[node.id]
+            if key in common:
+                continue
+            copy = Node(**{**node.__dict__, "id": next_id, "order": len(self.merged.nodes)})
+            new_id[key] = next_id
+            self.merged.nodes[next_id] = copy
+            self.marks[next_id] = "only in B"
+            next_id += 1
+        edges = set()
+        for model, keys in ((a, keys_a), (b, keys_b)):
+            for edge in model.edges:
+                if edge.src in keys and edge.dst in keys:
+                    src, dst = new_id[keys[edge.src]], new_id[keys[edge.dst]]
+                    edges.add((src, dst, edge.position))
+        self.merged.edges = [Edge(*e) for e in sorted(edges)]
+        self.only_in_a = sum(1 for m in self.marks.values() if m == "only in A")
+        self.only_in_b = sum(1 for m in self.marks.values() if m == "only in B")
+
+    def to_dot(self, **options: Any) -> str:
+        options.setdefault("summarize_loops", False)
+        title = f"A and B: {self.only_in_a} nodes only in A, {self.only_in_b} only in B"
+        return to_dot(self.merged, marks=self.marks, title=title, **options)
+
+    def to_svg(self, timeout: float = 10.0, **options: Any) -> str:
+        return render_svg(self.to_dot(**options), timeout=timeout)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        try:
+            return {"image/svg+xml": self.to_svg(), "text/plain": repr(self)}
+        except GraphvizMissing:
+            return {"text/plain": f"{self!r}\n{HINT}\n\n{self.to_dot()}"}
+
+    def __repr__(self) -> str:
+        return f"<diff: {self.only_in_a} nodes only in A, {self.only_in_b} only in B>"
+
+
+def diff(a: Recording, b: Recording) -> GraphDiff:
+    """One diagram of two runs of the same code on different inputs (see GraphDiff)."""
+    return GraphDiff(a, b)

@@ -1,0 +1,287 @@
+"""Recording: the graph model that diagrams and the live widget draw.
+
+A ``Recording`` subscribes to the event spine and folds events into plain data: nodes (tensors,
+constants, op outputs) with their values, gradients and bytes saved for backward; ordered edges;
+and the timeline of everything that happened, forward and backward, including the graph being
+freed. It holds no arrays (events carry previews), so recording never keeps a graph alive, and
+it is bounded: past ``max_nodes`` nodes or ``max_events`` timeline steps, new ones are counted as
+dropped instead of stored.
+
+>>> with dg.record() as rec:
+...     loss = (x * w).sum()
+...     loss.backward()
+>>> rec            # a diagram in Jupyter; rec.to_dot() is the DOT source
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import events
+
+DEFAULT_MAX_NODES = 10_000
+DEFAULT_MAX_EVENTS = 200_000
+
+# The kinds of node a diagram distinguishes (see dot.py for how each is drawn).
+LEAF, PARAMETER, CONSTANT, OP = "leaf", "parameter", "constant", "op"
+
+
+@dataclass
+class Node:
+    """One node of the model: a leaf, a parameter, a constant, or the output of an op."""
+
+    id: int
+    kind: str  # LEAF, PARAMETER, CONSTANT or OP
+    op: str  # the op's name ("Mul") for OP nodes; the kind otherwise
+    name: str | None
+    shape: tuple[int, ...]
+    dtype: str
+    device: str
+    requires_grad: bool
+    preview: tuple  # the first few values
+    scope: tuple[str, ...] = ()
+    where: tuple | None = None  # (file, line, function, cell) of the line that made it
+    order: int = 0  # creation order within the recording
+    saved_bytes: int = 0  # bytes the op saved for backward
+    grad_preview: tuple | None = None
+    grad_norm: float | None = None
+    accumulated: bool = False  # its gradient summed several contributions
+    freed: bool = False  # its saved buffers were released by backward
+    recomputed: bool = False  # made again in backward by dg.checkpoint
+    elapsed: float | None = None  # seconds its forward took (inside dg.events.timing())
+    version: int = 0  # in-place modifications seen
+    check: str | None = None  # a gradcheck verdict: "pass" or "fail"
+
+    @property
+    def anomaly(self) -> str | None:
+        """'nan' or 'inf' when the value or the gradient preview has one, else None."""
+        for values in (self.preview, self.grad_preview or ()):
+            for v in values:
+                if isinstance(v, float) and not math.isfinite(v):
+                    return "nan" if math.isnan(v) else "inf"
+        return None
+
+
+@dataclass(frozen=True)
+class Edge:
+    """``src`` is input number ``position`` of ``dst``."""
+
+    src: int
+    dst: int
+    position: int
+
+
+@dataclass
+class Recording:
+    """A bounded, array-free model of the graphs built (and backpropagated) while recording."""
+
+    max_nodes: int = DEFAULT_MAX_NODES
+    max_events: int = DEFAULT_MAX_EVENTS
+    nodes: dict[int, Node] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+    timeline: list[tuple] = field(default_factory=list)  # (kind, ...) steps, see _STEP_KINDS
+    dropped_nodes: int = 0
+    dropped_events: int = 0
+
+    def __post_init__(self) -> None:
+        if self.max_nodes < 1 or self.max_events < 1:
+            raise ValueError("max_nodes and max_events must be positive")
+
+    # ------------------------------------------------------------------ folding events
+
+    def __call__(self, event: Any) -> None:
+        """The subscriber: fold one event into the model."""
+        kind = event.kind
+        if kind == "node_created":
+            self._add_node(event)
+        elif kind == "grad_computed":
+            node = self.nodes.get(event.id)
+            if node is not None:
+                node.grad_preview, node.grad_norm = event.preview, event.norm
+                node.accumulated = event.accumulated
+                self._step(("grad", event.id))
+        elif kind == "graph_freed":
+            ids = tuple(i for i in event.ids if i in self.nodes)
+            for i in ids:
+                self.nodes[i].freed = True
+            self._step(("freed", ids))
+        elif kind == "version_bumped":
+            node = self.nodes.get(event.id)
+            if node is not None:
+                node.version = event.version
+                self._step(("version", event.id, event.version))
+        elif kind == "backward_started":
+            self._step(("backward_started", event.root))
+        elif kind == "backward_finished":
+            self._step(("backward_finished", event.root))
+        elif kind == "backward_failed":
+            self._step(("backward_failed", event.root, event.error))
+
+    def _add_node(self, event: events.NodeCreated) -> None:
+        if event.id in self.nodes:
+            return
+        if len(self.nodes) >= self.max_nodes:
+            self.dropped_nodes += 1
+            return
+        kind = {"leaf": LEAF, "parameter": PARAMETER, "constant": CONSTANT}.get(event.op, OP)
+        where = tuple(event.where) if event.where is not None else None
+        self.nodes[event.id] = Node(
+            id=event.id, kind=kind, op=event.op, name=event.name, shape=tuple(event.shape),
+            dtype=event.dtype, device=event.device, requires_grad=event.requires_grad,
+            preview=tuple(event.preview), scope=tuple(event.scope), where=where,
+            order=len(self.nodes), saved_bytes=event.saved_bytes, recomputed=event.recomputed,
+            elapsed=event.elapsed,
+        )
+        for position, src in enumerate(event.inputs):
+            self.edges.append(Edge(src, event.id, position))
+        self._step(("node", event.id))
+
+    def _step(self, step: tuple) -> None:
+        if len(self.timeline) >= self.max_events:
+            self.dropped_events += 1
+        else:
+            self.timeline.append(step)
+
+    # ------------------------------------------------------------------ reading the model
+
+    def mark(self, node_id: int, check: str) -> None:
+        """Record a gradcheck verdict ('pass' or 'fail') on a node, for the diagram."""
+        if check not in ("pass", "fail"):
+            raise ValueError("check must be 'pass' or 'fail'")
+        self.nodes[node_id].check = check
+
+    def summary(self) -> str:
+        """One line: how many nodes, edges, backward passes; what was dropped."""
+        passes = sum(1 for step in self.timeline if step[0] == "backward_started")
+        text = f"{len(self.nodes)} nodes, {len(self.edges)} edges, {passes} backward pass"
+        text += "" if passes == 1 else "es"
+        if self.dropped_nodes:
+            text += f"; {self.dropped_nodes} nodes not recorded (max_nodes={self.max_nodes})"
+        if self.dropped_events:
+            text += f"; {self.dropped_events} timeline steps not recorded"
+        return text
+
+    def __repr__(self) -> str:
+        return f"<Recording: {self.summary()}>"
+
+    # ------------------------------------------------------------------ drawing and saving
+
+    def to_dot(self, **options: Any) -> str:
+        """The DOT source of the diagram (options: see dyngraph.dot.to_dot)."""
+        from .dot import to_dot
+
+        return to_dot(self, **options)
+
+    def to_svg(self, timeout: float = 10.0, **options: Any) -> str:
+        """The diagram as SVG, rendered by Graphviz's ``dot`` (raises a clear error without it)."""
+        from .dot import render_svg
+
+        return render_svg(self.to_dot(**options), timeout=timeout)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from .dot import mimebundle
+
+        return mimebundle(self, repr(self))
+
+    def save(self, path: Any) -> None:
+        """Write the recording as versioned JSON (see dyngraph/recording_io.py)."""
+        from .recording_io import save_recording
+
+        save_recording(self, path)
+
+    def diff(self, other: Recording) -> Any:
+        """One diagram of two runs of the same code, marking what exists in only one."""
+        from .dot import GraphDiff
+
+        return GraphDiff(self, other)
+
+
+@contextmanager
+def record(max_nodes: int = DEFAULT_MAX_NODES, max_events: int = DEFAULT_MAX_EVENTS) -> Iterator[
+    Recording
+]:
+    """Record every graph built (and backpropagated) inside the block.
+
+    >>> with dg.record() as rec:
+    ...     y = (x * 2).sum()
+    """
+    recording = Recording(max_nodes=max_nodes, max_events=max_events)
+    with events.subscribe(recording):
+        yield recording
+
+
+def draw(tensor: Any, **options: Any) -> Any:
+    """A diagram of the graph behind ``tensor``, built by walking back from its ``grad_fn``
+    (no recording needed; values of intermediates are not known then, only their shapes)."""
+    return _TensorDiagram(from_tensor(tensor), options)
+
+
+class _TensorDiagram:
+    """What dg.draw returns: displays as the diagram; ``.to_dot()``, ``.to_svg()``."""
+
+    def __init__(self, recording: Recording, options: dict[str, Any]) -> None:
+        self.recording = recording
+        self.options = options
+
+    def to_dot(self) -> str:
+        return self.recording.to_dot(**self.options)
+
+    def to_svg(self, timeout: float = 10.0) -> str:
+        return self.recording.to_svg(timeout=timeout, **self.options)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from .dot import mimebundle
+
+        return mimebundle(self.recording, repr(self), **self.options)
+
+    def __repr__(self) -> str:
+        return f"<diagram: {self.recording.summary()}>"
+
+
+def from_tensor(tensor: Any) -> Recording:
+    """The model of the graph behind ``tensor`` (iterative walk from its grad_fn)."""
+    from .function import Function
+    from .tensor import Tensor
+
+    recording = Recording()
+    found: dict[int, Any] = {}  # id -> Function node or leaf Tensor
+    stack = [tensor.grad_fn if tensor.grad_fn is not None else tensor]
+    while stack:
+        item = stack.pop()
+        if item.id in found:
+            continue
+        found[item.id] = item
+        if isinstance(item, Function):
+            stack.extend(p for p in item.parents if p is not None)
+    for node_id in sorted(found):  # creation order
+        item = found[node_id]
+        if isinstance(item, Tensor):
+            data = item.data
+            kind = PARAMETER if getattr(item, "is_parameter", False) else LEAF
+            node = Node(node_id, kind, kind, item.name, tuple(data.shape),
+                        events.dtype_name(data.dtype), item.device, item.requires_grad,
+                        events.preview(data), order=len(recording.nodes))
+            if item._grad is not None:
+                node.grad_preview, node.grad_norm = events.preview_and_norm(item._grad.data)
+        else:
+            is_root = tensor.grad_fn is item
+            value = events.preview(tensor.data) if is_root else ()
+            saved = item.saved_arrays
+            node = Node(node_id, OP, item.name, tensor.name if is_root else None,
+                        tuple(item.shape), events.dtype_name(tensor.dtype) if is_root else "",
+                        backend_device(item), True, value, order=len(recording.nodes),
+                        saved_bytes=sum(getattr(a, "nbytes", 0) for a in saved or ()),
+                        freed=saved is None, where=tuple(item.where) if item.where else None)
+            for position, parent in enumerate(item.parents):
+                if parent is not None:
+                    recording.edges.append(Edge(parent.id, node_id, position))
+        recording.nodes[node_id] = node
+    return recording
+
+
+def backend_device(node: Any) -> str:
+    return "cpu" if node.xp.__name__ == "numpy" else "cuda"

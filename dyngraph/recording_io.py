@@ -1,0 +1,399 @@
+"""Saving and loading recordings: versioned JSON, validated strictly, never pickle.
+
+A saved recording is untrusted input (a file from a course page, a student's upload), so
+``load_recording`` checks, in this order: the file size (before reading), that it is not a pickle
+or npz (refused outright), the nesting depth (before parsing, so a deep file cannot cause a
+RecursionError), then while parsing NaN/Infinity tokens, duplicate keys and huge numbers, and
+finally the schema: unknown fields, wrong types, edges to missing nodes, cycles, absurd shapes.
+Every error is a ValueError naming the JSON path, e.g. ``$.nodes[3].shape[1]``.
+
+Non-finite numbers in previews (a NaN is exactly what a learner wants to see) are written as
+the strings "NaN", "Infinity" and "-Infinity". save -> load -> save is byte-identical.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+from .record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording
+
+FORMAT = "dyngraph-recording"
+SCHEMA_VERSION = 1
+MAX_FILE_BYTES = 256 * 1024 * 1024
+MAX_DEPTH = 12  # the deepest a valid file goes is 5 ($ / nodes / [i] / where / [j])
+MAX_INT_DIGITS = 18
+MAX_STRING = 100_000
+MAX_NDIM = 32
+MAX_NUMEL = 2**48
+
+_NODE_FIELDS = {
+    "id", "kind", "op", "name", "shape", "dtype", "device", "requires_grad", "preview", "scope",
+    "where", "order", "saved_bytes", "grad_preview", "grad_norm", "accumulated", "freed",
+    "recomputed", "elapsed", "version", "check",
+}
+_TOP_FIELDS = {
+    "format", "schema_version", "max_nodes", "max_events", "dropped_nodes", "dropped_events",
+    "nodes", "edges", "timeline",
+}
+_KINDS = {LEAF, PARAMETER, CONSTANT, OP}
+_STEP_ARITY = {  # timeline step kind -> the types of its fields after the kind
+    "node": (int,), "grad": (int,), "freed": (list,), "version": (int, int),
+    "backward_started": (int,), "backward_finished": (int,), "backward_failed": (int, str),
+}
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+# ----------------------------------------------------------------------------- saving
+
+
+def _number_out(v: Any) -> Any:
+    if isinstance(v, float) and not math.isfinite(v):
+        return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+    return v
+
+
+def _values_out(values: tuple | None) -> list | None:
+    return None if values is None else [_number_out(v) for v in values]
+
+
+def to_document(recording: Recording) -> dict[str, Any]:
+    """The recording as plain JSON data (the schema the loader checks)."""
+    nodes = []
+    for node in sorted(recording.nodes.values(), key=lambda n: n.order):
+        nodes.append(
+            {
+                "id": node.id, "kind": node.kind, "op": node.op, "name": node.name,
+                "shape": list(node.shape), "dtype": node.dtype, "device": node.device,
+                "requires_grad": node.requires_grad, "preview": _values_out(node.preview),
+                "scope": list(node.scope),
+                "where": None if node.where is None else list(node.where),
+                "order": node.order, "saved_bytes": node.saved_bytes,
+                "grad_preview": _values_out(node.grad_preview),
+                "grad_norm": _number_out(node.grad_norm), "accumulated": node.accumulated,
+                "freed": node.freed, "recomputed": node.recomputed,
+                "elapsed": node.elapsed, "version": node.version, "check": node.check,
+            }
+        )
+    return {
+        "format": FORMAT,
+        "schema_version": SCHEMA_VERSION,
+        "max_nodes": recording.max_nodes,
+        "max_events": recording.max_events,
+        "dropped_nodes": recording.dropped_nodes,
+        "dropped_events": recording.dropped_events,
+        "nodes": nodes,
+        "edges": [[e.src, e.dst, e.position] for e in recording.edges],
+        "timeline": [
+            [step[0], *(list(x) if isinstance(x, tuple) else x for x in step[1:])]
+            for step in recording.timeline
+        ],
+    }
+
+
+def dumps(recording: Recording) -> str:
+    return json.dumps(to_document(recording), ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False) + "\n"
+
+
+def save_recording(recording: Recording, path: Any) -> None:
+    with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
+        f.write(dumps(recording))
+
+
+# ----------------------------------------------------------------------------- loading
+
+
+def load_recording(path: Any, max_bytes: int = MAX_FILE_BYTES) -> Recording:
+    """Read a recording saved by ``Recording.save``; raises ValueError for anything else.
+
+    >>> rec = dg.load_recording("lesson3.json")
+    """
+    path = os.fspath(path)
+    size = os.path.getsize(path)
+    if size > max_bytes:
+        raise ValueError(
+            f"{path} is {size} bytes, more than the {max_bytes}-byte limit for recordings "
+            "(pass max_bytes= to allow more)"
+        )
+    with open(path, "rb") as f:
+        raw = f.read(max_bytes + 1)
+    return loads(raw, source=path)
+
+
+def loads(raw: bytes | str, source: str = "<string>") -> Recording:
+    """Parse and validate a recording from its JSON text."""
+    if isinstance(raw, bytes):
+        if raw[:1] == b"\x80" or raw[:4] == b"PK\x03\x04" or raw[:6] == b"\x93NUMPY":
+            raise ValueError(
+                f"{source} is not a dyngraph recording (it looks like a pickle, npy or npz "
+                "file; dyngraph never loads pickles)"
+            )
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(f"{source} is not a dyngraph recording: not UTF-8 ({exc})") from None
+    else:
+        text = raw
+    _check_depth(text)
+    try:
+        document = json.loads(
+            text,
+            object_pairs_hook=_no_duplicate_keys,
+            parse_constant=_reject_constant,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+        )
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{source} is not a dyngraph recording: invalid JSON ({exc})") from None
+    return _from_document(document)
+
+
+def _check_depth(text: str) -> None:
+    """Refuse nesting deeper than MAX_DEPTH before the parser recurses into it."""
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise ValueError(f"$: nesting deeper than {MAX_DEPTH} levels: not a recording")
+        elif ch in "]}":
+            depth -= 1
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"$: duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+def _reject_constant(token: str) -> None:
+    raise ValueError(f"$: the token {token} is not allowed (write non-finite numbers as strings)")
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"$: the number {text[:24]}... is too large")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"$: the number {text[:24]} is too large")
+    return value
+
+
+# ----------------------------------------------------------------------------- the schema
+
+
+def _fail(path: str, message: str) -> None:
+    raise ValueError(f"{path}: {message}")
+
+
+def _expect(value: Any, types: Any, path: str, what: str) -> Any:
+    if isinstance(value, bool) and bool not in (types if isinstance(types, tuple) else (types,)):
+        _fail(path, f"expected {what}, got a boolean")
+    if not isinstance(value, types):
+        _fail(path, f"expected {what}, got {type(value).__name__}")
+    if isinstance(value, str) and len(value) > MAX_STRING:
+        _fail(path, f"string longer than {MAX_STRING} characters")
+    return value
+
+
+def _count(value: Any, path: str) -> int:
+    _expect(value, int, path, "a non-negative integer")
+    if value < 0:
+        _fail(path, "expected a non-negative integer")
+    return value
+
+
+def _optional_str(value: Any, path: str) -> str | None:
+    return None if value is None else _expect(value, str, path, "a string or null")
+
+
+def _number_in(value: Any, path: str) -> Any:
+    if isinstance(value, str):
+        if value not in _NONFINITE:
+            _fail(path, "expected a number (or 'NaN', 'Infinity', '-Infinity')")
+        return _NONFINITE[value]
+    return _expect(value, (int, float, bool), path, "a number")
+
+
+def _values_in(value: Any, path: str) -> tuple | None:
+    if value is None:
+        return None
+    _expect(value, list, path, "a list of numbers")
+    if len(value) > 64:
+        _fail(path, "preview longer than 64 values")
+    return tuple(_number_in(v, f"{path}[{i}]") for i, v in enumerate(value))
+
+
+def _shape_in(value: Any, path: str) -> tuple[int, ...]:
+    _expect(value, list, path, "a shape (a list of sizes)")
+    if len(value) > MAX_NDIM:
+        _fail(path, f"absurd shape: more than {MAX_NDIM} dimensions")
+    shape = tuple(_count(n, f"{path}[{i}]") for i, n in enumerate(value))
+    if math.prod(shape) > MAX_NUMEL:
+        _fail(path, f"absurd shape {shape}: more than {MAX_NUMEL} elements")
+    return shape
+
+
+def _where_in(value: Any, path: str) -> tuple | None:
+    if value is None:
+        return None
+    _expect(value, list, path, "[file, line, function, cell] or null")
+    if len(value) != 4:
+        _fail(path, "expected [file, line, function, cell]")
+    file = _expect(value[0], str, f"{path}[0]", "a file name")
+    line = _count(value[1], f"{path}[1]")
+    function = _expect(value[2], str, f"{path}[2]", "a function name")
+    cell = None if value[3] is None else _count(value[3], f"{path}[3]")
+    return (file, line, function, cell)
+
+
+def _node_in(value: Any, path: str) -> Node:
+    _expect(value, dict, path, "a node object")
+    unknown = set(value) - _NODE_FIELDS
+    if unknown:
+        _fail(f"{path}.{sorted(unknown)[0]}", "unknown field")
+    missing = _NODE_FIELDS - set(value)
+    if missing:
+        _fail(path, f"missing field {sorted(missing)[0]!r}")
+    kind = _expect(value["kind"], str, f"{path}.kind", "a node kind")
+    if kind not in _KINDS:
+        _fail(f"{path}.kind", f"unknown node kind {kind!r}")
+    check = _optional_str(value["check"], f"{path}.check")
+    if check not in (None, "pass", "fail"):
+        _fail(f"{path}.check", "expected 'pass', 'fail' or null")
+    elapsed = value["elapsed"]
+    if elapsed is not None:
+        elapsed = _expect(elapsed, (int, float), f"{path}.elapsed", "seconds")
+    grad_norm = None if value["grad_norm"] is None else _number_in(
+        value["grad_norm"], f"{path}.grad_norm")
+    scope = _expect(value["scope"], list, f"{path}.scope", "a list of names")
+    return Node(
+        id=_count(value["id"], f"{path}.id"),
+        kind=kind,
+        op=_expect(value["op"], str, f"{path}.op", "an op name"),
+        name=_optional_str(value["name"], f"{path}.name"),
+        shape=_shape_in(value["shape"], f"{path}.shape"),
+        dtype=_expect(value["dtype"], str, f"{path}.dtype", "a dtype name"),
+        device=_expect(value["device"], str, f"{path}.device", "a device name"),
+        requires_grad=_expect(value["requires_grad"], bool, f"{path}.requires_grad", "a bool"),
+        preview=_values_in(value["preview"], f"{path}.preview") or (),
+        scope=tuple(_expect(s, str, f"{path}.scope[{i}]", "a name") for i, s in enumerate(scope)),
+        where=_where_in(value["where"], f"{path}.where"),
+        order=_count(value["order"], f"{path}.order"),
+        saved_bytes=_count(value["saved_bytes"], f"{path}.saved_bytes"),
+        grad_preview=_values_in(value["grad_preview"], f"{path}.grad_preview"),
+        grad_norm=grad_norm,
+        accumulated=_expect(value["accumulated"], bool, f"{path}.accumulated", "a bool"),
+        freed=_expect(value["freed"], bool, f"{path}.freed", "a bool"),
+        recomputed=_expect(value["recomputed"], bool, f"{path}.recomputed", "a bool"),
+        elapsed=elapsed,
+        version=_count(value["version"], f"{path}.version"),
+        check=check,
+    )
+
+
+def _from_document(document: Any) -> Recording:
+    _expect(document, dict, "$", "a JSON object")
+    if document.get("format") != FORMAT:
+        _fail("$.format", f"not a dyngraph recording (expected format {FORMAT!r})")
+    version = _count(document.get("schema_version"), "$.schema_version")
+    if version > SCHEMA_VERSION:
+        _fail(
+            "$.schema_version",
+            f"this recording has schema_version {version}, newer than the {SCHEMA_VERSION} "
+            "this dyngraph understands: upgrade dyngraph to load it",
+        )
+    unknown = set(document) - _TOP_FIELDS
+    if unknown:
+        _fail(f"$.{sorted(unknown)[0]}", "unknown field")
+    missing = _TOP_FIELDS - set(document)
+    if missing:
+        _fail("$", f"missing field {sorted(missing)[0]!r}")
+    recording = Recording(
+        max_nodes=max(_count(document["max_nodes"], "$.max_nodes"), 1),
+        max_events=max(_count(document["max_events"], "$.max_events"), 1),
+    )
+    recording.dropped_nodes = _count(document["dropped_nodes"], "$.dropped_nodes")
+    recording.dropped_events = _count(document["dropped_events"], "$.dropped_events")
+
+    for i, value in enumerate(_expect(document["nodes"], list, "$.nodes", "a list of nodes")):
+        node = _node_in(value, f"$.nodes[{i}]")
+        if node.id in recording.nodes:
+            _fail(f"$.nodes[{i}].id", f"duplicate node id {node.id}")
+        recording.nodes[node.id] = node
+
+    for i, value in enumerate(_expect(document["edges"], list, "$.edges", "a list of edges")):
+        path = f"$.edges[{i}]"
+        _expect(value, list, path, "[src, dst, position]")
+        if len(value) != 3:
+            _fail(path, "expected [src, dst, position]")
+        src, dst, position = (_count(v, f"{path}[{j}]") for j, v in enumerate(value))
+        for j, end in ((0, src), (1, dst)):
+            if end not in recording.nodes:
+                _fail(f"{path}[{j}]", f"edge to a missing node {end}")
+        recording.edges.append(Edge(src, dst, position))
+    _check_acyclic(recording)
+
+    steps = _expect(document["timeline"], list, "$.timeline", "a list of steps")
+    for i, value in enumerate(steps):
+        recording.timeline.append(_step_in(value, f"$.timeline[{i}]", recording))
+    return recording
+
+
+def _step_in(value: Any, path: str, recording: Recording) -> tuple:
+    _expect(value, list, path, "a timeline step [kind, ...]")
+    if not value or not isinstance(value[0], str) or value[0] not in _STEP_ARITY:
+        _fail(f"{path}[0]", "unknown timeline step kind")
+    kind, fields = value[0], value[1:]
+    types = _STEP_ARITY[kind]
+    if len(fields) != len(types):
+        _fail(path, f"a {kind!r} step has {len(types)} field(s)")
+    out: list[Any] = [kind]
+    for j, (field_value, expected) in enumerate(zip(fields, types), start=1):
+        if expected is int:
+            out.append(_count(field_value, f"{path}[{j}]"))
+        elif expected is str:
+            out.append(_expect(field_value, str, f"{path}[{j}]", "a string"))
+        else:
+            _expect(field_value, list, f"{path}[{j}]", "a list of node ids")
+            out.append(tuple(_count(v, f"{path}[{j}][{k}]") for k, v in enumerate(field_value)))
+    return tuple(out)
+
+
+def _check_acyclic(recording: Recording) -> None:
+    """A computation graph has no cycles (Kahn's algorithm; iterative)."""
+    incoming = {node_id: 0 for node_id in recording.nodes}
+    outgoing: dict[int, list[int]] = {node_id: [] for node_id in recording.nodes}
+    for edge in recording.edges:
+        incoming[edge.dst] += 1
+        outgoing[edge.src].append(edge.dst)
+    ready = [node_id for node_id, n in incoming.items() if n == 0]
+    seen = 0
+    while ready:
+        node_id = ready.pop()
+        seen += 1
+        for dst in outgoing[node_id]:
+            incoming[dst] -= 1
+            if incoming[dst] == 0:
+                ready.append(dst)
+    if seen != len(recording.nodes):
+        _fail("$.edges", "the edges form a cycle: not a computation graph")

@@ -16,7 +16,7 @@ output (nothing consumes it)  op drawn with a double border in bluish green
 saved for backward            orange border and a "saved 32 B" line
 gradient                      a "grad [...]" line; the edge into a node carries the colour and
                               width of the gradient flowing back along it, light to dark blue by
-                              magnitude (relative to the largest in the diagram)
+                              magnitude (absolute, a decade a step: 1e-3 ... 10)
 freed                         dashed grey border, greyed text, "freed": backward released its
                               buffers
 anomaly (NaN / Inf)           vermillion fill and a "NaN" or "Inf" line
@@ -113,6 +113,10 @@ def attributes(**attrs: Any) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
+# An op that nothing consumes (yet) is an output: a second attribute list drawn on top of its
+# own (DOT allows several), so the widget can add or drop it as the graph grows.
+OUTPUT_ATTRIBUTES = attributes(peripheries="2", color=GREEN, penwidth="1.5")
+
 # ----------------------------------------------------------------------------- formatting
 
 
@@ -150,11 +154,57 @@ def _numel(shape: tuple[int, ...]) -> int:
 class _Box:
     """A visible node of the diagram: a model node, or a group standing for several."""
 
-    name: str  # the DOT node name: n<id>, s<k> (collapsed scope), h<k> (hidden), l<k> (loop)
+    name: str  # the DOT node name: n<id>, s<k> (collapsed scope), hidden, l<k> (loop)
     label: str
     attrs: dict[str, str]
     scope: tuple[str, ...] = ()
     members: list[int] = field(default_factory=list)
+    statement: str = ""  # the DOT statement, when already made
+
+    def dot(self) -> str:
+        return self.statement or f"{self.name} {attributes(label=self.label, **self.attrs)};"
+
+
+def graph_header(rankdir: str = "TB", title: str | None = None) -> list[str]:
+    """The graph, node and edge defaults every diagram starts with."""
+    graph_attrs = {"rankdir": rankdir, "bgcolor": "transparent", "nodesep": "0.25",
+                   "ranksep": "0.35"}
+    if title:
+        graph_attrs.update(label=title, labelloc="t")
+    return [
+        f"  graph {attributes(**graph_attrs)};",
+        f"  node {attributes(fontname='Helvetica', fontsize='10', margin='0.08,0.04')};",
+        f"  edge {attributes(color=GREY, arrowsize='0.6')};",
+    ]
+
+
+def node_statement(
+    node: Node,
+    *,
+    values: bool = True,
+    grads: bool = True,
+    shapes: bool = True,
+    mark: str | None = None,
+) -> str:
+    """``n<id> [label=..., ...];`` for one node, in the visual vocabulary."""
+    label = _node_label(node, values, grads, shapes)
+    return f"n{node.id} {attributes(label=label, **_node_style(node, mark))};"
+
+
+def edge_statement(src: str, dst: str, grad_norm: float | None = None) -> str:
+    """``src -> dst [...]``; with the gradient flowing back along it, its colour and width."""
+    attrs: dict[str, str] = {}
+    if grad_norm is not None:
+        level = magnitude_level(grad_norm)
+        attrs.update(color=GRAD_SCALE[level], penwidth=str(1 + level * 0.75))
+    return f"{src} -> {dst} {attributes(**attrs)};"
+
+
+def cluster_header(index: int, name: str) -> list[str]:
+    """The first two lines of the cluster drawn around a scope."""
+    style = attributes(label=name, style="rounded,dashed", color=GREY, fontcolor="#666666",
+                       labeljust="l")
+    return [f"subgraph cluster_{index} {{", f"  graph {style};"]
 
 
 def to_dot(
@@ -197,32 +247,19 @@ def to_dot(
             owner[member] = group.name
 
     consumed = {edge.src for edge in model.edges}
-    norms = [n.grad_norm for n in nodes if n.grad_norm is not None and n.id not in owner]
-    largest = max((g for g in norms if math.isfinite(g)), default=0.0)
     for node in nodes:
         if node.id in owner:
             continue
         owner[node.id] = f"n{node.id}"
-        boxes.append(
-            _Box(
-                f"n{node.id}",
-                _node_label(node, values, grads, shapes),
-                _node_style(node, node.id not in consumed, (marks or {}).get(node.id)),
-                node.scope,
-                [node.id],
-            )
-        )
+        statement = node_statement(node, values=values, grads=grads, shapes=shapes,
+                                   mark=(marks or {}).get(node.id))
+        if node.id not in consumed:
+            statement = statement[:-1] + " " + OUTPUT_ATTRIBUTES + ";"
+        boxes.append(_Box(f"n{node.id}", "", {}, node.scope, [node.id], statement))
 
-    lines = ["digraph dyngraph {"]
-    graph_attrs = {"rankdir": rankdir, "bgcolor": "transparent", "nodesep": "0.25",
-                   "ranksep": "0.35"}
-    if title:
-        graph_attrs.update(label=title, labelloc="t")
-    lines.append(f"  graph {attributes(**graph_attrs)};")
-    lines.append(f"  node {attributes(fontname='Helvetica', fontsize='10', margin='0.08,0.04')};")
-    lines.append(f"  edge {attributes(color=GREY, arrowsize='0.6')};")
+    lines = ["digraph dyngraph {", *graph_header(rankdir, title)]
     lines.extend(_clusters(boxes))
-    lines.extend(_edges(model, nodes, owner, grads, largest))
+    lines.extend(_edges(model, nodes, owner, grads))
     if model.dropped_nodes:
         note = attributes(label=f"{model.dropped_nodes} nodes not recorded", shape="note",
                           style="filled", fillcolor=LIGHT_GREY, fontcolor=TEXT)
@@ -264,11 +301,9 @@ def _node_label(node: Node, values: bool, grads: bool, shapes: bool) -> str:
     return "\n".join(lines)
 
 
-def _node_style(node: Node, is_output: bool, mark: str | None) -> dict[str, str]:
+def _node_style(node: Node, mark: str | None) -> dict[str, str]:
     if node.kind == OP:
         style = {"shape": "ellipse", "style": "filled", "fillcolor": WHITE, "color": TEXT}
-        if is_output:
-            style.update(peripheries="2", color=GREEN, penwidth="1.5")
     elif node.kind == PARAMETER:
         style = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": PALE_BLUE,
                  "color": BLUE, "penwidth": "1.5"}
@@ -309,22 +344,16 @@ def _clusters(boxes: list[_Box]) -> list[str]:
             name = box.scope[len(open_path)]
             open_path = (*open_path, name)
             indent = "  " * len(open_path)
-            lines.append(f"{indent}subgraph cluster_{clusters} {{")
+            lines.extend(indent + line for line in cluster_header(clusters, name))
             clusters += 1
-            style = attributes(label=name, style="rounded,dashed", color=GREY,
-                               fontcolor="#666666", labeljust="l")
-            lines.append(f"{indent}  graph {style};")
-        indent = "  " * (len(open_path) + 1)
-        lines.append(f"{indent}{box.name} {attributes(label=box.label, **box.attrs)};")
+        lines.append("  " * (len(open_path) + 1) + box.dot())
     while open_path:
         lines.append("  " * len(open_path) + "}")
         open_path = open_path[:-1]
     return lines
 
 
-def _edges(
-    model: Recording, nodes: list[Node], owner: dict[int, str], grads: bool, largest: float
-) -> list[str]:
+def _edges(model: Recording, nodes: list[Node], owner: dict[int, str], grads: bool) -> list[str]:
     by_id = {n.id: n for n in nodes}
     lines = []
     seen = set()
@@ -333,23 +362,21 @@ def _edges(
         if src is None or dst is None or src == dst or (src, dst) in seen:
             continue  # an input that was not recorded, or an edge inside one group
         seen.add((src, dst))
-        attrs: dict[str, str] = {}
         node = by_id.get(edge.src)
-        if grads and node is not None and node.grad_norm is not None and largest > 0:
-            level = _magnitude_level(node.grad_norm, largest)
-            attrs.update(color=GRAD_SCALE[level], penwidth=str(1 + level * 0.75))
-        lines.append(f"  {src} -> {dst} {attributes(**attrs)};")
+        norm = node.grad_norm if grads and node is not None else None
+        lines.append("  " + edge_statement(src, dst, norm))
     return lines
 
 
-def _magnitude_level(norm: float, largest: float) -> int:
-    """0..4: the gradient's size relative to the largest, on a log scale (a decade a level)."""
+def magnitude_level(norm: float) -> int:
+    """0..4: the size of a gradient on an absolute log scale, a decade a level: below 1e-3 is 0
+    (vanishing), 1e-2, 1e-1, 1 and 10 or more (exploding, or not finite) is 4. Absolute, so
+    the same gradient looks the same in every diagram and at every step of a replay."""
     if not math.isfinite(norm):
         return len(GRAD_SCALE) - 1
     if norm <= 0:
         return 0
-    decades_below = math.log10(largest / norm)
-    return max(0, len(GRAD_SCALE) - 1 - int(decades_below))
+    return min(max(math.floor(math.log10(norm)) + 3, 0), len(GRAD_SCALE) - 1)
 
 
 # ----------------------------------------------------------------------------- budgets

@@ -75,14 +75,37 @@ from .recording_io import load_recording
 from .dot import diff
 
 # --- toolbox A: optim, data (nn is imported above) ---
+from . import data, optim
 
 # --- toolbox B: trace, checkpoint, memory ---
+from . import memory
+from .checkpoint import checkpoint
+from .trace import StaticGraph, TracerWarning, load_static, trace
+
+
+
+def watch(*args: object, **kwargs: object) -> object:
+    """A live graph widget for the block: ``with dg.watch(pace=0.3): ...`` (needs Jupyter;
+    see dyngraph.jupyter.watch)."""
+    from .jupyter import watch as _watch
+
+    return _watch(*args, **kwargs)
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext dyngraph`` adds the ``%%dyngraph`` cell magic."""
+    from .jupyter import load_ipython_extension as _load
+
+    _load(ipython)
+
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "data", "optim",  # toolbox A
+    "StaticGraph", "TracerWarning", "checkpoint", "load_static", "memory", "trace",  # toolbox B
     "Function", "GradcheckError", "Recording", "Tensor", "diff", "draw", "load_recording",
-    "record", "abs", "arange", "autograd", "bool_", "cat",
+    "record", "watch", "abs", "arange", "autograd", "bool_", "cat",
     "clamp", "cos", "cuda", "detect_anomaly", "enable_grad", "events", "exp", "eye", "float32",
     "float64", "full", "full_like", "gradcheck", "int32", "int64", "is_grad_enabled", "linspace",
     "log", "log_softmax", "logsumexp", "manual_seed", "matmul", "maximum", "mean", "minimum",

@@ -193,6 +193,13 @@ class Recording:
 
         save_recording(self, path)
 
+    def to_html(self, path: Any, title: str = "dyngraph") -> None:
+        """One self-contained HTML file with this recording and the player (works offline,
+        for slides and course pages)."""
+        from .jupyter.view import GraphView
+
+        GraphView.from_recording(self, title=title).save_html(path)
+
     def diff(self, other: Recording) -> Any:
         """One diagram of two runs of the same code, marking what exists in only one."""
         from .dot import GraphDiff

@@ -1,0 +1,53 @@
+"""A self-contained HTML page with a recording and the player: for slides and course pages.
+
+The page embeds the widget bundle and the state as JSON, and calls the bundle's
+``mountStandalone``; it needs no kernel, no server and no network.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from .view import STATIC
+
+
+def _script_json(value: Any) -> str:
+    """JSON that is safe inside <script>: no "</" can close the element early."""
+    text = json.dumps(value, ensure_ascii=True, allow_nan=False)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def write_html(state: dict[str, Any], path: Any, title: str = "dyngraph") -> None:
+    bundle = (STATIC / "graphview.js").read_text(encoding="utf-8")
+    css_path = STATIC / "graphview.css"
+    css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""
+    bundle_url = "data:text/javascript;charset=utf-8," + _percent_encode(bundle)
+    css = css.replace("</", "<\\/")  # nothing in the style sheet can close the element
+    page = f"""<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{html.escape(title)}</title>
+<style>{css}</style>
+</head>
+<body>
+<div id="dyngraph"></div>
+<script type="module">
+import {{ mountStandalone }} from "{bundle_url}";
+const STATE = {_script_json(state)};
+mountStandalone(document.getElementById("dyngraph"), STATE);
+</script>
+</body>
+</html>
+"""
+    Path(os.fspath(path)).write_text(page, encoding="utf-8")
+
+
+def _percent_encode(text: str) -> str:
+    from urllib.parse import quote
+
+    return quote(text, safe="")

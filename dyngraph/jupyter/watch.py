@@ -1,0 +1,74 @@
+"""``dg.watch()`` and the ``%%dyngraph`` cell magic: a live view of the code that runs inside."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from .view import GraphView
+
+
+@contextmanager
+def watch(view: GraphView | None = None, display: bool = True, **options: Any) -> Iterator[
+    GraphView
+]:
+    """Display a live GraphView and record everything built inside the block.
+
+    >>> with dg.watch(pace=0.3) as view:
+    ...     h = (x @ W).tanh()
+    ...     loss = h.sum()
+    ...     loss.backward()
+
+    ``pace`` (seconds per new source line) slows a fast cell down to human speed; the other
+    options are GraphView's.
+    """
+    if view is None:
+        view = GraphView(**options)
+    if display:
+        from IPython.display import display as show
+
+        show(view)
+    view.attach()
+    try:
+        yield view
+    finally:
+        view.detach()
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext dyngraph``: adds the ``%%dyngraph`` cell magic."""
+    from IPython.core.magic import register_cell_magic
+
+    @register_cell_magic("dyngraph")
+    def dyngraph_magic(line: str, cell: str) -> None:
+        """%%dyngraph [--pace SECONDS] [--lr]: run the cell and watch its graph live."""
+        options = _parse_magic_line(line)
+        with watch(**options):
+            ipython.run_cell(cell, store_history=False)  # IPython shows any error itself
+
+
+def _parse_magic_line(line: str) -> dict[str, Any]:
+    words = line.split()
+    options: dict[str, Any] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--pace" and i + 1 < len(words):
+            try:
+                options["pace"] = float(words[i + 1])
+            except ValueError:
+                message = f"%%dyngraph: --pace needs seconds, got {words[i + 1]!r}"
+                raise ValueError(message) from None
+            i += 2
+        elif word == "--lr":
+            options["rankdir"] = "LR"
+            i += 1
+        elif word.startswith("--title="):
+            options["title"] = word.split("=", 1)[1]
+            i += 1
+        else:
+            raise ValueError(
+                f"%%dyngraph: unknown option {word!r}; use --pace SECONDS, --lr, --title=TEXT"
+            )
+    return options

@@ -36,6 +36,7 @@ fontpath can never reach Graphviz. Node names are ``n<id>``, never user text.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import shutil
@@ -75,42 +76,46 @@ DEFAULT_MAX_NODES = 200  # the node budget of one diagram
 # ----------------------------------------------------------------------------- escaping
 
 
-def quote(text: str) -> str:
-    """``text`` as a DOT quoted string whose *displayed* text is ``text`` itself.
+_ESCAPES = {ord("\\"): "\\\\", ord('"'): '\\"', ord("&"): "&amp;", ord("\n"): "\\n"}
+for _code in [*range(32), 127, *range(0x80, 0xA0)]:  # control characters: shown as \x07
+    _ESCAPES.setdefault(_code, f"\\\\x{_code:02x}")
+_NEEDS_ESCAPING = re.compile("[" + re.escape("".join(map(chr, _ESCAPES))) + "]")
 
-    Escapes the backslash first (so ``\\N``, ``\\G``, ``\\l`` ... stay literal), the quote, the
+
+def escape(text: str) -> str:
+    """The inside of a DOT quoted string whose *displayed* text is ``text`` itself.
+
+    Escapes the backslash (so ``\\N``, ``\\G``, ``\\l`` ... stay literal), the quote, the
     ``&`` that Graphviz would read as an HTML entity, control characters (shown as ``\\x07``),
-    and turns newlines into DOT line breaks.
+    and turns newlines into DOT line breaks. Text longer than MAX_LABEL_CHARS is cut with "…".
     """
     text = str(text)
     if len(text) > MAX_LABEL_CHARS:
         text = text[: MAX_LABEL_CHARS - 1] + "\u2026"
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "&":
-            out.append("&amp;")
-        elif ch == "\n":
-            out.append("\\n")
-        elif ord(ch) < 32 or ord(ch) == 127 or 0x80 <= ord(ch) < 0xA0:
-            out.append(f"\\\\x{ord(ch):02x}")  # shown as the four characters \x07
-        else:
-            out.append(ch)
-    return '"' + "".join(out) + '"'
+    if _NEEDS_ESCAPING.search(text):
+        text = text.translate(_ESCAPES)
+    return text
 
 
-def attributes(**attrs: Any) -> str:
-    """``[key="value", ...]`` from the allow-list only; every value is quoted."""
+def quote(text: str) -> str:
+    """``text`` as a DOT quoted string (see escape)."""
+    return '"' + escape(text) + '"'
+
+
+@functools.lru_cache(maxsize=1024)
+def _attribute_list(items: tuple[tuple[str, Any], ...]) -> str:
     parts = []
-    for key, value in attrs.items():
+    for key, value in items:
         if key not in ALLOWED_ATTRIBUTES:
             raise ValueError(f"attribute {key!r} is not allowed in dyngraph diagrams")
         if value is not None:
             parts.append(f"{key}={quote(value)}")
-    return "[" + ", ".join(parts) + "]"
+    return ", ".join(parts)
+
+
+def attributes(**attrs: Any) -> str:
+    """``[key="value", ...]`` from the allow-list only; every value is quoted."""
+    return "[" + _attribute_list(tuple(attrs.items())) + "]"
 
 
 # An op that nothing consumes (yet) is an output: a second attribute list drawn on top of its
@@ -121,17 +126,12 @@ OUTPUT_ATTRIBUTES = attributes(peripheries="2", color=GREEN, penwidth="1.5")
 
 
 def format_number(v: Any) -> str:
-    if isinstance(v, bool) or not isinstance(v, float):
-        return str(v)
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return f"{v:.4g}"
+    """Four significant digits for floats ('nan', 'inf' as such); other numbers as they are."""
+    return f"{v:.4g}" if type(v) is float else str(v)
 
 
 def format_values(values: tuple, total: int) -> str:
-    shown = ", ".join(format_number(v) for v in values)
+    shown = ", ".join([f"{v:.4g}" if type(v) is float else str(v) for v in values])
     return f"[{shown}{', ...' if total > len(values) else ''}]"
 
 
@@ -187,8 +187,11 @@ def node_statement(
     mark: str | None = None,
 ) -> str:
     """``n<id> [label=..., ...];`` for one node, in the visual vocabulary."""
-    label = _node_label(node, values, grads, shapes)
-    return f"n{node.id} {attributes(label=label, **_node_style(node, mark))};"
+    anomaly = node.anomaly
+    lines = _label_lines(node, values, grads, shapes, anomaly)
+    label = "\\n".join([escape(line) for line in lines])
+    style = _attribute_list(tuple(_node_style(node, mark, anomaly).items()))
+    return f'n{node.id} [label="{label}", {style}];'
 
 
 def edge_statement(src: str, dst: str, grad_norm: float | None = None) -> str:
@@ -268,10 +271,13 @@ def to_dot(
     return "\n".join(lines) + "\n"
 
 
-def _node_label(node: Node, values: bool, grads: bool, shapes: bool) -> str:
+def _label_lines(
+    node: Node, values: bool, grads: bool, shapes: bool, anomaly: str | None
+) -> list[str]:
+    """The lines of a node's label, as plain text (escaped by the caller)."""
     lines = []
     if node.kind == OP:
-        lines.append(node.op if node.name is None else f"{node.name}\n{node.op}")
+        lines.extend([node.op] if node.name is None else [node.name, node.op])
     elif node.kind == CONSTANT:
         lines.append("const" if node.name is None else node.name)
     else:
@@ -289,7 +295,6 @@ def _node_label(node: Node, values: bool, grads: bool, shapes: bool) -> str:
         lines.append("freed")
     if node.recomputed:
         lines.append("recomputed")
-    anomaly = node.anomaly
     if anomaly:
         lines.append("NaN" if anomaly == "nan" else "Inf")
     if node.check:
@@ -298,10 +303,10 @@ def _node_label(node: Node, values: bool, grads: bool, shapes: bool) -> str:
         lines.append(node.device)
     if node.elapsed is not None:
         lines.append(f"{node.elapsed * 1e3:.3g} ms")
-    return "\n".join(lines)
+    return lines
 
 
-def _node_style(node: Node, mark: str | None) -> dict[str, str]:
+def _node_style(node: Node, mark: str | None, anomaly: str | None) -> dict[str, str]:
     if node.kind == OP:
         style = {"shape": "ellipse", "style": "filled", "fillcolor": WHITE, "color": TEXT}
     elif node.kind == PARAMETER:
@@ -317,13 +322,12 @@ def _node_style(node: Node, mark: str | None) -> dict[str, str]:
     if node.freed:
         style.update(style=style["style"].replace("filled", "dashed,filled"), color=GREY,
                      fontcolor="#666666", fillcolor=LIGHT_GREY)
-    if node.anomaly:
+    if anomaly:
         style.update(fillcolor=VERMILLION)
     if mark == "only in A":
         style.update(color=VERMILLION, penwidth="2.5", style=style["style"] + ",dashed")
     elif mark == "only in B":
         style.update(color=BLUE, penwidth="2.5", style=style["style"] + ",bold")
-    style["id"] = f"n{node.id}"
     return style
 
 

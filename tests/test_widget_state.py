@@ -31,7 +31,7 @@ def small_program():
 
 def deltas_of(view):
     received = []
-    view.observe(lambda change: received.append(change["new"]), names="delta")
+    view.observe(lambda change: received.append(json.loads(change["new"])), names="delta")
     return received
 
 
@@ -112,8 +112,8 @@ def test_a_late_view_resyncs_from_the_snapshot():
     small_program()
     view.detach()
     view._on_message(view, {"type": "resync"}, [])
-    snapshot = view.snapshot
-    assert snapshot["seq"] == view.delta["seq"]
+    snapshot = json.loads(view.snapshot)
+    assert snapshot["seq"] == json.loads(view.delta)["seq"]
     assert len(snapshot["nodes"]) == len(view.recording.nodes)
 
 
@@ -141,7 +141,7 @@ def test_from_recording_shows_the_same_graph_as_live():
     with dg.record() as rec:
         small_program()
     view = GraphView.from_recording(rec)
-    state = view.snapshot
+    state = json.loads(view.snapshot)
     assert [n["id"] for n in state["nodes"]] == [n.id for n in rec.nodes.values()]
     assert len(state["steps"]) == len(rec.timeline)
     assert len(state["edges"]) == len(rec.edges)
@@ -182,5 +182,5 @@ def test_grad_norm_infinity_is_text():
     x.sqrt().sum().backward()  # d sqrt / dx at 0 = inf
     view.detach()
     infos = [u["info"] for u in view.state()["snapshot"]["updates"] if "info" in u]
-    norms = [i["grad_norm"] for i in infos if i["grad_norm"] is not None]
+    norms = [i.get("grad_norm") for i in infos if i.get("grad_norm") is not None]
     assert "Infinity" in norms and not any(isinstance(n, float) and math.isinf(n) for n in norms)

@@ -19,6 +19,7 @@ import inspect
 import json
 import linecache
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any
@@ -62,8 +63,10 @@ class GraphView(anywidget.AnyWidget):
     _css = _css()
 
     header = traitlets.Dict().tag(sync=True)
-    snapshot = traitlets.Dict().tag(sync=True)
-    delta = traitlets.Dict().tag(sync=True)
+    # NOTE: snapshot and delta are JSON *text*: ipywidgets walks a dict trait element by element
+    # looking for binary buffers, which for thousands of nodes costs more than json.dumps.
+    snapshot = traitlets.Unicode("{}").tag(sync=True)
+    delta = traitlets.Unicode("{}").tag(sync=True)
     options = traitlets.Dict().tag(sync=True)
 
     def __init__(
@@ -131,11 +134,11 @@ class GraphView(anywidget.AnyWidget):
                 self._add_node(self.recording.nodes[event.id], edges)
                 self._pace(event.where)
         elif event.kind == "grad_computed" and event.id in self.recording.nodes:
-            self._update_node(self.recording.nodes[event.id], grad=True)
+            self._gradient_arrived(self.recording.nodes[event.id])
         elif event.kind == "graph_freed":
             for node_id in event.ids:
                 if node_id in self.recording.nodes:
-                    self._update_node(self.recording.nodes[node_id], grad=False)
+                    self._buffers_freed(self.recording.nodes[node_id])
         self._pending["steps"].extend(_json_step(s) for s in self.recording.timeline[before:])
         if time.monotonic() - self._last_flush >= self.interval:
             self.flush()
@@ -187,18 +190,23 @@ class GraphView(anywidget.AnyWidget):
                          "grad": None}}
             )
 
-    def _update_node(self, node: Node, grad: bool) -> None:
-        """A node's gradient arrived (grad=True), or backward freed its buffers."""
-        variants = {"freed": dot.node_statement(node)}
-        if grad:
-            variants["grad"] = dot.node_statement(dataclasses.replace(node, freed=False))
-        self._pending["updates"].append({"id": node.id, "dot": variants, "info": _info(node)})
-        if grad:  # the edges out of it carry this gradient back
-            for edge in self._edges_from.get(node.id, ()):
-                statement = dot.edge_statement(f"n{edge.src}", f"n{edge.dst}", node.grad_norm)
-                self._pending["updates"].append(
-                    {"edge": [edge.src, edge.dst, edge.position], "dot": {"grad": statement}}
-                )
+    def _gradient_arrived(self, node: Node) -> None:
+        """The node's gradient is known: its label shows it, the edges out of it carry it."""
+        update = {"id": node.id, "dot": {"grad": dot.node_statement(node)},
+                  "info": {"grad": _values_text(node.grad_preview, node.shape),
+                           "grad_norm": _number_out(node.grad_norm)}}
+        self._pending["updates"].append(update)
+        for edge in self._edges_from.get(node.id, ()):
+            statement = dot.edge_statement(f"n{edge.src}", f"n{edge.dst}", node.grad_norm)
+            self._pending["updates"].append(
+                {"edge": [edge.src, edge.dst, edge.position], "dot": {"grad": statement}}
+            )
+
+    def _buffers_freed(self, node: Node) -> None:
+        """Backward released what the node saved: it is drawn ghosted."""
+        self._pending["updates"].append(
+            {"id": node.id, "dot": {"freed": dot.node_statement(node)}, "info": {"freed": True}}
+        )
 
     # ------------------------------------------------------------------ sending
 
@@ -214,13 +222,13 @@ class GraphView(anywidget.AnyWidget):
                               "steps": self.recording.dropped_events}
         _merge(self._full, pending)
         self._pending = _empty_delta()
-        self.delta = pending
+        self.delta = _to_json(pending)
         self._last_flush = time.monotonic()
 
     def resync(self) -> None:
         """Set the snapshot to everything so far (what a late or out-of-step view starts from)."""
         self.flush()
-        self.snapshot = json.loads(json.dumps(self._full))  # a copy, so traitlets sees a change
+        self.snapshot = _to_json(self._full)
 
     def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "resync":
@@ -241,8 +249,10 @@ class GraphView(anywidget.AnyWidget):
         for node in nodes:
             view._add_node(node, edges_into.get(node.id, []))
         for node in nodes:
-            if node.grad_preview is not None or node.freed:
-                view._update_node(node, grad=node.grad_preview is not None)
+            if node.grad_preview is not None:
+                view._gradient_arrived(dataclasses.replace(node, freed=False))
+            if node.freed:
+                view._buffers_freed(node)
         view.recording.timeline = list(recording.timeline)
         view._pending["steps"] = [_json_step(s) for s in recording.timeline]
         view.resync()
@@ -272,6 +282,10 @@ class GraphView(anywidget.AnyWidget):
         fallback = dot.mimebundle(self.recording, repr(self))
         data = {**fallback, **data, "text/plain": fallback["text/plain"]}
         return data, metadata
+
+
+def _to_json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _empty_delta() -> dict[str, Any]:
@@ -315,7 +329,7 @@ def _info(node: Node) -> dict[str, Any]:
     where_text = None
     if where is not None:
         code = linecache.getline(where[0], where[1]).strip()
-        place = f"cell [{where[3]}]" if where[3] is not None else Path(where[0]).name
+        place = f"cell [{where[3]}]" if where[3] is not None else os.path.basename(where[0])
         where_text = f"{place}, line {where[1]}: {code}" if code else f"{place}, line {where[1]}"
     return {
         "title": node.op if node.kind == "op" else node.kind,

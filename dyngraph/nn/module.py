@@ -1,0 +1,471 @@
+"""Module and Parameter: how a model keeps its weights (PyTorch's ``torch.nn.Module``).
+
+A model is a tree of modules. Each module owns some ``Parameter`` tensors and some child
+modules, both registered simply by assigning them as attributes::
+
+    class MLP(dg.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = dg.nn.Linear(2, 16)     # registered as the child "fc1"
+            self.fc2 = dg.nn.Linear(16, 3)
+
+        def forward(self, x):
+            return self.fc2(self.fc1(x).relu())
+
+From that tree the module derives everything else: ``parameters()`` for the optimizer,
+``state_dict()`` for saving, ``train()`` / ``eval()`` for dropout, and a nested ``repr``.
+
+NOTE [scopes] Calling a module runs its ``forward`` inside ``dg.scope(name)``, where ``name`` is
+the attribute name the module is registered under in its parent ("fc1"; "0", "1", ... inside a
+Sequential), or its class name when it has no parent. Scopes nest, so the nodes of ``fc1`` in
+the model above carry the scope ``("MLP", "fc1")`` and diagrams can draw (or collapse) them as
+one box. A module registered in two parents keeps the name of the latest registration.
+
+NOTE [saving] ``save`` / ``load`` go through numpy's ``.npz`` format (a zip of plain arrays) and
+never through pickle: loading a file from someone else must not run their code. ``np.load`` is
+always called with ``allow_pickle=False``, which refuses pickled files and object arrays.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .. import backend, events, factories, grad_mode
+from ..tensor import Tensor, resolve_dtype
+
+
+class Parameter(Tensor):
+    """A tensor that is a weight of a module: a leaf that requires grad.
+
+    Assigning a Parameter as an attribute of a Module registers it, so that ``parameters()``
+    (and therefore the optimizer) and ``state_dict()`` find it. It shares the array of the
+    tensor it is made from.
+
+    >>> w = dg.nn.Parameter(dg.zeros(2, 3))
+    >>> w.requires_grad, w.is_leaf
+    (True, True)
+    """
+
+    __slots__ = ()  # Tensor uses __slots__; a Parameter adds no state of its own
+    is_parameter = True  # diagrams draw parameters apart from other leaves
+
+    def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
+        if data is None:
+            data = np.zeros((0,), dtype=np.float32)
+        elif not isinstance(data, Tensor) and not hasattr(data, "shape"):
+            data = factories.tensor(data)  # Python numbers and lists: the default float32
+        super().__init__(data, requires_grad=requires_grad)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+
+class LoadResult(NamedTuple):
+    """What ``load_state_dict(..., strict=False)`` could not match."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+class Module:
+    """Base class of every layer and model: override ``__init__`` and ``forward``.
+
+    Attributes assigned in ``__init__`` that are Parameters or Modules are registered, in the
+    order they are assigned. ``module(x)`` calls ``module.forward(x)`` inside ``dg.scope``.
+
+    >>> class Affine(dg.nn.Module):
+    ...     def __init__(self):
+    ...         super().__init__()
+    ...         self.scale = dg.nn.Parameter(dg.ones(3))
+    ...     def forward(self, x):
+    ...         return x * self.scale
+    >>> [name for name, _ in Affine().named_parameters()]
+    ['scale']
+    """
+
+    training: bool
+    _parameters: dict[str, Parameter | None]
+    _modules: dict[str, Module]
+    _scope_name: str | None
+
+    def __init__(self) -> None:
+        # NOTE: object.__setattr__, because our own __setattr__ needs these registries to exist.
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_scope_name", None)
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(
+            f"{type(self).__name__} has no forward(): define `def forward(self, x): ...` in it"
+        )
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with events.scope(self._scope_name or type(self).__name__):
+            return self.forward(*args, **kwargs)
+
+    # ------------------------------------------------------------------ registration
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        params = self.__dict__.get("_parameters")
+        modules = self.__dict__.get("_modules")
+        if params is None:  # Module.__init__ has not run
+            if isinstance(value, (Parameter, Module)):
+                raise AttributeError(
+                    f"cannot assign {type(value).__name__} '{name}' before Module.__init__() "
+                    f"was called: start {type(self).__name__}.__init__ with super().__init__()"
+                )
+            object.__setattr__(self, name, value)
+        elif isinstance(value, Parameter):
+            self.register_parameter(name, value)
+        elif isinstance(value, Module):
+            self.add_module(name, value)
+        elif name in params or name in modules:
+            # Replacing a registered parameter or child by anything else: only None is
+            # accepted, and unregisters it ("no bias"). A Tensor here is usually a mistake
+            # (self.w = self.w * 2) that would silently take w away from the optimizer.
+            expected = "dg.nn.Parameter" if name in params else "dg.nn.Module"
+            if value is not None:
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} to '{name}', which is a registered "
+                    f"{expected} ({expected} or None expected); to change a parameter's "
+                    f"values in place, use `with dg.no_grad(): self.{name}[...] = new_values`"
+                )
+            params.pop(name, None)
+            modules.pop(name, None)
+            object.__setattr__(self, name, None)
+        else:
+            object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._parameters.pop(name, None)
+        self._modules.pop(name, None)
+        object.__delattr__(self, name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` under ``name`` (what ``self.name = param`` does). An unnamed
+        parameter takes ``name`` as its ``.name``, so diagrams label it "weight", "bias", ..."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(
+                f"cannot register a {type(param).__name__} as parameter '{name}': wrap it as "
+                "dg.nn.Parameter(tensor)"
+            )
+        self._modules.pop(name, None)
+        self._parameters[name] = param
+        if param is not None and param.name is None:
+            param.name = name
+        object.__setattr__(self, name, param)
+
+    def add_module(self, name: str, module: Module) -> None:
+        """Register ``module`` as the child ``name`` (what ``self.name = module`` does)."""
+        if not isinstance(module, Module):
+            raise TypeError(f"{type(module).__name__} is not a dg.nn.Module")
+        if module is self:
+            raise ValueError("a module cannot be its own child")
+        self._parameters.pop(name, None)
+        self._modules[name] = module
+        object.__setattr__(module, "_scope_name", name)
+        object.__setattr__(self, name, module)
+
+    # ------------------------------------------------------------------ walking the tree
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[
+        tuple[str, Parameter]
+    ]:
+        """(dotted name, parameter) pairs: this module's own parameters in registration order,
+        then each child's, depth first. A parameter shared by two modules appears once."""
+        seen: set[int] = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, param in module._parameters.items():
+                if param is None or id(param) in seen:
+                    continue
+                seen.add(id(param))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), param
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter, in the order of ``named_parameters()`` (hand it to an optimizer)."""
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        yield from self._modules.items()
+
+    def children(self) -> Iterator[Module]:
+        """The direct submodules, in registration order."""
+        yield from self._modules.values()
+
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """(dotted name, module) for this module (name ``prefix``, "" by default) and every
+        descendant, parents before children. Iterative, and each module appears once."""
+        seen: set[int] = set()
+        stack = [(prefix, self)]
+        while stack:
+            name, module = stack.pop()
+            if id(module) in seen:
+                continue
+            seen.add(id(module))
+            yield name, module
+            children = [
+                (f"{name}.{child_name}" if name else child_name, child)
+                for child_name, child in module._modules.items()
+            ]
+            stack.extend(reversed(children))  # reversed: the first child is popped first
+
+    def modules(self) -> Iterator[Module]:
+        """This module and all its descendants."""
+        for _, module in self.named_modules():
+            yield module
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn(module)`` on every descendant and then on this module; returns self."""
+        for module in reversed(list(self.modules())):
+            fn(module)
+        return self
+
+    # ------------------------------------------------------------------ modes and gradients
+
+    def train(self, mode: bool = True) -> Module:
+        """Training mode (the default): Dropout drops. Applies to every descendant."""
+        for module in self.modules():
+            object.__setattr__(module, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode: Dropout passes its input through unchanged. Same as train(False)."""
+        return self.train(False)
+
+    def zero_grad(self) -> None:
+        """Forget every parameter's gradient (``.grad = None``; the next backward starts fresh)."""
+        for param in self.parameters():
+            param.grad = None
+
+    def requires_grad_(self, requires_grad: bool = True) -> Module:
+        """Freeze (False) or unfreeze every parameter; returns self."""
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    def to(self, target: Any) -> Module:
+        """Move every parameter to a device (``'cpu'``, ``'cuda'``) or cast it to a dtype, in
+        place: the Parameter objects stay the same, so an optimizer made before still works."""
+        is_device = isinstance(target, str) and target.lower().split(":")[0] in ("cpu", "cuda")
+        for param in self.parameters():
+            if is_device:
+                device = backend.normalize_device(target)
+                backend.module_for(device)  # the install hint when CUDA is missing
+                param.data = backend.to_device(param.data, device)
+                if param.grad is not None:
+                    param.grad = Tensor(backend.to_device(param.grad.data, device))
+            else:
+                dtype = resolve_dtype(target)
+                param.data = param.data.astype(dtype, copy=False)
+                if param.grad is not None:
+                    param.grad = Tensor(param.grad.data.astype(dtype, copy=False))
+        return self
+
+    def double(self) -> Module:
+        """Every parameter in float64 (for gradcheck)."""
+        return self.to(np.float64)
+
+    def float(self) -> Module:
+        return self.to(np.float32)
+
+    def cpu(self) -> Module:
+        return self.to("cpu")
+
+    def cuda(self) -> Module:
+        return self.to("cuda")
+
+    # ------------------------------------------------------------------ saving and loading
+
+    def state_dict(self) -> OrderedDict[str, np.ndarray]:
+        """The parameters as numpy arrays, by dotted name, in ``named_parameters()`` order.
+
+        The arrays are copies (a snapshot): training on does not change a state dict kept as
+        "the best model so far".
+
+        >>> list(dg.nn.Linear(2, 3).state_dict())
+        ['weight', 'bias']
+        """
+        return OrderedDict(
+            (name, backend.to_numpy(param.data).copy()) for name, param in self.named_parameters()
+        )
+
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> LoadResult:
+        """Copy values into the parameters, in place, matching them by name.
+
+        Values may be numpy arrays, dyngraph tensors or PyTorch tensors (from a torch module's
+        ``state_dict()``: the weight layouts are the same). Each value is cast to the dtype of
+        the parameter it lands in. With ``strict=True`` a missing or unexpected key is an
+        error; a shape mismatch always is. Nothing is copied when there is an error.
+        Returns ``(missing_keys, unexpected_keys)``.
+        """
+        own = dict(self.named_parameters())
+        missing = [name for name in own if name not in state_dict]
+        unexpected = [name for name in state_dict if name not in own]
+        problems = []
+        if strict and missing:
+            problems.append("Missing key(s) in state_dict: " + ", ".join(map(repr, missing)))
+        if strict and unexpected:
+            problems.append(
+                "Unexpected key(s) in state_dict: " + ", ".join(map(repr, unexpected))
+            )
+        arrays = {}
+        for name, param in own.items():
+            if name not in state_dict:
+                continue
+            array = _as_array(state_dict[name], name)
+            if array.shape != param.shape:
+                problems.append(
+                    f"size mismatch for {name!r}: copying a value of shape {array.shape}, but "
+                    f"the parameter in the model has shape {tuple(param.shape)}"
+                )
+            arrays[name] = array
+        if problems:
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
+                + "\n\t".join(problems)
+            )
+        with grad_mode.no_grad():  # an in-place copy into leaves, like an optimizer step
+            for name, array in arrays.items():
+                own[name][...] = array
+        return LoadResult(missing, unexpected)
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write ``state_dict()`` to an ``.npz`` file (plain arrays; no pickle)."""
+        state = self.state_dict()
+        with open(path, "wb") as file:  # a file object: numpy would append ".npz" to a name
+            np.savez(file, **state)
+
+    def load(self, path: str | os.PathLike, strict: bool = True) -> Module:
+        """Load parameters saved by ``save(path)``; returns self. Files holding pickled data
+        (a pickle, or an object array inside the ``.npz``) are refused, never unpickled."""
+        try:
+            archive = np.load(path, allow_pickle=False)
+            if isinstance(archive, np.ndarray):  # an .npy file
+                raise ValueError(f"{os.fspath(path)!r} holds one array, not an .npz archive")
+            with archive:
+                state = {name: archive[name] for name in archive.files}
+        except ValueError as exc:
+            if "pickle" not in str(exc):
+                raise
+            raise ValueError(
+                f"refusing to load {os.fspath(path)!r}: it holds pickled Python objects, which "
+                "could run arbitrary code when loaded. dyngraph only loads .npz files of plain "
+                "numeric arrays (as written by Module.save)."
+            ) from None
+        self.load_state_dict(state, strict=strict)
+        return self
+
+    # ------------------------------------------------------------------ display
+
+    def extra_repr(self) -> str:
+        """The text between the parentheses of this module's repr line (its settings)."""
+        return ""
+
+    def __repr__(self) -> str:
+        """``Name(settings)`` for a leaf module; children one per line, indented, otherwise:
+
+        MLP(
+          (fc1): Linear(in_features=2, out_features=16, bias=True)
+          (act): ReLU()
+        )
+        """
+        lines = [line for line in self.extra_repr().split("\n") if line]
+        for name, child in self._modules.items():
+            child_text = repr(child).replace("\n", "\n  ")
+            lines.append(f"({name}): {child_text}")
+        head = type(self).__name__ + "("
+        if not self._modules and len(lines) <= 1:
+            return head + "".join(lines) + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+class Sequential(Module):
+    """Modules applied one after the other: ``Sequential(a, b, c)(x) == c(b(a(x)))``.
+
+    The children are named "0", "1", ... (or by the keys of an OrderedDict).
+
+    >>> model = dg.nn.Sequential(dg.nn.Linear(2, 16), dg.nn.ReLU(), dg.nn.Linear(16, 3))
+    >>> model(dg.randn(5, 2)).shape
+    (5, 3)
+    """
+
+    def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
+        super().__init__()
+        if len(modules) == 1 and isinstance(modules[0], Mapping):
+            for name, module in modules[0].items():
+                self.add_module(str(name), module)
+        else:
+            for index, module in enumerate(modules):
+                self.add_module(str(index), module)
+
+    def forward(self, x: Any) -> Any:
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+    def append(self, module: Module) -> Sequential:
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, index: int | slice) -> Any:
+        modules = list(self._modules.values())
+        if isinstance(index, slice):
+            return Sequential(*modules[index])
+        return modules[index]
+
+
+class ModuleList(Module):
+    """A list of modules that registers them (a plain Python list would hide their
+    parameters from ``parameters()``). Children are named "0", "1", ...; it has no forward.
+
+    >>> layers = dg.nn.ModuleList([dg.nn.Linear(4, 4) for _ in range(3)])
+    >>> len(list(layers.parameters()))
+    6
+    """
+
+    def __init__(self, modules: Iterable[Module] = ()) -> None:
+        super().__init__()
+        for module in modules:
+            self.append(module)
+
+    def append(self, module: Module) -> ModuleList:
+        self.add_module(str(len(self._modules)), module)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self._modules.values())
+
+    def __getitem__(self, index: int) -> Module:
+        return list(self._modules.values())[index]
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _as_array(value: Any, name: str) -> np.ndarray:
+    """A numpy array from a state-dict value: array, dyngraph Tensor, torch tensor, list."""
+    if isinstance(value, Tensor):
+        return backend.to_numpy(value.data)
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, without torch
+        value = value.detach().cpu().numpy()
+    array = np.asarray(value)
+    if array.dtype.kind not in "fciub":
+        raise TypeError(f"state_dict value for {name!r} is not numeric (dtype {array.dtype})")
+    return array

@@ -1,0 +1,601 @@
+"""dg.nn: modules and parameters.
+
+Gradients of every layer are checked twice: against finite differences in float64
+(``dg.gradcheck``, with the parameters among the checked inputs) and against PyTorch, whose
+weights are copied in with ``load_state_dict`` (which also proves that the weight layout and the
+gate order match). Then the bookkeeping: registration order, state dicts, saving without pickle,
+repr, train / eval, and the scopes that calling a module opens.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import dyngraph as dg
+from dyngraph import nn
+
+FLOAT64 = {"rtol": 1e-7, "atol": 1e-10}
+
+
+class MLP(nn.Module):
+    def __init__(self, hidden: int = 16) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(2, hidden)
+        self.act = nn.ReLU()
+        self.fc2 = nn.Linear(hidden, 3)
+
+    def forward(self, x: dg.Tensor) -> dg.Tensor:
+        return self.fc2(self.act(self.fc1(x)))
+
+
+def _float64(shape: tuple[int, ...], seed: int, requires_grad: bool = True) -> dg.Tensor:
+    array = np.random.default_rng(seed).standard_normal(shape)
+    return dg.tensor(array, dtype=dg.float64, requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------------------- gradcheck
+
+
+def test_linear_gradients_match_finite_differences():
+    fc = nn.Linear(3, 4, dtype=dg.float64)
+    x = _float64((2, 3), seed=0)
+    assert dg.gradcheck(lambda x, *params: fc(x), (x, *fc.parameters()))
+
+
+def test_linear_without_bias_gradients_match_finite_differences():
+    fc = nn.Linear(3, 2, bias=False, dtype=dg.float64)
+    assert [name for name, _ in fc.named_parameters()] == ["weight"]
+    x = _float64((4, 3), seed=1)
+    assert dg.gradcheck(lambda x, w: fc(x), (x, fc.weight))
+
+
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_rnn_cell_gradients_match_finite_differences(nonlinearity):
+    cell = nn.RNNCell(3, 2, nonlinearity=nonlinearity, dtype=dg.float64)
+    x, h = _float64((2, 3), seed=2), _float64((2, 2), seed=3)
+    assert dg.gradcheck(lambda x, h, *params: cell(x, h), (x, h, *cell.parameters()))
+
+
+def test_gru_cell_gradients_match_finite_differences():
+    cell = nn.GRUCell(3, 2, dtype=dg.float64)
+    x, h = _float64((2, 3), seed=4), _float64((2, 2), seed=5)
+    assert dg.gradcheck(lambda x, h, *params: cell(x, h), (x, h, *cell.parameters()))
+
+
+def test_lstm_cell_gradients_match_finite_differences():
+    cell = nn.LSTMCell(3, 2, dtype=dg.float64)
+    x, h, c = _float64((2, 3), seed=6), _float64((2, 2), seed=7), _float64((2, 2), seed=8)
+    assert dg.gradcheck(lambda x, h, c, *params: cell(x, (h, c)), (x, h, c, *cell.parameters()))
+
+
+def test_embedding_gradients_match_finite_differences_with_repeated_indices():
+    emb = nn.Embedding(5, 3, dtype=dg.float64)
+    indices = np.array([[0, 2], [2, 4]])
+    assert dg.gradcheck(lambda w: emb(indices) * emb(indices), (emb.weight,))
+    (emb(indices).sum()).backward()
+    counts = np.bincount(indices.ravel(), minlength=5)[:, None] * np.ones((1, 3))
+    np.testing.assert_array_equal(emb.weight.grad.numpy(), counts)  # repeats add up
+
+
+def test_a_broken_cell_fails_gradcheck():
+    """The checks above can fail: a cell whose forward uses a frozen copy of a weight has
+    a wrong gradient for it, and gradcheck says so."""
+
+    class Broken(nn.RNNCell):
+        def forward(self, x, h=None):
+            x = self._batched(x)
+            h = self._state(h, x)
+            frozen = self.weight_hh.detach()  # the gradient through W_hh is lost
+            return (x @ self.weight_ih.T + self.bias_ih + h @ frozen.T + self.bias_hh).tanh()
+
+    cell = Broken(3, 2, dtype=dg.float64)
+    x, h = _float64((2, 3), seed=2), _float64((2, 2), seed=3)
+    with pytest.raises(dg.GradcheckError):
+        dg.gradcheck(lambda x, h, *params: cell(x, h), (x, h, *cell.parameters()))
+
+
+# ---------------------------------------------------------------------------- PyTorch
+
+
+def _compare_with_torch(torch, mine, theirs, dg_inputs, torch_inputs, call_dg, call_torch):
+    """Load theirs' weights into mine, run both, compare outputs and every gradient."""
+    mine.load_state_dict(theirs.state_dict())
+    outs = call_dg(mine, dg_inputs)
+    expected = call_torch(theirs, torch_inputs)
+    upstream = [np.random.default_rng(20 + i).standard_normal(o.shape) for i, o in
+                enumerate(outs)]
+    loss = sum(((o * u).sum() for o, u in zip(outs, upstream)), dg.tensor(0.0, dtype=dg.float64))
+    torch_loss = sum((e * torch.from_numpy(u)).sum() for e, u in zip(expected, upstream))
+    loss.backward()
+    torch_loss.backward()
+    for out, exp in zip(outs, expected):
+        np.testing.assert_allclose(out.numpy(), exp.detach().numpy(), **FLOAT64)
+    torch_params = dict(theirs.named_parameters())
+    assert [name for name, _ in mine.named_parameters()] == list(torch_params)
+    for name, param in mine.named_parameters():
+        np.testing.assert_allclose(param.grad.numpy(), torch_params[name].grad.numpy(),
+                                   **FLOAT64, err_msg=f"gradient of {name}")
+    for position, (x, tx) in enumerate(zip(dg_inputs, torch_inputs)):
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), **FLOAT64,
+                                   err_msg=f"gradient of input {position}")
+
+
+def _both(torch, *shapes):
+    arrays = [np.random.default_rng(30 + i).standard_normal(s) for i, s in enumerate(shapes)]
+    dg_inputs = [dg.tensor(a, dtype=dg.float64, requires_grad=True) for a in arrays]
+    torch_inputs = [torch.from_numpy(a).requires_grad_(True) for a in arrays]
+    return dg_inputs, torch_inputs
+
+
+@pytest.mark.torch
+def test_linear_matches_torch(torch):
+    theirs = torch.nn.Linear(3, 4, dtype=torch.float64)
+    dg_in, torch_in = _both(torch, (5, 3))
+    _compare_with_torch(torch, nn.Linear(3, 4, dtype=dg.float64), theirs, dg_in, torch_in,
+                        lambda m, i: [m(*i)], lambda m, i: [m(*i)])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("nonlinearity", ["tanh", "relu"])
+def test_rnn_cell_matches_torch(torch, nonlinearity):
+    theirs = torch.nn.RNNCell(3, 4, nonlinearity=nonlinearity, dtype=torch.float64)
+    mine = nn.RNNCell(3, 4, nonlinearity=nonlinearity, dtype=dg.float64)
+    dg_in, torch_in = _both(torch, (2, 3), (2, 4))
+    _compare_with_torch(torch, mine, theirs, dg_in, torch_in,
+                        lambda m, i: [m(*i)], lambda m, i: [m(*i)])
+
+
+@pytest.mark.torch
+def test_gru_cell_matches_torch(torch):
+    theirs = torch.nn.GRUCell(3, 4, dtype=torch.float64)
+    dg_in, torch_in = _both(torch, (2, 3), (2, 4))
+    _compare_with_torch(torch, nn.GRUCell(3, 4, dtype=dg.float64), theirs, dg_in, torch_in,
+                        lambda m, i: [m(*i)], lambda m, i: [m(*i)])
+
+
+@pytest.mark.torch
+def test_lstm_cell_matches_torch(torch):
+    theirs = torch.nn.LSTMCell(3, 4, dtype=torch.float64)
+    dg_in, torch_in = _both(torch, (2, 3), (2, 4), (2, 4))
+    _compare_with_torch(
+        torch, nn.LSTMCell(3, 4, dtype=dg.float64), theirs, dg_in, torch_in,
+        lambda m, i: list(m(i[0], (i[1], i[2]))), lambda m, i: list(m(i[0], (i[1], i[2]))),
+    )
+
+
+@pytest.mark.torch
+def test_unbatched_cell_input_matches_torch(torch):
+    theirs = torch.nn.GRUCell(3, 4, dtype=torch.float64)
+    mine = nn.GRUCell(3, 4, dtype=dg.float64)
+    mine.load_state_dict(theirs.state_dict())
+    x = np.random.default_rng(0).standard_normal(3)
+    out = mine(dg.tensor(x, dtype=dg.float64))
+    assert out.shape == (4,)
+    np.testing.assert_allclose(out.numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
+                               **FLOAT64)
+
+
+@pytest.mark.torch
+def test_embedding_matches_torch(torch):
+    theirs = torch.nn.Embedding(6, 3, dtype=torch.float64)
+    mine = nn.Embedding(6, 3, dtype=dg.float64)
+    mine.load_state_dict(theirs.state_dict())
+    indices = np.array([[1, 5, 1], [0, 2, 1]])
+    out, expected = mine(indices), theirs(torch.from_numpy(indices))
+    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), **FLOAT64)
+    upstream = np.random.default_rng(1).standard_normal(out.shape)
+    (out * upstream).sum().backward()
+    (expected * torch.from_numpy(upstream)).sum().backward()
+    np.testing.assert_allclose(mine.weight.grad.numpy(), theirs.weight.grad.numpy(), **FLOAT64)
+
+
+@pytest.mark.torch
+def test_parameter_order_and_state_dict_keys_match_torch(torch):
+    class TorchMLP(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = torch.nn.Linear(2, 16)
+            self.act = torch.nn.ReLU()
+            self.fc2 = torch.nn.Linear(16, 3)
+
+    mine, theirs = MLP(), TorchMLP()
+    assert list(mine.state_dict()) == list(theirs.state_dict())
+    mine.load_state_dict(theirs.state_dict())
+    x = np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32)
+    expected = theirs.fc2(theirs.act(theirs.fc1(torch.from_numpy(x)))).detach().numpy()
+    np.testing.assert_allclose(mine(dg.tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------------------- initialisation
+
+
+def test_default_initialisation_follows_pytorch_and_the_seed():
+    dg.manual_seed(0)
+    fc = nn.Linear(25, 40)
+    bound = 1 / 5  # 1 / sqrt(in_features)
+    for param in (fc.weight, fc.bias):
+        values = param.numpy()
+        assert values.dtype == np.float32
+        assert np.abs(values).max() <= bound
+        assert np.abs(values).max() > 0.9 * bound  # uniform over the whole range
+    assert fc.weight.shape == (40, 25) and fc.bias.shape == (40,)
+
+    cell = nn.LSTMCell(3, 16)
+    assert cell.weight_ih.shape == (64, 3) and cell.weight_hh.shape == (64, 16)
+    assert max(np.abs(p.numpy()).max() for p in cell.parameters()) <= 1 / 4
+
+    emb = nn.Embedding(200, 50).weight.numpy()
+    assert abs(emb.mean()) < 0.05 and abs(emb.std() - 1) < 0.05
+
+    dg.manual_seed(0)
+    again = nn.Linear(25, 40)
+    np.testing.assert_array_equal(again.weight.numpy(), fc.weight.numpy())
+
+
+def test_parameter_is_a_leaf_tensor_that_requires_grad():
+    w = nn.Parameter(dg.zeros(2, 3))
+    assert isinstance(w, dg.Tensor)
+    assert w.requires_grad and w.is_leaf and w.grad_fn is None
+    assert nn.Parameter([1.0, 2.0]).dtype == np.float32
+    frozen = nn.Parameter(dg.ones(2), requires_grad=False)
+    assert not frozen.requires_grad
+    assert repr(w).startswith("Parameter containing:\ntensor([[0., 0., 0.],")
+    assert "requires_grad=True" in repr(w)
+    y = w * 2  # ops give plain tensors, not Parameters
+    assert type(y) is dg.Tensor
+    with pytest.raises(AttributeError):
+        w.anything = 1  # __slots__: a Parameter has no __dict__
+
+
+# ---------------------------------------------------------------------------- the module tree
+
+
+def test_named_parameters_in_registration_order_own_parameters_first():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(2, 3), nn.Tanh(), nn.Linear(3, 1))
+            self.scale = nn.Parameter(dg.ones(1))
+
+        def forward(self, x):
+            return self.body(x) * self.scale
+
+    net = Net()
+    names = [name for name, _ in net.named_parameters()]
+    assert names == ["scale", "body.0.weight", "body.0.bias", "body.2.weight", "body.2.bias"]
+    assert [p for p in net.parameters()] == [p for _, p in net.named_parameters()]
+    assert [name for name, _ in net.named_modules()] == ["", "body", "body.0", "body.1",
+                                                          "body.2"]
+    assert list(net.children()) == [net.body]
+    assert [type(m).__name__ for m in net.modules()] == [
+        "Net", "Sequential", "Linear", "Tanh", "Linear"
+    ]
+    assert net.scale.name == "scale"  # registered parameters are named for diagrams
+
+
+def test_a_shared_parameter_is_listed_once():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Linear(4, 4)
+            self.decoder = nn.Linear(4, 4)
+            self.decoder.weight = self.encoder.weight
+
+    names = [name for name, _ in Tied().named_parameters()]
+    assert names == ["encoder.weight", "encoder.bias", "decoder.bias"]
+
+
+def test_assigning_a_tensor_over_a_parameter_is_an_error_and_none_unregisters():
+    fc = nn.Linear(2, 3)
+    with pytest.raises(TypeError, match="'weight', which is a registered dg.nn.Parameter"):
+        fc.weight = fc.weight * 2
+    fc.bias = None
+    assert [name for name, _ in fc.named_parameters()] == ["weight"]
+    assert "bias=False" in repr(fc)
+    fc.note = "plain attributes are not registered"
+    assert len(list(fc.parameters())) == 1
+
+
+def test_forgetting_super_init_is_explained():
+    class Forgetful(nn.Module):
+        def __init__(self):
+            self.fc = nn.Linear(2, 2)
+
+    with pytest.raises(AttributeError, match=r"super\(\).__init__\(\)"):
+        Forgetful()
+
+
+def test_a_module_without_forward_says_so():
+    with pytest.raises(NotImplementedError, match="has no forward"):
+        nn.Module()(dg.ones(1))
+
+
+def test_sequential_and_module_list():
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    assert len(model) == 3 and isinstance(model[1], nn.ReLU)
+    x = dg.randn(4, 2)
+    np.testing.assert_allclose(model(x).numpy(), model[2](model[1](model[0](x))).numpy())
+    assert [name for name, _ in model[:2].named_children()] == ["0", "1"]
+
+    layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+    assert len(list(layers.parameters())) == 6
+    assert [name for name, _ in layers.named_parameters()][:2] == ["0.weight", "0.bias"]
+
+
+def test_to_float64_keeps_the_parameter_objects():
+    model = MLP()
+    before = list(model.parameters())
+    model.double()
+    assert list(model.parameters()) == before
+    assert all(p.dtype == np.float64 for p in model.parameters())
+    assert model(dg.ones(1, 2, dtype=dg.float64)).dtype == np.float64
+
+
+def test_zero_grad_sets_gradients_to_none():
+    model = MLP()
+    model(dg.randn(4, 2)).sum().backward()
+    assert all(p.grad is not None for p in model.parameters())
+    model.zero_grad()
+    assert all(p.grad is None for p in model.parameters())
+
+
+def test_cells_check_their_input_and_state_shapes():
+    cell = nn.GRUCell(3, 4)
+    with pytest.raises(ValueError, match=r"expects input of shape \(batch, 3\)"):
+        cell(dg.randn(2, 5))
+    with pytest.raises(ValueError, match=r"expects a state of shape \(2, 4\)"):
+        cell(dg.randn(2, 3), dg.randn(2, 5))
+    h, c = nn.LSTMCell(3, 4)(dg.randn(2, 3))  # the state defaults to zeros
+    assert h.shape == c.shape == (2, 4)
+
+
+# ---------------------------------------------------------------------------- state dicts
+
+
+def test_state_dict_is_an_ordered_snapshot_of_numpy_arrays():
+    model = MLP()
+    state = model.state_dict()
+    assert list(state) == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
+    assert all(type(v) is np.ndarray for v in state.values())
+    state["fc1.bias"][:] = 123.0  # a copy: the model is unchanged
+    assert not np.any(model.fc1.bias.numpy() == 123.0)
+
+
+def test_load_state_dict_copies_in_place():
+    dg.manual_seed(1)
+    source = MLP()
+    dg.manual_seed(2)
+    target = MLP()
+    params_before = list(target.parameters())
+    arrays_before = [p.data for p in params_before]
+    result = target.load_state_dict(source.state_dict())
+    assert result == ([], [])
+    assert list(target.parameters()) == params_before  # same Parameter objects ...
+    assert [p.data for p in target.parameters()] == arrays_before  # ... and the same arrays
+    x = dg.randn(5, 2)
+    np.testing.assert_array_equal(target(x).numpy(), source(x).numpy())
+    assert target.fc1.weight.version == 1  # an in-place change, like any other
+
+
+def test_load_state_dict_reports_missing_unexpected_and_mismatched_keys():
+    model = MLP()
+    before = model.state_dict()
+    state = model.state_dict()
+    del state["fc2.bias"]
+    state["fc3.weight"] = np.zeros(1)
+    state["fc1.weight"] = np.zeros((2, 16))
+    with pytest.raises(RuntimeError) as info:
+        model.load_state_dict(state)
+    message = str(info.value)
+    assert "Error(s) in loading state_dict for MLP" in message
+    assert "Missing key(s) in state_dict: 'fc2.bias'" in message
+    assert "Unexpected key(s) in state_dict: 'fc3.weight'" in message
+    assert "size mismatch for 'fc1.weight'" in message and "(2, 16)" in message
+    for name, value in model.state_dict().items():  # nothing was copied
+        np.testing.assert_array_equal(value, before[name])
+
+    del state["fc1.weight"]
+    result = model.load_state_dict(state, strict=False)
+    assert result.missing_keys == ["fc1.weight", "fc2.bias"]
+    assert result.unexpected_keys == ["fc3.weight"]
+
+    state = before.copy()
+    state["fc1.weight"] = np.zeros((2, 16))
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        model.load_state_dict(state, strict=False)  # a wrong shape is always an error
+
+
+def test_save_and_load_round_trip(tmp_path):
+    dg.manual_seed(3)
+    model = MLP()
+    path = tmp_path / "model.npz"
+    model.save(path)
+    with np.load(path, allow_pickle=False) as archive:  # plain arrays, readable without us
+        assert archive.files == list(model.state_dict())
+    dg.manual_seed(4)
+    fresh = MLP()
+    assert fresh.load(path) is fresh
+    for (name, a), b in zip(model.state_dict().items(), fresh.state_dict().values()):
+        np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+UNPICKLED: list[str] = []
+
+
+def _record_unpickling(what: str) -> None:
+    UNPICKLED.append(what)
+
+
+class _Payload:
+    """Unpickling it runs code (here, harmlessly, ``_record_unpickling``): it must never happen."""
+
+    def __reduce__(self):
+        return (_record_unpickling, ("unpickled!",))
+
+
+def test_the_payload_would_run_if_unpickled():
+    """So that the two tests below, which check that it does not run, can fail."""
+    pickle.loads(pickle.dumps(_Payload()))
+    assert UNPICKLED.pop() == "unpickled!"
+
+
+def test_load_refuses_an_object_array_without_unpickling_it(tmp_path):
+    path = tmp_path / "evil.npz"
+    state = MLP().state_dict()
+    state["fc1.bias"] = np.array([_Payload()], dtype=object)
+    np.savez(path, **state)  # numpy pickles object arrays when asked to save them
+    with pytest.raises(ValueError, match="refusing to load .*pickled Python objects"):
+        MLP().load(path)
+    assert UNPICKLED == []
+
+
+def test_load_refuses_a_pickle_file(tmp_path):
+    path = tmp_path / "model.pkl"
+    path.write_bytes(pickle.dumps({"fc1.weight": _Payload()}))
+    with pytest.raises(ValueError, match="refusing to load"):
+        MLP().load(path)
+    assert UNPICKLED == []
+
+
+# ---------------------------------------------------------------------------- repr
+
+
+def test_repr_is_nested_like_pytorch():
+    expected = (
+        "MLP(\n"
+        "  (fc1): Linear(in_features=2, out_features=16, bias=True)\n"
+        "  (act): ReLU()\n"
+        "  (fc2): Linear(in_features=16, out_features=3, bias=True)\n"
+        ")"
+    )
+    assert repr(MLP()) == expected
+    nested = nn.Sequential(nn.Sequential(nn.Embedding(10, 4), nn.Dropout(0.2)),
+                           nn.LSTMCell(4, 8), nn.RNNCell(2, 3, bias=False, nonlinearity="relu"))
+    assert repr(nested) == (
+        "Sequential(\n"
+        "  (0): Sequential(\n"
+        "    (0): Embedding(10, 4)\n"
+        "    (1): Dropout(p=0.2)\n"
+        "  )\n"
+        "  (1): LSTMCell(4, 8)\n"
+        "  (2): RNNCell(2, 3, bias=False, nonlinearity=relu)\n"
+        ")"
+    )
+
+
+# ---------------------------------------------------------------------------- train / eval
+
+
+def test_train_and_eval_reach_every_module():
+    model = nn.Sequential(nn.Linear(2, 2), nn.Sequential(nn.Dropout(0.5)))
+    assert all(m.training for m in model.modules())
+    assert model.eval() is model
+    assert not any(m.training for m in model.modules())
+    model.train()
+    assert all(m.training for m in model.modules())
+
+
+def test_dropout_drops_and_scales_in_training_and_is_the_identity_in_eval():
+    drop = nn.Dropout(0.25)
+    x = dg.ones(100, 100)
+    dg.manual_seed(0)
+    y = drop(x).numpy()
+    kept = y != 0
+    assert 0.7 < kept.mean() < 0.8  # about 1 - p survive ...
+    np.testing.assert_allclose(y[kept], 1 / 0.75)  # ... scaled by 1 / (1 - p)
+    dg.manual_seed(0)
+    np.testing.assert_array_equal(drop(x).numpy(), y)  # seeded
+    drop.eval()
+    assert drop(x) is x
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        nn.Dropout(1.5)
+
+
+# ---------------------------------------------------------------------------- scopes
+
+
+def _scopes_by_op(run):
+    events = []
+    with dg.events.subscribe(events.append):
+        run()
+    return [(e.op, e.scope) for e in events if e.kind == "node_created"]
+
+
+def test_calling_a_module_opens_a_scope_named_after_it():
+    model = MLP()
+    x = dg.randn(4, 2)
+    nodes = _scopes_by_op(lambda: model(x).sum())
+    ops = [(op, scope) for op, scope in nodes if op not in ("leaf", "parameter", "constant")]
+    assert ops == [
+        ("Permute", ("MLP", "fc1")), ("MatMul", ("MLP", "fc1")), ("Add", ("MLP", "fc1")),
+        ("Relu", ("MLP", "act")),
+        ("Permute", ("MLP", "fc2")), ("MatMul", ("MLP", "fc2")), ("Add", ("MLP", "fc2")),
+        ("Sum", ()),  # outside the model
+    ]
+    assert dg.events.current_scope() == ()  # closed again
+
+
+def test_parameters_are_announced_in_their_module_scope_with_their_names():
+    model = MLP()
+    events = []
+    with dg.events.subscribe(events.append):
+        model(dg.randn(4, 2))
+    ids = {model.fc1.weight.id: "fc1", model.fc1.bias.id: "fc1", model.fc2.weight.id: "fc2"}
+    announced = [e for e in events if e.kind == "node_created" and e.id in ids]
+    assert [(e.name, e.scope, e.is_leaf) for e in announced] == [
+        ("weight", ("MLP", "fc1"), True), ("bias", ("MLP", "fc1"), True),
+        ("weight", ("MLP", "fc2"), True),
+    ]
+
+
+def test_sequential_children_are_scoped_by_position_and_scopes_nest():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.body = nn.Sequential(nn.Linear(2, 2), nn.Tanh())
+
+        def forward(self, x):
+            return self.body(x)
+
+    net = Net()
+    nodes = _scopes_by_op(lambda: net(dg.randn(1, 2)))
+    scopes = {scope for op, scope in nodes if op not in ("leaf", "parameter", "constant")}
+    assert scopes == {("Net", "body", "0"), ("Net", "body", "1")}
+    top = _scopes_by_op(lambda: nn.Tanh()(dg.randn(2, requires_grad=True)))
+    assert ("Tanh", ("Tanh",)) in top  # a module without a parent: its class name
+
+
+def test_a_scope_is_closed_even_when_forward_raises():
+    with pytest.raises(ValueError):
+        nn.GRUCell(3, 4)(dg.randn(2, 7))
+    assert dg.events.current_scope() == ()
+
+
+# ---------------------------------------------------------------------------- backends
+
+
+def test_modules_run_on_every_backend(backend):
+    dg.manual_seed(5)
+    cell = nn.LSTMCell(3, 4)
+    fc = nn.Linear(4, 2)
+    x = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
+
+    def run(device):
+        cell.to(device)
+        fc.to(device)
+        cell.zero_grad()
+        fc.zero_grad()
+        h, c = cell(dg.tensor(x, device=device))
+        out = fc(h)
+        out.sum().backward()
+        return out.numpy(), [p.grad.numpy() for p in (*cell.parameters(), *fc.parameters())]
+
+    cpu_out, cpu_grads = run("cpu")
+    out, grads = run(backend.device)
+    assert all(p.device == backend.device for p in cell.parameters())
+    np.testing.assert_allclose(out, cpu_out, rtol=1e-5, atol=1e-6)
+    for g, expected in zip(grads, cpu_grads):
+        np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-6)

@@ -14,14 +14,15 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-## make test: set up and pass every test (lint, unit, property tests).
+## make test: set up and pass every test (lint, unit, property, browser tests, and the lessons).
 test: $(STAMP)
 	$(PY) -m ruff check .
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --nbval-lax notebooks
 
 ## make lab: set up and open the tour in JupyterLab.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/
+	$(VENV)/bin/jupyter lab notebooks/00_tour.ipynb
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

@@ -79,6 +79,8 @@ DEFAULT_MAX_NODES = 200  # the node budget of one diagram
 _ESCAPES = {ord("\\"): "\\\\", ord('"'): '\\"', ord("&"): "&amp;", ord("\n"): "\\n"}
 for _code in [*range(32), 127, *range(0x80, 0xA0)]:  # control characters: shown as \x07
     _ESCAPES.setdefault(_code, f"\\\\x{_code:02x}")
+for _code in [*range(0xD800, 0xE000), 0xFFFE, 0xFFFF]:  # not allowed in XML (SVG): \ufffe
+    _ESCAPES[_code] = f"\\\\u{_code:04x}"
 _NEEDS_ESCAPING = re.compile("[" + re.escape("".join(map(chr, _ESCAPES))) + "]")
 
 
@@ -155,14 +157,17 @@ class _Box:
     """A visible node of the diagram: a model node, or a group standing for several."""
 
     name: str  # the DOT node name: n<id>, s<k> (collapsed scope), hidden, l<k> (loop)
-    label: str
+    label: list[str]  # lines of plain text
     attrs: dict[str, str]
     scope: tuple[str, ...] = ()
     members: list[int] = field(default_factory=list)
     statement: str = ""  # the DOT statement, when already made
 
     def dot(self) -> str:
-        return self.statement or f"{self.name} {attributes(label=self.label, **self.attrs)};"
+        if self.statement:
+            return self.statement
+        label = "\\n".join([escape(line) for line in self.label])
+        return f'{self.name} [label="{label}", {_attribute_list(tuple(self.attrs.items()))}];'
 
 
 def graph_header(rankdir: str = "TB", title: str | None = None) -> list[str]:
@@ -221,6 +226,7 @@ def to_dot(
     max_nodes: int = DEFAULT_MAX_NODES,
     summarize_loops: bool = True,
     marks: dict[int, str] | None = None,
+    edge_marks: dict[tuple[int, int], str] | None = None,
     title: str | None = None,
 ) -> str:
     """DOT source for a graph model (a Recording, a loaded one, or one built by dg.draw).
@@ -233,7 +239,7 @@ def to_dot(
                               hidden behind one "N nodes hidden" note
     summarize_loops           repeated iterations of the same lines are drawn once, first and last,
                               with a note for the ones between
-    marks                     node id -> "only in A" / "only in B" (used by dg.diff)
+    marks, edge_marks         node id (or (src, dst)) -> "only in A" / "only in B" (dg.diff)
     """
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise ValueError(f"rankdir must be 'TB' or 'LR' (or 'BT', 'RL'), got {rankdir!r}")
@@ -258,11 +264,11 @@ def to_dot(
                                    mark=(marks or {}).get(node.id))
         if node.id not in consumed:
             statement = statement[:-1] + " " + OUTPUT_ATTRIBUTES + ";"
-        boxes.append(_Box(f"n{node.id}", "", {}, node.scope, [node.id], statement))
+        boxes.append(_Box(f"n{node.id}", [], {}, node.scope, [node.id], statement))
 
     lines = ["digraph dyngraph {", *graph_header(rankdir, title)]
     lines.extend(_clusters(boxes))
-    lines.extend(_edges(model, nodes, owner, grads))
+    lines.extend(_edges(model, nodes, owner, grads, edge_marks or {}))
     if model.dropped_nodes:
         note = attributes(label=f"{model.dropped_nodes} nodes not recorded", shape="note",
                           style="filled", fillcolor=LIGHT_GREY, fontcolor=TEXT)
@@ -357,7 +363,9 @@ def _clusters(boxes: list[_Box]) -> list[str]:
     return lines
 
 
-def _edges(model: Recording, nodes: list[Node], owner: dict[int, str], grads: bool) -> list[str]:
+def _edges(
+    model: Recording, nodes: list[Node], owner: dict[int, str], grads: bool, marks: dict
+) -> list[str]:
     by_id = {n.id: n for n in nodes}
     lines = []
     seen = set()
@@ -368,7 +376,13 @@ def _edges(model: Recording, nodes: list[Node], owner: dict[int, str], grads: bo
         seen.add((src, dst))
         node = by_id.get(edge.src)
         norm = node.grad_norm if grads and node is not None else None
-        lines.append("  " + edge_statement(src, dst, norm))
+        statement = edge_statement(src, dst, norm)
+        mark = marks.get((edge.src, edge.dst))
+        if mark is not None:  # a second attribute list on top: this edge is in one run only
+            style = (attributes(color=VERMILLION, style="dashed", penwidth="2")
+                     if mark == "only in A" else attributes(color=BLUE, penwidth="2.5"))
+            statement = statement[:-1] + " " + style + ";"
+        lines.append("  " + statement)
     return lines
 
 
@@ -393,55 +407,77 @@ def _plan_hiding(
     max_nodes: int,
     summarize_loops: bool,
 ) -> list[_Box]:
-    """Group boxes that stand for several nodes: collapsed scopes, loop summaries, and the
-    honest "N nodes hidden" note that keeps a diagram within its budget."""
+    """Group boxes that stand for several nodes: loop summaries, collapsed scopes, and the
+    honest "N nodes hidden" note that keeps a diagram within its budget of ``max_nodes``."""
     groups: list[_Box] = []
     taken: set[int] = set()
-
-    def add_group(name: str, label: str, members: list[int], scope: tuple[str, ...] = ()):
-        groups.append(
-            _Box(name, label, {"shape": "box", "style": "rounded,filled,dashed",
-                               "fillcolor": LIGHT_GREY, "color": GREY}, scope, members)
-        )
-        taken.update(members)
+    grey = {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": LIGHT_GREY,
+            "color": GREY}
 
     if summarize_loops:
-        for k, (label, members) in enumerate(_repeated_iterations(nodes)):
-            add_group(f"l{k}", label, members)
+        for k, (lines, members) in enumerate(_repeated_iterations(nodes, model)):
+            groups.append(_Box(f"l{k}", lines, grey, (), members))
+            taken.update(members)
 
-    names: tuple[str, ...] = ()
-    if collapse is True:
-        names = tuple(dict.fromkeys(n.scope[0] for n in nodes if n.scope))
-    elif isinstance(collapse, str):
-        names = (collapse,)
-    elif collapse:
-        names = tuple(collapse)
     visible = [n for n in nodes if n.id not in taken]
-    if not names and len(visible) > max_nodes:  # over budget: collapse every scope first
-        names = tuple(dict.fromkeys(n.scope[0] for n in visible if n.scope))
+    every_scope = tuple(dict.fromkeys(n.scope[0] for n in visible if n.scope))
+    names = every_scope if collapse is True else _collapsed_scopes(collapse)
+    if not names and len(visible) + len(groups) > max_nodes:  # over budget: collapse scopes
+        names = every_scope
     for k, scope_name in enumerate(names):
         members = [n.id for n in visible if n.scope and n.scope[0] == scope_name]
         if members:
-            add_group(f"s{k}", f"{scope_name}\n({len(members)} nodes)", members)
+            groups.append(_Box(f"s{k}", [scope_name, f"({_count_nodes(len(members))})"], grey,
+                               (), members))
+            taken.update(members)
 
-    visible = [n for n in nodes if n.id not in taken]
-    room = max_nodes - len(groups)
-    if len(visible) > room:
-        hidden = visible[: len(visible) - max(room - 1, 1)]  # keep the newest: nearest the loss
-        groups.append(
-            _Box("hidden", f"{len(hidden)} nodes hidden\n(max_nodes={max_nodes})",
-                 {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY},
-                 (), [n.id for n in hidden])
-        )
-    return groups
+    # Everything still visible, each group standing in for its members, in creation order.
+    order = {n.id: n.order for n in nodes}
+    items: list[tuple[int, _Box | Node]] = [(order[g.members[0]], g) for g in groups]
+    items += [(n.order, n) for n in nodes if n.id not in taken]
+    if len(items) <= max_nodes:
+        return groups
+    items.sort(key=lambda item: item[0])
+    hidden_items = items[: len(items) - (max_nodes - 1)]  # keep the newest: nearest the loss
+    hidden: list[int] = []
+    for _, item in hidden_items:
+        hidden.extend(item.members if isinstance(item, _Box) else [item.id])
+    kept_groups = [g for g in groups if all(g is not item for _, item in hidden_items)]
+    note = _Box("hidden", [f"{_count_nodes(len(hidden))} hidden", f"(max_nodes={max_nodes})"],
+                {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY},
+                (), hidden)
+    return [*kept_groups, note]
 
 
-def _repeated_iterations(nodes: list[Node], min_repeats: int = 3) -> list[tuple[str, list[int]]]:
+def _count_nodes(n: int) -> str:
+    return f"{n} node" if n == 1 else f"{n} nodes"
+
+
+def _collapsed_scopes(collapse: bool | str | tuple[str, ...]) -> tuple[str, ...]:
+    if collapse is True or collapse is False or collapse is None:
+        return ()
+    if isinstance(collapse, str):
+        return (collapse,)
+    if isinstance(collapse, (tuple, list, set, frozenset)) and all(
+        isinstance(name, str) for name in collapse
+    ):
+        return tuple(collapse)
+    raise ValueError(
+        f"collapse must be True, False, a scope name or a tuple of names, got {collapse!r}"
+    )
+
+
+def _repeated_iterations(
+    nodes: list[Node], model: Recording, min_repeats: int = 3
+) -> list[tuple[list[str], list[int]]]:
     """Find runs of a loop body: the same (op, source line) sequence repeated back to back at
     least ``min_repeats`` times. The first and last iterations stay visible; the ones between
-    become one summary box."""
+    become one summary box (with the constants that only they used)."""
     ops = [n for n in nodes if n.kind == OP and n.where is not None]
     keys = [(n.op, n.where[0], n.where[1]) for n in ops]
+    consumers: dict[int, set[int]] = {}
+    for edge in model.edges:
+        consumers.setdefault(edge.src, set()).add(edge.dst)
     found = []
     i = 0
     while i < len(keys):
@@ -456,13 +492,14 @@ def _repeated_iterations(nodes: list[Node], min_repeats: int = 3) -> list[tuple[
             i += 1
             continue
         repeats, period = best
-        middle = ops[i + period : i + (repeats - 1) * period]
-        members = [n.id for n in middle]
-        # constants and leaves used only by the summarised iterations go with them
+        members = {n.id for n in ops[i + period : i + (repeats - 1) * period]}
+        members |= {  # constants and leaves used only inside the summarised iterations
+            n.id for n in nodes
+            if n.kind != OP and n.id in consumers and consumers[n.id] <= members
+        }
         line = keys[i][2]
-        found.append(
-            (f"{repeats - 2} more iterations\n(line {line}, {len(members)} nodes)", members)
-        )
+        lines = [f"{repeats - 2} more iterations", f"(line {line}, {_count_nodes(len(members))})"]
+        found.append((lines, sorted(members, key=lambda node_id: node_id)))
         i += repeats * period
     return found
 
@@ -487,7 +524,8 @@ def render_svg(dot_source: str, timeout: float = 10.0) -> str:
         raise GraphvizMissing(f"Graphviz's `dot` program was not found. {HINT}")
     try:
         done = subprocess.run(
-            [program, "-Tsvg"], input=dot_source.encode("utf-8"), capture_output=True,
+            [program, "-Tsvg"], input=dot_source.encode("utf-8", "backslashreplace"),
+            capture_output=True,
             timeout=timeout, check=False,
         )
     except subprocess.TimeoutExpired:
@@ -502,14 +540,26 @@ def render_svg(dot_source: str, timeout: float = 10.0) -> str:
     return svg
 
 
+_FORBIDDEN_ELEMENTS = {"script", "a", "foreignobject", "iframe", "object", "embed", "use"}
+
+
 def check_inert_svg(svg: str) -> None:
-    """Our SVG has no script, no event handler and no link; refuse it otherwise."""
-    lowered = svg.lower()
-    for needle in ("<script", "<a ", "<a>", "href", "javascript:", "<foreignobject"):
-        if needle in lowered:
-            raise RuntimeError(f"refusing to display SVG containing {needle!r}")
-    if re.search(r"\son[a-z]+\s*=", lowered):
-        raise RuntimeError("refusing to display SVG with an event-handler attribute")
+    """Our SVG has no script, no event handler and no link; refuse it otherwise. The check
+    parses the SVG, so a name that merely *reads* "javascript:" is still shown as text."""
+    from xml.etree import ElementTree
+
+    try:
+        root = ElementTree.fromstring(svg.encode("utf-8"))
+    except ElementTree.ParseError as exc:
+        raise RuntimeError(f"Graphviz produced SVG that does not parse: {exc}") from None
+    for element in root.iter():
+        tag = element.tag.rsplit("}", 1)[-1].lower()
+        if tag in _FORBIDDEN_ELEMENTS:
+            raise RuntimeError(f"refusing to display SVG with a <{tag}> element")
+        for name, value in element.attrib.items():
+            local = name.rsplit("}", 1)[-1].lower()
+            if local.startswith("on") or local == "href" or "javascript:" in value.lower():
+                raise RuntimeError(f"refusing to display SVG with the attribute {local}")
 
 
 def mimebundle(model: Recording, text: str, **options: Any) -> dict[str, str]:
@@ -571,20 +621,27 @@ class GraphDiff:
             self.merged.nodes[next_id] = copy
             self.marks[next_id] = "only in B"
             next_id += 1
-        edges = set()
+        runs = []
         for model, keys in ((a, keys_a), (b, keys_b)):
-            for edge in model.edges:
-                if edge.src in keys and edge.dst in keys:
-                    src, dst = new_id[keys[edge.src]], new_id[keys[edge.dst]]
-                    edges.add((src, dst, edge.position))
-        self.merged.edges = [Edge(*e) for e in sorted(edges)]
+            runs.append({
+                (new_id[keys[e.src]], new_id[keys[e.dst]], e.position)
+                for e in model.edges if e.src in keys and e.dst in keys
+            })
+        edges_a, edges_b = runs
+        self.merged.edges = [Edge(*e) for e in sorted(edges_a | edges_b)]
+        self.edge_marks: dict[tuple[int, int], str] = {}
+        for src, dst, _ in edges_a - edges_b:
+            self.edge_marks[(src, dst)] = "only in A"
+        for src, dst, _ in edges_b - edges_a:
+            self.edge_marks[(src, dst)] = "only in B"
         self.only_in_a = sum(1 for m in self.marks.values() if m == "only in A")
         self.only_in_b = sum(1 for m in self.marks.values() if m == "only in B")
 
     def to_dot(self, **options: Any) -> str:
         options.setdefault("summarize_loops", False)
         title = f"A and B: {self.only_in_a} nodes only in A, {self.only_in_b} only in B"
-        return to_dot(self.merged, marks=self.marks, title=title, **options)
+        return to_dot(self.merged, marks=self.marks, edge_marks=self.edge_marks, title=title,
+                      **options)
 
     def to_svg(self, timeout: float = 10.0, **options: Any) -> str:
         return render_svg(self.to_dot(**options), timeout=timeout)
@@ -594,6 +651,8 @@ class GraphDiff:
             return {"image/svg+xml": self.to_svg(), "text/plain": repr(self)}
         except GraphvizMissing:
             return {"text/plain": f"{self!r}\n{HINT}\n\n{self.to_dot()}"}
+        except RuntimeError as exc:
+            return {"text/plain": f"{self!r}\n{exc}\n\n{self.to_dot()}"}
 
     def __repr__(self) -> str:
         return f"<diff: {self.only_in_a} nodes only in A, {self.only_in_b} only in B>"

@@ -93,7 +93,8 @@ def to_document(recording: Recording) -> dict[str, Any]:
 
 
 def dumps(recording: Recording) -> str:
-    return json.dumps(to_document(recording), ensure_ascii=False, separators=(",", ":"),
+    # ASCII-only: a name may hold any character, even a lone surrogate, and still round-trip.
+    return json.dumps(to_document(recording), ensure_ascii=True, separators=(",", ":"),
                       allow_nan=False) + "\n"
 
 
@@ -147,6 +148,7 @@ def loads(raw: bytes | str, source: str = "<string>") -> Recording:
         )
     except json.JSONDecodeError as exc:
         raise ValueError(f"{source} is not a dyngraph recording: invalid JSON ({exc})") from None
+    _reject_marked_values(document)
     return _from_document(document)
 
 
@@ -172,30 +174,59 @@ def _check_depth(text: str) -> None:
             depth -= 1
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
+# The parser's hooks do not know where they are in the document, so they mark what they refuse
+# and _reject_marked_values reports it with its JSON path.
+
+
+class _Refused:
+    """A value the parser refused (a NaN token, a huge number), with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+
+_DUPLICATE = object()  # a key of the dict a duplicate key was found in (JSON keys are strings)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
+    result: dict[Any, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ValueError(f"$: duplicate key {key!r}")
+            result.setdefault(_DUPLICATE, key)
         result[key] = value
     return result
 
 
-def _reject_constant(token: str) -> None:
-    raise ValueError(f"$: the token {token} is not allowed (write non-finite numbers as strings)")
+def _reject_constant(token: str) -> _Refused:
+    return _Refused(f"the token {token} is not allowed (write non-finite numbers as strings)")
 
 
-def _parse_int(text: str) -> int:
+def _parse_int(text: str) -> int | _Refused:
     if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise ValueError(f"$: the number {text[:24]}... is too large")
+        return _Refused(f"the number {text[:24]}... is too large")
     return int(text)
 
 
-def _parse_float(text: str) -> float:
+def _parse_float(text: str) -> float | _Refused:
     value = float(text)
     if not math.isfinite(value):
-        raise ValueError(f"$: the number {text[:24]} is too large")
+        return _Refused(f"the number {text[:24]} is too large")
     return value
+
+
+def _reject_marked_values(document: Any) -> None:
+    """Walk the parsed document (iteratively) and report the first refused value by path."""
+    stack = [("$", document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, _Refused):
+            _fail(path, value.reason)
+        elif isinstance(value, dict):
+            if _DUPLICATE in value:
+                _fail(path, f"duplicate key {value[_DUPLICATE]!r}")
+            stack.extend((f"{path}.{key}", item) for key, item in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
 
 
 # ----------------------------------------------------------------------------- the schema

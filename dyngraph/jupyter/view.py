@@ -285,7 +285,7 @@ class GraphView(anywidget.AnyWidget):
 
 
 def _to_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
 
 
 def _empty_delta() -> dict[str, Any]:

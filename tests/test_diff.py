@@ -1,0 +1,215 @@
+"""dg.diff: two runs of the same code on different inputs in one diagram. Nodes (and edges) that
+exist in only one run are marked; common nodes are not; matching is by op, source line and
+occurrence, never by id (ids differ between runs)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+import dyngraph as dg
+import dyngraph.dot as dot_module
+from dyngraph.dot import BLUE, VERMILLION, GraphDiff
+
+NO_DOT = "Graphviz's dot program is not installed (apt-get install graphviz)"
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|->|[{}\[\];=,]|[^\s{}\[\];=,"]+', re.S)
+
+
+def statements(dot: str) -> list[tuple[list[str], dict[str, str]]]:
+    """(names, merged attributes) of each DOT statement."""
+    out, tokens = [], []
+    for token in [*_TOKEN.findall(dot), ";"]:
+        if token not in (";", "{", "}"):
+            tokens.append(token)
+            continue
+        if tokens:
+            attrs = {tokens[i - 1]: tokens[i + 1].strip('"') for i, t in enumerate(tokens)
+                     if t == "="}
+            names = []
+            for i, tok in enumerate(tokens):
+                if tok in ("[", "=") or (i + 1 < len(tokens) and tokens[i + 1] == "="):
+                    break
+                if tok != "->":
+                    names.append(tok)
+            out.append((names, attrs))
+        tokens = []
+    return out
+
+
+def nodes_of(dot: str) -> dict[str, dict[str, str]]:
+    return {names[0]: a for names, a in statements(dot)
+            if len(names) == 1 and re.fullmatch(r"n\d+", names[0])}
+
+
+def edges_of(dot: str) -> dict[tuple[str, str], dict[str, str]]:
+    return {(names[0], names[1]): a for names, a in statements(dot)
+            if len(names) == 2 and names[0] not in ("subgraph", "digraph")}
+
+
+# ----------------------------------------------------------------------------- the code
+
+
+def branchy(x):
+    """An `if` that takes another branch on negative inputs."""
+    if x.sum().item() > 0:
+        h = x.exp()
+    else:
+        h = x.tanh()
+    return (h * 3.0).sum()
+
+
+def loopy(x, steps):
+    """A loop that runs ``steps`` times."""
+    h = x
+    for _ in range(steps):
+        h = h.sin()
+    return h.sum()
+
+
+def run(fn, values, *args):
+    with dg.record() as rec:
+        x = dg.tensor(values, requires_grad=True, name="x")
+        fn(x, *args).backward()
+    return rec
+
+
+def ops(rec):
+    return sorted(n.op for n in rec.nodes.values())
+
+
+# ----------------------------------------------------------------------------- nodes
+
+
+def test_an_if_taking_another_branch_marks_the_branch_nodes():
+    a, b = run(branchy, [1.0, 2.0]), run(branchy, [-1.0, -2.0])
+    assert not set(a.nodes) & set(b.nodes)  # two runs: no id in common
+    diff = dg.diff(a, b)
+    assert isinstance(diff, GraphDiff)
+    assert (diff.only_in_a, diff.only_in_b) == (1, 1)
+    assert repr(diff) == "<diff: 1 nodes only in A, 1 only in B>"
+    marked = {diff.merged.nodes[i].op: mark for i, mark in diff.marks.items()}
+    assert marked == {"Exp": "only in A", "Tanh": "only in B"}
+    dot = diff.to_dot()
+    nodes = nodes_of(dot)
+    exp_name = next(f"n{i}" for i, n in diff.merged.nodes.items() if n.op == "Exp")
+    tanh_name = next(f"n{i}" for i, n in diff.merged.nodes.items() if n.op == "Tanh")
+    assert nodes[exp_name]["color"] == VERMILLION and "dashed" in nodes[exp_name]["style"]
+    assert nodes[tanh_name]["color"] == BLUE and "bold" in nodes[tanh_name]["style"]
+    assert "1 nodes only in A, 1 only in B" in dot  # the title says it too
+
+
+def test_common_nodes_are_not_marked():
+    a, b = run(branchy, [1.0, 2.0]), run(branchy, [-1.0, -2.0])
+    diff = dg.diff(a, b)
+    common = [i for i in diff.merged.nodes if i not in diff.marks]
+    assert sorted(diff.merged.nodes[i].op for i in common) == ["Mul", "Sum", "Sum", "constant",
+                                                               "leaf"]
+    plain = nodes_of(a.to_dot())  # how run A alone draws them
+    drawn = nodes_of(diff.to_dot())
+    for node_id in common:
+        assert drawn[f"n{node_id}"]["color"] == plain[f"n{node_id}"]["color"]
+        assert drawn[f"n{node_id}"]["style"] == plain[f"n{node_id}"]["style"]
+        assert "penwidth" not in drawn[f"n{node_id}"] or drawn[f"n{node_id}"][
+            "penwidth"] == plain[f"n{node_id}"].get("penwidth")
+
+
+def test_a_loop_running_longer_marks_the_extra_iterations():
+    short, long = run(loopy, [0.5], 2), run(loopy, [0.5], 5)
+    diff = dg.diff(short, long)
+    assert (diff.only_in_a, diff.only_in_b) == (0, 3)
+    assert repr(diff) == "<diff: 0 nodes only in A, 3 only in B>"
+    assert sorted(diff.merged.nodes[i].op for i in diff.marks) == ["Sin", "Sin", "Sin"]
+    assert set(diff.marks.values()) == {"only in B"}
+    assert len(diff.merged.nodes) == len(long.nodes)
+    reverse = dg.diff(long, short)
+    assert (reverse.only_in_a, reverse.only_in_b) == (3, 0)
+    dot = diff.to_dot()
+    assert len([a for a in nodes_of(dot).values() if a.get("color") == BLUE]) == 3
+    assert "iterations" not in dot  # the loop is drawn in full, so the extra steps show
+
+
+def test_identical_runs_have_no_differences():
+    diff = dg.diff(run(loopy, [0.5], 3), run(loopy, [0.9], 3))
+    assert (diff.only_in_a, diff.only_in_b) == (0, 0) and diff.marks == {}
+    assert repr(diff) == "<diff: 0 nodes only in A, 0 only in B>"
+
+
+def test_matching_is_by_source_line_and_occurrence_not_by_id():
+    def same_ops_other_lines(x, flip):
+        if flip:
+            h = x.exp()
+            return h.exp().sum()
+        h = x.exp()
+        return h.exp().sum()
+
+    a, b = run(same_ops_other_lines, [1.0], False), run(same_ops_other_lines, [1.0], True)
+    assert ops(a) == ops(b)  # the same ops...
+    diff = dg.diff(a, b)
+    # ...made on other lines: every op is in one run only (the leaf x is common)
+    assert (diff.only_in_a, diff.only_in_b) == (3, 3)
+    # and the k-th Exp of a line matches the k-th Exp of that line in the other run
+    short, long = run(loopy, [0.5], 2), run(loopy, [0.5], 4)
+    diff = dg.diff(short, long)
+    sins_b = sorted((n for n in long.nodes.values() if n.op == "Sin"), key=lambda n: n.order)
+    assert not {n.id for n in sins_b[:2]} & set(diff.merged.nodes)  # matched, not copied
+    copied = [diff.merged.nodes[i] for i in diff.marks]
+    assert [n.preview for n in copied] == [n.preview for n in sins_b[2:]]
+
+
+def test_recording_diff_method_is_dg_diff():
+    a, b = run(branchy, [1.0]), run(branchy, [-1.0])
+    assert repr(a.diff(b)) == repr(dg.diff(a, b))
+
+
+# ----------------------------------------------------------------------------- edges
+
+
+def test_edges_in_only_one_run_are_marked():
+    a, b = run(branchy, [1.0, 2.0]), run(branchy, [-1.0, -2.0])
+    diff = dg.diff(a, b)
+    dot = diff.to_dot(grads=False)  # without the gradient overlay, common edges are plain
+    edges = edges_of(dot)
+    x = next(i for i, n in diff.merged.nodes.items() if n.op == "leaf")
+    exp = next(i for i, n in diff.merged.nodes.items() if n.op == "Exp")
+    tanh = next(i for i, n in diff.merged.nodes.items() if n.op == "Tanh")
+    common = [e for e in edges if not {f"n{exp}", f"n{tanh}"} & set(e)]
+    assert common and all(edges[e] == {} for e in common)
+    assert edges[(f"n{x}", f"n{exp}")], "the edge only in A is drawn like a common one"
+    assert edges[(f"n{x}", f"n{tanh}")], "the edge only in B is drawn like a common one"
+    assert edges[(f"n{x}", f"n{exp}")] != edges[(f"n{x}", f"n{tanh}")]
+
+
+def test_an_edge_between_common_nodes_that_only_one_run_has_is_marked():
+    def rewire(x, late):
+        a = x.exp()
+        b = x.sin()
+        return (a * (b if late else x)).sum()
+
+    first, second = run(rewire, [0.5], False), run(rewire, [0.5], True)
+    diff = dg.diff(first, second)
+    assert (diff.only_in_a, diff.only_in_b) == (0, 0)  # the same nodes...
+    edges = edges_of(diff.to_dot(grads=False))
+    marked = [e for e, attrs in edges.items() if attrs]
+    assert len(marked) == 2, f"...but x->Mul is only in A and Sin->Mul only in B: {edges}"
+
+
+# ----------------------------------------------------------------------------- display
+
+
+def test_diff_display_without_dot_is_the_dot_and_a_hint(monkeypatch):
+    diff = dg.diff(run(branchy, [1.0]), run(branchy, [-1.0]))
+    monkeypatch.setattr(dot_module.shutil, "which", lambda name: None)
+    bundle = diff._repr_mimebundle_()
+    assert "image/svg+xml" not in bundle
+    assert "digraph" in bundle["text/plain"] and "live widget" in bundle["text/plain"]
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason=NO_DOT)
+def test_diff_renders_as_svg():
+    diff = dg.diff(run(branchy, [1.0]), run(branchy, [-1.0]))
+    svg = diff.to_svg()
+    assert "<svg" in svg
+    assert "<svg" in diff._repr_mimebundle_()["image/svg+xml"]

@@ -13,7 +13,7 @@ import pytest
 
 import dyngraph as dg
 
-pytest.importorskip("anywidget", reason="the jupyter extra is not installed (pip install -e .[jupyter])")
+pytest.importorskip("anywidget", reason="the jupyter extra is missing (pip install -e .[jupyter])")
 
 from dyngraph.jupyter import GraphView  # noqa: E402
 from dyngraph.jupyter.watch import _parse_magic_line  # noqa: E402

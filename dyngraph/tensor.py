@@ -78,8 +78,10 @@ class Tensor:
         if device is not None:
             xp = backend.module_for(backend.normalize_device(device))
             data = xp.asarray(backend.to_device(data, backend.normalize_device(device)))
-        elif type(data) is not np.ndarray and not hasattr(data, "__array_namespace__"):
-            data = np.asarray(data)
+        elif type(data) is not np.ndarray and (
+            isinstance(data, np.generic) or not hasattr(data, "__array_namespace__")
+        ):
+            data = np.asarray(data)  # numbers, lists, numpy scalars: a Tensor holds an array
         if dtype is not None and data.dtype != dtype:
             data = data.astype(dtype)
         self.data = data

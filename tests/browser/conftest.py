@@ -1,0 +1,186 @@
+"""A real JupyterLab in headless Chromium, driven by Python Playwright.
+
+The facts this follows (shared/BROWSER_TESTING.md): launch the system Chromium (tool-driven
+browser downloads fail here) with the networking flags; run JupyterLab on 127.0.0.1 with a
+random token, isolated config/runtime/settings/workspace dirs and the news toast off; wait for
+the kernel to be connected *and* idle before sending a cell (a Shift+Enter sent earlier is
+silently lost). Without Chromium (a laptop), these tests skip with how to install it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "tests" / "browser" / "artifacts"
+
+
+def _chromium_missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return "Chromium is not installed (apt-get install -y chromium, or set CHROMIUM=path)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Python Playwright is not installed (pip install playwright; no browser download)"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get_json(url: str) -> object:
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.load(response)
+
+
+class Lab:
+    """A running JupyterLab server rooted at a temporary notebook folder."""
+
+    def __init__(self, root: Path, port: int, token: str, process: subprocess.Popen) -> None:
+        self.root, self.port, self.token, self.process = root, port, token, process
+        self.base = f"http://127.0.0.1:{port}"
+
+    def url(self, path: str) -> str:
+        return f"{self.base}/lab/tree/{path}?token={self.token}"
+
+    def kernels(self) -> list:
+        return _get_json(f"{self.base}/api/kernels?token={self.token}")  # type: ignore[return-value]
+
+    def wait_for_kernel(self, timeout: float = 90) -> None:
+        """Until a kernel has a connected client and is idle (the kernel-ready trap)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            kernels = self.kernels()
+            if any(k["connections"] >= 1 and k["execution_state"] == "idle" for k in kernels):
+                return
+            time.sleep(0.25)
+        raise TimeoutError(f"no connected idle kernel after {timeout} s: {self.kernels()}")
+
+
+@pytest.fixture(scope="session")
+def lab(tmp_path_factory):
+    reason = _chromium_missing()
+    if reason:
+        pytest.skip(reason)
+    root = tmp_path_factory.mktemp("lab_root")
+    dirs = {name: tmp_path_factory.mktemp(name) for name in ("config", "runtime", "settings",
+                                                              "workspaces")}
+    notification = dirs["settings"] / "@jupyterlab" / "apputils-extension"
+    notification.mkdir(parents=True)
+    (notification / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(dirs["config"]),
+        "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
+        "JUPYTERLAB_SETTINGS_DIR": str(dirs["settings"]),
+        "JUPYTERLAB_WORKSPACES_DIR": str(dirs["workspaces"]),
+    }
+    port, token = _free_port(), secrets.token_hex(16)
+    command = [
+        sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+        f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        "--LabApp.expose_app_in_browser=True",
+    ]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    log = open(tmp_path_factory.mktemp("lab_log") / "lab.log", "w")  # noqa: SIM115
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    server = Lab(root, port, token, process)
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            _get_json(f"{server.base}/api/status?token={token}")
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                process.kill()
+                pytest.fail(f"JupyterLab did not start; see {log.name}")
+            time.sleep(0.3)
+    yield server
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+    log.close()
+
+
+@pytest.fixture(scope="session")
+def browser(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    """A notebook of code cells, no outputs."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    nbformat.write(notebook, str(path))
+
+
+def run_cell(page, index: int) -> None:
+    """Run cell ``index`` through JupyterLab's command API, without waiting for it to finish
+    (awaiting would hide the live updates a test wants to watch)."""
+    page.evaluate(
+        """(i) => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            panel.content.activeCellIndex = i;
+            window.jupyterapp.commands.execute('notebook:run-cell');
+        }""",
+        index,
+    )
+
+
+def wait_idle(lab: Lab, timeout: float = 120) -> None:
+    """Until every kernel is idle again (the cell finished)."""
+    deadline = time.monotonic() + timeout
+    time.sleep(0.3)
+    while time.monotonic() < deadline:
+        if all(k["execution_state"] == "idle" for k in lab.kernels()):
+            return
+        time.sleep(0.2)
+    raise TimeoutError("the kernel is still busy")
+
+
+def open_notebook(page, lab: Lab, name: str) -> None:
+    page.goto(lab.url(name))
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+    lab.wait_for_kernel()

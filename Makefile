@@ -19,6 +19,9 @@ test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q tests
 	$(PY) -m pytest -q --nbval-lax notebooks
+	@if command -v npm >/dev/null 2>&1; then \
+		cd widgets && npm ci --silent --no-audit --no-fund && npm test; \
+	else echo "npm not found: skipping the widget's JavaScript unit tests"; fi
 
 ## make lab: set up and open the tour in JupyterLab.
 lab: $(STAMP)

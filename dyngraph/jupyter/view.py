@@ -229,6 +229,7 @@ class GraphView(anywidget.AnyWidget):
         """Set the snapshot to everything so far (what a late or out-of-step view starts from)."""
         self.flush()
         self.snapshot = _to_json(self._full)
+        self.send_state("snapshot")  # also when unchanged: the view that asked must hear back
 
     def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "resync":

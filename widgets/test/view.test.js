@@ -1,0 +1,298 @@
+import { test, describe, mock, afterEach } from "node:test";
+import assert from "node:assert/strict";
+import { createView, STEP_MS } from "../src/view.js";
+import { dom, fakeModel, sample, stubRenderer, flush } from "./helpers.js";
+
+const HOSTILE = "<img src=x onerror=alert(1)>";
+
+function setup(overrides = {}) {
+  const { window, document, host } = dom();
+  const s = sample();
+  const model = fakeModel({ header: s.header, snapshot: s.snapshot, delta: {}, options: s.options, ...overrides });
+  const renderer = stubRenderer();
+  const cleanup = createView({ model, el: host, createRenderer: renderer.factory });
+  const view = cleanup.view;
+  const root = /** @type {HTMLElement} */ (host.querySelector(".dg-root"));
+  const key = (k, target = root) => {
+    const e = new window.KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true });
+    target.dispatchEvent(e);
+    return e;
+  };
+  const lastDot = async () => {
+    await view.scheduler.idle();
+    return renderer.calls.at(-1).dot;
+  };
+  return { window, document, host, model, renderer, cleanup, view, root, key, lastDot, s };
+}
+
+afterEach(() => mock.timers.reset());
+
+describe("the view", () => {
+  test("renders the whole recording at the end, built from elements, focusable root", async () => {
+    const { root, view, lastDot, model } = setup();
+    assert.equal(root.getAttribute("tabindex"), "0");
+    assert.equal(root.getAttribute("data-lm-suppress-shortcuts"), "true");
+    assert.equal(view.state.t, 22);
+    const dot = await lastDot();
+    assert.match(dot, /^digraph dyngraph \{/);
+    assert.equal((dot.match(/^\s*n\d+ \[/gm) || []).length, 9);
+    assert.match(root.querySelector(".dg-position").textContent, /^22 \/ 22/);
+    assert.equal(root.querySelector(".dg-scrub").max, "22");
+    assert.ok(model.listenerCount() >= 4);
+  });
+
+  test("the newest grad step's edges get the flow class; the failed backward shows its error", async () => {
+    const { root, view, renderer } = setup();
+    view.setPosition(12); // ... ["grad", 9], ["grad", 7]
+    await view.scheduler.idle();
+    const flowing = [...root.querySelectorAll("g.edge.dg-flow")].map((g) => g.querySelector("title").textContent);
+    assert.deepEqual(flowing, ["n7->n9"]);
+    assert.equal(root.querySelector(".dg-error").hidden, true);
+    view.setPosition(22);
+    await view.scheduler.idle();
+    assert.equal(root.querySelector(".dg-error").hidden, false);
+    assert.match(root.querySelector(".dg-error-text").textContent, /^RuntimeError: Trying to backward/);
+    assert.ok(renderer.calls.length >= 2);
+  });
+
+  test("tweens follow options.tween_max_nodes", async () => {
+    const a = setup();
+    await a.view.scheduler.idle();
+    assert.equal(a.renderer.calls.at(-1).tween, true);
+    const b = setup({ options: { ...sample().options, tween_max_nodes: 3 } });
+    await b.view.scheduler.idle();
+    assert.equal(b.renderer.calls.at(-1).tween, false);
+  });
+});
+
+describe("keyboard", () => {
+  test("Home, ArrowRight, ArrowLeft, End move the position", async () => {
+    const { key, view, lastDot, root } = setup();
+    assert.equal(key("Home").defaultPrevented, true);
+    assert.equal(view.state.t, 0);
+    key("ArrowRight");
+    assert.equal(view.state.t, 1);
+    assert.match(await lastDot(), /n1 \[/);
+    assert.doesNotMatch(await lastDot(), /n2 \[/);
+    assert.equal(root.querySelector(".dg-position").textContent, "1 / 22 \u00B7 new x (leaf)");
+    key("ArrowRight");
+    key("ArrowLeft");
+    assert.equal(view.state.t, 1);
+    key("End");
+    assert.equal(view.state.t, 22);
+  });
+
+  test("Space toggles play; playing advances one step per STEP_MS / speed", () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const { key, view, root } = setup();
+    key("Home");
+    key(" ");
+    assert.equal(view.state.playing, true);
+    assert.equal(root.querySelector(".dg-play").getAttribute("aria-pressed"), "true");
+    mock.timers.tick(STEP_MS);
+    mock.timers.tick(STEP_MS);
+    assert.equal(view.state.t, 2);
+    key(" ");
+    assert.equal(view.state.playing, false);
+    for (let i = 0; i < 5; i++) mock.timers.tick(STEP_MS);
+    assert.equal(view.state.t, 2);
+  });
+
+  test("play from the end starts over, and stops at the end", () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const { key, view } = setup();
+    key(" ");
+    assert.equal(view.state.t, 0);
+    for (let i = 0; i < 30; i++) mock.timers.tick(STEP_MS);
+    assert.equal(view.state.t, 22);
+    assert.equal(view.state.playing, false);
+  });
+
+  test("keys meant for a focused control are left to it", () => {
+    const { key, view, root } = setup();
+    const play = root.querySelector(".dg-play");
+    assert.equal(key(" ", play).defaultPrevented, false, "Space on a button clicks the button");
+    assert.equal(view.state.playing, false);
+    const scrub = root.querySelector(".dg-scrub");
+    key("ArrowLeft", scrub);
+    assert.equal(view.state.t, 22, "the slider handles its own arrows");
+    key("ArrowLeft", play);
+    assert.equal(view.state.t, 21, "arrows on a button still step");
+  });
+
+  test("toolbar buttons: step, jump to end of forward and start of backward", () => {
+    const { view, root } = setup();
+    root.querySelector(".dg-end-forward").click();
+    assert.equal(view.state.t, 9);
+    root.querySelector(".dg-start-backward").click();
+    assert.equal(view.state.t, 10);
+    root.querySelector(".dg-start-backward").click();
+    assert.equal(view.state.t, 21, "the second backward");
+    root.querySelector(".dg-back").click();
+    assert.equal(view.state.t, 20);
+    const scrub = root.querySelector(".dg-scrub");
+    scrub.value = "3";
+    scrub.dispatchEvent(new root.ownerDocument.defaultView.Event("input", { bubbles: true }));
+    assert.equal(view.state.t, 3);
+  });
+});
+
+describe("selection, inspector, code panel", () => {
+  test("clicking a node shows its info as text (a hostile name creates no element)", async () => {
+    const { root, view, window } = setup();
+    await view.scheduler.idle();
+    const g = [...root.querySelectorAll("g.node")].find((n) => n.querySelector("title").textContent === "n2");
+    g.querySelector("ellipse").dispatchEvent(new window.MouseEvent("click", { bubbles: true }));
+    assert.equal(view.state.selected, 2);
+    await view.scheduler.idle();
+    assert.ok(g.classList.contains("dg-selected"));
+    const values = [...root.querySelectorAll(".dg-inspector dd")].map((dd) => dd.textContent);
+    assert.ok(values.includes(HOSTILE));
+    assert.equal(root.querySelector("img"), null);
+    assert.equal(root.querySelectorAll(".dg-inspector dd *").length, 0);
+    // the code panel shows the node's line; the source line with the name is text too
+    const current = root.querySelector(".dg-line.dg-current");
+    assert.equal(current.getAttribute("data-line"), "2");
+    assert.ok(current.querySelector("code").textContent.includes(HOSTILE));
+  });
+
+  test("the code panel follows the newest node; a line number selects that line's node", () => {
+    const { root, view } = setup();
+    view.setPosition(5); // x, w, b, Mul, Add (line 5)
+    assert.equal(root.querySelector(".dg-line.dg-current").getAttribute("data-line"), "5");
+    root.querySelector('button.dg-lineno[data-line="1"]').click();
+    assert.equal(view.state.selected, 1);
+    assert.equal(root.querySelector(".dg-line.dg-current").getAttribute("data-line"), "1");
+    assert.equal(root.querySelector(".dg-inspector dd").textContent, "leaf");
+  });
+
+  test("before its grad step, the inspector does not show the gradient yet", () => {
+    const { root, view } = setup();
+    view.select(1);
+    view.setPosition(9);
+    const rows = [...root.querySelectorAll(".dg-inspector dt")].map((dt) => [dt.textContent, dt.nextElementSibling.textContent]);
+    assert.deepEqual(rows.find(([k]) => k === "gradient"), ["gradient", "not yet (later in the timeline)"]);
+    view.setPosition(22);
+    const after = [...root.querySelectorAll(".dg-inspector dt")].map((dt) => [dt.textContent, dt.nextElementSibling.textContent]);
+    assert.deepEqual(after.find(([k]) => k === "gradient"), ["gradient", "[1.822, -0.2992]"]);
+  });
+});
+
+describe("live deltas", () => {
+  function emptySetup() {
+    const s = sample();
+    const snap = s.snapshot;
+    const first = { ...snap, seq: 1, nodes: snap.nodes.slice(0, 2), edges: [], steps: snap.steps.slice(0, 2) };
+    const ctx = setup({ snapshot: {}, delta: first });
+    return { ...ctx, snap };
+  }
+  const more = (snap, seq, ids) => ({
+    seq,
+    nodes: snap.nodes.filter((n) => ids.includes(n.id)),
+    edges: snap.edges.filter((e) => ids.includes(e.dst)),
+    steps: ids.map((id) => ["node", id]),
+  });
+
+  test("an empty snapshot and a first delta; at the end the view follows new deltas", () => {
+    const { model, view, snap } = emptySetup();
+    assert.equal(view.state.t, 2);
+    model.set("delta", more(snap, 2, [3, 4]));
+    assert.equal(view.state.t, 4, "live: follows the end");
+    view.setPosition(1);
+    model.set("delta", more(snap, 3, [5]));
+    assert.equal(view.timeline.length, 5);
+    assert.equal(view.state.t, 1, "scrubbed back: stays put");
+  });
+
+  test("a gap asks Python for a resync once; the new snapshot rebuilds the view", () => {
+    const { model, view, snap } = emptySetup();
+    model.set("delta", more(snap, 4, [5]));
+    assert.deepEqual(model.sent, [{ type: "resync" }]);
+    assert.equal(view.timeline.length, 2, "the gap delta is not applied");
+    model.set("delta", more(snap, 5, [6]));
+    assert.equal(model.sent.length, 1, "not asked again while waiting");
+    model.set("snapshot", { ...snap, seq: 5, steps: snap.steps.slice(0, 6), nodes: snap.nodes.slice(0, 6) });
+    assert.equal(view.timeline.seq, 5);
+    assert.equal(view.timeline.length, 6);
+    assert.equal(view.state.t, 6);
+    model.set("delta", more(snap, 6, [7]));
+    assert.equal(view.timeline.length, 7);
+  });
+
+  test("a snapshot already ahead is used on a gap without asking", () => {
+    const { model, view, snap } = emptySetup();
+    // Python refreshed the snapshot (seq 3) but this view missed delta 2 and 3
+    const full = { ...snap, seq: 3, steps: snap.steps.slice(0, 4), nodes: snap.nodes.slice(0, 4) };
+    model.set("snapshot", full);
+    model.set("delta", more(snap, 4, [5]));
+    assert.deepEqual(model.sent, []);
+    assert.equal(view.timeline.length, 5);
+  });
+});
+
+describe("cleanup", () => {
+  test("removes model listeners, DOM, timers, and the renderer", async () => {
+    mock.timers.enable({ apis: ["setTimeout"] });
+    const { model, cleanup, host, key, view, renderer, root } = setup();
+    key(" ");
+    assert.equal(view.state.playing, true);
+    await flush();
+    cleanup();
+    assert.equal(model.listenerCount(), 0);
+    assert.equal(host.querySelector(".dg-root"), null);
+    assert.equal(renderer.calls.destroyed, true);
+    const t = view.state.t;
+    for (let i = 0; i < 10; i++) mock.timers.tick(STEP_MS);
+    assert.equal(view.state.t, t, "no timer left");
+    key("ArrowRight", root);
+    assert.equal(view.state.t, t, "no key listener left");
+    cleanup(); // twice is harmless
+  });
+
+  test("two views of one model are independent and both update", () => {
+    const { window, document } = dom();
+    void window;
+    const s = sample();
+    const model = fakeModel({ header: s.header, snapshot: {}, delta: {}, options: s.options });
+    const a = document.createElement("div");
+    const b = document.createElement("div");
+    document.body.append(a, b);
+    const ca = createView({ model, el: a, createRenderer: stubRenderer().factory });
+    const cb = createView({ model, el: b, createRenderer: stubRenderer().factory });
+    model.set("delta", { ...s.snapshot, seq: 1 });
+    assert.equal(ca.view.state.t, 22);
+    assert.equal(cb.view.state.t, 22);
+    ca();
+    assert.ok(model.listenerCount() > 0, "the other view still listens");
+    cb();
+    assert.equal(model.listenerCount(), 0);
+  });
+});
+
+describe("snapshot refreshed along with each delta", () => {
+  test("a snapshot one ahead that equals the delta is applied as the delta, not rebuilt", () => {
+    const s = sample();
+    const snap = s.snapshot;
+    const first = { ...snap, seq: 1, nodes: snap.nodes.slice(0, 2), edges: [], steps: snap.steps.slice(0, 2) };
+    const { model, view } = (() => {
+      const { host } = dom();
+      const m = fakeModel({ header: s.header, snapshot: first, delta: first, options: s.options });
+      const c = createView({ model: m, el: host, createRenderer: stubRenderer().factory });
+      return { model: m, view: c.view };
+    })();
+    const next = { seq: 2, nodes: snap.nodes.slice(2, 3), edges: [], steps: [["node", 3]] };
+    const full2 = { ...snap, seq: 2, nodes: snap.nodes.slice(0, 3), edges: [], steps: snap.steps.slice(0, 3) };
+    const tl = view.timeline;
+    const original = tl.loadSnapshot.bind(tl);
+    let reloads = 0;
+    tl.loadSnapshot = (x) => { reloads++; original(x); };
+    // Python set both traits in one message; the snapshot's change event comes first
+    model.put("delta", next);
+    model.put("snapshot", full2);
+    model.fire("snapshot");
+    model.fire("delta");
+    assert.equal(reloads, 0);
+    assert.equal(tl.seq, 2);
+    assert.equal(view.state.t, 3);
+  });
+});

@@ -5,7 +5,8 @@
     python -m benchmarks.run --only W1 W3E
 
 Workloads: W1 (per-op overhead), W1E (W1 with a recording subscriber), W2 (MLP step),
-W3 (RNN), W3E (W3 with a recording subscriber), W4 (graph building).
+W3 (RNN), W3E (W3 with a recording subscriber), W4 (graph building), W5 (eager vs traced
+replay, dg.trace).
 A MISS is reported, not raised: the exit status is non-zero only if a workload crashed.
 """
 
@@ -20,7 +21,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from benchmarks import w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build
+from benchmarks import w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build, w5_trace
 from benchmarks.harness import Result, format_table
 
 WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
@@ -30,6 +31,7 @@ WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
     "W3": w3_rnn.run,
     "W3E": w3_rnn.run_subscribed,
     "W4": w4_graph_build.run,
+    "W5": w5_trace.run,
 }
 
 

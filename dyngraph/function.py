@@ -88,8 +88,10 @@ class Function:
                     parents.append(None)
             else:
                 parents.append(None)
-                if not isinstance(arg, np.ndarray) and not hasattr(arg, "__array_namespace__"):
-                    arrays.append(arg)  # a Python number
+                if not isinstance(arg, np.ndarray) and (
+                    isinstance(arg, np.generic) or not hasattr(arg, "__array_namespace__")
+                ):
+                    arrays.append(arg)  # a number (Python's or numpy's)
                     continue
                 data = arg  # a constant array
             if type(data) is not array_type:  # all arrays must live on one device

@@ -151,7 +151,12 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     async (/** @type {{dot: string, tween: boolean}} */ job) => {
       if (job.dot !== state.renderedDot) {
         try {
+          const started = performance.now();
           await renderer.render(job.dot, job.tween);
+          // How long the last drawing took, and how many there were: numbers a test (or a
+          // curious learner in the devtools) can read.
+          graphEl.dataset.renderMs = String(Math.round(performance.now() - started));
+          graphEl.dataset.renders = String(Number(graphEl.dataset.renders || 0) + 1);
           state.renderedDot = job.dot;
           if (state.renderError !== null) {
             state.renderError = null;

@@ -1,0 +1,61 @@
+"""Helpers for the JupyterLab browser tests: notebooks, running cells, waiting."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+
+
+def write_notebook(path: Path, cells: list[str]) -> None:
+    """A notebook of code cells, no outputs."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    nbformat.write(notebook, str(path))
+
+
+def run_cell(page, index: int) -> None:
+    """Run cell ``index`` through JupyterLab's command API, without waiting for it to finish
+    (awaiting would hide the live updates a test wants to watch)."""
+    page.evaluate(
+        """(i) => {
+            const panel = window.jupyterapp.shell.currentWidget;
+            panel.content.activeCellIndex = i;
+            window.jupyterapp.commands.execute('notebook:run-cell');
+        }""",
+        index,
+    )
+
+
+RUNNING = (
+    "Array.from(document.querySelectorAll('.jp-InputPrompt'))"
+    ".some(p => p.textContent.includes('*'))"
+)
+
+
+def cells_running(page) -> bool:
+    """Is a cell of the open notebook running (its prompt shows [*])? (The server's REST view
+    of the kernel's state was seen reporting "idle" while a cell still ran.)"""
+    return page.evaluate(RUNNING)
+
+
+def wait_idle(page, timeout: float = 120) -> None:
+    """Until no cell of the open notebook is running."""
+    deadline = time.monotonic() + timeout
+    time.sleep(0.3)
+    while time.monotonic() < deadline:
+        if not cells_running(page):
+            return
+        time.sleep(0.1)
+    raise TimeoutError("a cell is still running")
+
+
+def open_notebook(page, lab, name: str) -> None:
+    page.goto(lab.url(name))
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+    lab.wait_for_kernel()

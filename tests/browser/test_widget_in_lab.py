@@ -1,0 +1,199 @@
+"""The live widget in a real JupyterLab, in headless Chromium (see conftest.py for the setup).
+
+What a learner does: run a multi-line cell under ``dg.watch(pace=...)`` and watch the graph grow
+while the cell is still running; run backward and step through the gradients in engine order;
+scrub; click a node whose name is hostile HTML and read it as text. Screenshots land in
+tests/browser/artifacts/.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from .labtools import (
+    ARTIFACTS,
+    cells_running,
+    open_notebook,
+    run_cell,
+    wait_idle,
+    write_notebook,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+HOSTILE = '<img src=x onerror="window.__pwned=1">'
+
+LIVE_CELL = f"""\
+with dg.watch(pace=0.8, title="live") as view:
+    x = dg.tensor([1.0, 2.0], requires_grad=True, name={HOSTILE!r})
+    w = dg.tensor([0.5, -1.0], requires_grad=True, name="w")
+    h = x * w
+    t = h.tanh()
+    loss = t.sum()
+    loss.backward()
+"""
+
+BIG_CELL = """\
+with dg.watch(tween_max_nodes=20, max_visible=400) as big:
+    h = dg.tensor([0.5], requires_grad=True, name="start")
+    for i in range(299):
+        h = h * 1.001 if i % 2 else h + 0.001
+"""
+
+
+def graph_nodes(page, widget: int = 0) -> int:
+    return page.evaluate(
+        "(i) => { const r = document.querySelectorAll('.dg-root')[i];"
+        " return r ? r.querySelectorAll('.dg-graph svg g.node').length : -1; }",
+        widget,
+    )
+
+
+def svg_texts(page, widget: int = 0) -> list[str]:
+    return page.evaluate(
+        "(i) => Array.from(document.querySelectorAll('.dg-root')[i]"
+        ".querySelectorAll('.dg-graph svg text')).map(t => t.textContent)",
+        widget,
+    )
+
+
+def wait_for(predicate, timeout: float = 30, interval: float = 0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError("condition not reached")
+
+
+def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):
+    write_notebook(lab.root / "live.ipynb", ["import dyngraph as dg", LIVE_CELL, BIG_CELL])
+    open_notebook(page, lab, "live.ipynb")
+    run_cell(page, 0)
+    wait_idle(page)
+
+    # --- nodes appear while the cell is still running
+    run_cell(page, 1)
+    seen = []  # (node count drawn, was the cell still running?) each time the count changes
+    started = time.monotonic()
+    while time.monotonic() - started < 60:
+        count = graph_nodes(page)
+        if count > 0 and (not seen or count != seen[-1][0]):
+            running = cells_running(page)
+            seen.append((count, running))
+        if count >= 5:
+            break
+        time.sleep(0.05)
+    wait_idle(page)
+    counts = [count for count, _ in seen]
+    assert counts == sorted(counts) and counts[-1] == 5, seen  # x, w, Mul, Tanh, Sum
+    grown_while_running = [count for count, running in seen if running]
+    assert len(grown_while_running) >= 2, f"node counts drawn while the cell ran: {seen}"
+
+    # --- the hostile name is text: in the SVG, and nowhere an element
+    assert HOSTILE in svg_texts(page)
+    assert page.evaluate("document.querySelectorAll('.dg-root img').length") == 0
+    assert page.evaluate("window.__pwned === undefined")
+
+    # --- playback: back to the start of backward, then step through the gradients in order
+    root = page.locator(".dg-root").first
+    position = root.locator(".dg-position")
+    wait_for(lambda: "backward finished" in position.inner_text(), timeout=20)
+    drawn_before = page.evaluate(
+        "Number(document.querySelector('.dg-root .dg-graph').dataset.renders || 0)"
+    )
+    root.locator("button.dg-start-backward").click()
+    wait_for(lambda: "backward from Sum" in position.inner_text(), timeout=10)
+    wait_for(lambda: page.evaluate(
+        "Number(document.querySelector('.dg-root .dg-graph').dataset.renders || 0)"
+    ) > drawn_before, timeout=10)
+    time.sleep(0.6)  # the animated transition (350 ms) settles
+    def with_gradient() -> set[str]:  # the first label line of every node showing a gradient
+        labels = page.evaluate(
+            "Array.from(document.querySelectorAll('.dg-root')[0]"
+            ".querySelectorAll('.dg-graph svg g.node'))"
+            ".map(g => Array.from(g.querySelectorAll('text')).map(t => t.textContent))"
+        )
+        return {lines[0] for lines in labels if any(t.startswith("grad ") for t in lines)}
+
+    shown = with_gradient()  # at the start of backward: at most the loss's own gradient
+    arrived = sorted(shown)  # node labels, in the order their gradients appeared
+    for _ in range(12):
+        if root.locator("button.dg-forward").get_attribute("aria-disabled") == "true":
+            break  # the end of the timeline
+        before = position.inner_text()
+        root.locator("button.dg-forward").click()
+        wait_for(lambda before=before: position.inner_text() != before, timeout=10)
+        time.sleep(0.8)  # drawn (a step may not change the picture), and the transition settled
+        now = with_gradient()
+        arrived.extend(sorted(now - shown))
+        shown = now
+    assert arrived[:3] == ["Sum", "Tanh", "Mul"], arrived  # engine order: newest node first
+    assert set(arrived[3:]) == {"w", HOSTILE}, arrived
+
+    # --- scrub to the start: nothing drawn; keyboard steps forward one node
+    page.evaluate(
+        "() => { const s = document.querySelector('.dg-root .dg-scrub'); s.value = '0';"
+        " s.dispatchEvent(new Event('input', {bubbles: true})); }"
+    )
+    wait_for(lambda: graph_nodes(page) == 0 or graph_nodes(page) == -1 or None, timeout=10)
+    root.focus()
+    page.keyboard.press("ArrowRight")
+    wait_for(lambda: graph_nodes(page) == 1, timeout=10)
+
+    # --- the inspector shows a clicked node's fields as text
+    page.keyboard.press("End")
+    wait_for(lambda: graph_nodes(page) == 5, timeout=10)
+    page.locator(".dg-root").first.locator(".dg-graph svg g.node").first.click()
+    inspector = root.locator(".dg-inspector").inner_text()
+    assert HOSTILE in inspector or "w" in inspector
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "widget.png"), full_page=True)
+
+    # --- a 300-node update drawn with tweens off: how long it takes
+    run_cell(page, 2)
+    wait_idle(page)
+    wait_for(lambda: graph_nodes(page, 1) >= 300, timeout=60)
+    time.sleep(1.0)
+    render_ms = page.evaluate(
+        "Number(document.querySelectorAll('.dg-root')[1].querySelector('.dg-graph')"
+        ".dataset.renderMs)"
+    )
+    (ARTIFACTS / "timings.json").write_text(json.dumps({"render_300_nodes_ms": render_ms}))
+    print(f"300-node update drawn in {render_ms} ms (tweens off)")
+    assert 0 < render_ms < 5_000  # a safety bound; the figure itself is reported
+
+
+def test_the_tour_runs_every_cell_without_error_and_the_widget_draws(lab, page):
+    shutil.copy(ROOT / "notebooks" / "00_tour.ipynb", lab.root / "00_tour.ipynb")
+    open_notebook(page, lab, "00_tour.ipynb")
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    time.sleep(1.0)
+    wait_idle(page, timeout=180)
+    errors = page.evaluate(
+        """() => {
+            const cells = window.jupyterapp.shell.currentWidget.content.model.cells;
+            const found = [];
+            for (let i = 0; i < cells.length; i++) {
+                const cell = cells.get(i);
+                if (cell.type !== 'code') continue;
+                const outputs = cell.outputs;
+                for (let j = 0; j < outputs.length; j++) {
+                    const out = outputs.get(j).toJSON();
+                    if (out.output_type === 'error') found.push(out.ename + ': ' + out.evalue);
+                }
+            }
+            return found;
+        }"""
+    )
+    assert errors == []
+    drawn = wait_for(
+        lambda: page.evaluate("document.querySelectorAll('.dg-root .dg-graph svg g.node').length"),
+        timeout=60,
+    )
+    assert drawn > 0
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "tour.png"), full_page=False)

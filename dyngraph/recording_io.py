@@ -18,13 +18,13 @@ import math
 import os
 from typing import Any
 
+from . import safe_json
 from .record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording
 
 FORMAT = "dyngraph-recording"
 SCHEMA_VERSION = 1
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 12  # the deepest a valid file goes is 5 ($ / nodes / [i] / where / [j])
-MAX_INT_DIGITS = 18
 MAX_STRING = 100_000
 MAX_NDIM = 32
 MAX_NUMEL = 2**48
@@ -111,122 +111,12 @@ def load_recording(path: Any, max_bytes: int = MAX_FILE_BYTES) -> Recording:
 
     >>> rec = dg.load_recording("lesson3.json")
     """
-    path = os.fspath(path)
-    size = os.path.getsize(path)
-    if size > max_bytes:
-        raise ValueError(
-            f"{path} is {size} bytes, more than the {max_bytes}-byte limit for recordings "
-            "(pass max_bytes= to allow more)"
-        )
-    with open(path, "rb") as f:
-        raw = f.read(max_bytes + 1)
-    return loads(raw, source=path)
+    return _from_document(safe_json.read(path, "dyngraph recording", max_bytes, MAX_DEPTH))
 
 
 def loads(raw: bytes | str, source: str = "<string>") -> Recording:
     """Parse and validate a recording from its JSON text."""
-    if isinstance(raw, bytes):
-        if raw[:1] == b"\x80" or raw[:4] == b"PK\x03\x04" or raw[:6] == b"\x93NUMPY":
-            raise ValueError(
-                f"{source} is not a dyngraph recording (it looks like a pickle, npy or npz "
-                "file; dyngraph never loads pickles)"
-            )
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{source} is not a dyngraph recording: not UTF-8 ({exc})") from None
-    else:
-        text = raw
-    _check_depth(text)
-    try:
-        document = json.loads(
-            text,
-            object_pairs_hook=_no_duplicate_keys,
-            parse_constant=_reject_constant,
-            parse_int=_parse_int,
-            parse_float=_parse_float,
-        )
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{source} is not a dyngraph recording: invalid JSON ({exc})") from None
-    _reject_marked_values(document)
-    return _from_document(document)
-
-
-def _check_depth(text: str) -> None:
-    """Refuse nesting deeper than MAX_DEPTH before the parser recurses into it."""
-    depth = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise ValueError(f"$: nesting deeper than {MAX_DEPTH} levels: not a recording")
-        elif ch in "]}":
-            depth -= 1
-
-
-# The parser's hooks do not know where they are in the document, so they mark what they refuse
-# and _reject_marked_values reports it with its JSON path.
-
-
-class _Refused:
-    """A value the parser refused (a NaN token, a huge number), with the reason."""
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-
-_DUPLICATE = object()  # a key of the dict a duplicate key was found in (JSON keys are strings)
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[Any, Any]:
-    result: dict[Any, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            result.setdefault(_DUPLICATE, key)
-        result[key] = value
-    return result
-
-
-def _reject_constant(token: str) -> _Refused:
-    return _Refused(f"the token {token} is not allowed (write non-finite numbers as strings)")
-
-
-def _parse_int(text: str) -> int | _Refused:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        return _Refused(f"the number {text[:24]}... is too large")
-    return int(text)
-
-
-def _parse_float(text: str) -> float | _Refused:
-    value = float(text)
-    if not math.isfinite(value):
-        return _Refused(f"the number {text[:24]} is too large")
-    return value
-
-
-def _reject_marked_values(document: Any) -> None:
-    """Walk the parsed document (iteratively) and report the first refused value by path."""
-    stack = [("$", document)]
-    while stack:
-        path, value = stack.pop()
-        if isinstance(value, _Refused):
-            _fail(path, value.reason)
-        elif isinstance(value, dict):
-            if _DUPLICATE in value:
-                _fail(path, f"duplicate key {value[_DUPLICATE]!r}")
-            stack.extend((f"{path}.{key}", item) for key, item in reversed(value.items()))
-        elif isinstance(value, list):
-            stack.extend((f"{path}[{i}]", item) for i, item in reversed(list(enumerate(value))))
+    return _from_document(safe_json.parse(raw, "dyngraph recording", MAX_DEPTH, source))
 
 
 # ----------------------------------------------------------------------------- the schema

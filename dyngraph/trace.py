@@ -46,7 +46,6 @@ import json
 import linecache
 import math
 import os
-import re
 import sys
 import warnings
 import zipfile
@@ -58,7 +57,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import backend, events, factories, function, grad_mode
+from . import backend, events, factories, function, grad_mode, safe_json
 from .ops.shape import ToDevice
 from .tensor import Tensor, new_node_id, wrap_output
 
@@ -731,18 +730,7 @@ def load_static(path: str | os.PathLike, device: str = "cpu") -> StaticGraph:
     device = backend.normalize_device(device)
     xp = backend.module_for(device)
     json_path, npz_path = _paths(path)
-    size = os.path.getsize(json_path)
-    if size > MAX_JSON_BYTES:
-        raise ValueError(
-            f"{json_path} is {size} bytes, over the {MAX_JSON_BYTES}-byte limit for a static graph"
-        )
-    text = json_path.read_text(encoding="utf-8")
-    _check_depth(text)
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as exc:
-        message = f"{json_path} is not a dyngraph static graph: invalid JSON: {exc}"
-        raise ValueError(message) from None
+    document = safe_json.read(json_path, "dyngraph static graph", MAX_JSON_BYTES, MAX_DEPTH)
     spec = _Validated(document, xp)
     arrays = _read_weights(npz_path, spec.captured_specs)
     captured: list[Any] = []
@@ -750,24 +738,6 @@ def load_static(path: str | os.PathLike, device: str = "cpu") -> StaticGraph:
         array = xp.asarray(backend.to_device(array, device))
         captured.append(Tensor(array, name=name) if kind == "tensor" else array)
     return StaticGraph(spec.ops, spec.inputs, captured, spec.outputs, spec.single_output)
-
-
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
-_BRACKET = re.compile(r"[\[\]{}]")
-
-
-def _check_depth(text: str) -> None:
-    """Reject JSON nested deeper than MAX_DEPTH, before handing it to the parser."""
-    depth = 0
-    for match in _BRACKET.finditer(_STRING.sub('""', text)):
-        if match.group() in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise ValueError(
-                    f"not a dyngraph static graph: JSON nested deeper than {MAX_DEPTH} levels"
-                )
-        else:
-            depth -= 1
 
 
 class _Validated:

@@ -387,47 +387,6 @@ class Module:
         return head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
-class Sequential(Module):
-    """Modules applied one after the other: ``Sequential(a, b, c)(x) == c(b(a(x)))``.
-
-    The children are named "0", "1", ... (or by the keys of an OrderedDict).
-
-    >>> model = dg.nn.Sequential(dg.nn.Linear(2, 16), dg.nn.ReLU(), dg.nn.Linear(16, 3))
-    >>> model(dg.randn(5, 2)).shape
-    (5, 3)
-    """
-
-    def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
-        super().__init__()
-        if len(modules) == 1 and isinstance(modules[0], Mapping):
-            for name, module in modules[0].items():
-                self.add_module(str(name), module)
-        else:
-            for index, module in enumerate(modules):
-                self.add_module(str(index), module)
-
-    def forward(self, x: Any) -> Any:
-        for module in self._modules.values():
-            x = module(x)
-        return x
-
-    def append(self, module: Module) -> Sequential:
-        self.add_module(str(len(self._modules)), module)
-        return self
-
-    def __len__(self) -> int:
-        return len(self._modules)
-
-    def __iter__(self) -> Iterator[Module]:
-        return iter(self._modules.values())
-
-    def __getitem__(self, index: int | slice) -> Any:
-        modules = list(self._modules.values())
-        if isinstance(index, slice):
-            return Sequential(*modules[index])
-        return modules[index]
-
-
 class ModuleList(Module):
     """A list of modules that registers them (a plain Python list would hide their
     parameters from ``parameters()``). Children are named "0", "1", ...; it has no forward.
@@ -454,6 +413,35 @@ class ModuleList(Module):
 
     def __getitem__(self, index: int) -> Module:
         return list(self._modules.values())[index]
+
+
+class Sequential(ModuleList):
+    """Modules applied one after the other: ``Sequential(a, b, c)(x) == c(b(a(x)))``.
+
+    The children are named "0", "1", ... (or by the keys of an OrderedDict).
+
+    >>> model = dg.nn.Sequential(dg.nn.Linear(2, 16), dg.nn.ReLU(), dg.nn.Linear(16, 3))
+    >>> model(dg.randn(5, 2)).shape
+    (5, 3)
+    """
+
+    def __init__(self, *modules: Module | Mapping[str, Module]) -> None:
+        if len(modules) == 1 and isinstance(modules[0], Mapping):
+            super().__init__()
+            for name, module in modules[0].items():
+                self.add_module(str(name), module)
+        else:
+            super().__init__(modules)
+
+    def forward(self, x: Any) -> Any:
+        for module in self._modules.values():
+            x = module(x)
+        return x
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return Sequential(*list(self._modules.values())[index])
+        return super().__getitem__(index)
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -59,6 +59,18 @@ def svg_texts(page, widget: int = 0) -> list[str]:
     )
 
 
+SHOWN = (
+    "(i) => { const r = document.querySelectorAll('.dg-root')[i];"
+    " return [r.querySelector('.dg-scrub').value,"
+    " r.querySelector('.dg-graph').dataset.shownStep]; }"
+)
+
+
+def settle(page, widget: int = 0) -> None:
+    """Until the drawing shows the slider's position (renders are asynchronous)."""
+    wait_for(lambda: (lambda pair: pair[0] == pair[1])(page.evaluate(SHOWN, widget)), timeout=15)
+
+
 def wait_for(predicate, timeout: float = 30, interval: float = 0.1):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -102,15 +114,9 @@ def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):
     root = page.locator(".dg-root").first
     position = root.locator(".dg-position")
     wait_for(lambda: "backward finished" in position.inner_text(), timeout=20)
-    drawn_before = page.evaluate(
-        "Number(document.querySelector('.dg-root .dg-graph').dataset.renders || 0)"
-    )
     root.locator("button.dg-start-backward").click()
     wait_for(lambda: "backward from Sum" in position.inner_text(), timeout=10)
-    wait_for(lambda: page.evaluate(
-        "Number(document.querySelector('.dg-root .dg-graph').dataset.renders || 0)"
-    ) > drawn_before, timeout=10)
-    time.sleep(0.6)  # the animated transition (350 ms) settles
+    settle(page)
     def with_gradient() -> set[str]:  # the first label line of every node showing a gradient
         labels = page.evaluate(
             "Array.from(document.querySelectorAll('.dg-root')[0]"
@@ -127,7 +133,7 @@ def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):
         before = position.inner_text()
         root.locator("button.dg-forward").click()
         wait_for(lambda before=before: position.inner_text() != before, timeout=10)
-        time.sleep(0.8)  # drawn (a step may not change the picture), and the transition settled
+        settle(page)
         now = with_gradient()
         arrived.extend(sorted(now - shown))
         shown = now
@@ -139,14 +145,17 @@ def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):
         "() => { const s = document.querySelector('.dg-root .dg-scrub'); s.value = '0';"
         " s.dispatchEvent(new Event('input', {bubbles: true})); }"
     )
-    wait_for(lambda: graph_nodes(page) == 0 or graph_nodes(page) == -1 or None, timeout=10)
+    settle(page)
+    assert graph_nodes(page) <= 0
     root.focus()
     page.keyboard.press("ArrowRight")
-    wait_for(lambda: graph_nodes(page) == 1, timeout=10)
+    settle(page)
+    assert graph_nodes(page) == 1
 
     # --- the inspector shows a clicked node's fields as text
     page.keyboard.press("End")
-    wait_for(lambda: graph_nodes(page) == 5, timeout=10)
+    settle(page)
+    assert graph_nodes(page) == 5
     page.locator(".dg-root").first.locator(".dg-graph svg g.node").first.click()
     inspector = root.locator(".dg-inspector").inner_text()
     assert HOSTILE in inspector or "w" in inspector

@@ -148,7 +148,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   // ------------------------------------------------------------------------------ rendering
   const renderer = createRenderer(graphEl);
   const scheduler = createScheduler(
-    async (/** @type {{dot: string, tween: boolean}} */ job) => {
+    async (/** @type {{dot: string, tween: boolean, t: number}} */ job) => {
       if (job.dot !== state.renderedDot) {
         try {
           const started = performance.now();
@@ -168,6 +168,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
         }
       }
       if (!state.disposed) decorate();
+      // The timeline position the drawing now shows (a test waits for it to match the slider).
+      graphEl.dataset.shownStep = String(job.t);
     },
   );
 
@@ -348,7 +350,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     updateInspector(g);
     updateNotes();
     const drawn = g.shown.length + (g.hidden > 0 ? 1 : 0);
-    scheduler.request({ dot: g.dot, tween: useTweens(drawn, opts.tween_max_nodes, reducedMotion) });
+    scheduler.request({ dot: g.dot, tween: useTweens(drawn, opts.tween_max_nodes, reducedMotion), t: state.t });
   }
 
   function updateControls() {

@@ -59,20 +59,24 @@ class Lab:
         self.base = f"http://127.0.0.1:{port}"
 
     def url(self, path: str) -> str:
-        return f"{self.base}/lab/tree/{path}?token={self.token}"
+        # ?reset: start from an empty workspace, not with the previous test's notebooks open
+        return f"{self.base}/lab/tree/{path}?reset&token={self.token}"
 
     def kernels(self) -> list:
         return _get_json(f"{self.base}/api/kernels?token={self.token}")  # type: ignore[return-value]
 
-    def wait_for_kernel(self, timeout: float = 90) -> None:
-        """Until a kernel has a connected client and is idle (the kernel-ready trap)."""
+    def wait_for_kernel(self, notebook: str, timeout: float = 90) -> None:
+        """Until the kernel of ``notebook`` has a connected client and is idle (the kernel-ready
+        trap; other notebooks' kernels from earlier tests do not count)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            kernels = self.kernels()
+            sessions = _get_json(f"{self.base}/api/sessions?token={self.token}")
+            ids = {s["kernel"]["id"] for s in sessions if s.get("path") == notebook}
+            kernels = [k for k in self.kernels() if k["id"] in ids]
             if any(k["connections"] >= 1 and k["execution_state"] == "idle" for k in kernels):
                 return
             time.sleep(0.25)
-        raise TimeoutError(f"no connected idle kernel after {timeout} s: {self.kernels()}")
+        raise TimeoutError(f"the kernel of {notebook} is not ready after {timeout} s")
 
 
 @pytest.fixture(scope="session")

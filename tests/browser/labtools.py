@@ -58,4 +58,4 @@ def wait_idle(page, timeout: float = 120) -> None:
 def open_notebook(page, lab, name: str) -> None:
     page.goto(lab.url(name))
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
-    lab.wait_for_kernel()
+    lab.wait_for_kernel(name)

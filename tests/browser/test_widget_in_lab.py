@@ -206,3 +206,53 @@ def test_the_tour_runs_every_cell_without_error_and_the_widget_draws(lab, page):
     assert drawn > 0
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "tour.png"), full_page=False)
+
+
+FLOOD_CELL = """\
+with dg.watch() as flood:
+    h = dg.tensor([0.5], requires_grad=True, name="start")
+    for i in range(50_000):
+        h = h * 1.0 if i % 2 else h + 0.0
+    h.sum().backward()
+print("flood done", flood.recording.dropped_nodes > 0)
+"""
+
+
+def test_a_flood_of_events_keeps_the_page_responsive_and_within_iopub_limits(lab, page):
+    """100 000 events (50 000 ops forward, their gradients backward): the recording is bounded,
+    updates are coalesced, so no IOPub rate-limit message and the page keeps answering."""
+    write_notebook(lab.root / "flood.ipynb", ["import dyngraph as dg", FLOOD_CELL])
+    open_notebook(page, lab, "flood.ipynb")
+    run_cell(page, 0)
+    wait_idle(page)
+    started = time.monotonic()
+    run_cell(page, 1)
+    wait_idle(page, timeout=300)
+    print(f"flood cell ran in {time.monotonic() - started:.1f} s")
+    outputs = page.locator(".jp-OutputArea").all_inner_texts()
+    text = "\n".join(outputs)
+    assert "flood done True" in text
+    assert "IOPub" not in text and "rate exceeded" not in text
+    settle(page)
+    assert graph_nodes(page) > 0
+    notes = page.locator(".dg-root .dg-notes").inner_text()
+    assert "not recorded" in notes.lower()  # what was dropped is said
+
+
+TWO_VIEWS = [
+    "import dyngraph as dg\nfrom dyngraph.jupyter import GraphView\nview = GraphView()\nview",
+    "view",
+    "view.attach()\nx = dg.tensor([1.0], requires_grad=True)\ny = (x * 3).exp()\nview.detach()",
+]
+
+
+def test_one_widget_displayed_in_two_cells_updates_both(lab, page):
+    write_notebook(lab.root / "two.ipynb", TWO_VIEWS)
+    open_notebook(page, lab, "two.ipynb")
+    for index in range(3):
+        run_cell(page, index)
+        wait_idle(page)
+    wait_for(lambda: page.locator(".dg-root").count() == 2, timeout=30)
+    settle(page, 0)
+    settle(page, 1)
+    assert graph_nodes(page, 0) == graph_nodes(page, 1) == 4  # x, the constant 3, Mul, Exp

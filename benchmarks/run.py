@@ -4,7 +4,8 @@
     python -m benchmarks.run --quick      # few repeats, W4 only up to 1e4 nodes
     python -m benchmarks.run --only W1 W3E
 
-Workloads: W1 (per-op overhead), W1E (W1 with a recording subscriber), W2 (MLP step),
+Workloads: W1 (per-op overhead), W1E (W1 with a recording subscriber), W1V (W1 with a live
+GraphView), W2 (MLP step),
 W3 (RNN), W3E (W3 with a recording subscriber), W4 (graph building), W5 (eager vs traced
 replay, dg.trace).
 A MISS is reported, not raised: the exit status is non-zero only if a workload crashed.
@@ -27,6 +28,7 @@ from benchmarks.harness import Result, format_table
 WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
     "W1": w1_per_op.run,
     "W1E": w1_per_op.run_subscribed,
+    "W1V": w1_per_op.run_with_view,
     "W2": w2_mlp_step.run,
     "W3": w3_rnn.run,
     "W3E": w3_rnn.run_subscribed,

@@ -115,3 +115,31 @@ def run_subscribed(quick: bool = False) -> list[Result]:
     return [
         check_ratio(name, t_sub * us_per_op, t_bare * us_per_op, "us/op", TARGET_SUBSCRIBED_RATIO)
     ]
+
+
+def run_with_view(quick: bool = False) -> list[Result]:
+    """Time the chain with a live GraphView attached (the widget's kernel-side cost) against
+    the bare chain. The view records every node (no budget), so nothing is skipped."""
+    try:
+        from dyngraph.jupyter import GraphView
+    except ImportError:  # the jupyter extra is not installed
+        return []
+    x, b, w = make_inputs()
+    repeat = 3 if quick else 15
+
+    def bare() -> object:
+        return dyngraph_chain(x, b, w)
+
+    def viewed() -> object:
+        view = GraphView(max_nodes=10 * N_OPS, max_events=100 * N_OPS).attach()
+        try:
+            return bare()
+        finally:
+            view.close()
+
+    t_view, t_bare = paired_median_seconds(viewed, bare, repeat=repeat)
+    us_per_op = 1e6 / N_OPS
+    name = "W1 + live GraphView (floor: bare)"
+    return [
+        check_ratio(name, t_view * us_per_op, t_bare * us_per_op, "us/op", TARGET_SUBSCRIBED_RATIO)
+    ]

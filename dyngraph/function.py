@@ -54,9 +54,9 @@ class Function:
         "xp",  # the array module of the inputs
         "id",  # the id of the output tensor
         "shape",  # the shape of the output tensor
+        "needs_input_grad",  # per positional input: does backward need its gradient?
         "saved_arrays",  # what forward saved; None once backward released it
-        "_saved_sources",  # per saved array: the input Tensor it is, _OUTPUT, or None
-        "_saved_versions",  # per saved array: that tensor's version when it was saved
+        "_saved_sources",  # (position, input Tensor or _OUTPUT, its version) per tracked array
         "_inplace_clock",  # tensor.inplace_clock when forward saved them
         "__dict__",  # rarer state: hooks, options ops keep on ctx (axis, key, ...)
         "__weakref__",
@@ -76,6 +76,7 @@ class Function:
         is on and an input requires grad, the result remembers this node (``grad_fn``)."""
         arrays = []  # what forward sees: each Tensor's array, constants as they are
         parents = []  # where each input's gradient goes: grad_fn, the leaf itself, or None
+        needs = []  # does each input need a gradient?
         requires_grad = False
         array_type = None
         for arg in args:
@@ -84,10 +85,13 @@ class Function:
                 if arg._requires_grad:
                     requires_grad = True
                     parents.append(arg.grad_fn or arg)
+                    needs.append(True)
                 else:
                     parents.append(None)
+                    needs.append(False)
             else:
                 parents.append(None)
+                needs.append(False)
                 if not isinstance(arg, np.ndarray) and (
                     isinstance(arg, np.generic) or not hasattr(arg, "__array_namespace__")
                 ):
@@ -104,6 +108,7 @@ class Function:
         ctx = cls()
         ctx.xp = np if array_type is np.ndarray or array_type is None else backend.xp_of(array_type)
         ctx.parents = tuple(parents)
+        ctx.needs_input_grad = tuple(needs)
         ctx.saved_arrays = ()
         started = time.perf_counter() if events.active and events.timing_enabled else None
         try:
@@ -136,11 +141,6 @@ class Function:
         return tensor
 
     # ------------------------------------------------------------------ what ops call
-
-    @property
-    def needs_input_grad(self) -> tuple[bool, ...]:
-        """One bool per positional input: does backward need to compute its gradient?"""
-        return tuple([parent is not None for parent in self.parents])
 
     @staticmethod
     def forward(ctx: Function, *args: Any, **options: Any) -> Any:
@@ -176,9 +176,9 @@ class Function:
         return arrays
 
     def _check_saved_versions(self) -> None:
-        for source, version in zip(self._saved_sources, self._saved_versions):
-            if source is None:
-                continue
+        sources = self._saved_sources
+        for k in range(0, len(sources), 3):
+            source, version = sources[k + 1], sources[k + 2]
             now = self.output_version if source is _OUTPUT else source._version
             if now != version:
                 what = "its output" if source is _OUTPUT else f"an input of shape {source.shape}"
@@ -233,26 +233,22 @@ _OUTPUT = "output"  # marks a saved array that is the op's own output
 
 
 def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any) -> None:
-    """For each saved array, which input Tensor it came from and that tensor's version now, so
-    that backward can detect a later in-place change. (The output is checked through
-    ``ctx.output_version``; arrays made inside forward cannot be changed by anyone else.)"""
+    """For each saved array that is an input Tensor's (or the output), remember which and that
+    tensor's version now, so that backward can detect a later in-place change: a flat tuple of
+    (position in saved_arrays, Tensor or _OUTPUT, version) triples. (Arrays made inside forward
+    cannot be changed by anyone else; the output's version lives on the node.)"""
     sources = []
-    versions = []
-    for saved in ctx.saved_arrays:
+    for position, saved in enumerate(ctx.saved_arrays):
+        if saved is None:
+            continue
         if saved is out:
-            sources.append(_OUTPUT)
-            versions.append(0)
+            sources += (position, _OUTPUT, 0)
             continue
         for arg, array in zip(args, arrays):
             if array is saved and arg is not array:  # it came from this input Tensor
-                sources.append(arg)
-                versions.append(arg._version)
+                sources += (position, arg, arg._version)
                 break
-        else:
-            sources.append(None)
-            versions.append(None)
     ctx._saved_sources = tuple(sources)
-    ctx._saved_versions = tuple(versions)
     ctx._inplace_clock = tensor_module.inplace_clock
 
 
@@ -260,13 +256,15 @@ def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
     """create_graph=True: saved arrays as Tensors connected to the graph, so that the backward
     formulas (written with operators and ``ctx.xp``) are themselves recorded."""
     sources = ctx._saved_sources
+    origin = {sources[k]: sources[k + 1] for k in range(0, len(sources), 3)}
     result = []
-    for array, source in zip(arrays, sources):
+    for position, array in enumerate(arrays):
+        source = origin.get(position)
         if source is _OUTPUT:  # a fresh handle on the same node
             result.append(wrap_output(array, ctx))
         elif source is not None and source.data is array:
             result.append(source)
-        elif isinstance(array, (int, float)) or array is None:
+        elif array is None or isinstance(array, (int, float)):
             result.append(array)
         else:
             result.append(Tensor(array))

@@ -280,6 +280,7 @@ class StaticGraph:
                 ctx = cls()
                 ctx.xp = xp
                 ctx.parents = (None,) * len(getter(self._template))  # no gradient on this path
+                ctx.needs_input_grad = (False,) * len(ctx.parents)
                 ctx.saved_arrays = ()
                 ctx.save_for_backward = _keep_nothing  # and nothing is kept for backward
                 call = partial(cls.forward, **options) if options else cls.forward

@@ -14,7 +14,8 @@ constant                      small box, dashed grey border, "const"
 op                            ellipse, white fill: op name, shape
 output (nothing consumes it)  op drawn with a double border in bluish green
 saved for backward            orange border and a "saved 32 B" line
-gradient                      a "grad [...]" line; the edge into a node carries the colour and
+gradient                      a "grad [...]" line ("grad (summed)" where several paths met); the
+                              edge into a node carries the colour and
                               width of the gradient flowing back along it, light to dark blue by
                               magnitude (absolute, a decade a step: 1e-3 ... 10)
 freed                         dashed grey border, greyed text, "freed": backward released its
@@ -294,7 +295,8 @@ def _label_lines(
     if values and node.preview:
         lines.append(format_values(node.preview, _numel(node.shape)))
     if grads and node.grad_preview is not None:
-        lines.append("grad " + format_values(node.grad_preview, _numel(node.shape)))
+        summed = " (summed)" if node.accumulated else ""  # fan-in: several paths added up
+        lines.append(f"grad{summed} " + format_values(node.grad_preview, _numel(node.shape)))
     if node.saved_bytes and not node.freed:
         lines.append(f"saved {format_bytes(node.saved_bytes)}")
     if node.freed:

@@ -224,11 +224,11 @@ def _small():
 def test_values_grads_and_shapes_options():
     rec, x, y = _small()
     full = label_lines(node_of(rec.to_dot(), x.id))
-    assert full == ["x", "(2,)", "[1.5, 2.5]", "grad [3, 5]"]
-    assert label_lines(node_of(rec.to_dot(values=False), x.id)) == ["x", "(2,)", "grad [3, 5]"]
+    assert full == ["x", "(2,)", "[1.5, 2.5]", "grad (summed) [3, 5]"]
+    assert label_lines(node_of(rec.to_dot(values=False), x.id)) == ["x", "(2,)", "grad (summed) [3, 5]"]
     assert label_lines(node_of(rec.to_dot(grads=False), x.id)) == ["x", "(2,)", "[1.5, 2.5]"]
     assert label_lines(node_of(rec.to_dot(shapes=False), x.id)) == ["x", "[1.5, 2.5]",
-                                                                     "grad [3, 5]"]
+                                                                     "grad (summed) [3, 5]"]
     bare = rec.to_dot(values=False, grads=False, shapes=False)
     assert label_lines(node_of(bare, x.id)) == ["x"]
     assert label_lines(node_of(bare, y.id)) == ["Sum"]

@@ -225,7 +225,9 @@ def test_values_grads_and_shapes_options():
     rec, x, y = _small()
     full = label_lines(node_of(rec.to_dot(), x.id))
     assert full == ["x", "(2,)", "[1.5, 2.5]", "grad (summed) [3, 5]"]
-    assert label_lines(node_of(rec.to_dot(values=False), x.id)) == ["x", "(2,)", "grad (summed) [3, 5]"]
+    assert label_lines(node_of(rec.to_dot(values=False), x.id)) == [
+        "x", "(2,)", "grad (summed) [3, 5]"
+    ]
     assert label_lines(node_of(rec.to_dot(grads=False), x.id)) == ["x", "(2,)", "[1.5, 2.5]"]
     assert label_lines(node_of(rec.to_dot(shapes=False), x.id)) == ["x", "[1.5, 2.5]",
                                                                      "grad (summed) [3, 5]"]

@@ -4,50 +4,16 @@ occurrence, never by id (ids differ between runs)."""
 
 from __future__ import annotations
 
-import re
 import shutil
 
 import pytest
+from support import edges_of, nodes_of
 
 import dyngraph as dg
 import dyngraph.dot as dot_module
 from dyngraph.dot import BLUE, VERMILLION, GraphDiff
 
 NO_DOT = "Graphviz's dot program is not installed (apt-get install graphviz)"
-
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|->|[{}\[\];=,]|[^\s{}\[\];=,"]+', re.S)
-
-
-def statements(dot: str) -> list[tuple[list[str], dict[str, str]]]:
-    """(names, merged attributes) of each DOT statement."""
-    out, tokens = [], []
-    for token in [*_TOKEN.findall(dot), ";"]:
-        if token not in (";", "{", "}"):
-            tokens.append(token)
-            continue
-        if tokens:
-            attrs = {tokens[i - 1]: tokens[i + 1].strip('"') for i, t in enumerate(tokens)
-                     if t == "="}
-            names = []
-            for i, tok in enumerate(tokens):
-                if tok in ("[", "=") or (i + 1 < len(tokens) and tokens[i + 1] == "="):
-                    break
-                if tok != "->":
-                    names.append(tok)
-            out.append((names, attrs))
-        tokens = []
-    return out
-
-
-def nodes_of(dot: str) -> dict[str, dict[str, str]]:
-    return {names[0]: a for names, a in statements(dot)
-            if len(names) == 1 and re.fullmatch(r"n\d+", names[0])}
-
-
-def edges_of(dot: str) -> dict[tuple[str, str], dict[str, str]]:
-    return {(names[0], names[1]): a for names, a in statements(dot)
-            if len(names) == 2 and names[0] not in ("subgraph", "digraph")}
-
 
 # ----------------------------------------------------------------------------- the code
 

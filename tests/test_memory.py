@@ -7,25 +7,12 @@ import collections
 import gc
 import tracemalloc
 import weakref
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
+from support import cycle_collector_off
 
 import dyngraph as dg
-
-
-@contextmanager
-def cycle_collector_off():
-    """Only reference counting may free anything inside the block."""
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _graph_refs(tensors, leaves):

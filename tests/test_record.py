@@ -5,16 +5,15 @@ and ``dg.draw(tensor)``, the same model built by walking back from ``grad_fn``."
 from __future__ import annotations
 
 import dataclasses
-import gc
 import inspect
 import math
 import sys
 import types
 import weakref
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
+from support import cycle_collector_off
 
 import dyngraph as dg
 from dyngraph.function import Function
@@ -32,17 +31,6 @@ def line() -> int:
     """The line number of the caller: where a node made on that line must point."""
     return inspect.currentframe().f_back.f_lineno
 
-
-@contextmanager
-def cycle_collector_off():
-    was_enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def by_op(rec: Recording, op: str) -> list[Node]:

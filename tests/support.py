@@ -1,0 +1,92 @@
+"""Helpers shared by several test files: reading DOT back, and running with the cycle collector
+off (so that only reference counting can free anything)."""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def cycle_collector_off() -> Iterator[None]:
+    """Only reference counting may free anything inside the block."""
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+# ----------------------------------------------------------------------------- reading DOT
+
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|->|[{}\[\];=,]|[^\s{}\[\];=,"]+', re.S)
+
+
+def _unquote(token: str) -> str:
+    """The value of a DOT token: a quoted string loses its quotes and its escaped quotes."""
+    if not token.startswith('"'):
+        return token
+    return re.sub(r'\\(["\\])', lambda m: '"' if m.group(1) == '"' else "\\\\", token[1:-1])
+
+
+def statements(dot: str) -> list[tuple[list[str], dict[str, str]]]:
+    """Each DOT statement as (the names before its attributes, its attributes): several
+    attribute lists are merged, the later winning, as Graphviz does."""
+    out = []
+    tokens: list[str] = []
+    for token in [*_TOKEN.findall(dot), ";"]:
+        if token not in (";", "{", "}"):
+            tokens.append(token)
+            continue
+        if tokens:
+            names, attrs = [], {}
+            for i, tok in enumerate(tokens):
+                if tok == "=":
+                    attrs[tokens[i - 1]] = _unquote(tokens[i + 1])
+            for i, tok in enumerate(tokens):
+                if tok in ("[", "=") or (i + 1 < len(tokens) and tokens[i + 1] == "="):
+                    break
+                if tok != "->":
+                    names.append(tok)
+            out.append((names, attrs))
+        tokens = []
+    return out
+
+
+def nodes_of(dot: str) -> dict[str, dict[str, str]]:
+    """Node statements by name (not graph/node/edge defaults, not edges or subgraphs)."""
+    return {
+        names[0]: attrs
+        for names, attrs in statements(dot)
+        if len(names) == 1 and names[0] not in ("graph", "node", "edge") and "label" in attrs
+        and not names[0].startswith("cluster")
+    }
+
+
+def edges_of(dot: str) -> dict[tuple[str, str], dict[str, str]]:
+    return {(names[0], names[1]): attrs for names, attrs in statements(dot) if len(names) == 2
+            and names[0] not in ("subgraph", "digraph")}
+
+
+def label_lines(attrs: dict[str, str]) -> list[str]:
+    """The lines a label shows (DOT's \\n breaks; our labels never hold other escapes)."""
+    return attrs["label"].split("\\n")
+
+
+def renumber(dot: str) -> str:
+    """Node names n<id> renumbered n1, n2, ... in order of first appearance."""
+    names: dict[str, str] = {}
+    return re.sub(r"(?<![\\\w])n\d+\b",
+                  lambda m: names.setdefault(m.group(0), f"n{len(names) + 1}"), dot)
+
+
+def node_of(dot: str, node_id: int) -> dict[str, str]:
+    return nodes_of(dot)[f"n{node_id}"]
+
+
+# ----------------------------------------------------------------------------- golden

@@ -96,12 +96,7 @@ class SGD(Optimizer):
     def __init__(self, params: Iterable[Tensor], lr: float, momentum: float = 0.0,
                  weight_decay: float = 0.0, nesterov: bool = False,
                  dampening: float = 0.0) -> None:
-        if lr < 0.0:
-            raise ValueError(f"invalid learning rate: {lr} (it must be >= 0)")
-        if momentum < 0.0:
-            raise ValueError(f"invalid momentum: {momentum} (it must be >= 0)")
-        if weight_decay < 0.0:
-            raise ValueError(f"invalid weight_decay: {weight_decay} (it must be >= 0)")
+        _non_negative(learning_rate=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0.0 or dampening != 0.0):
             raise ValueError("Nesterov momentum requires a momentum > 0 and zero dampening")
         super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay,
@@ -151,14 +146,9 @@ class Adam(Optimizer):
     def __init__(self, params: Iterable[Tensor], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0) -> None:
-        if lr < 0.0:
-            raise ValueError(f"invalid learning rate: {lr} (it must be >= 0)")
+        _non_negative(learning_rate=lr, eps=eps, weight_decay=weight_decay)
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
             raise ValueError(f"invalid betas: {betas} (each must be in [0, 1))")
-        if eps < 0.0:
-            raise ValueError(f"invalid eps: {eps} (it must be >= 0)")
-        if weight_decay < 0.0:
-            raise ValueError(f"invalid weight_decay: {weight_decay} (it must be >= 0)")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
         self.lr = lr
         self.betas = betas
@@ -192,3 +182,10 @@ class Adam(Optimizer):
             step_size = self.lr / (1.0 - beta1**t)
             denominator = v.sqrt() / math.sqrt(1.0 - beta2**t) + self.eps
             p -= step_size * (m / denominator)
+
+
+def _non_negative(**settings: float) -> None:
+    """Refuse a negative hyperparameter, naming it."""
+    for name, value in settings.items():
+        if value < 0.0:
+            raise ValueError(f"invalid {name.replace('_', ' ')}: {value} (it must be >= 0)")

@@ -256,3 +256,36 @@ def test_one_widget_displayed_in_two_cells_updates_both(lab, page):
     settle(page, 0)
     settle(page, 1)
     assert graph_nodes(page, 0) == graph_nodes(page, 1) == 4  # x, the constant 3, Mul, Exp
+
+
+def test_the_widget_draws_in_jupyter_notebook_7(lab, page):
+    """The same server also serves Notebook 7 (/notebooks/...): the widget works there too."""
+    import importlib.util
+
+    if importlib.util.find_spec("notebook") is None:
+        import pytest
+
+        pytest.skip("Jupyter Notebook 7 is not installed (pip install notebook)")
+    write_notebook(lab.root / "nb7.ipynb", [
+        "import dyngraph as dg",
+        "with dg.watch():\n    x = dg.tensor([1.0, 2.0], requires_grad=True)\n"
+        "    (x * x).sum().backward()",
+    ])
+    page.goto(f"{lab.base}/notebooks/nb7.ipynb?token={lab.token}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=90_000)
+    lab.wait_for_kernel("nb7.ipynb")
+    page.locator(".jp-Cell .jp-InputArea-editor").first.click()
+    page.keyboard.press("Shift+Enter")
+    wait_idle(page)
+    page.keyboard.press("Shift+Enter")
+    wait_idle(page)
+    drawn = wait_for(lambda: graph_nodes(page) == 3 and 3, timeout=60)  # x, Mul, Sum
+    assert drawn == 3
+    settle(page)
+    visible = page.evaluate(
+        "() => { const svg = document.querySelector('.dg-root .dg-graph svg');"
+        " const r = svg.getBoundingClientRect(); return r.width > 50 && r.height > 50; }"
+    )
+    assert visible
+    time.sleep(0.5)  # the animated transition settles before the picture is taken
+    page.screenshot(path=str(ARTIFACTS / "notebook7.png"))

@@ -56,7 +56,6 @@ PALE_BLUE = "#D6EAF8"
 ORANGE = "#E69F00"
 GREEN = "#009E73"
 VERMILLION = "#D55E00"
-PURPLE = "#CC79A7"
 GREY = "#999999"
 LIGHT_GREY = "#EEEEEE"
 WHITE = "#FFFFFF"
@@ -128,12 +127,9 @@ OUTPUT_ATTRIBUTES = attributes(peripheries="2", color=GREEN, penwidth="1.5")
 # ----------------------------------------------------------------------------- formatting
 
 
-def format_number(v: Any) -> str:
-    """Four significant digits for floats ('nan', 'inf' as such); other numbers as they are."""
-    return f"{v:.4g}" if type(v) is float else str(v)
-
-
 def format_values(values: tuple, total: int) -> str:
+    """``[1.5, 2, ...]``: floats with four significant digits ('nan', 'inf' as such), other
+    numbers as they are, and an ellipsis when the tensor has more than the preview."""
     shown = ", ".join([f"{v:.4g}" if type(v) is float else str(v) for v in values])
     return f"[{shown}{', ...' if total > len(values) else ''}]"
 

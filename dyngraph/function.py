@@ -35,8 +35,6 @@ from . import anomaly, backend, events, grad_mode
 from . import tensor as tensor_module
 from .tensor import Tensor, new_node_id, wrap_output
 
-_NOTHING_SAVED: tuple = ()
-
 
 class Function:
     """Base class of every op, and of custom ops (``dg.autograd.Function``).
@@ -222,12 +220,6 @@ tracer: Any = None
 
 # ---------------------------------------------------------------------------- helpers of apply
 
-
-def _parent_of(arg: Any) -> Any:
-    """Where an input's gradient goes: its grad_fn, itself (a leaf), or nowhere (None)."""
-    if isinstance(arg, Tensor) and arg._requires_grad:
-        return arg.grad_fn or arg
-    return None
 
 _OUTPUT = "output"  # marks a saved array that is the op's own output
 

@@ -51,10 +51,13 @@ def tensor(
             data = np.asarray(data)
         except ValueError as exc:
             raise ValueError(f"could not make a tensor from this data: {exc}") from None
-        if data.dtype == object:
-            raise TypeError("could not make a tensor from this data: use numbers or lists of them")
         if dtype is None and data.dtype == np.float64:
             dtype = DEFAULT_FLOAT  # Python floats -> the default float32
+    if data.dtype.kind not in "biufc":  # objects, strings, dates: not numbers
+        raise TypeError(
+            f"could not make a tensor from data of dtype {data.dtype}: use numbers, or (nested) "
+            "lists or arrays of numbers"
+        )
     device = source if device is None else backend.normalize_device(device)
     xp = backend.module_for(device)
     dtype = None if dtype is None else resolve_dtype(dtype)

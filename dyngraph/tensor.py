@@ -172,7 +172,7 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Ask autograd to track operations on this leaf (in place; returns self)."""
         requires_grad = bool(requires_grad)
-        if requires_grad and self.data.dtype.kind not in "fc":
+        if requires_grad and self.data.dtype.kind != "f":  # real floats (no complex autograd here)
             raise RuntimeError(
                 f"Only Tensors of floating point dtype can require gradients, but this one is "
                 f"{self.data.dtype}. Make it floating point first, e.g. "
@@ -591,11 +591,24 @@ class Tensor:
         return Reshape.apply(self, shape=shape)
 
     def unsqueeze(self, axis: int) -> Tensor:
+        if not -(self.ndim + 1) <= axis <= self.ndim:
+            raise IndexError(
+                f"unsqueeze: dimension {axis} is out of range for a tensor with {self.ndim} "
+                f"dimension(s) (allowed: {-(self.ndim + 1)} to {self.ndim})"
+            )
         axis = axis % (self.ndim + 1)
         return Reshape.apply(self, shape=self.shape[:axis] + (1,) + self.shape[axis:])
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
         """Swap two dimensions (PyTorch's transpose(dim0, dim1))."""
+        for dim in (dim0, dim1):
+            if not -self.ndim <= dim < max(self.ndim, 1):
+                raise IndexError(
+                    f"transpose: dimension {dim} is out of range for a tensor of shape "
+                    f"{tuple(self.shape)} (it has {self.ndim} dimension(s))"
+                )
+        if self.ndim < 2:
+            return Reshape.apply(self, shape=self.shape)  # nothing to swap, as in PyTorch
         axes = list(range(self.ndim))
         axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
         return Permute.apply(self, axes=tuple(axes))

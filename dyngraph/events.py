@@ -238,6 +238,9 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _is_internal_file: dict[str, bool] = {}  # filename -> inside the dyngraph package?
 
 
+_where_cache: dict[tuple, Where] = {}  # (code, instruction offset) -> its Where
+
+
 def where_from_stack() -> Where | None:
     """The first frame outside the dyngraph package: the learner's line."""
     frame = sys._getframe(1)
@@ -251,9 +254,27 @@ def where_from_stack() -> Where | None:
         frame = frame.f_back
     if frame is None:
         return None
-    history = frame.f_globals.get("_ih")  # IPython's input history: its length is the cell count
-    cell = len(history) - 1 if type(history) is list and history else None
-    return Where(filename, frame.f_lineno, frame.f_code.co_name, cell)
+    # A loop runs the same instruction many times: remember its Where.
+    key = (frame.f_code, frame.f_lasti)
+    where = _where_cache.get(key)
+    if where is None:
+        if len(_where_cache) > 10_000:
+            _where_cache.clear()
+        cell = _ipython_cell(frame, filename)
+        where = _where_cache[key] = Where(filename, frame.f_lineno, frame.f_code.co_name, cell)
+    return where
+
+
+def _ipython_cell(frame: Any, filename: str) -> int | None:
+    """The number of the notebook cell whose code this is (IPython's In[n]), or None. Uses the
+    ``get_ipython`` IPython puts in the user's namespace: dyngraph never imports IPython."""
+    get_ipython = frame.f_globals.get("get_ipython")
+    if not callable(get_ipython):
+        return None
+    try:
+        return get_ipython().compile._filename_map.get(filename)
+    except Exception:  # not IPython after all, or another version: no cell number
+        return None
 
 
 SMALL = 64  # arrays up to this size are summarised in pure Python (cheaper than numpy calls)

@@ -46,7 +46,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from .record import CONSTANT, OP, PARAMETER, Edge, Node, Recording
+from .record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording
 
 # ----------------------------------------------------------------------------- the palette
 
@@ -188,28 +188,37 @@ def node_statement(
     shapes: bool = True,
     mark: str | None = None,
 ) -> str:
-    """``n<id> [label=..., ...];`` for one node, in the visual vocabulary."""
+    """``n<id> [label=..., <kind's style>] [<saved>] [<freed>] [<anomaly>];`` for one node.
+
+    The base style of its kind comes first; each state that applies adds a second attribute list
+    on top (DOT lets a later list override an earlier one). The widget composes exactly the same
+    statement from ``vocabulary()``, so every diagram speaks one vocabulary.
+    """
     anomaly = node.anomaly
     lines = _label_lines(node, values, grads, shapes, anomaly)
     label = "\\n".join([escape(line) for line in lines])
-    style = _attribute_list(tuple(_node_style(node, mark, anomaly).items()))
-    return f'n{node.id} [label="{label}", {style}];'
+    parts = [f'n{node.id} [label="{label}", {_NODE_BODIES[node.kind]}]']
+    if node.saved_bytes and not node.freed:
+        parts.append(f"[{_SAVED_BODY}]")
+    if node.freed:
+        parts.append(f"[{_FREED_BODIES[node.kind]}]")
+    if anomaly:
+        parts.append(f"[{_ANOMALY_BODY}]")
+    if mark is not None:
+        parts.append(f"[{_mark_body(node, mark)}]")
+    return " ".join(parts) + ";"
 
 
 def edge_statement(src: str, dst: str, grad_norm: float | None = None) -> str:
     """``src -> dst [...]``; with the gradient flowing back along it, its colour and width."""
-    attrs: dict[str, str] = {}
-    if grad_norm is not None:
-        level = magnitude_level(grad_norm)
-        attrs.update(color=GRAD_SCALE[level], penwidth=str(1 + level * 0.75))
-    return f"{src} -> {dst} {attributes(**attrs)};"
+    if grad_norm is None:
+        return f"{src} -> {dst} [];"
+    return f"{src} -> {dst} [{_GRAD_EDGE_BODIES[magnitude_level(grad_norm)]}];"
 
 
 def cluster_header(index: int, name: str) -> list[str]:
     """The first two lines of the cluster drawn around a scope."""
-    style = attributes(label=name, style="rounded,dashed", color=GREY, fontcolor="#666666",
-                       labeljust="l")
-    return [f"subgraph cluster_{index} {{", f"  graph {style};"]
+    return [f"subgraph cluster_{index} {{", f'  graph [label="{escape(name)}", {_CLUSTER_BODY}];']
 
 
 def to_dot(
@@ -310,29 +319,64 @@ def _label_lines(
     return lines
 
 
-def _node_style(node: Node, mark: str | None, anomaly: str | None) -> dict[str, str]:
-    if node.kind == OP:
-        style = {"shape": "ellipse", "style": "filled", "fillcolor": WHITE, "color": TEXT}
-    elif node.kind == PARAMETER:
-        style = {"shape": "box", "style": "rounded,filled,bold", "fillcolor": PALE_BLUE,
-                 "color": BLUE, "penwidth": "1.5"}
-    elif node.kind == CONSTANT:
-        style = {"shape": "box", "style": "dashed,filled", "fillcolor": LIGHT_GREY,
-                 "color": GREY, "fontsize": "8"}
-    else:
-        style = {"shape": "box", "style": "rounded,filled", "fillcolor": SKY_BLUE, "color": TEXT}
-    if node.saved_bytes and not node.freed:
-        style.update(color=ORANGE, penwidth="2")
-    if node.freed:
-        style.update(style=style["style"].replace("filled", "dashed,filled"), color=GREY,
-                     fontcolor="#666666", fillcolor=LIGHT_GREY)
-    if anomaly:
-        style.update(fillcolor=VERMILLION)
+# The styles of the vocabulary as tables: a base per kind, then one list per state on top.
+NODE_STYLES = {
+    OP: {"shape": "ellipse", "style": "filled", "fillcolor": WHITE, "color": TEXT},
+    PARAMETER: {"shape": "box", "style": "rounded,filled,bold", "fillcolor": PALE_BLUE,
+                "color": BLUE, "penwidth": "1.5"},
+    CONSTANT: {"shape": "box", "style": "dashed,filled", "fillcolor": LIGHT_GREY, "color": GREY,
+               "fontsize": "8"},
+    LEAF: {"shape": "box", "style": "rounded,filled", "fillcolor": SKY_BLUE, "color": TEXT},
+}
+SAVED_STYLE = {"color": ORANGE, "penwidth": "2"}
+FREED_STYLES = {
+    kind: {"style": style["style"].replace("filled", "dashed,filled"), "color": GREY,
+           "fontcolor": "#666666", "fillcolor": LIGHT_GREY}
+    for kind, style in NODE_STYLES.items()
+}
+ANOMALY_STYLE = {"fillcolor": VERMILLION}
+CLUSTER_STYLE = {"style": "rounded,dashed", "color": GREY, "fontcolor": "#666666",
+                 "labeljust": "l"}
+HIDDEN_STYLE = {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY}
+
+
+def _body(style: dict[str, str]) -> str:
+    return _attribute_list(tuple(style.items()))
+
+
+_NODE_BODIES = {kind: _body(style) for kind, style in NODE_STYLES.items()}
+_SAVED_BODY = _body(SAVED_STYLE)
+_FREED_BODIES = {kind: _body(style) for kind, style in FREED_STYLES.items()}
+_ANOMALY_BODY = _body(ANOMALY_STYLE)
+_CLUSTER_BODY = _body(CLUSTER_STYLE)
+_GRAD_EDGE_BODIES = [
+    _body({"color": colour, "penwidth": str(1 + level * 0.75)})
+    for level, colour in enumerate(GRAD_SCALE)
+]
+
+
+def vocabulary() -> dict[str, Any]:
+    """The vocabulary as data, for the widget (see widgets/PROTOCOL.md): attribute-list bodies
+    already escaped and allow-listed, so the browser only assembles them."""
+    return {
+        "node": dict(_NODE_BODIES),
+        "saved": _SAVED_BODY,
+        "freed": dict(_FREED_BODIES),
+        "anomaly": _ANOMALY_BODY,
+        "output": OUTPUT_ATTRIBUTES,
+        "grad_edges": list(_GRAD_EDGE_BODIES),
+        "cluster": _CLUSTER_BODY,
+        "hidden": _body(HIDDEN_STYLE),
+        "max_label_chars": MAX_LABEL_CHARS,
+    }
+
+
+def _mark_body(node: Node, mark: str) -> str:
+    """dg.diff: a node in one run only (dashed vermillion for A, bold blue for B)."""
+    base = (FREED_STYLES if node.freed else NODE_STYLES)[node.kind]["style"]
     if mark == "only in A":
-        style.update(color=VERMILLION, penwidth="2.5", style=style["style"] + ",dashed")
-    elif mark == "only in B":
-        style.update(color=BLUE, penwidth="2.5", style=style["style"] + ",bold")
-    return style
+        return _body({"color": VERMILLION, "penwidth": "2.5", "style": base + ",dashed"})
+    return _body({"color": BLUE, "penwidth": "2.5", "style": base + ",bold"})
 
 
 def _clusters(boxes: list[_Box]) -> list[str]:

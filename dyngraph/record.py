@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import events
 
@@ -66,9 +66,8 @@ class Node:
         return None
 
 
-@dataclass(frozen=True)
-class Edge:
-    """``src`` is input number ``position`` of ``dst``."""
+class Edge(NamedTuple):
+    """``src`` is input number ``position`` of ``dst`` (immutable, and cheap to make)."""
 
     src: int
     dst: int

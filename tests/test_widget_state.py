@@ -50,25 +50,27 @@ def test_deltas_carry_nodes_edges_steps_in_order_and_the_final_state_arrives():
     assert kinds.index("backward_started") > max(i for i, k in enumerate(kinds) if k == "node")
     assert kinds[-1] == "backward_finished" and "freed" in kinds
     assert [s[1] for s in steps if s[0] == "grad"][0] == nodes[-1]["id"]  # the loss first
-    edges = [(e["src"], e["dst"]) for d in received for e in d["edges"]]
+    edges = [(src, dst) for d in received for src, dst, _ in d["edges"]]
     assert len(edges) == len(view.recording.edges)
 
 
-def test_node_statements_are_finished_dot_with_variants_after_backward():
+def test_nodes_are_sent_as_data_with_the_vocabulary_and_gradients_ride_on_their_steps():
     view = GraphView(rate=1e9).attach()
     x, w, loss = small_program()
     view.detach()
+    vocabulary = view.header["vocabulary"]
+    assert set(vocabulary["node"]) == {"leaf", "parameter", "constant", "op"}
     state = view.state()["snapshot"]
     mul = next(n for n in state["nodes"] if n["op"] == "Mul")
-    assert mul["dot"]["forward"].startswith(f'n{mul["id"]} [label="Mul')
-    assert "saved" in mul["dot"]["forward"]
-    updates = [u for u in state["updates"] if u.get("id") == mul["id"]]
-    assert any("grad [" in (u["dot"].get("grad") or "") for u in updates)
-    assert any("freed" in (u["dot"].get("freed") or "") for u in updates)
-    edge_updates = [u for u in state["updates"] if "edge" in u]
-    assert edge_updates and all("color=" in u["dot"]["grad"] for u in edge_updates)
-    assert state["clusters"]["layer"][0].startswith("subgraph cluster_")
-    assert mul["info"]["rule"].startswith("z = x * y")
+    assert (mul["kind"], mul["shape"], mul["dtype"], mul["scope"]) == ("op", [2], "float32",
+                                                                      ["layer"])
+    assert mul["saved"] > 0 and mul["rule"].startswith("z = x * y")
+    assert mul["preview"] == [0.5, -2.0]
+    grads = {step[1]: step for step in state["steps"] if step[0] == "grad"}
+    assert grads[mul["id"]][2] == list(view.recording.nodes[mul["id"]].grad_preview)
+    assert grads[x.id][4] is False  # summed: x reached the loss by one path
+    freed = [ids for kind, *rest in state["steps"] if kind == "freed" for ids in rest]
+    assert mul["id"] in freed[0]
 
 
 def test_updates_are_coalesced_to_a_bounded_rate():
@@ -94,15 +96,17 @@ def test_state_is_json_safe_with_nan_and_inf():
     assert "nan" in text.lower() or "inf" in text.lower()
 
 
-def test_hostile_names_reach_the_page_only_escaped_in_dot_and_as_plain_text_in_info():
+def test_hostile_names_reach_the_page_as_data_and_are_escaped_where_dot_is_made():
     name = '<img src=x onerror=alert(1)>" URL="javascript:alert(1)'
     view = GraphView(rate=1e9).attach()
     x = dg.tensor([1.0], requires_grad=True, name=name)
     (x * 2).sum().backward()
     view.detach()
     node = next(n for n in view.state()["snapshot"]["nodes"] if n["kind"] == "leaf")
-    assert node["info"]["name"] == name  # the page sets it with textContent
-    statement = node["dot"]["forward"]
+    assert node["name"] == name  # the page escapes it for DOT and sets it with textContent
+    from dyngraph import dot
+
+    statement = dot.node_statement(view.recording.nodes[node["id"]])  # what the page composes
     assert '\\" URL=\\"javascript' in statement  # the quotes inside the name are escaped
     assert "<img" in statement  # inside a quoted DOT string, plain text
 
@@ -181,6 +185,5 @@ def test_grad_norm_infinity_is_text():
     x = dg.tensor([0.0], requires_grad=True)
     x.sqrt().sum().backward()  # d sqrt / dx at 0 = inf
     view.detach()
-    infos = [u["info"] for u in view.state()["snapshot"]["updates"] if "info" in u]
-    norms = [i.get("grad_norm") for i in infos if i.get("grad_norm") is not None]
+    norms = [step[3] for step in view.state()["snapshot"]["steps"] if step[0] == "grad"]
     assert "Infinity" in norms and not any(isinstance(n, float) and math.isinf(n) for n in norms)

@@ -1,11 +1,12 @@
 """GraphView: the live graph widget (the Python half; the browser half is widgets/src/).
 
 A GraphView subscribes to the event spine and folds events into a Recording, like
-``dg.record()``; in addition it turns every new node, edge and step into the finished DOT
-statements of dyngraph's one visual vocabulary (``dyngraph.dot``) and sends them to the browser
-as *deltas* in synced traits (see widgets/PROTOCOL.md). The browser only picks which statements
-make up the graph at the current point of the timeline - so stepping and scrubbing happen
-entirely in the page, even while the kernel is busy.
+``dg.record()``; in addition it sends every new node (as compact data), edge and timeline step to
+the browser as *deltas* in synced traits (see widgets/PROTOCOL.md), together with the visual
+vocabulary of ``dyngraph.dot`` as a table. The browser composes the DOT of the graph at any point
+of the timeline from those - exactly as dot.py does (a shared fixture checks it) - so stepping
+and scrubbing happen entirely in the page, even while the kernel is busy, and the kernel does
+little more per op than record it.
 
 Deltas are coalesced to at most ``rate`` per second and the final state is always delivered;
 the recording is bounded, so a loop emitting 100 000 events neither freezes the tab nor trips
@@ -14,12 +15,9 @@ Jupyter's IOPub rate limits.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 import linecache
-import math
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -63,10 +61,11 @@ class GraphView(anywidget.AnyWidget):
     _css = _css()
 
     header = traitlets.Dict().tag(sync=True)
-    # NOTE: snapshot and delta are JSON *text*: ipywidgets walks a dict trait element by element
-    # looking for binary buffers, which for thousands of nodes costs more than json.dumps.
-    snapshot = traitlets.Unicode("{}").tag(sync=True)
-    delta = traitlets.Unicode("{}").tag(sync=True)
+    # NOTE: snapshot and delta are JSON encoded as UTF-8 *bytes*: ipywidgets sends bytes as a
+    # binary buffer, as they are. (A dict trait would be walked element by element looking for
+    # buffers, and a str would be escaped again inside the message's own JSON.)
+    snapshot = traitlets.Bytes(b"{}").tag(sync=True)
+    delta = traitlets.Bytes(b"{}").tag(sync=True)
     options = traitlets.Dict().tag(sync=True)
 
     def __init__(
@@ -87,12 +86,7 @@ class GraphView(anywidget.AnyWidget):
         self.recording = Recording(max_nodes=max_nodes, max_events=max_events)
         self.pace = float(pace)
         self.interval = 1.0 / rate
-        self.header = {
-            "lines": dot.graph_header(rankdir),
-            "output_attrs": dot.OUTPUT_ATTRIBUTES,
-            "hidden_attrs": dot.attributes(shape="note", style="filled",
-                                           fillcolor=dot.LIGHT_GREY, color=dot.GREY),
-        }
+        self.header = {"lines": dot.graph_header(rankdir), "vocabulary": dot.vocabulary()}
         self.options = {"tween_max_nodes": tween_max_nodes, "max_nodes": max_visible,
                         "title": title, "speed": 1.0}
         self._seq = 0
@@ -100,8 +94,6 @@ class GraphView(anywidget.AnyWidget):
         self._pending = _empty_delta()
         self._last_flush = 0.0
         self._last_line: tuple | None = None
-        self._clusters: dict[tuple[str, ...], int] = {}
-        self._edges_from: dict[int, list[Edge]] = {}  # node id -> the edges leaving it
         self._handle: Any = None
         self.on_msg(self._on_message)
 
@@ -128,18 +120,17 @@ class GraphView(anywidget.AnyWidget):
         before = len(self.recording.timeline)
         dropped = self.recording.dropped_nodes
         self.recording(event)
-        if event.kind == "node_created":
-            if self.recording.dropped_nodes == dropped and event.id in self.recording.nodes:
-                edges = self.recording.edges[len(self.recording.edges) - len(event.inputs):]
-                self._add_node(self.recording.nodes[event.id], edges)
-                self._pace(event.where)
-        elif event.kind == "grad_computed" and event.id in self.recording.nodes:
-            self._gradient_arrived(self.recording.nodes[event.id])
-        elif event.kind == "graph_freed":
-            for node_id in event.ids:
-                if node_id in self.recording.nodes:
-                    self._buffers_freed(self.recording.nodes[node_id])
-        self._pending["steps"].extend(_json_step(s) for s in self.recording.timeline[before:])
+        if (
+            event.kind == "node_created"
+            and self.recording.dropped_nodes == dropped  # not over the recording's budget
+            and event.id in self.recording.nodes
+        ):
+            edges = self.recording.edges[len(self.recording.edges) - len(event.inputs):]
+            self._add_node(self.recording.nodes[event.id], edges)
+            self._pace(event.where)
+        steps = self.recording.timeline
+        if len(steps) > before:
+            self._pending["steps"].extend(self._json_step(step) for step in steps[before:])
         if time.monotonic() - self._last_flush >= self.interval:
             self.flush()
 
@@ -157,63 +148,32 @@ class GraphView(anywidget.AnyWidget):
 
     def _add_node(self, node: Node, edges: list[Edge]) -> None:
         pending = self._pending
-        for depth in range(1, len(node.scope) + 1):
-            path = node.scope[:depth]
-            if path not in self._clusters:
-                self._clusters[path] = len(self._clusters)
-                pending["clusters"]["/".join(path)] = dot.cluster_header(
-                    self._clusters[path], path[-1]
-                )
-        where = node.where
-        file = where[0] if where is not None else None
+        file = node.where[0] if node.where is not None else None
         sent = self._full["sources"]
         if file is not None and file not in sent and file not in pending["sources"]:
             text = "".join(linecache.getlines(file))[:MAX_SOURCE_CHARS]
             if text:
                 pending["sources"][file] = text
-        pending["nodes"].append(
-            {
-                "id": node.id, "kind": node.kind, "op": node.op, "scope": list(node.scope),
-                "file": where[0] if where else None, "line": where[1] if where else None,
-                "cell": where[3] if where else None,
-                "dot": {"forward": dot.node_statement(node), "grad": None, "freed": None},
-                "info": _info(node),
-            }
-        )
-        for edge in edges:
-            if edge.src not in self.recording.nodes:
-                continue  # its input was not recorded (the recording was full)
-            self._edges_from.setdefault(edge.src, []).append(edge)
-            pending["edges"].append(
-                {"src": edge.src, "dst": edge.dst, "pos": edge.position,
-                 "dot": {"plain": dot.edge_statement(f"n{edge.src}", f"n{edge.dst}"),
-                         "grad": None}}
-            )
+        pending["nodes"].append(node_data(node))
+        nodes = self.recording.nodes
+        pending["edges"].extend(
+            [e.src, e.dst, e.position] for e in edges if e.src in nodes  # (inputs not recorded
+        )  # when the recording was full are left out)
 
-    def _gradient_arrived(self, node: Node) -> None:
-        """The node's gradient is known: its label shows it, the edges out of it carry it."""
-        update = {"id": node.id, "dot": {"grad": dot.node_statement(node)},
-                  "info": {"grad": _values_text(node.grad_preview, node.shape),
-                           "grad_norm": _number_out(node.grad_norm)}}
-        self._pending["updates"].append(update)
-        for edge in self._edges_from.get(node.id, ()):
-            statement = dot.edge_statement(f"n{edge.src}", f"n{edge.dst}", node.grad_norm)
-            self._pending["updates"].append(
-                {"edge": [edge.src, edge.dst, edge.position], "dot": {"grad": statement}}
-            )
-
-    def _buffers_freed(self, node: Node) -> None:
-        """Backward released what the node saved: it is drawn ghosted."""
-        self._pending["updates"].append(
-            {"id": node.id, "dot": {"freed": dot.node_statement(node)}, "info": {"freed": True}}
-        )
+    def _json_step(self, step: tuple) -> list:
+        """A timeline step as JSON data; a gradient step carries the gradient's preview."""
+        if step[0] == "grad":
+            node = self.recording.nodes[step[1]]
+            return ["grad", node.id, _json_values(node.grad_preview),
+                    _number_out(node.grad_norm), node.accumulated]
+        return [step[0], *(list(x) if isinstance(x, tuple) else x for x in step[1:])]
 
     # ------------------------------------------------------------------ sending
 
     def flush(self) -> None:
         """Send what is pending as one delta (and fold it into the snapshot)."""
         pending = self._pending
-        if not any(pending[key] for key in ("nodes", "edges", "updates", "steps", "clusters")):
+        if not any(pending[key] for key in ("nodes", "edges", "steps")):
             self._last_flush = time.monotonic()
             return
         self._seq += 1
@@ -246,16 +206,10 @@ class GraphView(anywidget.AnyWidget):
         edges_into: dict[int, list[Edge]] = {}
         for edge in recording.edges:
             edges_into.setdefault(edge.dst, []).append(edge)
-        nodes = sorted(recording.nodes.values(), key=lambda n: n.order)
-        for node in nodes:
+        for node in sorted(recording.nodes.values(), key=lambda n: n.order):
             view._add_node(node, edges_into.get(node.id, []))
-        for node in nodes:
-            if node.grad_preview is not None:
-                view._gradient_arrived(dataclasses.replace(node, freed=False))
-            if node.freed:
-                view._buffers_freed(node)
         view.recording.timeline = list(recording.timeline)
-        view._pending["steps"] = [_json_step(s) for s in recording.timeline]
+        view._pending["steps"] = [view._json_step(step) for step in recording.timeline]
         view.resync()
         return view
 
@@ -285,32 +239,46 @@ class GraphView(anywidget.AnyWidget):
         return data, metadata
 
 
-def _to_json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+def _to_json(value: Any) -> bytes:
+    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
+    return text.encode("ascii")
 
 
 def _empty_delta() -> dict[str, Any]:
-    return {"nodes": [], "edges": [], "updates": [], "clusters": {}, "sources": {}, "steps": []}
+    return {"nodes": [], "edges": [], "sources": {}, "steps": []}
 
 
 def _merge(full: dict[str, Any], delta: dict[str, Any]) -> None:
-    """Fold a delta into the snapshot (updates are kept in order: the view merges them)."""
-    for key in ("nodes", "edges", "updates", "steps"):
+    """Fold a delta into the snapshot."""
+    for key in ("nodes", "edges", "steps"):
         full[key].extend(delta[key])
-    full["clusters"].update(delta["clusters"])
     full["sources"].update(delta["sources"])
     full["seq"] = delta["seq"]
     full["dropped"] = delta["dropped"]
 
 
-def _json_step(step: tuple) -> list:
-    return [step[0], *(list(x) if isinstance(x, tuple) else x for x in step[1:])]
+_INF = float("inf")
 
 
-def _values_text(values: tuple | None, shape: tuple[int, ...]) -> str | None:
+def _json_values(values: tuple | None) -> list | None:
+    """A preview as JSON data: NaN and infinities as the strings 'NaN', 'Infinity'."""
     if values is None:
         return None
-    return dot.format_values(values, math.prod(shape) if shape else 1)
+    return [v if -_INF < v < _INF else _number_out(v) for v in values]  # NaN fails the test too
+
+
+def node_data(node: Node) -> dict[str, Any]:
+    """What the browser needs to draw and inspect a node (see widgets/PROTOCOL.md)."""
+    where = node.where
+    return {
+        "id": node.id, "kind": node.kind, "op": node.op, "name": node.name,
+        "shape": list(node.shape), "dtype": node.dtype, "device": node.device,
+        "preview": _json_values(node.preview), "scope": list(node.scope),
+        "file": where[0] if where else None, "line": where[1] if where else None,
+        "cell": where[3] if where else None, "saved": node.saved_bytes,
+        "recomputed": node.recomputed, "elapsed": node.elapsed,
+        "rule": derivative_rule(node.op) if node.kind == "op" else None,
+    }
 
 
 _RULES: dict[str, str] = {}
@@ -323,26 +291,3 @@ def derivative_rule(op: str) -> str:
         doc = inspect.getdoc(cls) if isinstance(cls, type) else None
         _RULES[op] = doc.splitlines()[0] if doc else ""
     return _RULES[op]
-
-
-def _info(node: Node) -> dict[str, Any]:
-    where = node.where
-    where_text = None
-    if where is not None:
-        code = linecache.getline(where[0], where[1]).strip()
-        place = f"cell [{where[3]}]" if where[3] is not None else os.path.basename(where[0])
-        where_text = f"{place}, line {where[1]}: {code}" if code else f"{place}, line {where[1]}"
-    return {
-        "title": node.op if node.kind == "op" else node.kind,
-        "name": node.name,
-        "shape": list(node.shape),
-        "dtype": node.dtype,
-        "device": node.device,
-        "value": _values_text(node.preview, node.shape),
-        "grad": _values_text(node.grad_preview, node.shape),
-        "grad_norm": _number_out(node.grad_norm),
-        "saved": dot.format_bytes(node.saved_bytes) if node.saved_bytes else None,
-        "freed": node.freed,
-        "where": where_text,
-        "rule": derivative_rule(node.op) if node.kind == "op" else None,
-    }

@@ -1,5 +1,6 @@
-"""Write sample_state.json: a small recording in the GraphView protocol (../PROTOCOL.md), with
-DOT statements made by dyngraph.dot (the one visual vocabulary), for the dev harness and tests.
+"""Write sample_state.json: a small recording in the GraphView protocol v2 (../PROTOCOL.md):
+compact node data, and the vocabulary table and graph header of dyngraph.dot (the one visual
+vocabulary), for the dev harness and the widget's tests.
 
     python widgets/dev/make_sample_state.py      # from the repository root
 
@@ -10,19 +11,9 @@ second backward. Hand-made (no engine run), so it stays fixed.
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
-from dyngraph.dot import (
-    GREY,
-    LIGHT_GREY,
-    OUTPUT_ATTRIBUTES,
-    attributes,
-    cluster_header,
-    edge_statement,
-    graph_header,
-    node_statement,
-)
+from dyngraph.dot import graph_header, vocabulary
 from dyngraph.record import Node
 
 FILE = "/tmp/ipykernel_1/123.py"
@@ -47,7 +38,7 @@ RULES = {
 }
 
 
-def node(id_, kind, op, name, shape, preview, line, scope=(), saved=0, grad=None, norm=None):
+def node(id_, kind, op, name, shape, preview, line, scope=(), saved=0):
     return Node(
         id=id_,
         kind=kind,
@@ -62,12 +53,10 @@ def node(id_, kind, op, name, shape, preview, line, scope=(), saved=0, grad=None
         where=(FILE, line, "<module>", CELL),
         order=id_,
         saved_bytes=saved,
-        grad_preview=grad,
-        grad_norm=norm,
     )
 
 
-# id: (node as created, its gradient (preview, norm) or None)
+# id: the node as created
 NODES = [
     node(1, "leaf", "leaf", "x", (2,), (1.0, 2.0), 1),
     node(2, "parameter", "parameter", "<img src=x onerror=alert(1)>", (2,), (0.5, -1.0), 2),
@@ -79,80 +68,38 @@ NODES = [
     node(8, "constant", "constant", None, (), (2.0,), 9),
     node(9, "op", "Mul", None, (), (3.944,), 9, saved=8),
 ]
+# id: its gradient (preview, norm, summed), in the order backward computes them
 GRADS = {
-    9: ((1.0,), 1.0),
-    7: ((2.0,), 2.0),
-    6: ((2.0, 2.0), 2.83),
-    5: ((3.644, 0.2992), 3.66),
-    4: ((3.644, 0.2992), 3.66),
-    3: ((3.644, 0.2992), 3.66),
-    2: ((3.644, 0.5984), 3.69),
-    1: ((1.822, -0.2992), 1.85),
+    9: ((1.0,), 1.0, False),
+    7: ((2.0,), 2.0, False),
+    6: ((2.0, 2.0), 2.83, False),
+    5: ((3.644, 0.2992), 3.66, False),
+    4: ((3.644, 0.2992), 3.66, False),
+    3: ((3.644, 0.2992), 3.66, False),
+    2: ((3.644, 0.5984), 3.69, False),
+    1: ((1.822, -0.2992), 1.85, False),
 }
 EDGES = [(1, 4, 0), (2, 4, 1), (4, 5, 0), (3, 5, 1), (5, 6, 0), (6, 7, 0), (7, 9, 0), (8, 9, 1)]
 FREED = [4, 6, 9]
-LINES = SOURCE.splitlines()
 
 
-def statements(n: Node) -> dict:
-    grad = GRADS.get(n.id)
-    with_grad = replace(n, grad_preview=grad[0], grad_norm=grad[1]) if grad else None
-    freed = replace(with_grad or n, freed=True) if n.id in FREED else None
+def node_data(n: Node) -> dict:
+    """A NODE of protocol v2 (what dyngraph.jupyter.view.node_data sends)."""
     return {
-        "forward": node_statement(n),
-        "grad": node_statement(with_grad) if with_grad else None,
-        "freed": node_statement(freed) if freed else None,
-    }
-
-
-def info(n: Node) -> dict:
-    line = n.where[1]
-    grad = GRADS.get(n.id)
-    return {
-        "title": n.op if n.kind == "op" else n.kind,
-        "name": n.name,
-        "shape": list(n.shape),
-        "dtype": n.dtype,
-        "device": n.device,
-        "value": "[" + ", ".join(f"{v:.4g}" for v in n.preview) + "]",
-        "grad": ("[" + ", ".join(f"{v:.4g}" for v in grad[0]) + "]") if grad else None,
-        "saved": f"{n.saved_bytes} B" if n.saved_bytes else None,
-        "where": f"cell [{CELL}], line {line}: {LINES[line - 1].strip()}",
-        "rule": RULES.get(n.op),
+        "id": n.id, "kind": n.kind, "op": n.op, "name": n.name, "shape": list(n.shape),
+        "dtype": n.dtype, "device": n.device, "preview": list(n.preview),
+        "scope": list(n.scope), "file": FILE, "line": n.where[1], "cell": CELL,
+        "saved": n.saved_bytes, "recomputed": n.recomputed, "elapsed": n.elapsed,
+        "rule": RULES.get(n.op) if n.kind == "op" else None,
     }
 
 
 def main() -> None:
-    nodes = [
-        {
-            "id": n.id,
-            "kind": n.kind,
-            "op": n.op,
-            "scope": list(n.scope),
-            "file": FILE,
-            "line": n.where[1],
-            "cell": CELL,
-            "dot": statements(n),
-            "info": info(n),
-        }
-        for n in NODES
-    ]
-    norms = {i: g[1] for i, g in GRADS.items()}
-    edges = [
-        {
-            "src": s,
-            "dst": d,
-            "pos": p,
-            "dot": {
-                "plain": edge_statement(f"n{s}", f"n{d}"),
-                "grad": edge_statement(f"n{s}", f"n{d}", norms[s]) if s in norms else None,
-            },
-        }
-        for s, d, p in EDGES
-    ]
-    backward = [9, 7, 6, 5, 4, 3, 2, 1]
     steps = [["node", n.id] for n in NODES]
-    steps += [["backward_started", 9]] + [["grad", i] for i in backward]
+    steps += [["backward_started", 9]]
+    steps += [
+        ["grad", i, list(preview), norm, summed] for i, (preview, norm, summed) in GRADS.items()
+    ]
     steps += [["freed", FREED], ["backward_finished", 9], ["backward_started", 9]]
     steps += [
         [
@@ -166,22 +113,14 @@ def main() -> None:
     ]
     snapshot = {
         "seq": 1,
-        "nodes": nodes,
-        "edges": edges,
-        "updates": [],
-        "clusters": {"layer1": cluster_header(0, "layer1"), "layer1/act": cluster_header(1, "act")},
+        "nodes": [node_data(n) for n in NODES],
+        "edges": [list(e) for e in EDGES],
         "sources": {FILE: SOURCE},
         "steps": steps,
         "dropped": {"nodes": 0, "steps": 0},
     }
     state = {
-        "header": {
-            "lines": graph_header("TB"),
-            "output_attrs": OUTPUT_ATTRIBUTES,
-            "hidden_attrs": attributes(
-                shape="note", style="filled", fillcolor=LIGHT_GREY, color=GREY
-            ),
-        },
+        "header": {"lines": graph_header("TB"), "vocabulary": vocabulary()},
         "snapshot": snapshot,
         "options": {
             "tween_max_nodes": 60,

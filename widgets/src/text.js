@@ -4,6 +4,9 @@
 // They reach the DOM only through `textContent`; elements and attributes are created by this
 // code with fixed tag and attribute names. No `innerHTML` anywhere in the widget.
 
+import { formatValues, formatBytes, pyG, shapeText } from "./vocabulary.js";
+import { nodeTitle } from "./timeline.js";
+
 /**
  * Set the text of an element (null and undefined show as nothing).
  * @param {Element} el
@@ -81,65 +84,67 @@ export function markCurrentLine(list, current) {
   return found;
 }
 
-/** Inspector fields in reading order, with the words a learner reads. */
-export const INFO_LABELS = /** @type {const} */ ([
-  ["title", "op"],
-  ["name", "name"],
-  ["shape", "shape"],
-  ["dtype", "dtype"],
-  ["device", "device"],
-  ["value", "value"],
-  ["grad", "gradient"],
-  ["saved", "saved for backward"],
-  ["where", "source"],
-  ["rule", "local derivative"],
-]);
+/** The placeholder of a field with nothing to show. */
+export const NONE = "\u2014";
 
 /**
- * One field as text: null -> "—", a shape array -> "(2, 3)", objects as JSON.
- * @param {string} key
- * @param {unknown} value
+ * The inspector's rows [label, text] for one node at one timeline position, built from the
+ * node's data (all of it shown as text by renderRows).
+ * @param {import("./vocabulary.js").NodeData} node
+ * @param {{grad: import("./vocabulary.js").GradData|null, gradLater?: boolean, freed: boolean}} at
+ *   the node's gradient at the position (null: none yet; gradLater: one comes later in the
+ *   timeline) and whether its buffers are freed there
+ * @param {Map<string, string>} [sources]  file -> source text
+ * @returns {Array<[string, string]>}
  */
-export function formatValue(key, value) {
-  if (value == null) return "\u2014";
-  if (Array.isArray(value) && key === "shape") {
-    return value.length === 1 ? `(${value[0]},)` : `(${value.join(", ")})`;
-  }
-  if (typeof value === "object") {
-    try {
-      return JSON.stringify(value);
-    } catch {
-      return String(value);
-    }
-  }
-  return String(value);
+export function inspectorRows(node, at, sources) {
+  const shape = Array.isArray(node.shape) ? node.shape : [];
+  const dtype = node.dtype == null ? "" : String(node.dtype);
+  const grad = at.grad;
+  const gradText = grad
+    ? formatValues(Array.isArray(grad.preview) ? grad.preview : [], shape, dtype)
+    : at.gradLater ? "not yet (later in the timeline)" : "not yet";
+  const saved = Number(node.saved);
+  return [
+    ["op", nodeTitle(node)],
+    ["name", text(node.name)],
+    ["shape", Array.isArray(node.shape) ? shapeText(node.shape) : NONE],
+    ["dtype", text(node.dtype)],
+    ["device", text(node.device)],
+    ["value", Array.isArray(node.preview) && node.preview.length ? formatValues(node.preview, shape, dtype) : NONE],
+    ["gradient", gradText],
+    ["grad norm", grad && grad.norm != null ? pyG(grad.norm, 4) : NONE],
+    ["saved for backward", saved > 0 ? formatBytes(saved) : NONE],
+    ["freed", at.freed ? "yes" : "no"],
+    ["source", sourceText(node, sources)],
+    ["local derivative", text(node.rule)],
+  ];
+}
+
+/** @param {unknown} value */
+function text(value) {
+  return value == null || value === "" ? NONE : String(value);
 }
 
 /**
- * Rows [label, text] for every field of `info`: the known ones first in INFO_LABELS order,
- * then any others under their own key.
- * @param {Record<string, unknown>} info
- * @param {{gradPending?: boolean}} [opts]  gradPending: the gradient exists in the recording
- *   but the playback position is before its step
- * @returns {Array<[string, string]>}
+ * "cell [5], line 4: y = x * w" (the line as recorded in `sources`, trimmed); the file's name
+ * in place of the cell for code outside a notebook.
+ * @param {{file?: string|null, line?: number|null, cell?: number|null}} node
+ * @param {Map<string, string>} [sources]
  */
-export function infoRows(info, opts = {}) {
-  /** @type {Array<[string, string]>} */
-  const rows = [];
-  const known = new Set();
-  for (const [key, label] of INFO_LABELS) {
-    known.add(key);
-    if (!(key in info)) continue;
-    if (key === "grad" && opts.gradPending && info[key] != null) {
-      rows.push([label, "not yet (later in the timeline)"]);
-      continue;
-    }
-    rows.push([label, formatValue(key, info[key])]);
-  }
-  for (const key of Object.keys(info)) {
-    if (!known.has(key)) rows.push([key, formatValue(key, info[key])]);
-  }
-  return rows;
+export function sourceText(node, sources) {
+  if (node.file == null) return NONE;
+  const place = node.cell != null ? `cell [${node.cell}]` : basename(node.file);
+  if (node.line == null) return place;
+  const source = sources ? sources.get(node.file) : undefined;
+  const code = source === undefined ? "" : (source.replace(/\r\n?/g, "\n").split("\n")[node.line - 1] || "").trim();
+  return code ? `${place}, line ${node.line}: ${code}` : `${place}, line ${node.line}`;
+}
+
+/** The last part of a path ("/a/b.py" -> "b.py"). @param {string} path */
+export function basename(path) {
+  const parts = String(path).split(/[\\/]/);
+  return parts[parts.length - 1] || String(path);
 }
 
 /**
@@ -165,8 +170,8 @@ const SVG_TAGS = new Set([
 
 /**
  * Graphviz's SVG text as an element of `doc`, made inert: only the drawing elements Graphviz
- * writes are kept, and no event-handler or link attribute (defence in depth: the DOT comes from
- * dyngraph/dot.py, which already allows only harmless attributes).
+ * writes are kept, and no event-handler or link attribute (defence in depth: the DOT's attributes
+ * come from dyngraph/dot.py's vocabulary, which allows only harmless ones).
  * @param {Document} doc
  * @param {string} text
  * @returns {SVGSVGElement}

@@ -1,26 +1,25 @@
 // The timeline of one recording, as the browser holds it: the deltas Python sends, merged, and
-// the graph at any playback position t. Pure logic, no DOM (see ../PROTOCOL.md).
+// the graph at any playback position t. Pure logic, no DOM (see ../PROTOCOL.md, protocol v2).
 //
-// NOTE [no text of our own] Python (dyngraph/dot.py) writes every DOT statement; this module
-// only chooses which statements make up the graph at position t and joins them. The one text
-// it writes itself is the number N of `hidden [label="N nodes hidden", ...]`.
+// NOTE [one vocabulary] Python sends compact node data and, once, the vocabulary table of
+// dyngraph/dot.py (`header.vocabulary`); every DOT statement is composed from them by
+// ./vocabulary.js, which ports dot.py's rules exactly. This module chooses the nodes, edges and
+// clusters that make up the graph at position t, and the state (gradient, freed) of each.
+
+import { nodeStatement, edgeStatement, clusterLines } from "./vocabulary.js";
 
 /**
- * @typedef {{forward?: string|null, grad?: string|null, freed?: string|null}} NodeDot
- * @typedef {{plain?: string|null, grad?: string|null}} EdgeDot
+ * @typedef {import("./vocabulary.js").NodeData} NodeData
+ * @typedef {import("./vocabulary.js").GradData} GradData
+ * @typedef {import("./vocabulary.js").Vocabulary} Vocabulary
+ * @typedef {NodeData & {scope: string[], order: number}} NodeRecord
+ * @typedef {{src: number, dst: number, pos: number}} EdgeRecord
+ * @typedef {Array<any>} Step  e.g. ["node", 7], ["grad", 7, [0.5, "NaN"], 1.2, false],
+ *   ["freed", [7, 8]], ["backward_started", 9], ["backward_finished", 9],
+ *   ["backward_failed", 9, "message"], ["version", 3, 1]
+ * @typedef {{lines?: string[], vocabulary?: Vocabulary}} Header
  * @typedef {{
- *   id: number, kind?: string, op?: string|null, scope: string[],
- *   file?: string|null, line?: number|null, cell?: number|null,
- *   dot: NodeDot, info: Record<string, unknown>, order: number
- * }} NodeRecord
- * @typedef {{src: number, dst: number, pos: number, dot: EdgeDot}} EdgeRecord
- * @typedef {Array<any>} Step  e.g. ["node", 7], ["grad", 7], ["freed", [7, 8]],
- *   ["backward_started", 9], ["backward_finished", 9], ["backward_failed", 9, "message"],
- *   ["version", 3, 1]
- * @typedef {{lines?: string[], output_attrs?: string, hidden_attrs?: string}} Header
- * @typedef {{
- *   seq?: number, nodes?: any[], edges?: any[], updates?: any[],
- *   clusters?: Record<string, string[]>, sources?: Record<string, string>,
+ *   seq?: number, nodes?: any[], edges?: any[], sources?: Record<string, string>,
  *   steps?: Step[], dropped?: {nodes?: number, steps?: number}
  * }} Delta
  */
@@ -34,7 +33,7 @@
  *   hidden: number,           how many older visible nodes the note stands for
  *   visible: number,          visible nodes before the budget (shown.length + hidden)
  *   outputs: Set<number>,
- *   grads: Set<number>,       nodes whose ["grad", id] step has been shown
+ *   grads: Map<number, GradData & {step: number}>,  the latest grad step of each node at t
  *   freed: Set<number>,
  *   highlight: Array<[number, number]>,   edges carrying the newest grad step: [src, dst]
  *   error: string|null,       message of a backward_failed step (until the next backward)
@@ -61,13 +60,22 @@ export class Timeline {
     this.nodes = new Map();
     /** @type {Map<string, EdgeRecord>} key "src,dst,pos", in creation order */
     this.edges = new Map();
-    /** @type {Map<string, string[]>} scope path ("a/b") -> opening lines of its cluster */
+    /**
+     * Scope path (its names joined by U+0000, which no two paths share) -> its cluster's index:
+     * the order in which paths first appeared, a parent before its children (as Python numbered
+     * them in protocol v1).
+     * @type {Map<string, number>}
+     */
     this.clusters = new Map();
     /** @type {Map<string, string>} file -> source text */
     this.sources = new Map();
     /** @type {Step[]} */
     this.steps = [];
     this.dropped = { nodes: 0, steps: 0 };
+    /** @type {Map<number, Map<string, string>>} statements composed, per node: "gradStep|freed" -> statement */
+    this._statements = new Map();
+    /** @type {Vocabulary|null} the vocabulary the cached statements were made with */
+    this._vocabulary = null;
   }
 
   /**
@@ -101,45 +109,21 @@ export class Timeline {
   /** @param {Delta} delta */
   _merge(delta) {
     for (const n of delta.nodes || []) {
+      if (!n || typeof n.id !== "number") continue;
       const old = this.nodes.get(n.id);
-      if (old) {
-        Object.assign(old.dot, n.dot || {});
-        Object.assign(old.info, n.info || {});
-        continue;
+      const scope = Array.isArray(n.scope) ? n.scope.map(String) : [];
+      this.nodes.set(n.id, { ...n, scope, order: old ? old.order : this.nodes.size });
+      this._statements.delete(n.id);
+      for (let depth = 1; depth <= scope.length; depth++) {
+        const path = scopeKey(scope.slice(0, depth));
+        if (!this.clusters.has(path)) this.clusters.set(path, this.clusters.size);
       }
-      this.nodes.set(n.id, {
-        id: n.id,
-        kind: n.kind,
-        op: n.op ?? null,
-        scope: Array.isArray(n.scope) ? n.scope.map(String) : [],
-        file: n.file ?? null,
-        line: n.line ?? null,
-        cell: n.cell ?? null,
-        dot: { ...(n.dot || {}) },
-        info: { ...(n.info || {}) },
-        order: this.nodes.size,
-      });
     }
     for (const e of delta.edges || []) {
-      const key = edgeKey(e.src, e.dst, e.pos ?? 0);
-      const old = this.edges.get(key);
-      if (old) Object.assign(old.dot, e.dot || {});
-      else this.edges.set(key, { src: e.src, dst: e.dst, pos: e.pos ?? 0, dot: { ...(e.dot || {}) } });
-    }
-    for (const u of delta.updates || []) {
-      if (Array.isArray(u.edge)) {
-        const edge = this.edges.get(edgeKey(u.edge[0], u.edge[1], u.edge[2] ?? 0));
-        if (edge) Object.assign(edge.dot, u.dot || {});
-      } else {
-        const node = this.nodes.get(u.id);
-        if (node) {
-          Object.assign(node.dot, u.dot || {});
-          Object.assign(node.info, u.info || {});
-        }
-      }
-    }
-    for (const [path, lines] of Object.entries(delta.clusters || {})) {
-      this.clusters.set(path, Array.isArray(lines) ? lines.map(String) : []);
+      const [src, dst, pos] = Array.isArray(e) ? e : [e && e.src, e && e.dst, e && e.pos];
+      if (typeof src !== "number" || typeof dst !== "number") continue;
+      const key = edgeKey(src, dst, pos ?? 0);
+      if (!this.edges.has(key)) this.edges.set(key, { src, dst, pos: pos ?? 0 });
     }
     for (const [file, text] of Object.entries(delta.sources || {})) {
       this.sources.set(file, String(text));
@@ -150,6 +134,29 @@ export class Timeline {
     if (delta.dropped) {
       this.dropped = { nodes: delta.dropped.nodes || 0, steps: delta.dropped.steps || 0 };
     }
+  }
+
+  /**
+   * The statement of a node in one state (composed once, then cached).
+   * @param {NodeRecord} node
+   * @param {(GradData & {step: number})|undefined} grad
+   * @param {boolean} freed
+   * @param {Vocabulary} vocabulary
+   */
+  nodeStatement(node, grad, freed, vocabulary) {
+    if (vocabulary !== this._vocabulary) {
+      this._statements.clear();
+      this._vocabulary = vocabulary;
+    }
+    let cache = this._statements.get(node.id);
+    if (!cache) this._statements.set(node.id, (cache = new Map()));
+    const key = `${grad ? grad.step : -1}|${freed ? 1 : 0}`;
+    let statement = cache.get(key);
+    if (statement === undefined) {
+      statement = nodeStatement(node, { grad: grad || null, freed }, vocabulary);
+      cache.set(key, statement);
+    }
+    return statement;
   }
 
   get length() {
@@ -165,9 +172,11 @@ export class Timeline {
    */
   graphAt(t, header, options = {}) {
     t = clamp(t, 0, this.steps.length);
+    const vocabulary = (header && header.vocabulary) || {};
     const visible = [];
     const seen = new Set();
-    const grads = new Set();
+    /** @type {Map<number, GradData & {step: number}>} */
+    const grads = new Map();
     const freed = new Set();
     let lastGrad = null;
     let error = null;
@@ -183,7 +192,7 @@ export class Timeline {
           if (this.nodes.has(step[1])) newest = step[1];
           break;
         case "grad":
-          grads.add(step[1]);
+          grads.set(step[1], { preview: step[2], norm: step[3] ?? null, summed: Boolean(step[4]), step: i });
           lastGrad = step[1];
           break;
         case "freed":
@@ -225,22 +234,22 @@ export class Timeline {
     const shownSet = new Set(shown);
 
     const lines = ["digraph dyngraph {", ...((header && header.lines) || []).map(String)];
-    if (hidden > 0) lines.push("  " + hiddenNote(hidden, header && header.hidden_attrs));
-    const outputAttrs = (header && header.output_attrs) || "";
+    if (hidden > 0) lines.push("  " + hiddenNote(hidden, vocabulary.hidden));
+    const outputAttrs = vocabulary.output || "";
     const boxes = shown.map((id) => {
       const node = /** @type {NodeRecord} */ (this.nodes.get(id));
-      let statement = nodeVariant(node, grads.has(id), freed.has(id));
+      let statement = this.nodeStatement(node, grads.get(id), freed.has(id), vocabulary);
       if (outputs.has(id) && outputAttrs) statement = withExtraAttributes(statement, outputAttrs);
       return { scope: node.scope, statement };
     });
-    lines.push(...this._clusterLines(boxes));
+    lines.push(...this._clusterLines(boxes, vocabulary));
 
     /** @type {Array<[number, number]>} */
     const highlight = [];
     for (const e of this.edges.values()) {
       if (!shownSet.has(e.src) || !shownSet.has(e.dst)) continue;
-      const statement = grads.has(e.src) ? e.dot.grad ?? e.dot.plain : e.dot.plain;
-      if (statement) lines.push("  " + statement);
+      const grad = grads.get(e.src);
+      lines.push("  " + edgeStatement(e.src, e.dst, grad ? grad.norm : null, vocabulary));
       if (lastGrad !== null && e.src === lastGrad) highlight.push([e.src, e.dst]);
     }
     lines.push("}");
@@ -263,11 +272,11 @@ export class Timeline {
   /**
    * Node statements nested in one cluster per scope path (a nested scope's cluster inside its
    * parent's), ordered like dyngraph/dot.py: by scope path, stable in creation order.
-   * A scope path without cluster lines gets no cluster (its nodes sit in the parent).
    * @param {Array<{scope: string[], statement: string}>} boxes
+   * @param {Vocabulary} vocabulary
    * @returns {string[]}
    */
-  _clusterLines(boxes) {
+  _clusterLines(boxes, vocabulary) {
     const sorted = boxes
       .map((box, index) => ({ ...box, index }))
       .sort((a, b) => compareScopes(a.scope, b.scope) || a.index - b.index);
@@ -285,11 +294,10 @@ export class Timeline {
       }
       while (open.length < box.scope.length) {
         const name = box.scope[open.length];
-        const path = box.scope.slice(0, open.length + 1).join("/");
-        const head = this.clusters.get(path);
+        const index = this.clusters.get(scopeKey(box.scope.slice(0, open.length + 1)));
         const indent = "  ".repeat(open.length + 1);
-        if (head) for (const line of head) lines.push(indent + line);
-        open.push({ name, opened: Boolean(head) });
+        if (index !== undefined) for (const line of clusterLines(index, name, vocabulary)) lines.push(indent + line);
+        open.push({ name, opened: index !== undefined });
       }
       lines.push("  ".repeat(open.length + 1) + box.statement);
     }
@@ -356,8 +364,8 @@ export class Timeline {
     const name = (/** @type {number} */ id) => {
       const node = this.nodes.get(id);
       if (!node) return `#${id}`;
-      const title = node.info.title ?? node.op ?? node.kind ?? "node";
-      return node.info.name ? `${node.info.name} (${title})` : String(title);
+      const title = nodeTitle(node);
+      return node.name != null && node.name !== "" ? `${node.name} (${title})` : title;
     };
     switch (step[0]) {
       case "node":
@@ -383,17 +391,33 @@ export class Timeline {
 }
 
 /**
- * The statement a node shows: `freed` after a freed step, `grad` after its grad step, else
- * `forward`; a null variant falls back to the previous one (never to a gradient not yet shown).
- * @param {NodeRecord} node
- * @param {boolean} hasGrad
- * @param {boolean} isFreed
+ * What the inspector and the position label call a node: its op for ops, else its kind.
+ * @param {{kind?: string, op?: string|null}} node
+ * @returns {string}
  */
-export function nodeVariant(node, hasGrad, isFreed) {
-  const dot = node.dot;
-  const grad = hasGrad ? dot.grad : null;
-  const statement = (isFreed ? dot.freed : null) ?? grad ?? dot.forward;
-  return statement ?? `n${node.id};`;
+export function nodeTitle(node) {
+  const title = node.kind === "op" ? node.op ?? node.kind : node.kind ?? node.op;
+  return title == null ? "node" : String(title);
+}
+
+/**
+ * The latest grad step of node `id` at position t (before step index t), and whether one comes
+ * later in the timeline.
+ * @param {Step[]} steps
+ * @param {number} id
+ * @param {number} t
+ * @returns {{grad: (GradData & {step: number})|null, later: boolean}}
+ */
+export function gradAt(steps, id, t) {
+  /** @type {(GradData & {step: number})|null} */
+  let grad = null;
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i];
+    if (step[0] !== "grad" || step[1] !== id) continue;
+    if (i >= t) return { grad, later: true };
+    grad = { preview: step[2], norm: step[3] ?? null, summed: Boolean(step[4]), step: i };
+  }
+  return { grad, later: false };
 }
 
 /**
@@ -408,8 +432,8 @@ export function withExtraAttributes(statement, attrs) {
 }
 
 /**
- * The note standing for N hidden nodes. `hidden_attrs` may come with its brackets (a second
- * attribute list, like output_attrs) or without (joined to the label's list).
+ * The note standing for N hidden nodes. `vocabulary.hidden` is a bare body (joined to the
+ * label's list); one given with its brackets is appended as a second attribute list.
  * @param {number} n
  * @param {string} [hiddenAttrs]
  */
@@ -421,20 +445,45 @@ export function hiddenNote(n, hiddenAttrs) {
   return `hidden [${label}, ${attrs}];`;
 }
 
+/** The key of a scope path in `Timeline.clusters`. @param {string[]} path */
+export function scopeKey(path) {
+  return path.join("\u0000");
+}
+
 /** @param {number} src @param {number} dst @param {number} pos */
 export function edgeKey(src, dst, pos) {
   return `${src},${dst},${pos}`;
 }
 
 /**
- * Order of scope paths as Python compares tuples of str.
+ * Order of scope paths as Python compares tuples of str (strings by code point).
  * @param {string[]} a
  * @param {string[]} b
  */
 export function compareScopes(a, b) {
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
-    if (a[i] !== b[i]) return a[i] < b[i] ? -1 : 1;
+    if (a[i] !== b[i]) return compareCodePoints(a[i], b[i]);
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Compare strings by code point, as Python does (JavaScript's `<` compares UTF-16 units, which
+ * puts an astral character before U+E000..U+FFFF).
+ * @param {string} a
+ * @param {string} b
+ */
+export function compareCodePoints(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates (astral characters) after everything else of the BMP.
+    if (x >= 0xd800) x += x >= 0xe000 ? -0x800 : 0x2000;
+    if (y >= 0xd800) y += y >= 0xe000 ? -0x800 : 0x2000;
+    return x - y;
   }
   return a.length - b.length;
 }

@@ -2,9 +2,9 @@
 // The renderer (d3-graphviz in the bundle, a stub in tests) is passed in, so this module has
 // no d3 and runs under jsdom.
 
-import { Timeline, GAP, APPLIED, clamp } from "./timeline.js";
+import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
 import { createScheduler, useTweens } from "./coalesce.js";
-import { make, setText, clear, buildCodeLines, markCurrentLine, infoRows, renderRows } from "./text.js";
+import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, renderRows, basename } from "./text.js";
 
 /**
  * The part of anywidget's model a view uses.
@@ -208,21 +208,23 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     return model.get("options") || {};
   }
 
-  /** @type {Record<string, {text: string, value: any}>} */
+  /** @type {Record<string, {raw: unknown, value: any}>} */
   const parsed = {};
 
   /**
-   * A trait's value. `snapshot` and `delta` arrive as JSON text (PROTOCOL.md): parse each text
-   * once. Plain objects (the standalone page, tests) are used as they are.
+   * A trait's value. `snapshot` and `delta` arrive as JSON, as text or as UTF-8 bytes (a
+   * DataView, when Python's trait is `Bytes`; see PROTOCOL.md): each value is parsed once.
+   * Plain objects (the standalone page, tests) are used as they are.
    * @param {string} name
    */
   function trait(name) {
     const value = model.get(name);
-    if (typeof value !== "string") return value;
+    const text = jsonText(value);
+    if (text === null) return value;
     const cached = parsed[name];
-    if (cached && cached.text === value) return cached.value;
-    const result = value ? JSON.parse(value) : {};
-    parsed[name] = { text: value, value: result };
+    if (cached && cached.raw === value) return cached.value;
+    const result = text ? JSON.parse(text) : {};
+    parsed[name] = { raw: value, value: result };
     return result;
   }
 
@@ -417,7 +419,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       }));
       return;
     }
-    renderRows(doc, inspectorBody, infoRows(node.info, { gradPending: !g.grads.has(id) }));
+    const { grad, later } = gradAt(timeline.steps, id, g.t);
+    const at = { grad, gradLater: later, freed: g.freed.has(id) };
+    renderRows(doc, inspectorBody, inspectorRows(node, at, timeline.sources));
     if (!g.shown.includes(id)) {
       inspectorBody.appendChild(make(doc, "div", { className: "dg-muted", text: "Not drawn at this position of the timeline." }));
     }
@@ -571,16 +575,27 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   }
 }
 
+/**
+ * The JSON text of a trait value that is text or bytes (DataView, ArrayBuffer, typed array);
+ * null for anything else (a plain object is used as it is).
+ * @param {unknown} value
+ * @returns {string|null}
+ */
+export function jsonText(value) {
+  if (typeof value === "string") return value;
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
+    const bytes = value instanceof ArrayBuffer
+      ? new Uint8Array(value)
+      : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+    return new TextDecoder("utf-8").decode(bytes);
+  }
+  return null;
+}
+
 /** The Graphviz name of a drawn node or edge: the text of its <title> ("n7", "n3->n7"). */
 export function titleOf(/** @type {Element} */ g) {
   const t = g.querySelector("title");
   return t ? (t.textContent || "").trim() : "";
-}
-
-/** @param {string} path */
-function basename(path) {
-  const parts = String(path).split(/[\\/]/);
-  return parts[parts.length - 1] || String(path);
 }
 
 /**

@@ -34,7 +34,7 @@ function render({ model, el }) {
 export function staticModel(state) {
   /** @type {Record<string, any>} */
   const traits = {
-    header: state.header || { lines: [], output_attrs: "", hidden_attrs: "" },
+    header: state.header || { lines: [], vocabulary: {} },
     snapshot: state.snapshot || {},
     delta: {},
     options: state.options || {},

@@ -1,9 +1,16 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { setText, make, buildCodeLines, markCurrentLine, infoRows, renderRows, formatValue } from "../src/text.js";
+import { setText, make, buildCodeLines, markCurrentLine, inspectorRows, renderRows, sourceText } from "../src/text.js";
 import { dom } from "./helpers.js";
 
 const HOSTILE = "<img src=x onerror=alert(1)>";
+
+/** A node as Python sends it (protocol v2). */
+const NODE = {
+  id: 4, kind: "op", op: "Mul", name: null, shape: [2], dtype: "float32", device: "cpu",
+  preview: [0.5, -2], scope: ["layer1"], file: "cell.py", line: 2, cell: 5, saved: 16,
+  recomputed: false, elapsed: null, rule: "z = x * y;  dz/dx = y,  dz/dy = x",
+};
 
 describe("text insertion", () => {
   test("setText puts markup in as text: no element is created", () => {
@@ -19,8 +26,9 @@ describe("text insertion", () => {
 
   test("the inspector shows a hostile name as text", () => {
     const { document, host } = dom();
-    const rows = infoRows({ title: "parameter", name: HOSTILE, shape: [2, 3], value: "[1, 2]", where: `line 2: w = dg.Parameter(name="${HOSTILE}")` });
-    renderRows(document, host, rows);
+    const node = { ...NODE, kind: "parameter", op: "parameter", name: HOSTILE, shape: [2, 3], rule: HOSTILE };
+    const sources = new Map([["cell.py", `x = 1\nw = dg.Parameter(name="${HOSTILE}")\n`]]);
+    renderRows(document, host, inspectorRows(node, { grad: null, freed: false }, sources));
     assert.equal(host.querySelector("img"), null);
     const values = [...host.querySelectorAll("dd")].map((dd) => dd.textContent);
     assert.ok(values.includes(HOSTILE));
@@ -64,20 +72,49 @@ describe("text insertion", () => {
 });
 
 describe("inspector rows", () => {
-  test("known fields in reading order, then the rest, every value as text", () => {
-    const rows = infoRows({ extra: { a: 1 }, rule: "z = x * y", title: "Mul", grad: null, shape: [] });
-    assert.deepEqual(rows, [["op", "Mul"], ["shape", "()"], ["gradient", "\u2014"], ["local derivative", "z = x * y"], ["extra", '{"a":1}']]);
+  test("every field from the node's data, in reading order", () => {
+    const sources = new Map([["cell.py", "x = 1\n    y = x * w   \n"]]);
+    const rows = inspectorRows(NODE, { grad: { preview: [1, "NaN"], norm: "NaN", summed: true }, freed: true }, sources);
+    assert.deepEqual(rows, [
+      ["op", "Mul"],
+      ["name", "\u2014"],
+      ["shape", "(2,)"],
+      ["dtype", "float32"],
+      ["device", "cpu"],
+      ["value", "[0.5, -2]"],
+      ["gradient", "[1, nan]"],
+      ["grad norm", "nan"],
+      ["saved for backward", "16 B"],
+      ["freed", "yes"],
+      ["source", "cell [5], line 2: y = x * w"],
+      ["local derivative", "z = x * y;  dz/dx = y,  dz/dy = x"],
+    ]);
   });
 
-  test("a gradient later in the timeline is not shown yet", () => {
-    const rows = infoRows({ grad: "[1, 2]" }, { gradPending: true });
-    assert.deepEqual(rows, [["gradient", "not yet (later in the timeline)"]]);
+  test("no gradient yet, nothing saved, a leaf", () => {
+    const leaf = { ...NODE, kind: "leaf", op: "leaf", name: "x", shape: [], preview: [3], saved: 0, rule: null };
+    const rows = Object.fromEntries(inspectorRows(leaf, { grad: null, gradLater: true, freed: false }));
+    assert.equal(rows.op, "leaf");
+    assert.equal(rows.name, "x");
+    assert.equal(rows.shape, "()");
+    assert.equal(rows.value, "[3]");
+    assert.equal(rows.gradient, "not yet (later in the timeline)");
+    assert.equal(rows["grad norm"], "\u2014");
+    assert.equal(rows["saved for backward"], "\u2014");
+    assert.equal(rows.freed, "no");
+    assert.equal(rows["local derivative"], "\u2014");
+    assert.equal(Object.fromEntries(inspectorRows(leaf, { grad: null, freed: false })).gradient, "not yet");
+    const big = Object.fromEntries(inspectorRows(NODE, { grad: { preview: [0.123456], norm: 12345.678, summed: false }, freed: false }));
+    assert.equal(big.gradient, "[0.1235, ...]");
+    assert.equal(big["grad norm"], "1.235e+04");
   });
 
-  test("formatValue", () => {
-    assert.equal(formatValue("shape", [3]), "(3,)");
-    assert.equal(formatValue("value", null), "\u2014");
-    assert.equal(formatValue("value", 1.5), "1.5");
+  test("the source line: cell and line, or the file's name outside a notebook", () => {
+    const sources = new Map([["/home/me/train.py", "a = 1\n  b = a * 2\n"]]);
+    assert.equal(sourceText({ file: "/home/me/train.py", line: 2, cell: null }, sources), "train.py, line 2: b = a * 2");
+    assert.equal(sourceText({ file: "/home/me/train.py", line: 2, cell: 3 }, sources), "cell [3], line 2: b = a * 2");
+    assert.equal(sourceText({ file: "/home/me/other.py", line: 9, cell: null }, sources), "other.py, line 9");
+    assert.equal(sourceText({ file: null, line: null, cell: null }, sources), "\u2014");
   });
 });
 

@@ -1,26 +1,36 @@
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { Timeline, APPLIED, STALE, GAP, EMPTY, hiddenNote, withExtraAttributes } from "../src/timeline.js";
+import { Timeline, APPLIED, STALE, GAP, EMPTY, hiddenNote, withExtraAttributes, gradAt } from "../src/timeline.js";
 import { sample } from "./fixtures.js";
 
-const HEADER = { lines: ["  graph [rankdir=\"TB\"];"], output_attrs: "[peripheries=\"2\"]", hidden_attrs: "[shape=\"note\"]" };
+/** A small vocabulary of recognisable bodies (the real one is dot.py's; see vocabulary.test.js). */
+const VOCABULARY = {
+  node: { op: "shape=op", leaf: "shape=leaf", parameter: "shape=param", constant: "shape=const" },
+  saved: "color=saved",
+  freed: { op: "style=freed", leaf: "style=freed", parameter: "style=freed", constant: "style=freed" },
+  anomaly: "fillcolor=anomaly",
+  output: "[peripheries=\"2\"]",
+  grad_edges: ["level=0", "level=1", "level=2", "level=3", "level=4"],
+  cluster: "style=cluster",
+  hidden: "shape=\"note\"",
+  max_label_chars: 120,
+};
+const HEADER = { lines: ["  graph [rankdir=\"TB\"];"], vocabulary: VOCABULARY };
 
-/** A node record as Python sends it. */
-function node(id, { scope = [], grad = true, freed = false, line = id } = {}) {
+/** A node as Python sends it: an op named f<id>, no preview. */
+function node(id, { scope = [], line = id, saved = 0, preview = [] } = {}) {
   return {
-    id,
-    kind: "op",
-    op: "Op",
-    scope,
-    file: "cell.py",
-    line,
-    cell: 1,
-    dot: { forward: `n${id} [label="f${id}"];`, grad: grad ? `n${id} [label="g${id}"];` : null, freed: freed ? `n${id} [label="x${id}"];` : null },
-    info: { title: "Op", name: null },
+    id, kind: "op", op: `f${id}`, name: null, shape: [], dtype: "float32", device: "cpu", preview,
+    scope, file: "cell.py", line, cell: 1, saved, recomputed: false, elapsed: null, rule: null,
   };
 }
-function edge(src, dst, pos = 0) {
-  return { src, dst, pos, dot: { plain: `n${src} -> n${dst} [];`, grad: `n${src} -> n${dst} [color="blue"];` } };
+const edge = (src, dst, pos = 0) => [src, dst, pos];
+/** A grad step with a gradient of one value g (its norm |g|). */
+const grad = (id, g = 1, summed = false) => ["grad", id, [g], Math.abs(g), summed];
+
+/** The statement of op node `id` (title f<id>, shape ()) with extra label lines and lists. */
+function statement(id, extra = [], lists = "") {
+  return `n${id} [label="${[`f${id}`, "()", ...extra].join("\\n")}", shape=op]${lists}`;
 }
 
 /** a -> c <- b, c -> d; d's backward; then c, d freed. */
@@ -28,10 +38,10 @@ function chain() {
   const tl = new Timeline();
   tl.offer({
     seq: 1,
-    nodes: [node(1), node(2), node(3, { freed: true }), node(4, { freed: true })],
+    nodes: [node(1), node(2), node(3, { saved: 16 }), node(4, { saved: 8 })],
     edges: [edge(1, 3), edge(2, 3, 1), edge(3, 4)],
     steps: [["node", 1], ["node", 2], ["node", 3], ["node", 4], ["backward_started", 4],
-      ["grad", 4], ["grad", 3], ["grad", 1], ["grad", 2], ["freed", [3, 4]], ["backward_finished", 4]],
+      grad(4, 1), grad(3, 0.5), grad(1, 0.001), grad(2, 20, true), ["freed", [3, 4]], ["backward_finished", 4]],
   });
   return tl;
 }
@@ -67,70 +77,78 @@ describe("visibility", () => {
   });
 });
 
-describe("variants", () => {
-  test("forward, then grad after the grad step, then freed after the freed step", () => {
+describe("states", () => {
+  test("as created, then with its gradient after the grad step, then freed after the freed step", () => {
     const tl = chain();
-    assert.ok(tl.graphAt(5, HEADER).dot.includes('n4 [label="f4"]'));
-    assert.ok(tl.graphAt(6, HEADER).dot.includes('n4 [label="g4"]'));
-    assert.ok(tl.graphAt(6, HEADER).dot.includes('n3 [label="f3"]'));
-    assert.ok(tl.graphAt(10, HEADER).dot.includes('n3 [label="x3"]'));
-    assert.ok(tl.graphAt(10, HEADER).dot.includes('n1 [label="g1"]'), "not freed: keeps its grad variant");
-  });
-
-  test("a null variant falls back to the previous one", () => {
-    const tl = new Timeline();
-    tl.offer({
-      seq: 1,
-      nodes: [node(1, { grad: false, freed: false }), node(2, { grad: true, freed: false })],
-      steps: [["node", 1], ["node", 2], ["grad", 1], ["grad", 2], ["freed", [1, 2]]],
-    });
-    const dot = tl.graphAt(5, HEADER).dot;
-    assert.ok(dot.includes('n1 [label="f1"]'), "grad and freed null: forward");
-    assert.ok(dot.includes('n2 [label="g2"]'), "freed null: grad");
+    const at = (t) => tl.graphAt(t, HEADER).dot;
+    assert.ok(at(5).includes(statement(4, ["saved 8 B"], " [color=saved] [peripheries=\"2\"];")));
+    assert.ok(at(6).includes(statement(4, ["grad [1]", "saved 8 B"], " [color=saved] [peripheries=\"2\"];")));
+    assert.ok(at(6).includes(statement(3, ["saved 16 B"], " [color=saved];")));
+    assert.ok(at(10).includes(statement(3, ["grad [0.5]", "freed"], " [style=freed];")));
+    assert.ok(at(10).includes(statement(1, ["grad [0.001]"], ";")), "not freed");
+    assert.ok(at(10).includes(statement(2, ["grad (summed) [20]"], ";")));
   });
 
   test("freed before its grad step never shows a gradient from the future", () => {
     const tl = new Timeline();
-    const n = node(1, { grad: true, freed: false });
-    tl.offer({ seq: 1, nodes: [n], steps: [["node", 1], ["freed", [1]], ["grad", 1]] });
-    assert.ok(tl.graphAt(2, HEADER).dot.includes('n1 [label="f1"]'));
-    assert.ok(tl.graphAt(3, HEADER).dot.includes('n1 [label="g1"]'));
+    tl.offer({ seq: 1, nodes: [node(1)], steps: [["node", 1], ["freed", [1]], grad(1, 2)] });
+    assert.ok(tl.graphAt(2, HEADER).dot.includes(statement(1, ["freed"], " [style=freed]")));
+    assert.ok(tl.graphAt(3, HEADER).dot.includes(statement(1, ["grad [2]", "freed"], " [style=freed]")));
   });
 
-  test("an edge shows its grad statement after the grad step of its source", () => {
+  test("a later grad step of the same node (the next backward) replaces the earlier one", () => {
+    const tl = new Timeline();
+    tl.offer({ seq: 1, nodes: [node(1), node(2)], edges: [edge(1, 2)], steps: [["node", 1], ["node", 2], grad(1, 0.5), grad(1, 50, true)] });
+    assert.ok(tl.graphAt(3, HEADER).dot.includes(statement(1, ["grad [0.5]"])));
+    assert.ok(tl.graphAt(3, HEADER).dot.includes("n1 -> n2 [level=2];"));
+    assert.ok(tl.graphAt(4, HEADER).dot.includes(statement(1, ["grad (summed) [50]"])));
+    assert.ok(tl.graphAt(4, HEADER).dot.includes("n1 -> n2 [level=4];"));
+    assert.deepEqual(gradAt(tl.steps, 1, 3), { grad: { preview: [0.5], norm: 0.5, summed: false, step: 2 }, later: true });
+    assert.equal(gradAt(tl.steps, 1, 4).later, false);
+    assert.deepEqual(gradAt(tl.steps, 2, 4), { grad: null, later: false });
+  });
+
+  test("a non-finite value or gradient adds the anomaly list", () => {
+    const tl = new Timeline();
+    tl.offer({ seq: 1, nodes: [node(1, { preview: ["NaN"] }), node(2)], steps: [["node", 1], ["node", 2], ["grad", 2, ["-Infinity"], "Infinity", false]] });
+    const dot = tl.graphAt(3, HEADER).dot;
+    assert.ok(dot.includes('n1 [label="f1\\n()\\n[nan]\\nNaN", shape=op] [fillcolor=anomaly]'));
+    assert.ok(dot.includes('n2 [label="f2\\n()\\ngrad [-inf]\\nInf", shape=op] [fillcolor=anomaly]'));
+  });
+
+  test("an edge takes the style of its source's gradient magnitude once the source has one", () => {
     const tl = chain();
     assert.ok(tl.graphAt(6, HEADER).dot.includes("n3 -> n4 [];"));
-    assert.ok(tl.graphAt(7, HEADER).dot.includes('n3 -> n4 [color="blue"];'));
+    assert.ok(tl.graphAt(7, HEADER).dot.includes("n3 -> n4 [level=2];"), "norm 0.5");
     assert.ok(tl.graphAt(7, HEADER).dot.includes("n1 -> n3 [];"));
+    assert.ok(tl.graphAt(8, HEADER).dot.includes("n1 -> n3 [level=0];"), "norm 0.001");
+    assert.ok(tl.graphAt(9, HEADER).dot.includes("n2 -> n3 [level=4];"), "norm 20");
   });
 
-  test("updates merge into earlier nodes and edges", () => {
+  test("edges may also come as objects; a repeated edge is kept once", () => {
     const tl = new Timeline();
-    tl.offer({ seq: 1, nodes: [{ ...node(1), dot: { forward: "n1 [label=\"a\"];" } }, node(2)], edges: [{ src: 1, dst: 2, pos: 0, dot: { plain: "n1 -> n2;" } }], steps: [["node", 1], ["node", 2]] });
-    tl.offer({
-      seq: 2,
-      updates: [
-        { id: 1, dot: { grad: "n1 [label=\"a grad\"];" }, info: { grad: "[1]" } },
-        { edge: [1, 2, 0], dot: { grad: "n1 -> n2 [color=\"red\"];" } },
-      ],
-      steps: [["grad", 2], ["grad", 1]],
-    });
-    const g = tl.graphAt(4, HEADER);
-    assert.ok(g.dot.includes('n1 [label="a grad"]'));
-    assert.ok(g.dot.includes('n1 -> n2 [color="red"];'));
-    assert.equal(tl.nodes.get(1).info.grad, "[1]");
-    assert.equal(tl.nodes.get(1).info.title, "Op", "merged, not replaced");
+    tl.offer({ seq: 1, nodes: [node(1), node(2)], edges: [{ src: 1, dst: 2, pos: 0 }, [1, 2, 0]], steps: [["node", 1], ["node", 2]] });
+    assert.equal(tl.edges.size, 1);
+    assert.equal((tl.graphAt(2, HEADER).dot.match(/n1 -> n2/g) || []).length, 1);
+  });
+
+  test("statements are composed once per state, and again when the vocabulary changes", () => {
+    const tl = chain();
+    const first = tl.graphAt(11, HEADER).dot;
+    assert.equal(tl.graphAt(11, HEADER).dot, first);
+    const other = { ...HEADER, vocabulary: { ...VOCABULARY, node: { ...VOCABULARY.node, op: "shape=other" } } };
+    assert.ok(tl.graphAt(11, other).dot.includes("shape=other"));
   });
 });
 
 describe("outputs", () => {
-  test("a visible node that no visible edge leaves gets output_attrs as a second list", () => {
+  test("a visible node that no visible edge leaves gets vocabulary.output as a second list", () => {
     const tl = chain();
-    assert.ok(tl.graphAt(1, HEADER).dot.includes('n1 [label="f1"] [peripheries="2"];'));
+    assert.ok(tl.graphAt(1, HEADER).dot.includes(statement(1, [], ' [peripheries="2"];')));
     const at3 = tl.graphAt(3, HEADER);
     assert.deepEqual([...at3.outputs], [3]);
-    assert.ok(at3.dot.includes('n1 [label="f1"];'), "consumed now: no output mark");
-    assert.ok(at3.dot.includes('n3 [label="f3"] [peripheries="2"];'));
+    assert.ok(at3.dot.includes(statement(1, [], ";")), "consumed now: no output mark");
+    assert.ok(at3.dot.includes(statement(3, ["saved 16 B"], ' [color=saved] [peripheries="2"];')));
     assert.deepEqual([...tl.graphAt(4, HEADER).outputs], [4]);
   });
 
@@ -146,34 +164,33 @@ describe("clusters", () => {
     tl.offer({
       seq: 1,
       nodes: [node(1), node(2, { scope: ["a"] }), node(3, { scope: ["a", "b"] }), node(4, { scope: ["c"] }), node(5, { scope: ["a"] }), node(6)],
-      clusters: {
-        a: ["subgraph cluster_0 {", "  graph [label=\"a\"];"],
-        "a/b": ["subgraph cluster_1 {", "  graph [label=\"b\"];"],
-      },
       steps: [1, 2, 3, 4, 5, 6].map((i) => ["node", i]),
     });
     return tl;
   }
+  const out = (id) => statement(id, [], ' [peripheries="2"];');
+  const head = (index, name) => [`subgraph cluster_${index} {`, `graph [label="${name}", style=cluster];`];
 
   test("nodes grouped by scope path, nested clusters, braces balanced", () => {
     const dot = scoped().graphAt(6, HEADER).dot;
     const lines = dot.split("\n").map((l) => l.trim()).filter(Boolean);
     const body = lines.slice(2, -1);
     assert.deepEqual(body, [
-      'n1 [label="f1"] [peripheries="2"];',
-      'n6 [label="f6"] [peripheries="2"];',
-      "subgraph cluster_0 {",
-      'graph [label="a"];',
-      'n2 [label="f2"] [peripheries="2"];',
-      'n5 [label="f5"] [peripheries="2"];',
-      "subgraph cluster_1 {",
-      'graph [label="b"];',
-      'n3 [label="f3"] [peripheries="2"];',
+      out(1),
+      out(6),
+      ...head(0, "a"),
+      out(2),
+      out(5),
+      ...head(1, "b"),
+      out(3),
       "}",
       "}",
-      'n4 [label="f4"] [peripheries="2"];',
+      ...head(2, "c"),
+      out(4),
+      "}",
     ]);
     assert.equal((dot.match(/{/g) || []).length, (dot.match(/}/g) || []).length);
+    assert.ok(dot.includes("\n    subgraph cluster_1 {\n      graph [label=\"b\""), "nested one level deeper");
   });
 
   test("a cluster appears with its first visible node", () => {
@@ -183,10 +200,32 @@ describe("clusters", () => {
     assert.ok(!tl.graphAt(2, HEADER).dot.includes("cluster_1"));
   });
 
-  test("a scope without cluster lines (c) puts its nodes in the parent", () => {
-    const dot = scoped().graphAt(6, HEADER).dot;
-    assert.ok(!/cluster_2/.test(dot));
-    assert.ok(dot.includes('n4 [label="f4"]'));
+  test("numbered in order of first arrival, parents before children, across deltas", () => {
+    const tl = new Timeline();
+    tl.offer({ seq: 1, nodes: [node(1, { scope: ["m", "n"] }), node(2, { scope: ["z"] })], steps: [["node", 2], ["node", 1]] });
+    tl.offer({ seq: 2, nodes: [node(3, { scope: ["m", "k"] }), node(4, { scope: ["z"] })], steps: [["node", 3], ["node", 4]] });
+    const numbered = [...tl.clusters].map(([key, index]) => [key.split("\u0000").join("/"), index]);
+    assert.deepEqual(numbered, [["m", 0], ["m/n", 1], ["z", 2], ["m/k", 3]]);
+    const dot = tl.graphAt(4, HEADER).dot;
+    assert.ok(dot.indexOf("cluster_3") < dot.indexOf("cluster_1"), "drawn in scope order: m/k before m/n");
+    const again = new Timeline();
+    again.loadSnapshot({ seq: 2, nodes: [...tl.nodes.values()], steps: tl.steps });
+    assert.deepEqual([...again.clusters], [...tl.clusters], "a snapshot numbers them the same");
+  });
+
+  test("a scope named \"a/b\" is not the path a, b", () => {
+    const tl = new Timeline();
+    tl.offer({ seq: 1, nodes: [node(1, { scope: ["a/b"] }), node(2, { scope: ["a", "b"] })], steps: [["node", 1], ["node", 2]] });
+    assert.equal(tl.clusters.size, 3);
+    const dot = tl.graphAt(2, HEADER).dot;
+    assert.ok(dot.includes('graph [label="a/b", style=cluster];'));
+    assert.ok(dot.includes("subgraph cluster_2 {"));
+  });
+
+  test("a hostile scope name is escaped in its label", () => {
+    const tl = new Timeline();
+    tl.offer({ seq: 1, nodes: [node(1, { scope: ['"a\\b<i>'] })], steps: [["node", 1]] });
+    assert.ok(tl.graphAt(1, HEADER).dot.includes('graph [label="\\"a\\\\b<i>", style=cluster];'));
   });
 });
 
@@ -208,7 +247,7 @@ describe("budget", () => {
     assert.equal(g.visible, 10);
     assert.equal(g.hidden, 7);
     assert.deepEqual(g.shown, [8, 9, 10]);
-    assert.ok(g.dot.includes('hidden [label="7 nodes hidden"] [shape="note"];'));
+    assert.ok(g.dot.includes('hidden [label="7 nodes hidden", shape="note"];'));
     assert.equal(statements(g.dot).filter((s) => !s.includes("->")).length, 4, "max_nodes boxes in all");
     assert.ok(!g.dot.includes("n7 -> n8"), "edges to hidden nodes are left out");
     assert.ok(g.dot.includes("n8 -> n9"));
@@ -305,7 +344,11 @@ describe("the sample recording", () => {
     assert.equal(last.shown.length, 9);
     // the freed nodes are drawn ghosted, and loss is the one output
     assert.deepEqual([...last.outputs], [9]);
-    assert.ok(last.dot.includes("freed"));
+    const v = s.header.vocabulary;
+    assert.ok(last.dot.includes(`\\nfreed", ${v.node.op}] [${v.freed.op}]`));
+    assert.ok(last.dot.includes(` ${v.output};`));
+    assert.ok(last.dot.includes(`n7 -> n9 [${v.grad_edges[3]}];`), "Sum's gradient, norm 2");
+    assert.ok(last.dot.includes("subgraph cluster_0 {") && last.dot.includes("subgraph cluster_1 {"));
   });
 
   test("describeStep names steps in words", () => {
@@ -315,5 +358,13 @@ describe("the sample recording", () => {
     assert.equal(tl.describeStep(0), "new x (leaf)");
     assert.equal(tl.describeStep(9), "backward from Mul");
     assert.equal(tl.describeStep(10), "gradient of Mul");
+  });
+});
+
+describe("scope order", () => {
+  test("scope paths sort as Python sorts tuples of str (by code point)", async () => {
+    const { compareScopes } = await import("../src/timeline.js");
+    const sorted = [["b"], ["a", "z"], ["\u{1F600}"], ["\uff01"], ["a"], []].sort(compareScopes);
+    assert.deepEqual(sorted, [[], ["a"], ["a", "z"], ["b"], ["\uff01"], ["\u{1F600}"]]);
   });
 });

@@ -175,6 +175,19 @@ describe("selection, inspector, code panel", () => {
     view.setPosition(22);
     const after = [...root.querySelectorAll(".dg-inspector dt")].map((dt) => [dt.textContent, dt.nextElementSibling.textContent]);
     assert.deepEqual(after.find(([k]) => k === "gradient"), ["gradient", "[1.822, -0.2992]"]);
+    assert.deepEqual(after.find(([k]) => k === "grad norm"), ["grad norm", "1.85"]);
+  });
+
+  test("the inspector's freed and saved rows follow the position", () => {
+    const { root, view } = setup();
+    const row = (label) => [...root.querySelectorAll(".dg-inspector dt")].find((dt) => dt.textContent === label).nextElementSibling.textContent;
+    view.select(4); // Mul in layer1: saved 16 B, freed at step 19
+    view.setPosition(18);
+    assert.equal(row("saved for backward"), "16 B");
+    assert.equal(row("freed"), "no");
+    assert.equal(row("source"), "cell [5], line 5: y = x * w + b");
+    view.setPosition(19);
+    assert.equal(row("freed"), "yes");
   });
 });
 
@@ -189,7 +202,7 @@ describe("live deltas", () => {
   const more = (snap, seq, ids) => ({
     seq,
     nodes: snap.nodes.filter((n) => ids.includes(n.id)),
-    edges: snap.edges.filter((e) => ids.includes(e.dst)),
+    edges: snap.edges.filter(([, dst]) => ids.includes(dst)),
     steps: ids.map((id) => ["node", id]),
   });
 
@@ -227,6 +240,25 @@ describe("live deltas", () => {
     model.set("delta", more(snap, 4, [5]));
     assert.deepEqual(model.sent, []);
     assert.equal(view.timeline.length, 5);
+  });
+});
+
+describe("trait encodings", () => {
+  test("snapshot and delta as JSON text or as UTF-8 bytes (a DataView, for a Bytes trait)", () => {
+    const s = sample();
+    const bytes = (value) => {
+      const data = new TextEncoder().encode(JSON.stringify(value));
+      return new DataView(data.buffer, data.byteOffset, data.byteLength);
+    };
+    const snap = s.snapshot;
+    const first = { ...snap, seq: 1, nodes: snap.nodes.slice(0, 2), edges: [], steps: snap.steps.slice(0, 2) };
+    const a = setup({ snapshot: bytes(first), delta: bytes({}) });
+    assert.equal(a.view.timeline.length, 2);
+    assert.equal(a.view.timeline.nodes.get(2).name, HOSTILE);
+    a.model.set("delta", bytes({ seq: 2, nodes: snap.nodes.slice(2, 3), steps: [["node", 3]] }));
+    assert.equal(a.view.timeline.length, 3);
+    const b = setup({ snapshot: JSON.stringify(snap), delta: "{}" });
+    assert.equal(b.view.timeline.length, 22);
   });
 });
 

@@ -34,7 +34,7 @@ class Optimizer:
     Subclasses define ``step()``, which updates every parameter whose ``.grad`` is not None.
     """
 
-    def __init__(self, params: Iterable[Tensor], defaults: dict[str, Any]) -> None:
+    def __init__(self, params: Iterable[Tensor], settings: tuple[str, ...]) -> None:
         if isinstance(params, Tensor):
             raise TypeError(
                 "params should be an iterable of Tensors (e.g. model.parameters() or [w, b]), "
@@ -63,7 +63,7 @@ class Optimizer:
             if id(param) in seen:
                 raise ValueError(f"parameter {i} appears more than once in the parameter list")
             seen.add(id(param))
-        self.defaults = dict(defaults)
+        self.settings = settings  # the names of the hyperparameters (attributes), for repr
         self.state: dict[Tensor, dict[str, Any]] = {}  # per parameter: buffers, step count
 
     def zero_grad(self) -> None:
@@ -75,7 +75,7 @@ class Optimizer:
         raise NotImplementedError(f"{type(self).__name__} must define step()")
 
     def __repr__(self) -> str:
-        settings = "".join(f"\n    {name}: {value}" for name, value in self.defaults.items())
+        settings = "".join(f"\n    {name}: {getattr(self, name)}" for name in self.settings)
         return f"{type(self).__name__} ({len(self.params)} parameters){settings}\n"
 
 
@@ -99,8 +99,7 @@ class SGD(Optimizer):
         _non_negative(learning_rate=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0.0 or dampening != 0.0):
             raise ValueError("Nesterov momentum requires a momentum > 0 and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay,
-                                      nesterov=nesterov, dampening=dampening))
+        super().__init__(params, ("lr", "momentum", "weight_decay", "nesterov", "dampening"))
         self.lr = lr
         self.momentum = momentum
         self.weight_decay = weight_decay
@@ -149,7 +148,7 @@ class Adam(Optimizer):
         _non_negative(learning_rate=lr, eps=eps, weight_decay=weight_decay)
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
             raise ValueError(f"invalid betas: {betas} (each must be in [0, 1))")
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay))
+        super().__init__(params, ("lr", "betas", "eps", "weight_decay"))
         self.lr = lr
         self.betas = betas
         self.eps = eps

@@ -48,14 +48,21 @@ _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 # ----------------------------------------------------------------------------- saving
 
 
-def _number_out(v: Any) -> Any:
+_INF = math.inf
+
+
+def json_number(v: Any) -> Any:
+    """A number as JSON data: NaN and the infinities as "NaN", "Infinity", "-Infinity"."""
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     return v
 
 
-def _values_out(values: tuple | None) -> list | None:
-    return None if values is None else [_number_out(v) for v in values]
+def json_values(values: tuple | None) -> list | None:
+    """A preview as JSON data (see json_number); finite numbers pass through untouched."""
+    if values is None:
+        return None
+    return [v if -_INF < v < _INF else json_number(v) for v in values]  # NaN fails the test too
 
 
 def to_document(recording: Recording) -> dict[str, Any]:
@@ -66,12 +73,12 @@ def to_document(recording: Recording) -> dict[str, Any]:
             {
                 "id": node.id, "kind": node.kind, "op": node.op, "name": node.name,
                 "shape": list(node.shape), "dtype": node.dtype, "device": node.device,
-                "requires_grad": node.requires_grad, "preview": _values_out(node.preview),
+                "requires_grad": node.requires_grad, "preview": json_values(node.preview),
                 "scope": list(node.scope),
                 "where": None if node.where is None else list(node.where),
                 "order": node.order, "saved_bytes": node.saved_bytes,
-                "grad_preview": _values_out(node.grad_preview),
-                "grad_norm": _number_out(node.grad_norm), "accumulated": node.accumulated,
+                "grad_preview": json_values(node.grad_preview),
+                "grad_norm": json_number(node.grad_norm), "accumulated": node.accumulated,
                 "freed": node.freed, "recomputed": node.recomputed,
                 "elapsed": node.elapsed, "version": node.version, "check": node.check,
             }

@@ -27,7 +27,7 @@ import traitlets
 
 from .. import dot, events, ops
 from ..record import Edge, Node, Recording
-from ..recording_io import _number_out
+from ..recording_io import json_number, json_values
 
 STATIC = Path(__file__).parent / "static"
 MAX_SOURCE_CHARS = 20_000  # source text sent per file (notebook cells are short)
@@ -164,8 +164,8 @@ class GraphView(anywidget.AnyWidget):
         """A timeline step as JSON data; a gradient step carries the gradient's preview."""
         if step[0] == "grad":
             node = self.recording.nodes[step[1]]
-            return ["grad", node.id, _json_values(node.grad_preview),
-                    _number_out(node.grad_norm), node.accumulated]
+            return ["grad", node.id, json_values(node.grad_preview),
+                    json_number(node.grad_norm), node.accumulated]
         return [step[0], *(list(x) if isinstance(x, tuple) else x for x in step[1:])]
 
     # ------------------------------------------------------------------ sending
@@ -257,23 +257,13 @@ def _merge(full: dict[str, Any], delta: dict[str, Any]) -> None:
     full["dropped"] = delta["dropped"]
 
 
-_INF = float("inf")
-
-
-def _json_values(values: tuple | None) -> list | None:
-    """A preview as JSON data: NaN and infinities as the strings 'NaN', 'Infinity'."""
-    if values is None:
-        return None
-    return [v if -_INF < v < _INF else _number_out(v) for v in values]  # NaN fails the test too
-
-
 def node_data(node: Node) -> dict[str, Any]:
     """What the browser needs to draw and inspect a node (see widgets/PROTOCOL.md)."""
     where = node.where
     return {
         "id": node.id, "kind": node.kind, "op": node.op, "name": node.name,
         "shape": list(node.shape), "dtype": node.dtype, "device": node.device,
-        "preview": _json_values(node.preview), "scope": list(node.scope),
+        "preview": json_values(node.preview), "scope": list(node.scope),
         "file": where[0] if where else None, "line": where[1] if where else None,
         "cell": where[3] if where else None, "saved": node.saved_bytes,
         "recomputed": node.recomputed, "elapsed": node.elapsed,

@@ -169,8 +169,10 @@ class BackwardPass:
         while pending:
             node = heapq.heappop(pending)[1]
             g = grads.pop(node)
-            if node.hooks or node.retained is not None or wanted or events.active:
+            if node.hooks or node.retained is not None or wanted:
                 g = self.observe(node, g)
+            if events.active:
+                _emit_grad(node.id, g, node in fanned_in)
 
             if create_graph:
                 input_grads = _call_backward_recorded(node, g)
@@ -200,7 +202,7 @@ class BackwardPass:
                 self.freed.append(node.id)
 
     def observe(self, node: Function, g: Any) -> Any:
-        """A node's gradient is complete: run its hooks, retain it, capture it, announce it."""
+        """A node's gradient is complete: run its hooks, retain it, capture it."""
         if node.hooks:
             g = _run_hooks(node.hooks.values(), g, node.shape, self.create_graph)
         if node.retained is not None:
@@ -209,8 +211,6 @@ class BackwardPass:
                 self.accumulate(kept, g)
         for i in self.wanted.get(node, ()):
             self.captured[i] = g
-        if events.active:
-            _emit_grad(node.id, g, node in self.fanned_in)
         return g
 
     def accumulate_into_leaves(self, only: list[Tensor] | None) -> None:

@@ -238,30 +238,38 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _is_internal_file: dict[str, bool] = {}  # filename -> inside the dyngraph package?
 
 
-_where_cache: dict[tuple, Where] = {}  # (code, instruction offset) -> its Where
+# (id of a code object, instruction offset) -> (that code object, its Where). Keyed by id(code)
+# because hashing a code object rehashes its constants on every call; the entry keeps the code
+# object alive, so its id cannot be reused by another while the entry exists.
+_where_cache: dict[tuple[int, int], tuple[Any, Where]] = {}
 
 
-def where_from_stack() -> Where | None:
-    """The first frame outside the dyngraph package: the learner's line."""
-    frame = sys._getframe(1)
+def where_from_stack(depth: int = 1) -> Where | None:
+    """The first frame outside the dyngraph package: the learner's line. The search starts
+    ``depth`` frames up (1: the caller), so a caller can pass over frames known to be ours."""
+    frame = sys._getframe(depth)
     while frame is not None:
-        filename = frame.f_code.co_filename
-        internal = _is_internal_file.get(filename)
+        code = frame.f_code
+        internal = _is_internal_file.get(code.co_filename)
         if internal is None:
-            internal = _is_internal_file[filename] = filename.startswith(_PACKAGE_DIR)
+            internal = _is_internal_file[code.co_filename] = code.co_filename.startswith(
+                _PACKAGE_DIR
+            )
         if not internal:
             break
         frame = frame.f_back
     if frame is None:
         return None
     # A loop runs the same instruction many times: remember its Where.
-    key = (frame.f_code, frame.f_lasti)
-    where = _where_cache.get(key)
-    if where is None:
-        if len(_where_cache) > 10_000:
-            _where_cache.clear()
-        cell = _ipython_cell(frame, filename)
-        where = _where_cache[key] = Where(filename, frame.f_lineno, frame.f_code.co_name, cell)
+    key = (id(code), frame.f_lasti)
+    cached = _where_cache.get(key)
+    if cached is not None and cached[0] is code:
+        return cached[1]
+    if len(_where_cache) > 10_000:
+        _where_cache.clear()
+    filename = code.co_filename
+    where = Where(filename, frame.f_lineno, code.co_name, _ipython_cell(frame, filename))
+    _where_cache[key] = (code, where)
     return where
 
 
@@ -282,6 +290,8 @@ SMALL = 64  # arrays up to this size are summarised in pure Python (cheaper than
 
 def preview(array: Any) -> tuple[float, ...]:
     """The first few numbers of ``array`` (row-major) as plain Python numbers."""
+    if type(array) is np.ndarray and array.size <= SMALL:  # the common case, made cheap
+        return tuple(array.ravel().tolist()[:PREVIEW_SIZE])
     first = array.ravel()[:PREVIEW_SIZE]
     if type(first) is not np.ndarray:
         first = backend.to_numpy(first)  # from the GPU: a copy of just these few numbers

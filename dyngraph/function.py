@@ -313,7 +313,7 @@ def _explain_failure(cls: type, arrays: list, exc: Exception) -> tuple[type, str
 
 def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | None) -> None:
     """Emit node_created for the output (and first for inputs nobody has been told about)."""
-    where = events.where_from_stack()
+    where = events.where_from_stack(3)  # from apply's caller on
     scope = events._scope
     epoch = events.epoch
     input_ids = []
@@ -335,7 +335,8 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
     events.emit(
         events.NodeCreated(
             tensor.id, type(ctx).__name__, tuple(input_ids), out.shape,
-            events.dtype_name(out.dtype), backend.device_of(out), True, False, None, scope,
+            events.dtype_name(out.dtype), "cpu" if ctx.xp is np else backend.device_of(out),
+            True, False, None, scope,
             where, events.preview(out), saved_bytes, events.recomputing, elapsed,
         )
     )

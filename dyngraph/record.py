@@ -147,6 +147,44 @@ class Recording:
 
     # ------------------------------------------------------------------ reading the model
 
+    def events(self) -> Iterator[events.Event]:
+        """Events that, folded into an empty Recording, rebuild this one (what a GraphView of a
+        saved recording replays). A recording keeps only the last gradient of each node, so
+        every ``grad`` step replays that one."""
+        inputs: dict[int, list[int]] = {}
+        for edge in sorted(self.edges, key=lambda e: e.position):
+            inputs.setdefault(edge.dst, []).append(edge.src)
+        announced = {step[1] for step in self.timeline if step[0] == "node"}
+        for node in sorted(self.nodes.values(), key=lambda n: n.order):
+            if node.id not in announced:  # drawn from a tensor (dg.draw): no timeline
+                yield self._node_event(node, inputs)
+        for kind, *rest in self.timeline:
+            if kind == "node":
+                yield self._node_event(self.nodes[rest[0]], inputs)
+            elif kind == "grad":
+                node = self.nodes[rest[0]]
+                yield events.GradComputed(node.id, node.grad_preview or (),
+                                          node.grad_norm or 0.0, node.accumulated)
+            elif kind == "freed":
+                yield events.GraphFreed(tuple(rest[0]))
+            elif kind == "version":
+                yield events.VersionBumped(rest[0], rest[1])
+            elif kind == "backward_started":
+                yield events.BackwardStarted(rest[0], False, False)
+            elif kind == "backward_finished":
+                yield events.BackwardFinished(rest[0])
+            elif kind == "backward_failed":
+                yield events.BackwardFailed(rest[0], rest[1])
+
+    @staticmethod
+    def _node_event(node: Node, inputs: dict[int, list[int]]) -> events.NodeCreated:
+        return events.NodeCreated(
+            node.id, node.op, tuple(inputs.get(node.id, ())), node.shape, node.dtype,
+            node.device, node.requires_grad, node.kind != OP, node.name, node.scope,
+            events.Where(*node.where) if node.where is not None else None, node.preview,
+            node.saved_bytes, node.recomputed, node.elapsed,
+        )
+
     def mark(self, node_id: int, check: str) -> None:
         """Record a gradcheck verdict ('pass' or 'fail') on a node, for the diagram."""
         if check not in ("pass", "fail"):

@@ -6,7 +6,6 @@ These tests need no browser: they check the traits a browser would receive.
 from __future__ import annotations
 
 import gc
-import json
 import math
 
 import pytest
@@ -16,6 +15,7 @@ import dyngraph as dg
 pytest.importorskip("anywidget", reason="the jupyter extra is missing (pip install -e .[jupyter])")
 
 from dyngraph.jupyter import GraphView  # noqa: E402
+from dyngraph.jupyter.view import pack, unpack  # noqa: E402
 from dyngraph.jupyter.watch import _parse_magic_line  # noqa: E402
 
 
@@ -31,46 +31,63 @@ def small_program():
 
 def deltas_of(view):
     received = []
-    view.observe(lambda change: received.append(json.loads(change["new"])), names="delta")
+    view.observe(lambda change: received.append(unpack(change["new"])), names="delta")
     return received
 
 
-def test_deltas_carry_nodes_edges_steps_in_order_and_the_final_state_arrives():
+def snapshot_of(view):
+    view.resync()
+    return unpack(view.snapshot)
+
+
+def fields(view, kind, row):
+    """An event row [kind, fields] read by name, as the browser reads it (header.fields)."""
+    assert row[0] == kind
+    return dict(zip(view.header["fields"][kind], row[1], strict=True))
+
+
+def of_kind(view, rows, kind):
+    return [fields(view, kind, row) for row in rows if row[0] == kind]
+
+
+def test_deltas_carry_the_events_in_order_and_the_final_state_arrives():
     view = GraphView(rate=1e9)  # flush on every event
     received = deltas_of(view)
     view.attach()
     small_program()
     view.detach()
     assert [d["seq"] for d in received] == list(range(1, len(received) + 1))
-    nodes = [n for d in received for n in d["nodes"]]
+    rows = [row for d in received for row in d["events"]]
+    nodes = of_kind(view, rows, "node_created")
     ops = [n["op"] for n in nodes]
     assert ops[:2] == ["leaf", "leaf"] and "Mul" in ops and "Tanh" in ops and ops[-1] == "Sum"
-    steps = [s for d in received for s in d["steps"]]
-    kinds = [s[0] for s in steps]
-    assert kinds.index("backward_started") > max(i for i, k in enumerate(kinds) if k == "node")
-    assert kinds[-1] == "backward_finished" and "freed" in kinds
-    assert [s[1] for s in steps if s[0] == "grad"][0] == nodes[-1]["id"]  # the loss first
-    edges = [(src, dst) for d in received for src, dst, _ in d["edges"]]
-    assert len(edges) == len(view.recording.edges)
+    kinds = [row[0] for row in rows]
+    assert kinds.index("backward_started") > max(
+        i for i, k in enumerate(kinds) if k == "node_created"
+    )
+    assert kinds[-1] == "backward_finished" and "graph_freed" in kinds
+    assert of_kind(view, rows, "grad_computed")[0]["id"] == nodes[-1]["id"]  # the loss first
+    assert sum(len(n["inputs"]) for n in nodes) == len(view.recording.edges)
+    assert list(received[0]["sources"]) == [__file__]  # each source file once
+    assert all(not d["sources"] for d in received[1:])
 
 
-def test_nodes_are_sent_as_data_with_the_vocabulary_and_gradients_ride_on_their_steps():
+def test_the_header_says_how_to_read_events_and_carries_vocabulary_and_rules():
     view = GraphView(rate=1e9).attach()
-    x, w, loss = small_program()
+    small_program()
     view.detach()
-    vocabulary = view.header["vocabulary"]
-    assert set(vocabulary["node"]) == {"leaf", "parameter", "constant", "op"}
-    state = view.state()["snapshot"]
-    mul = next(n for n in state["nodes"] if n["op"] == "Mul")
-    assert (mul["kind"], mul["shape"], mul["dtype"], mul["scope"]) == ("op", [2], "float32",
-                                                                      ["layer"])
-    assert mul["saved"] > 0 and mul["rule"].startswith("z = x * y")
-    assert mul["preview"] == [0.5, -2.0]
-    grads = {step[1]: step for step in state["steps"] if step[0] == "grad"}
-    assert grads[mul["id"]][2] == list(view.recording.nodes[mul["id"]].grad_preview)
-    assert grads[x.id][4] is False  # summed: x reached the loss by one path
-    freed = [ids for kind, *rest in state["steps"] if kind == "freed" for ids in rest]
-    assert mul["id"] in freed[0]
+    header = view.header
+    assert set(header["vocabulary"]["node"]) == {"leaf", "parameter", "constant", "op"}
+    assert header["fields"]["node_created"] == list(dg.events.NodeCreated._fields)
+    assert header["fields"]["where"] == ["file", "line", "function", "cell"]
+    assert header["rules"]["Mul"].startswith("z = x * y")
+    rows = snapshot_of(view)["events"]
+    mul = next(n for n in of_kind(view, rows, "node_created") if n["op"] == "Mul")
+    assert (mul["shape"], mul["dtype"], mul["scope"]) == ([2], "float32", ["layer"])
+    assert mul["saved_bytes"] > 0 and mul["preview"] == [0.5, -2.0]
+    assert mul["where"][0] == __file__
+    grads = {g["id"]: g for g in of_kind(view, rows, "grad_computed")}
+    assert grads[mul["id"]]["preview"] == list(view.recording.nodes[mul["id"]].grad_preview)
 
 
 def test_updates_are_coalesced_to_a_bounded_rate():
@@ -83,17 +100,54 @@ def test_updates_are_coalesced_to_a_bounded_rate():
     view.detach()
     assert len(received) <= 2
     # nothing lost: the leaf, and per step the constant 1.01 and the Mul
-    assert sum(len(d["nodes"]) for d in received) == 1 + 2 * 300
+    rows = [row for d in received for row in d["events"]]
+    assert sum(1 for row in rows if row[0] == "node_created") == 1 + 2 * 300
 
 
-def test_state_is_json_safe_with_nan_and_inf():
+def test_the_budget_bounds_what_is_kept_and_sent_and_counts_the_rest():
+    view = GraphView(rate=1e9, max_nodes=10, max_events=15).attach()
+    h = dg.tensor([1.0], requires_grad=True)
+    for _ in range(20):
+        h = h * 2.0
+    h.sum().backward()
+    view.detach()
+    snapshot = snapshot_of(view)
+    nodes = [row for row in snapshot["events"] if row[0] == "node_created"]
+    assert len(nodes) == 10 and len(snapshot["events"]) == 15
+    assert snapshot["dropped"]["nodes"] == 1 + 2 * 20 + 1 - 10  # leaf, 20 x (constant, Mul), Sum
+    assert snapshot["dropped"]["steps"] > 0
+    assert "not recorded" in view.recording.summary()
+
+
+def test_a_node_announced_again_is_kept_once():
+    x = dg.tensor([1.0], requires_grad=True)
+    view = GraphView(rate=1e9).attach()
+    y = x * 2
+    with dg.record():  # a new subscriber: the engine announces x again
+        z = x * 3
+    view.detach()
+    assert y is not None and z is not None
+    ids = [fields(view, "node_created", row)["id"] for row in snapshot_of(view)["events"]
+           if row[0] == "node_created"]
+    assert len(ids) == len(set(ids))
+
+
+def test_nan_and_inf_travel_as_floats():
     view = GraphView(rate=1e9).attach()
     x = dg.tensor([0.0, 1.0], requires_grad=True)
     y = (x.log() * x).sum()  # log(0) = -inf, 0 * -inf = nan
     y.backward()
     view.detach()
-    text = json.dumps(view.state(), allow_nan=False)  # raises on a bare NaN
-    assert "nan" in text.lower() or "inf" in text.lower()
+    rows = snapshot_of(view)["events"]
+    previews = [v for n in of_kind(view, rows, "node_created") for v in n["preview"]]
+    assert any(math.isnan(v) for v in previews) and -math.inf in previews
+
+
+def test_what_messagepack_cannot_hold_is_made_plain():
+    import numpy as np
+
+    data = unpack(pack({"big": 10**30, "numpy": np.float32(1.5), "odd": {1, 2}.__class__}))
+    assert data == {"big": 1e30, "numpy": 1.5, "odd": "<class 'set'>"}
 
 
 def test_hostile_names_reach_the_page_as_data_and_are_escaped_where_dot_is_made():
@@ -102,11 +156,12 @@ def test_hostile_names_reach_the_page_as_data_and_are_escaped_where_dot_is_made(
     x = dg.tensor([1.0], requires_grad=True, name=name)
     (x * 2).sum().backward()
     view.detach()
-    node = next(n for n in view.state()["snapshot"]["nodes"] if n["kind"] == "leaf")
-    assert node["name"] == name  # the page escapes it for DOT and sets it with textContent
+    rows = snapshot_of(view)["events"]
+    leaf = next(n for n in of_kind(view, rows, "node_created") if n["op"] == "leaf")
+    assert leaf["name"] == name  # the page escapes it for DOT and sets it with textContent
     from dyngraph import dot
 
-    statement = dot.node_statement(view.recording.nodes[node["id"]])  # what the page composes
+    statement = dot.node_statement(view.recording.nodes[leaf["id"]])  # what the page composes
     assert '\\" URL=\\"javascript' in statement  # the quotes inside the name are escaped
     assert "<img" in statement  # inside a quoted DOT string, plain text
 
@@ -116,9 +171,11 @@ def test_a_late_view_resyncs_from_the_snapshot():
     small_program()
     view.detach()
     view._on_message(view, {"type": "resync"}, [])
-    snapshot = json.loads(view.snapshot)
-    assert snapshot["seq"] == json.loads(view.delta)["seq"]
-    assert len(snapshot["nodes"]) == len(view.recording.nodes)
+    snapshot = unpack(view.snapshot)
+    assert snapshot["seq"] == unpack(view.delta)["seq"]
+    assert sum(1 for row in snapshot["events"] if row[0] == "node_created") == len(
+        view.recording.nodes
+    )
 
 
 def test_close_unsubscribes():
@@ -145,10 +202,19 @@ def test_from_recording_shows_the_same_graph_as_live():
     with dg.record() as rec:
         small_program()
     view = GraphView.from_recording(rec)
-    state = json.loads(view.snapshot)
-    assert [n["id"] for n in state["nodes"]] == [n.id for n in rec.nodes.values()]
-    assert len(state["steps"]) == len(rec.timeline)
-    assert len(state["edges"]) == len(rec.edges)
+    replayed = view.recording
+    assert list(replayed.nodes) == list(rec.nodes)
+    assert replayed.edges == rec.edges and replayed.timeline == rec.timeline
+    assert [n.grad_preview for n in replayed.nodes.values()] == [
+        n.grad_preview for n in rec.nodes.values()
+    ]
+
+
+def test_a_drawn_tensor_without_a_timeline_replays_its_nodes():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    diagram = dg.draw((x * 2).sum())
+    view = GraphView.from_recording(diagram.recording)
+    assert list(view.recording.nodes) == list(diagram.recording.nodes)
 
 
 def test_save_html_is_self_contained_and_cannot_break_out_of_its_script(tmp_path):
@@ -180,10 +246,10 @@ def test_magic_options():
         _parse_magic_line("--pace soon")
 
 
-def test_grad_norm_infinity_is_text():
+def test_grad_norm_infinity_travels_as_a_float():
     view = GraphView(rate=1e9).attach()
     x = dg.tensor([0.0], requires_grad=True)
     x.sqrt().sum().backward()  # d sqrt / dx at 0 = inf
     view.detach()
-    norms = [step[3] for step in view.state()["snapshot"]["steps"] if step[0] == "grad"]
-    assert "Infinity" in norms and not any(isinstance(n, float) and math.isinf(n) for n in norms)
+    norms = [g["norm"] for g in of_kind(view, snapshot_of(view)["events"], "grad_computed")]
+    assert math.inf in norms

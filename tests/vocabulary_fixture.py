@@ -4,21 +4,24 @@ The live widget composes node, edge and cluster statements in the browser (widge
 vocabulary.js) from node data and ``dot.vocabulary()``; Python's ``dot.py`` is the reference.
 This module makes the cases - nodes of every kind and state, hostile names, odd numbers - with
 the statement Python writes for each, into ``widgets/test/fixtures/vocabulary.json``, which the
-JavaScript test replays. ``tests/test_vocabulary_fixture.py`` fails when the committed file is
-stale; regenerate it with ``python tests/vocabulary_fixture.py``.
+JavaScript test replays. The ``fold`` case does the same for the browser's fold of the event
+spine (widgets/src/events.js): a snapshot as GraphView packs it, and the nodes, edges and steps
+that ``Recording`` makes of the same events. ``tests/test_vocabulary_fixture.py`` fails when
+the committed file is stale; regenerate it with ``python tests/vocabulary_fixture.py``.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import math
 from pathlib import Path
 from typing import Any
 
-from dyngraph import dot
-from dyngraph.jupyter.view import node_data
-from dyngraph.record import Node
+from dyngraph import dot, events
+from dyngraph.jupyter.view import GraphView, derivative_rules
+from dyngraph.record import Node, Recording
 from dyngraph.recording_io import json_number, json_values
 
 FIXTURE = Path(__file__).resolve().parents[1] / "widgets" / "test" / "fixtures" / "vocabulary.json"
@@ -88,6 +91,73 @@ def _cases() -> list[dict[str, Any]]:
     return out
 
 
+def node_data(node: Node) -> dict[str, Any]:
+    """A node as the browser holds it once folded (widgets/src/events.js; PROTOCOL.md)."""
+    where = node.where
+    return {
+        "id": node.id, "kind": node.kind, "op": node.op, "name": node.name,
+        "shape": list(node.shape), "dtype": node.dtype, "device": node.device,
+        "preview": json_values(node.preview), "scope": list(node.scope),
+        "file": where[0] if where else None, "line": where[1] if where else None,
+        "cell": where[3] if where else None, "saved": node.saved_bytes,
+        "recomputed": node.recomputed, "elapsed": node.elapsed,
+        "rule": derivative_rules().get(node.op, "") if node.kind == "op" else None,
+    }
+
+
+def fold_case() -> dict[str, Any]:
+    """Hand-made events (fixed, so the file stays put) with what the browser must fold them
+    into: announced-again nodes, inputs never announced, gradients of unknown nodes, NaN and
+    Inf, a scope, a version bump, freed buffers and a failed backward."""
+    where = events.Where("/tmp/ipykernel_1/7.py", 2, "<module>", 7)
+    nan, inf = math.nan, math.inf
+
+    def node(id_, op, inputs, preview, name=None, scope=(), saved=0, shape=(2,)):
+        return events.NodeCreated(id_, op, inputs, shape, "float32", "cpu", True, op == "leaf",
+                                  name, scope, where, preview, saved, False, None)
+
+    spine = [
+        node(1, "leaf", (), (0.0, 1.0), name="<b>x</b>"),
+        node(2, "constant", (), (2.0,), shape=()),
+        node(3, "Log", (1,), (-inf, 0.0), scope=("layer",), saved=8),
+        node(4, "Mul", (3, 1), (nan, 0.0), scope=("layer",), saved=16),
+        node(1, "leaf", (), (0.0, 1.0), name="<b>x</b>"),  # announced again
+        node(5, "Mul", (4, 2), (nan, 0.0)),
+        node(6, "Sum", (5, 99), (nan,), shape=()),  # input 99 was never announced
+        events.BackwardStarted(6, False, False),
+        events.GradComputed(6, (1.0,), 1.0, False),
+        events.GradComputed(5, (1.0, 1.0), math.sqrt(2.0), False),
+        events.GradComputed(42, (1.0,), 1.0, False),  # a node never announced
+        events.GradComputed(1, (inf, 1.0), inf, True),
+        events.GraphFreed((3, 4, 77)),
+        events.BackwardFinished(6),
+        events.VersionBumped(1, 1),
+        events.BackwardFailed(6, "RuntimeError: Trying to backward through the graph twice"),
+    ]
+    view = GraphView()
+    view._batch.extend(spine)
+    view.resync()
+    recording = Recording()
+    for event in spine:
+        recording(event)
+    steps = []
+    for kind, *rest in recording.timeline:
+        if kind == "grad":
+            grad = next(e for e in spine if e.kind == "grad_computed" and e.id == rest[0])
+            steps.append(["grad", grad.id, json_values(grad.preview), json_number(grad.norm),
+                          grad.accumulated])
+        else:
+            steps.append([kind, *(list(x) if isinstance(x, tuple) else x for x in rest)])
+    return {
+        "header": {"fields": view.header["fields"], "rules": view.header["rules"]},
+        "snapshot": {"base64": base64.b64encode(view.snapshot).decode("ascii")},
+        "nodes": [node_data(n) for n in recording.nodes.values()],
+        "edges": [[e.src, e.dst, e.position] for e in recording.edges
+                  if e.src in recording.nodes],
+        "steps": steps,
+    }
+
+
 def build() -> dict[str, Any]:
     norms = [None, 0.0, 1e-9, 0.00099, 0.001, 0.0123, 0.5, 1.0, 9.99, 10.0, 1e6, math.inf,
              math.nan]
@@ -115,6 +185,7 @@ def build() -> dict[str, Any]:
         "edges": edges,
         "clusters": clusters,
         "numbers": numbers,
+        "fold": fold_case(),
     }
 
 

@@ -1,11 +1,13 @@
 """A self-contained HTML page with a recording and the player: for slides and course pages.
 
-The page embeds the widget bundle and the state as JSON, and calls the bundle's
-``mountStandalone``; it needs no kernel, no server and no network.
+The page embeds the widget bundle and the state as JSON (the snapshot as base64 MessagePack, as
+the widget receives it), and calls the bundle's ``mountStandalone``; it needs no kernel, no
+server and no network.
 """
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
@@ -22,6 +24,7 @@ def _script_json(value: Any) -> str:
 
 
 def write_html(state: dict[str, Any], path: Any, title: str = "dyngraph") -> None:
+    state = {**state, "snapshot": {"base64": base64.b64encode(state["snapshot"]).decode("ascii")}}
     bundle = (STATIC / "graphview.js").read_text(encoding="utf-8")
     css_path = STATIC / "graphview.css"
     css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""

@@ -1,36 +1,42 @@
 """GraphView: the live graph widget (the Python half; the browser half is widgets/src/).
 
-A GraphView subscribes to the event spine and folds events into a Recording, like
-``dg.record()``; in addition it sends every new node (as compact data), edge and timeline step to
-the browser as *deltas* in synced traits (see widgets/PROTOCOL.md), together with the visual
-vocabulary of ``dyngraph.dot`` as a table. The browser composes the DOT of the graph at any point
-of the timeline from those - exactly as dot.py does (a shared fixture checks it) - so stepping
-and scrubbing happen entirely in the page, even while the kernel is busy, and the kernel does
-little more per op than record it.
+A GraphView listens to the event spine and sends *the events themselves* to the browser, in
+batches, packed with MessagePack (see widgets/PROTOCOL.md). The browser folds them into nodes,
+edges and a timeline exactly as ``Recording`` does, composes the DOT of the graph at any point
+of the timeline from the visual vocabulary of ``dyngraph.dot`` (sent once, as a table), and
+draws it - so stepping and scrubbing happen entirely in the page, even while the kernel is busy.
 
-Deltas are coalesced to at most ``rate`` per second and the final state is always delivered;
-the recording is bounded, so a loop emitting 100 000 events neither freezes the tab nor trips
-Jupyter's IOPub rate limits.
+NOTE [kernel-side cost] The view is attached while the learner's code runs, so what it does per
+event is kept to appending the event to a list and reading the clock. Everything else happens
+once per batch, at most ``rate`` times a second (and always at the end): keeping what the
+budget allows, finding source files not sent yet, and packing. MessagePack, not JSON: events
+are tuples of numbers and short strings, which it packs in C without a Python loop, and a float
+costs it 9 bytes instead of a trip through ``repr`` (most of JSON's time); NaN and Inf need no
+special spelling. The view's own ``recording`` (for ``repr`` and the static fallback) is folded
+only when someone asks for it.
 """
 
 from __future__ import annotations
 
 import inspect
-import json
 import linecache
 import time
+import typing
+import weakref
 from pathlib import Path
 from typing import Any
 
 import anywidget
+import msgpack
 import traitlets
 
 from .. import dot, events, ops
-from ..record import Edge, Node, Recording
-from ..recording_io import json_number, json_values
+from ..function import Function
+from ..record import Recording
 
 STATIC = Path(__file__).parent / "static"
 MAX_SOURCE_CHARS = 20_000  # source text sent per file (notebook cells are short)
+EVENT_TYPES = typing.get_args(events.Event)
 
 
 def _bundle() -> Any:
@@ -61,11 +67,10 @@ class GraphView(anywidget.AnyWidget):
     _css = _css()
 
     header = traitlets.Dict().tag(sync=True)
-    # NOTE: snapshot and delta are JSON encoded as UTF-8 *bytes*: ipywidgets sends bytes as a
-    # binary buffer, as they are. (A dict trait would be walked element by element looking for
-    # buffers, and a str would be escaped again inside the message's own JSON.)
-    snapshot = traitlets.Bytes(b"{}").tag(sync=True)
-    delta = traitlets.Bytes(b"{}").tag(sync=True)
+    # NOTE: snapshot and delta are MessagePack bytes: ipywidgets sends bytes as a binary buffer,
+    # as they are (a dict trait would be walked element by element looking for buffers).
+    snapshot = traitlets.Bytes(b"").tag(sync=True)
+    delta = traitlets.Bytes(b"").tag(sync=True)
     options = traitlets.Dict().tag(sync=True)
 
     def __init__(
@@ -83,16 +88,31 @@ class GraphView(anywidget.AnyWidget):
         super().__init__()
         if pace < 0 or rate <= 0:
             raise ValueError("pace must be >= 0 seconds and rate > 0 updates per second")
-        self.recording = Recording(max_nodes=max_nodes, max_events=max_events)
+        if max_nodes < 1 or max_events < 1:
+            raise ValueError("max_nodes and max_events must be positive")
         self.pace = float(pace)
         self.interval = 1.0 / rate
-        self.header = {"lines": dot.graph_header(rankdir), "vocabulary": dot.vocabulary()}
+        self.max_nodes = max_nodes
+        self.max_events = max_events
+        self.header = {
+            "lines": dot.graph_header(rankdir),
+            "vocabulary": dot.vocabulary(),
+            "fields": {**{cls.kind: list(cls._fields) for cls in EVENT_TYPES},
+                       "where": list(events.Where._fields)},
+            "rules": derivative_rules(),
+        }
         self.options = {"tween_max_nodes": tween_max_nodes, "max_nodes": max_visible,
                         "title": title, "speed": 1.0}
         self._seq = 0
-        self._full = _empty_delta()  # everything sent so far, as one delta (the snapshot)
-        self._pending = _empty_delta()
-        self._last_flush = 0.0
+        self._batch: list = []  # events received since the last flush
+        self._due = [0.0]  # when the next flush is due (time.monotonic()); shared with the listener
+        self._rows: list[tuple[str, Any]] = []  # every event kept, as (kind, event): the snapshot
+        self._node_ids: set[int] = set()  # the nodes kept
+        self._sources: dict[str, str] = {}  # file -> its text, for every file a node points at
+        self._dropped_nodes = 0
+        self._dropped_events = 0
+        self._recording = Recording(max_nodes=max_nodes, max_events=max_events)
+        self._folded = 0  # how many of _rows the recording has seen
         self._last_line: tuple | None = None
         self._handle: Any = None
         self.on_msg(self._on_message)
@@ -100,9 +120,10 @@ class GraphView(anywidget.AnyWidget):
     # ------------------------------------------------------------------ listening
 
     def attach(self) -> GraphView:
-        """Start listening to the event spine (held weakly: a dropped view stops listening)."""
+        """Start listening to the event spine (a dropped view stops listening)."""
         if self._handle is None:
-            self._handle = events.subscribe(self._on_event)
+            self._handle = events.subscribe(_listener(self))
+            weakref.finalize(self, self._handle.remove)
         return self
 
     def detach(self) -> None:
@@ -116,27 +137,10 @@ class GraphView(anywidget.AnyWidget):
         self.detach()
         super().close()
 
-    def _on_event(self, event: Any) -> None:
-        before = len(self.recording.timeline)
-        dropped = self.recording.dropped_nodes
-        self.recording(event)
-        if (
-            event.kind == "node_created"
-            and self.recording.dropped_nodes == dropped  # not over the recording's budget
-            and event.id in self.recording.nodes
-        ):
-            edges = self.recording.edges[len(self.recording.edges) - len(event.inputs):]
-            self._add_node(self.recording.nodes[event.id], edges)
-            self._pace(event.where)
-        steps = self.recording.timeline
-        if len(steps) > before:
-            self._pending["steps"].extend(self._json_step(step) for step in steps[before:])
-        if time.monotonic() - self._last_flush >= self.interval:
-            self.flush()
-
-    def _pace(self, where: Any) -> None:
+    def _pace(self, event: Any) -> None:
         """With pace > 0, each new source line waits so a fast cell can be watched."""
-        if not self.pace or where is None:
+        where = event.where
+        if where is None:
             return
         line = (where.file, where.line)
         if line != self._last_line:
@@ -144,79 +148,94 @@ class GraphView(anywidget.AnyWidget):
             self.flush()
             time.sleep(self.pace)
 
-    # ------------------------------------------------------------------ building deltas
-
-    def _add_node(self, node: Node, edges: list[Edge]) -> None:
-        pending = self._pending
-        file = node.where[0] if node.where is not None else None
-        sent = self._full["sources"]
-        if file is not None and file not in sent and file not in pending["sources"]:
-            text = "".join(linecache.getlines(file))[:MAX_SOURCE_CHARS]
-            if text:
-                pending["sources"][file] = text
-        pending["nodes"].append(node_data(node))
-        nodes = self.recording.nodes
-        pending["edges"].extend(
-            [e.src, e.dst, e.position] for e in edges if e.src in nodes  # (inputs not recorded
-        )  # when the recording was full are left out)
-
-    def _json_step(self, step: tuple) -> list:
-        """A timeline step as JSON data; a gradient step carries the gradient's preview."""
-        if step[0] == "grad":
-            node = self.recording.nodes[step[1]]
-            return ["grad", node.id, json_values(node.grad_preview),
-                    json_number(node.grad_norm), node.accumulated]
-        return [step[0], *(list(x) if isinstance(x, tuple) else x for x in step[1:])]
-
-    # ------------------------------------------------------------------ sending
+    # ------------------------------------------------------------------ batches
 
     def flush(self) -> None:
-        """Send what is pending as one delta (and fold it into the snapshot)."""
-        pending = self._pending
-        if not any(pending[key] for key in ("nodes", "edges", "steps")):
-            self._last_flush = time.monotonic()
+        """Send the events received since the last flush as one delta."""
+        self._due[0] = time.monotonic() + self.interval
+        received = self._batch[:]
+        self._batch.clear()
+        rows, sources = self._keep(received)
+        if not rows and not sources:
             return
         self._seq += 1
-        pending["seq"] = self._seq
-        pending["dropped"] = {"nodes": self.recording.dropped_nodes,
-                              "steps": self.recording.dropped_events}
-        _merge(self._full, pending)
-        self._pending = _empty_delta()
-        self.delta = _to_json(pending)
-        self._last_flush = time.monotonic()
+        self.delta = pack(self._delta(rows, sources))
+
+    def _keep(self, received: list) -> tuple[list, dict[str, str]]:
+        """What the budget allows of a batch, as (kind, event) rows, and the source text of the
+        files its nodes point at that were not sent before. A node announced again (a new
+        subscriber makes the engine announce existing tensors again) is kept once; gradients
+        and versions of nodes not kept are left out, as Recording leaves them out."""
+        kept = self._rows
+        first = len(kept)
+        room = self.max_events - first
+        sources = {}
+        node_ids = self._node_ids
+        for event in received:
+            kind = event.kind
+            if kind == "node_created":
+                if event.id in node_ids:
+                    continue
+                if len(node_ids) >= self.max_nodes:
+                    self._dropped_nodes += 1
+                    continue
+                node_ids.add(event.id)
+                where = event.where
+                if where is not None and where.file not in self._sources:
+                    text = "".join(linecache.getlines(where.file))[:MAX_SOURCE_CHARS]
+                    self._sources[where.file] = sources[where.file] = text
+            elif kind in ("grad_computed", "version_bumped") and event.id not in node_ids:
+                continue
+            if room <= 0:
+                self._dropped_events += 1
+                continue
+            room -= 1
+            kept.append((kind, event))
+        return kept[first:], {file: text for file, text in sources.items() if text}
+
+    def _delta(self, rows: list, sources: dict[str, str]) -> dict[str, Any]:
+        return {"seq": self._seq, "events": rows, "sources": sources,
+                "dropped": {"nodes": self._dropped_nodes, "steps": self._dropped_events}}
 
     def resync(self) -> None:
         """Set the snapshot to everything so far (what a late or out-of-step view starts from)."""
         self.flush()
-        self.snapshot = _to_json(self._full)
+        sources = {file: text for file, text in self._sources.items() if text}
+        self.snapshot = pack(self._delta(self._rows, sources))
         self.send_state("snapshot")  # also when unchanged: the view that asked must hear back
 
     def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "resync":
             self.resync()
 
-    # ------------------------------------------------------------------ other front ends
+    # ------------------------------------------------------------------ the model, on demand
+
+    @property
+    def recording(self) -> Recording:
+        """What the view has kept, as the Recording ``dg.record()`` would build (folded now)."""
+        self.flush()
+        recording = self._recording
+        for _, event in self._rows[self._folded:]:
+            recording(event)
+        self._folded = len(self._rows)
+        recording.dropped_nodes = self._dropped_nodes
+        recording.dropped_events = self._dropped_events
+        return recording
 
     @classmethod
     def from_recording(cls, recording: Recording, **options: Any) -> GraphView:
         """A view that replays a recording (live or loaded with dg.load_recording)."""
+        options.setdefault("max_nodes", max(len(recording.nodes), 1))
+        options.setdefault("max_events", len(recording.nodes) + len(recording.timeline) + 1)
         view = cls(**options)
-        view.recording.nodes.update(recording.nodes)
-        view.recording.edges = list(recording.edges)
-        edges_into: dict[int, list[Edge]] = {}
-        for edge in recording.edges:
-            edges_into.setdefault(edge.dst, []).append(edge)
-        for node in sorted(recording.nodes.values(), key=lambda n: n.order):
-            view._add_node(node, edges_into.get(node.id, []))
-        view.recording.timeline = list(recording.timeline)
-        view._pending["steps"] = [view._json_step(step) for step in recording.timeline]
+        view._batch.extend(recording.events())
         view.resync()
         return view
 
     def state(self) -> dict[str, Any]:
-        """Everything a standalone page needs (see save_html)."""
-        self.flush()
-        return {"header": self.header, "snapshot": self._full, "options": self.options}
+        """Everything a standalone page needs (see save_html): the snapshot as MessagePack."""
+        self.resync()
+        return {"header": self.header, "snapshot": self.snapshot, "options": self.options}
 
     def save_html(self, path: Any) -> None:
         """One self-contained HTML file with the recording and the player (works offline)."""
@@ -225,9 +244,10 @@ class GraphView(anywidget.AnyWidget):
         write_html(self.state(), path, title=self.options.get("title") or "dyngraph")
 
     def __repr__(self) -> str:
+        recording = self.recording
         return (
-            f"GraphView(nodes={len(self.recording.nodes)}, edges={len(self.recording.edges)}, "
-            f"steps={len(self.recording.timeline)})"
+            f"GraphView(nodes={len(recording.nodes)}, edges={len(recording.edges)}, "
+            f"steps={len(recording.timeline)})"
         )
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
@@ -239,45 +259,71 @@ class GraphView(anywidget.AnyWidget):
         return data, metadata
 
 
-def _to_json(value: Any) -> bytes:
-    text = json.dumps(value, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
-    return text.encode("ascii")
+def _listener(view: GraphView) -> Any:
+    """The subscriber of an attached view: per event it appends and reads the clock (see NOTE
+    [kernel-side cost]). It holds its view weakly (a finalizer unsubscribes a dropped view)."""
+    append = view._batch.append
+    due = view._due
+    monotonic = time.monotonic
+    view_ref = weakref.ref(view)
+    paced = view.pace > 0
+
+    def listen(event: Any) -> None:
+        append(event)
+        if paced and event.kind == "node_created":
+            view = view_ref()
+            if view is not None:
+                view._pace(event)
+        if monotonic() >= due[0]:
+            view = view_ref()
+            if view is not None:
+                view.flush()
+
+    return listen
 
 
-def _empty_delta() -> dict[str, Any]:
-    return {"nodes": [], "edges": [], "sources": {}, "steps": []}
+# --------------------------------------------------------------------------- packing
 
 
-def _merge(full: dict[str, Any], delta: dict[str, Any]) -> None:
-    """Fold a delta into the snapshot."""
-    for key in ("nodes", "edges", "steps"):
-        full[key].extend(delta[key])
-    full["sources"].update(delta["sources"])
-    full["seq"] = delta["seq"]
-    full["dropped"] = delta["dropped"]
+def pack(value: Any) -> bytes:
+    """MessagePack bytes of plain data (tuples, NamedTuples included, become arrays)."""
+    try:
+        return msgpack.packb(value, use_bin_type=True)
+    except (OverflowError, TypeError, ValueError):  # an int beyond 64 bits, an odd type
+        return msgpack.packb(_plain(value), use_bin_type=True)
 
 
-def node_data(node: Node) -> dict[str, Any]:
-    """What the browser needs to draw and inspect a node (see widgets/PROTOCOL.md)."""
-    where = node.where
-    return {
-        "id": node.id, "kind": node.kind, "op": node.op, "name": node.name,
-        "shape": list(node.shape), "dtype": node.dtype, "device": node.device,
-        "preview": json_values(node.preview), "scope": list(node.scope),
-        "file": where[0] if where else None, "line": where[1] if where else None,
-        "cell": where[3] if where else None, "saved": node.saved_bytes,
-        "recomputed": node.recomputed, "elapsed": node.elapsed,
-        "rule": derivative_rule(node.op) if node.kind == "op" else None,
-    }
+def unpack(data: bytes) -> Any:
+    """The plain data of MessagePack bytes (for tests and readers; the browser decodes its own)."""
+    return msgpack.unpackb(data, raw=False, strict_map_key=False) if data else {}
 
+
+def _plain(value: Any) -> Any:
+    """``value`` with what MessagePack cannot hold made so: huge ints as floats, others as text."""
+    if isinstance(value, bool) or value is None or isinstance(value, (str, float)):
+        return value
+    if isinstance(value, int):
+        return value if -(2**63) <= value < 2**64 else float(value)
+    if isinstance(value, (tuple, list)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    item = getattr(value, "item", None)  # a numpy scalar
+    return _plain(item()) if callable(item) else str(value)
+
+
+# --------------------------------------------------------------------------- derivative rules
 
 _RULES: dict[str, str] = {}
 
 
-def derivative_rule(op: str) -> str:
-    """The first line of the op's docstring: its local derivative (``z = x * y;  dz/dx = y``)."""
-    if op not in _RULES:
-        cls = getattr(ops, op, None)
-        doc = inspect.getdoc(cls) if isinstance(cls, type) else None
-        _RULES[op] = doc.splitlines()[0] if doc else ""
-    return _RULES[op]
+def derivative_rules() -> dict[str, str]:
+    """Each built-in op's local derivative: the first line of its docstring
+    (``Mul``: ``z = x * y;  dz/dx = y,  dz/dy = x``), shown by the inspector."""
+    if not _RULES:
+        for name, cls in vars(ops).items():
+            if isinstance(cls, type) and issubclass(cls, Function):
+                doc = inspect.getdoc(cls)
+                if doc:
+                    _RULES[name] = doc.splitlines()[0]
+    return _RULES

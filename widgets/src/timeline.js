@@ -7,6 +7,7 @@
 // clusters that make up the graph at position t, and the state (gradient, freed) of each.
 
 import { nodeStatement, edgeStatement, clusterLines } from "./vocabulary.js";
+import { foldEvents } from "./events.js";
 
 /**
  * @typedef {import("./vocabulary.js").NodeData} NodeData
@@ -19,7 +20,7 @@ import { nodeStatement, edgeStatement, clusterLines } from "./vocabulary.js";
  *   ["backward_failed", 9, "message"], ["version", 3, 1]
  * @typedef {{lines?: string[], vocabulary?: Vocabulary}} Header
  * @typedef {{
- *   seq?: number, nodes?: any[], edges?: any[], sources?: Record<string, string>,
+ *   seq?: number, events?: any[], nodes?: any[], edges?: any[], sources?: Record<string, string>,
  *   steps?: Step[], dropped?: {nodes?: number, steps?: number}
  * }} Delta
  */
@@ -49,6 +50,8 @@ export const EMPTY = "empty";
 
 export class Timeline {
   constructor() {
+    /** @type {{fields?: Record<string, string[]>, rules?: Record<string, string>}} the view's header: how to read events */
+    this.header = {};
     this.clear();
   }
 
@@ -108,6 +111,10 @@ export class Timeline {
 
   /** @param {Delta} delta */
   _merge(delta) {
+    if (Array.isArray(delta.events)) {
+      // Protocol v3: the engine's events, folded here into nodes, edges and steps.
+      delta = { ...delta, ...foldEvents(delta.events, this.header, (id) => this.nodes.has(id)) };
+    }
     for (const n of delta.nodes || []) {
       if (!n || typeof n.id !== "number") continue;
       const old = this.nodes.get(n.id);

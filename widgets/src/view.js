@@ -3,6 +3,7 @@
 // no d3 and runs under jsdom.
 
 import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
+import { decodeTrait } from "./events.js";
 import { createScheduler, useTweens } from "./coalesce.js";
 import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, renderRows, basename } from "./text.js";
 
@@ -43,6 +44,7 @@ export function createView({ model, el, createRenderer, reducedMotion }) {
 function controller({ model, el, createRenderer, reducedMotion }) {
   const doc = el.ownerDocument;
   const timeline = new Timeline();
+  timeline.header = model.get("header") || {};
   /** @type {Array<() => void>} */
   const disposers = [];
   const state = {
@@ -212,18 +214,16 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const parsed = {};
 
   /**
-   * A trait's value. `snapshot` and `delta` arrive as JSON, as text or as UTF-8 bytes (a
-   * DataView, when Python's trait is `Bytes`; see PROTOCOL.md): each value is parsed once.
-   * Plain objects (the standalone page, tests) are used as they are.
+   * A trait's value. `snapshot` and `delta` arrive as MessagePack bytes (see PROTOCOL.md):
+   * each value is decoded once. Plain objects (tests) are used as they are.
    * @param {string} name
    */
   function trait(name) {
     const value = model.get(name);
-    const text = jsonText(value);
-    if (text === null) return value;
+    if (name !== "snapshot" && name !== "delta") return value;
     const cached = parsed[name];
     if (cached && cached.raw === value) return cached.value;
-    const result = text ? JSON.parse(text) : {};
+    const result = decodeTrait(value);
     parsed[name] = { raw: value, value: result };
     return result;
   }
@@ -519,7 +519,10 @@ function controller({ model, el, createRenderer, reducedMotion }) {
 
   onModel("change:snapshot", onSnapshot);
   onModel("change:delta", () => applyDelta(true));
-  onModel("change:header", update);
+  onModel("change:header", () => {
+    timeline.header = header();
+    update();
+  });
   onModel("change:options", () => {
     applySpeedOption();
     update();
@@ -573,23 +576,6 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   function enabled(b) {
     return b.getAttribute("aria-disabled") !== "true";
   }
-}
-
-/**
- * The JSON text of a trait value that is text or bytes (DataView, ArrayBuffer, typed array);
- * null for anything else (a plain object is used as it is).
- * @param {unknown} value
- * @returns {string|null}
- */
-export function jsonText(value) {
-  if (typeof value === "string") return value;
-  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
-    const bytes = value instanceof ArrayBuffer
-      ? new Uint8Array(value)
-      : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-    return new TextDecoder("utf-8").decode(bytes);
-  }
-  return null;
 }
 
 /** The Graphviz name of a drawn node or edge: the text of its <title> ("n7", "n3->n7"). */

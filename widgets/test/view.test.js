@@ -1,7 +1,12 @@
 import { test, describe, mock, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { createView, STEP_MS } from "../src/view.js";
+import { readFileSync } from "node:fs";
+import { encode } from "@msgpack/msgpack";
 import { dom, fakeModel, sample, stubRenderer, flush } from "./helpers.js";
+
+/** How to read events (the header's `fields`, as Python sends it; see fixtures/vocabulary.json). */
+const FIELDS = JSON.parse(readFileSync(new URL("./fixtures/vocabulary.json", import.meta.url), "utf8")).fold.header.fields;
 
 const HOSTILE = "<img src=x onerror=alert(1)>";
 
@@ -244,21 +249,26 @@ describe("live deltas", () => {
 });
 
 describe("trait encodings", () => {
-  test("snapshot and delta as JSON text or as UTF-8 bytes (a DataView, for a Bytes trait)", () => {
-    const s = sample();
+  test("snapshot and delta as MessagePack bytes (a DataView, for a Bytes trait) of events", () => {
     const bytes = (value) => {
-      const data = new TextEncoder().encode(JSON.stringify(value));
+      const data = encode(value);
       return new DataView(data.buffer, data.byteOffset, data.byteLength);
     };
-    const snap = s.snapshot;
-    const first = { ...snap, seq: 1, nodes: snap.nodes.slice(0, 2), edges: [], steps: snap.steps.slice(0, 2) };
-    const a = setup({ snapshot: bytes(first), delta: bytes({}) });
+    const where = ["/tmp/ipykernel_1/5.py", 1, "<module>", 5];
+    const node = (id, op, inputs, name) =>
+      ["node_created", [id, op, inputs, [2], "float32", "cpu", true, op === "leaf", name, [], where, [1, NaN], 0, false, null]];
+    const a = setup({
+      snapshot: bytes({ seq: 1, events: [node(1, "leaf", [], "x"), node(2, "leaf", [], HOSTILE)], sources: {}, dropped: { nodes: 0, steps: 0 } }),
+      delta: new DataView(new ArrayBuffer(0)),
+      header: { ...sample().header, fields: FIELDS, rules: { Mul: "z = x * y" } },
+    });
     assert.equal(a.view.timeline.length, 2);
     assert.equal(a.view.timeline.nodes.get(2).name, HOSTILE);
-    a.model.set("delta", bytes({ seq: 2, nodes: snap.nodes.slice(2, 3), steps: [["node", 3]] }));
+    assert.deepEqual(a.view.timeline.nodes.get(1).preview, [1, "NaN"]);
+    a.model.set("delta", bytes({ seq: 2, events: [node(3, "Mul", [1, 2], null)] }));
     assert.equal(a.view.timeline.length, 3);
-    const b = setup({ snapshot: JSON.stringify(snap), delta: "{}" });
-    assert.equal(b.view.timeline.length, 22);
+    assert.equal(a.view.timeline.nodes.get(3).rule, "z = x * y");
+    assert.equal(a.view.timeline.edges.size, 2);
   });
 });
 

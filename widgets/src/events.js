@@ -1,0 +1,140 @@
+// The event spine, as the browser receives it (see ../PROTOCOL.md, protocol v3): Python sends the
+// engine's events themselves, packed with MessagePack, and they are folded here into the node
+// data, edges and timeline steps the rest of the widget draws from - the same fold as
+// dyngraph/record.py's Recording, which stays the reference.
+//
+// An event arrives as [kind, fields]: `fields` is the event's NamedTuple as an array, in the
+// order `header.fields[kind]` names (so the field order is never hard-coded here).
+
+import { decode } from "@msgpack/msgpack";
+
+/**
+ * @typedef {import("./vocabulary.js").NodeData} NodeData
+ * @typedef {Record<string, string[]>} Fields  event kind (and "where") -> field names
+ * @typedef {{nodes: NodeData[], edges: Array<[number, number, number]>, steps: Array<any[]>}} Folded
+ */
+
+const NON_OP_KINDS = new Set(["leaf", "parameter", "constant"]);
+
+/**
+ * A value as the rest of the widget takes it: non-finite numbers as "NaN", "Infinity" or
+ * "-Infinity" (MessagePack carries them as floats; JSON, in which the vocabulary fixture is
+ * written, cannot).
+ * @param {unknown} v
+ */
+export function jsonValue(v) {
+  if (typeof v !== "number" || Number.isFinite(v)) return v;
+  if (Number.isNaN(v)) return "NaN";
+  return v > 0 ? "Infinity" : "-Infinity";
+}
+
+/** @param {unknown} values */
+function jsonValues(values) {
+  return Array.isArray(values) ? values.map(jsonValue) : [];
+}
+
+/**
+ * Read fields by name from an event's array.
+ * @param {Fields} fields @param {string} kind @param {unknown[]} row
+ * @returns {Record<string, any>}
+ */
+function named(fields, kind, row) {
+  /** @type {Record<string, any>} */
+  const out = {};
+  const names = fields[kind] || [];
+  for (let i = 0; i < names.length; i++) out[names[i]] = row[i];
+  return out;
+}
+
+/**
+ * Fold events into new nodes, edges and steps. `isKnown(id)` says whether a node was received
+ * before; nodes announced again are left out, and gradients, versions and freed ids of nodes
+ * never received are left out, as Recording leaves them out.
+ * @param {unknown[]} events  [kind, fields] pairs
+ * @param {{fields?: Fields, rules?: Record<string, string>}} header
+ * @param {(id: number) => boolean} isKnown
+ * @returns {Folded}
+ */
+export function foldEvents(events, header, isKnown) {
+  const fields = header.fields || {};
+  const rules = header.rules || {};
+  /** @type {Set<number>} */
+  const added = new Set();
+  const known = (/** @type {unknown} */ id) => typeof id === "number" && (added.has(id) || isKnown(id));
+  /** @type {Folded} */
+  const folded = { nodes: [], edges: [], steps: [] };
+  for (const item of events) {
+    if (!Array.isArray(item) || typeof item[0] !== "string" || !Array.isArray(item[1])) continue;
+    const [kind, row] = item;
+    const e = named(fields, kind, row);
+    switch (kind) {
+      case "node_created": {
+        if (typeof e.id !== "number" || known(e.id)) break;
+        added.add(e.id);
+        const op = String(e.op);
+        const nodeKind = NON_OP_KINDS.has(op) ? op : "op";
+        const where = Array.isArray(e.where) ? named(fields, "where", e.where) : null;
+        folded.nodes.push({
+          id: e.id, kind: nodeKind, op, name: e.name ?? null,
+          shape: Array.isArray(e.shape) ? e.shape : [], dtype: String(e.dtype ?? ""),
+          device: String(e.device ?? ""), preview: jsonValues(e.preview),
+          scope: Array.isArray(e.scope) ? e.scope.map(String) : [],
+          file: where ? where.file ?? null : null, line: where ? where.line ?? null : null,
+          cell: where ? where.cell ?? null : null, saved: e.saved_bytes || 0,
+          recomputed: Boolean(e.recomputed), elapsed: e.elapsed ?? null,
+          rule: nodeKind === "op" ? rules[op] ?? "" : null,
+        });
+        const inputs = Array.isArray(e.inputs) ? e.inputs : [];
+        inputs.forEach((src, pos) => {
+          if (known(src)) folded.edges.push([src, e.id, pos]);
+        });
+        folded.steps.push(["node", e.id]);
+        break;
+      }
+      case "grad_computed":
+        if (known(e.id)) {
+          folded.steps.push(["grad", e.id, jsonValues(e.preview), jsonValue(e.norm), Boolean(e.accumulated)]);
+        }
+        break;
+      case "graph_freed":
+        folded.steps.push(["freed", (Array.isArray(e.ids) ? e.ids : []).filter(known)]);
+        break;
+      case "version_bumped":
+        if (known(e.id)) folded.steps.push(["version", e.id, e.version]);
+        break;
+      case "backward_started":
+      case "backward_finished":
+        folded.steps.push([kind, e.root]);
+        break;
+      case "backward_failed":
+        folded.steps.push([kind, e.root, String(e.error ?? "")]);
+        break;
+      default:
+        break; // an event kind this widget does not draw
+    }
+  }
+  return folded;
+}
+
+/**
+ * A snapshot or delta trait as an object: MessagePack bytes (a DataView, ArrayBuffer or typed
+ * array, as ipywidgets delivers a Bytes trait), `{base64: ...}` (the standalone page), or a
+ * plain object (tests) used as it is. Empty bytes are the empty state `{}`.
+ * @param {unknown} value
+ * @returns {any}
+ */
+export function decodeTrait(value) {
+  if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
+    const bytes = value instanceof ArrayBuffer
+      ? new Uint8Array(value)
+      : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+    return bytes.length ? decode(bytes) : {};
+  }
+  if (value && typeof value === "object" && typeof (/** @type {any} */ (value).base64) === "string") {
+    const text = atob(/** @type {any} */ (value).base64);
+    const bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+    return bytes.length ? decode(bytes) : {};
+  }
+  return value ?? {};
+}

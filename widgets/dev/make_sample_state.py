@@ -1,6 +1,7 @@
-"""Write sample_state.json: a small recording in the GraphView protocol v2 (../PROTOCOL.md):
-compact node data, and the vocabulary table and graph header of dyngraph.dot (the one visual
-vocabulary), for the dev harness and the widget's tests.
+"""Write sample_state.json: a small recording in the folded form of the GraphView protocol
+(../PROTOCOL.md: node data, edges and steps, as widgets/src/events.js folds the events), with
+the vocabulary table and graph header of dyngraph.dot, for the dev harness and the widget's
+tests.
 
     python widgets/dev/make_sample_state.py      # from the repository root
 
@@ -84,7 +85,7 @@ FREED = [4, 6, 9]
 
 
 def node_data(n: Node) -> dict:
-    """A NODE of protocol v2 (what dyngraph.jupyter.view.node_data sends)."""
+    """A NODE of the folded form (what widgets/src/events.js makes of a node_created)."""
     return {
         "id": n.id, "kind": n.kind, "op": n.op, "name": n.name, "shape": list(n.shape),
         "dtype": n.dtype, "device": n.device, "preview": list(n.preview),
@@ -120,7 +121,7 @@ def main() -> None:
         "dropped": {"nodes": 0, "steps": 0},
     }
     state = {
-        "header": {"lines": graph_header("TB"), "vocabulary": vocabulary()},
+        "header": {"lines": graph_header("TB"), "vocabulary": vocabulary(), "rules": RULES},
         "snapshot": snapshot,
         "options": {
             "tween_max_nodes": 60,

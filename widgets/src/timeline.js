@@ -1,5 +1,5 @@
 // The timeline of one recording, as the browser holds it: the deltas Python sends, merged, and
-// the graph at any playback position t. Pure logic, no DOM (see ../PROTOCOL.md, protocol v2).
+// the graph at any playback position t. Pure logic, no DOM (see ../PROTOCOL.md, protocol v3).
 //
 // NOTE [one vocabulary] Python sends compact node data and, once, the vocabulary table of
 // dyngraph/dot.py (`header.vocabulary`); every DOT statement is composed from them by

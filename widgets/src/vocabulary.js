@@ -1,6 +1,6 @@
 // The visual vocabulary on the browser side: a node's, edge's and cluster's DOT statement from
-// its compact data plus the vocabulary table Python sends in `header.vocabulary` (protocol v2,
-// see ../PROTOCOL.md). Pure functions, no DOM.
+// its compact data plus the vocabulary table Python sends in `header.vocabulary` (see
+// ../PROTOCOL.md). Pure functions, no DOM.
 //
 // NOTE [one vocabulary] Python's dyngraph/dot.py stays the reference: these functions are a
 // port of its label lines, escaping and number formatting, and test/vocabulary.test.js checks

@@ -5,7 +5,7 @@ import { dom } from "./helpers.js";
 
 const HOSTILE = "<img src=x onerror=alert(1)>";
 
-/** A node as Python sends it (protocol v2). */
+/** A node as the browser holds it once folded (PROTOCOL.md). */
 const NODE = {
   id: 4, kind: "op", op: "Mul", name: null, shape: [2], dtype: "float32", device: "cpu",
   preview: [0.5, -2], scope: ["layer1"], file: "cell.py", line: 2, cell: 5, saved: 16,

@@ -250,11 +250,10 @@ def where_from_stack(depth: int = 1) -> Where | None:
     frame = sys._getframe(depth)
     while frame is not None:
         code = frame.f_code
-        internal = _is_internal_file.get(code.co_filename)
+        filename = code.co_filename
+        internal = _is_internal_file.get(filename)
         if internal is None:
-            internal = _is_internal_file[code.co_filename] = code.co_filename.startswith(
-                _PACKAGE_DIR
-            )
+            internal = _is_internal_file[filename] = filename.startswith(_PACKAGE_DIR)
         if not internal:
             break
         frame = frame.f_back
@@ -267,7 +266,6 @@ def where_from_stack(depth: int = 1) -> Where | None:
         return cached[1]
     if len(_where_cache) > 10_000:
         _where_cache.clear()
-    filename = code.co_filename
     where = Where(filename, frame.f_lineno, code.co_name, _ipython_cell(frame, filename))
     _where_cache[key] = (code, where)
     return where

@@ -335,8 +335,7 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
     events.emit(
         events.NodeCreated(
             tensor.id, type(ctx).__name__, tuple(input_ids), out.shape,
-            events.dtype_name(out.dtype), "cpu" if ctx.xp is np else backend.device_of(out),
-            True, False, None, scope,
+            events.dtype_name(out.dtype), backend.device_of(out), True, False, None, scope,
             where, events.preview(out), saved_bytes, events.recomputing, elapsed,
         )
     )

@@ -191,17 +191,17 @@ class GraphView(anywidget.AnyWidget):
                 continue
             room -= 1
             kept.append((kind, event))
-        return kept[first:], {file: text for file, text in sources.items() if text}
+        return kept[first:], sources
 
     def _delta(self, rows: list, sources: dict[str, str]) -> dict[str, Any]:
+        sources = {file: text for file, text in sources.items() if text}  # not files without text
         return {"seq": self._seq, "events": rows, "sources": sources,
                 "dropped": {"nodes": self._dropped_nodes, "steps": self._dropped_events}}
 
     def resync(self) -> None:
         """Set the snapshot to everything so far (what a late or out-of-step view starts from)."""
         self.flush()
-        sources = {file: text for file, text in self._sources.items() if text}
-        self.snapshot = pack(self._delta(self._rows, sources))
+        self.snapshot = pack(self._delta(self._rows, self._sources))
         self.send_state("snapshot")  # also when unchanged: the view that asked must hear back
 
     def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:

@@ -124,8 +124,8 @@ Event = (
 
 # --------------------------------------------------------------------------- subscribers
 
-_subscribers: dict[int, Any] = {}  # key -> callable, or weakref.WeakMethod for bound methods
-_dispatch_order: tuple = ()  # (key, entry, is_weak) per subscriber, rebuilt when they change
+_subscribers: dict[int, Callable[[Event], Any]] = {}  # key -> what emit() calls
+_dispatch_order: tuple = ()  # (key, callable) per subscriber, rebuilt when they change
 active = False  # someone listens and no dispatch is in progress: read by the engine per op
 epoch = 0  # bumped on every subscribe, so already-existing tensors are announced again
 _dispatching = False
@@ -133,13 +133,29 @@ timing_enabled = False  # measure each op's forward time (events.timing())
 recomputing = False  # dg.checkpoint is recomputing a segment during backward
 
 
+class _SubscriberGone(Exception):
+    """Raised by the stand-in of a weakly held bound method whose object was collected."""
+
+
 def _refresh() -> None:
     """The set of subscribers changed: rebuild the dispatch order and the ``active`` flag."""
     global active, _dispatch_order
-    _dispatch_order = tuple(
-        (key, entry, isinstance(entry, weakref.WeakMethod)) for key, entry in _subscribers.items()
-    )
+    _dispatch_order = tuple(_subscribers.items())
     active = bool(_dispatch_order) and not _dispatching
+
+
+def _weakly(method: Any) -> Callable[[Event], Any]:
+    """A stand-in for a bound method that does not keep its object alive."""
+    ref = weakref.WeakMethod(method)
+
+    def call(event: Event) -> Any:
+        fn = ref()
+        if fn is None:
+            raise _SubscriberGone
+        return fn(event)
+
+    call.__qualname__ = repr(method)  # what a warning about it shows
+    return call
 
 
 def subscribe(fn: Callable[[Event], Any]) -> RemovableHandle:
@@ -153,9 +169,9 @@ def subscribe(fn: Callable[[Event], Any]) -> RemovableHandle:
     global epoch
     if not callable(fn):
         raise TypeError(f"subscribe() needs a callable taking one event, got {type(fn).__name__}")
-    entry = weakref.WeakMethod(fn) if hasattr(fn, "__self__") and hasattr(fn, "__func__") else fn
+    is_bound_method = hasattr(fn, "__self__") and hasattr(fn, "__func__")
     handle = RemovableHandle(_subscribers, _refresh)
-    _subscribers[handle.key] = entry
+    _subscribers[handle.key] = _weakly(fn) if is_bound_method else fn
     epoch += 1
     _refresh()
     return handle
@@ -167,30 +183,28 @@ def emit(event: Event) -> None:
     if not active:
         return
     active, _dispatching = False, True  # a subscriber that creates tensors does not re-enter
-    dropped = False
     try:
-        for key, entry, is_weak in _dispatch_order:
-            fn = entry() if is_weak else entry
-            if fn is None:  # its object was garbage collected
-                dropped = _subscribers.pop(key, None) is not None or dropped
-                continue
+        for key, fn in _dispatch_order:
             try:
                 fn(event)
             except Exception as exc:
-                dropped = True
-                _subscribers.pop(key, None)
-                warnings.warn(
-                    f"dyngraph event subscriber {fn!r} raised {type(exc).__name__}: {exc}; "
-                    "it has been unsubscribed and the computation continues unchanged",
-                    RuntimeWarning,
-                    stacklevel=2,
-                )
+                _drop(key, fn, exc)
     finally:
         _dispatching = False
-        if dropped:
-            _refresh()
-        else:
-            active = bool(_dispatch_order)
+        active = bool(_dispatch_order)
+
+
+def _drop(key: int, fn: Any, exc: Exception) -> None:
+    """Unsubscribe a subscriber that raised (with a warning) or whose object is gone."""
+    _subscribers.pop(key, None)
+    _refresh()
+    if not isinstance(exc, _SubscriberGone):
+        warnings.warn(
+            f"dyngraph event subscriber {fn!r} raised {type(exc).__name__}: {exc}; "
+            "it has been unsubscribed and the computation continues unchanged",
+            RuntimeWarning,
+            stacklevel=3,
+        )
 
 
 @contextmanager

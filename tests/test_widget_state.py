@@ -186,6 +186,27 @@ def test_close_unsubscribes():
     gc.collect()
 
 
+def test_a_closed_view_is_freed_with_everything_it_kept():
+    import weakref
+
+    view = GraphView().attach()
+    small_program()
+    view.close()
+    gone = weakref.ref(view)
+    del view
+    gc.collect()
+    assert gone() is None  # nothing (anywidget's file watcher included) holds on to it
+
+
+def test_a_view_keeps_sent_events_as_bytes_not_as_objects():
+    view = GraphView(rate=1e9).attach()
+    small_program()
+    view.detach()
+    assert not view._batch and view._sent
+    assert all(type(batch) is bytes for batch in view._sent)
+    assert len(view.recording.nodes) == 5  # and still folds them on demand
+
+
 def test_pace_waits_once_per_new_source_line(monkeypatch):
     slept = []
     monkeypatch.setattr("dyngraph.jupyter.view.time.sleep", slept.append)

@@ -135,8 +135,7 @@ def fold_case() -> dict[str, Any]:
         events.BackwardFailed(6, "RuntimeError: Trying to backward through the graph twice"),
     ]
     view = GraphView()
-    view._batch.extend(spine)
-    view.resync()
+    view._replay(spine)
     recording = Recording()
     for event in spine:
         recording(event)

@@ -9,11 +9,14 @@ draws it - so stepping and scrubbing happen entirely in the page, even while the
 NOTE [kernel-side cost] The view is attached while the learner's code runs, so what it does per
 event is kept to appending the event to a list and reading the clock. Everything else happens
 once per batch, at most ``rate`` times a second (and always at the end): keeping what the
-budget allows, finding source files not sent yet, and packing. MessagePack, not JSON: events
-are tuples of numbers and short strings, which it packs in C without a Python loop, and a float
-costs it 9 bytes instead of a trip through ``repr`` (most of JSON's time); NaN and Inf need no
-special spelling. The view's own ``recording`` (for ``repr`` and the static fallback) is folded
-only when someone asks for it.
+budget allows, finding source files not sent yet, and packing. A packed batch is kept as bytes,
+and the snapshot is made of those bytes again, so the events themselves are let go after their
+batch: they are NamedTuples, which the garbage collector tracks, and a view holding every
+event made each collection walk them all. MessagePack (ormsgpack, in Rust), not JSON: events
+are tuples of numbers and short strings, packed without a Python loop, and a float costs 9
+bytes instead of a trip through ``repr``; NaN and Inf need no special spelling. The view's own
+``recording`` (for ``repr`` and the static fallback) is unpacked and folded only when someone
+asks for it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
-import msgpack
+import ormsgpack
 import traitlets
 
 from .. import dot, events, ops
@@ -37,21 +40,27 @@ from ..record import Recording
 STATIC = Path(__file__).parent / "static"
 MAX_SOURCE_CHARS = 20_000  # source text sent per file (notebook cells are short)
 EVENT_TYPES = typing.get_args(events.Event)
+EVENT_CLASSES = {cls.kind: cls for cls in EVENT_TYPES}
 
 
-def _bundle() -> Any:
+# NOTE [the bundle as text] _esm and _css are the files' text, not their paths: given a path,
+# anywidget watches the file for hot reloading and ties every widget to a class-wide signal
+# with a closure over it, so no GraphView would ever be freed, nor the events it keeps.
+
+
+def _bundle() -> str:
     path = STATIC / "graphview.js"
     if path.exists():
-        return path
+        return path.read_text(encoding="utf-8")
     return (  # a working checkout always has the bundle; say how to make it if not
         "export default { render({ el }) { el.textContent = 'dyngraph: the widget bundle is "
-        "missing (cd widgets && npm install && npm run build)'; } };"
+        "missing (cd widgets && npm install && npm run build)'; } };\n"
     )
 
 
-def _css() -> Any:
+def _css() -> str:
     path = STATIC / "graphview.css"
-    return path if path.exists() else ""
+    return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
 class GraphView(anywidget.AnyWidget):
@@ -106,13 +115,14 @@ class GraphView(anywidget.AnyWidget):
         self._seq = 0
         self._batch: list = []  # events received since the last flush
         self._due = [0.0]  # when the next flush is due (time.monotonic()); shared with the listener
-        self._rows: list[tuple[str, Any]] = []  # every event kept, as (kind, event): the snapshot
+        self._sent: list[bytes] = []  # every batch sent, packed: the snapshot is made of them
         self._node_ids: set[int] = set()  # the nodes kept
         self._sources: dict[str, str] = {}  # file -> its text, for every file a node points at
+        self._kept_events = 0
         self._dropped_nodes = 0
         self._dropped_events = 0
         self._recording = Recording(max_nodes=max_nodes, max_events=max_events)
-        self._folded = 0  # how many of _rows the recording has seen
+        self._folded = 0  # how many of _sent the recording has seen
         self._last_line: tuple | None = None
         self._handle: Any = None
         self.on_msg(self._on_message)
@@ -158,17 +168,17 @@ class GraphView(anywidget.AnyWidget):
         rows, sources = self._keep(received)
         if not rows and not sources:
             return
+        packed = pack(rows)
+        self._sent.append(packed)
         self._seq += 1
-        self.delta = pack(self._delta(rows, sources))
+        self.delta = self._pack_delta([packed], sources)
 
     def _keep(self, received: list) -> tuple[list, dict[str, str]]:
         """What the budget allows of a batch, as (kind, event) rows, and the source text of the
         files its nodes point at that were not sent before. A node announced again (a new
         subscriber makes the engine announce existing tensors again) is kept once; gradients
         and versions of nodes not kept are left out, as Recording leaves them out."""
-        kept = self._rows
-        first = len(kept)
-        room = self.max_events - first
+        kept = []
         sources = {}
         node_ids = self._node_ids
         for event in received:
@@ -186,22 +196,25 @@ class GraphView(anywidget.AnyWidget):
                     self._sources[where.file] = sources[where.file] = text
             elif kind in ("grad_computed", "version_bumped") and event.id not in node_ids:
                 continue
-            if room <= 0:
+            if self._kept_events >= self.max_events:
                 self._dropped_events += 1
                 continue
-            room -= 1
+            self._kept_events += 1
             kept.append((kind, event))
-        return kept[first:], sources
+        return kept, sources
 
-    def _delta(self, rows: list, sources: dict[str, str]) -> dict[str, Any]:
-        sources = {file: text for file, text in sources.items() if text}  # not files without text
-        return {"seq": self._seq, "events": rows, "sources": sources,
-                "dropped": {"nodes": self._dropped_nodes, "steps": self._dropped_events}}
+    def _pack_delta(self, batches: list[bytes], sources: dict[str, str]) -> bytes:
+        return pack({
+            "seq": self._seq,
+            "events": batches,
+            "sources": {file: text for file, text in sources.items() if text},  # not empty ones
+            "dropped": {"nodes": self._dropped_nodes, "steps": self._dropped_events},
+        })
 
     def resync(self) -> None:
         """Set the snapshot to everything so far (what a late or out-of-step view starts from)."""
         self.flush()
-        self.snapshot = pack(self._delta(self._rows, self._sources))
+        self.snapshot = self._pack_delta(self._sent, self._sources)
         self.send_state("snapshot")  # also when unchanged: the view that asked must hear back
 
     def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:
@@ -215,9 +228,10 @@ class GraphView(anywidget.AnyWidget):
         """What the view has kept, as the Recording ``dg.record()`` would build (folded now)."""
         self.flush()
         recording = self._recording
-        for _, event in self._rows[self._folded:]:
-            recording(event)
-        self._folded = len(self._rows)
+        for packed in self._sent[self._folded:]:
+            for kind, fields in ormsgpack.unpackb(packed):
+                recording(event_from_row(kind, fields))
+        self._folded = len(self._sent)
         recording.dropped_nodes = self._dropped_nodes
         recording.dropped_events = self._dropped_events
         return recording
@@ -228,9 +242,13 @@ class GraphView(anywidget.AnyWidget):
         options.setdefault("max_nodes", max(len(recording.nodes), 1))
         options.setdefault("max_events", len(recording.nodes) + len(recording.timeline) + 1)
         view = cls(**options)
-        view._batch.extend(recording.events())
-        view.resync()
+        view._replay(recording.events())
         return view
+
+    def _replay(self, spine: Any) -> None:
+        """Keep these events as if they had arrived live, and make them the snapshot."""
+        self._batch.extend(spine)
+        self.resync()
 
     def state(self) -> dict[str, Any]:
         """Everything a standalone page needs (see save_html): the snapshot as MessagePack."""
@@ -288,19 +306,43 @@ def _listener(view: GraphView) -> Any:
 def pack(value: Any) -> bytes:
     """MessagePack bytes of plain data (tuples, NamedTuples included, become arrays)."""
     try:
-        return msgpack.packb(value, use_bin_type=True)
-    except (OverflowError, TypeError, ValueError):  # an int beyond 64 bits, an odd type
-        return msgpack.packb(_plain(value), use_bin_type=True)
+        return ormsgpack.packb(value, default=_packable)
+    except TypeError:  # an int beyond 64 bits
+        return ormsgpack.packb(_plain(value))
+
+
+def _packable(value: Any) -> Any:
+    """What ormsgpack packs in place of a value it does not know (it calls this)."""
+    if isinstance(value, tuple):  # a NamedTuple: an array, as any tuple
+        return tuple(value)
+    return _plain(value)
 
 
 def unpack(data: bytes) -> Any:
-    """The plain data of MessagePack bytes (for tests and readers; the browser decodes its own)."""
-    return msgpack.unpackb(data, raw=False, strict_map_key=False) if data else {}
+    """A delta or snapshot as plain data, its packed batches of events unpacked into one list
+    of [kind, fields] rows (for tests and readers; the browser decodes its own)."""
+    if not data:
+        return {}
+    value = ormsgpack.unpackb(data)
+    if isinstance(value, dict) and isinstance(value.get("events"), list):
+        value["events"] = [row for batch in value["events"] for row in ormsgpack.unpackb(batch)]
+    return value
+
+
+def event_from_row(kind: str, fields: list) -> events.Event:
+    """The event an unpacked [kind, fields] row was packed from."""
+    fields = [tuple(value) if type(value) is list else value for value in fields]
+    if kind == "node_created" and fields[_WHERE] is not None:
+        fields[_WHERE] = events.Where(*fields[_WHERE])
+    return EVENT_CLASSES[kind](*fields)
+
+
+_WHERE = events.NodeCreated._fields.index("where")
 
 
 def _plain(value: Any) -> Any:
     """``value`` with what MessagePack cannot hold made so: huge ints as floats, others as text."""
-    if isinstance(value, bool) or value is None or isinstance(value, (str, float)):
+    if isinstance(value, bool) or value is None or isinstance(value, (str, float, bytes)):
         return value
     if isinstance(value, int):
         return value if -(2**63) <= value < 2**64 else float(value)

@@ -1,4 +1,4 @@
-// The event spine, as the browser receives it (see ../PROTOCOL.md, protocol v3): Python sends the
+// The event spine, as the browser receives it (see ../PROTOCOL.md, protocol v4): Python sends the
 // engine's events themselves, packed with MessagePack, and they are folded here into the node
 // data, edges and timeline steps the rest of the widget draws from - the same fold as
 // dyngraph/record.py's Recording, which stays the reference.
@@ -119,7 +119,9 @@ export function foldEvents(events, header, isKnown) {
 /**
  * A snapshot or delta trait as an object: MessagePack bytes (a DataView, ArrayBuffer or typed
  * array, as ipywidgets delivers a Bytes trait), `{base64: ...}` (the standalone page), or a
- * plain object (tests) used as it is. Empty bytes are the empty state `{}`.
+ * plain object (tests) used as it is. Empty bytes are the empty state `{}`. Its `events` arrive
+ * as batches, each packed on its own (bytes holding an array of rows): they are unpacked here
+ * into one list of rows, in order.
  * @param {unknown} value
  * @returns {any}
  */
@@ -128,13 +130,22 @@ export function decodeTrait(value) {
     const bytes = value instanceof ArrayBuffer
       ? new Uint8Array(value)
       : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-    return bytes.length ? decode(bytes) : {};
+    return bytes.length ? unpackBatches(decode(bytes)) : {};
   }
   if (value && typeof value === "object" && typeof (/** @type {any} */ (value).base64) === "string") {
     const text = atob(/** @type {any} */ (value).base64);
     const bytes = new Uint8Array(text.length);
     for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    return bytes.length ? decode(bytes) : {};
+    return bytes.length ? unpackBatches(decode(bytes)) : {};
   }
   return value ?? {};
+}
+
+/** @param {any} state */
+function unpackBatches(state) {
+  if (state && Array.isArray(state.events)) {
+    state.events = state.events.flatMap((batch) =>
+      batch instanceof Uint8Array ? /** @type {unknown[]} */ (decode(batch)) : [batch]);
+  }
+  return state;
 }

@@ -1,5 +1,5 @@
 // The timeline of one recording, as the browser holds it: the deltas Python sends, merged, and
-// the graph at any playback position t. Pure logic, no DOM (see ../PROTOCOL.md, protocol v3).
+// the graph at any playback position t. Pure logic, no DOM (see ../PROTOCOL.md, protocol v4).
 //
 // NOTE [one vocabulary] Python sends compact node data and, once, the vocabulary table of
 // dyngraph/dot.py (`header.vocabulary`); every DOT statement is composed from them by
@@ -112,7 +112,7 @@ export class Timeline {
   /** @param {Delta} delta */
   _merge(delta) {
     if (Array.isArray(delta.events)) {
-      // Protocol v3: the engine's events, folded here into nodes, edges and steps.
+      // The engine's events (protocol v3 on), folded here into nodes, edges and steps.
       delta = { ...delta, ...foldEvents(delta.events, this.header, (id) => this.nodes.has(id)) };
     }
     for (const n of delta.nodes || []) {

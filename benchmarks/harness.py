@@ -73,6 +73,46 @@ def with_recording_subscriber(fn: Callable[[], object]) -> Callable[[], object]:
     return recorded
 
 
+def with_live_view(fn: Callable[[], object], calls: int) -> Callable[[], object] | None:
+    """``fn`` wrapped so that a live GraphView (dyngraph.jupyter) is attached while it runs,
+    or None when the jupyter extra is not installed. Timed: attaching, ``fn``, and closing
+    (which packs and sends the final batch). Not timed: constructing the widget (about 0.5 ms
+    of ipywidgets set-up, once per view, not per op), done here for ``calls`` calls. The views
+    record everything (no budget), so nothing is skipped."""
+    try:
+        from dyngraph.jupyter import GraphView
+    except ImportError:
+        return None
+    views = [GraphView(max_nodes=10**6, max_events=10**7) for _ in range(calls)]
+
+    def viewed() -> object:
+        view = views.pop().attach()
+        try:
+            return fn()
+        finally:
+            view.close()
+
+    return viewed
+
+
+def attached_ratio(
+    name: str,
+    attached: Callable[[], object] | None,
+    bare: Callable[[], object],
+    repeat: int,
+    per_second: float,
+    unit: str,
+    target: float,
+) -> list[Result]:
+    """The cost of ``bare`` with something attached (a subscriber, a live view) as a ratio to
+    ``bare`` alone, timed alternately; no result when ``attached`` is None (not installed).
+    ``per_second`` turns seconds per call into ``unit`` (1e6 / ops: microseconds per op)."""
+    if attached is None:
+        return []
+    t_attached, t_bare = paired_median_seconds(attached, bare, repeat=repeat)
+    return [check_ratio(name, t_attached * per_second, t_bare * per_second, unit, target)]
+
+
 @dataclass(frozen=True)
 class Result:
     """One line of the results table.

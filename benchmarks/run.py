@@ -5,9 +5,8 @@
     python -m benchmarks.run --only W1 W3E
 
 Workloads: W1 (per-op overhead), W1E (W1 with a recording subscriber), W1V (W1 with a live
-GraphView), W2 (MLP step),
-W3 (RNN), W3E (W3 with a recording subscriber), W4 (graph building), W5 (eager vs traced
-replay, dg.trace).
+GraphView), W2 (MLP step), W3 (RNN), W3E (W3 with a recording subscriber), W3V (W3 with a live
+GraphView), W4 (graph building), W5 (eager vs traced replay, dg.trace).
 A MISS is reported, not raised: the exit status is non-zero only if a workload crashed.
 """
 
@@ -32,6 +31,7 @@ WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
     "W2": w2_mlp_step.run,
     "W3": w3_rnn.run,
     "W3E": w3_rnn.run_subscribed,
+    "W3V": w3_rnn.run_with_view,
     "W4": w4_graph_build.run,
     "W5": w5_trace.run,
 }

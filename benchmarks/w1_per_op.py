@@ -18,9 +18,10 @@ import numpy.typing as npt
 import dyngraph as dg
 from benchmarks.harness import (
     Result,
-    check_ratio,
+    attached_ratio,
     check_value,
     paired_median_seconds,
+    with_live_view,
     with_recording_subscriber,
 )
 
@@ -109,40 +110,23 @@ def run_subscribed(quick: bool = False) -> list[Result]:
     def bare() -> object:
         return dyngraph_chain(x, b, w)
 
-    t_sub, t_bare = paired_median_seconds(with_recording_subscriber(bare), bare, repeat=repeat)
-    us_per_op = 1e6 / N_OPS
-    name = "W1 + recording subscriber (floor: bare)"
-    return [
-        check_ratio(name, t_sub * us_per_op, t_bare * us_per_op, "us/op", TARGET_SUBSCRIBED_RATIO)
-    ]
+    return attached_ratio(
+        "W1 + recording subscriber (floor: bare)", with_recording_subscriber(bare), bare,
+        repeat, 1e6 / N_OPS, "us/op", TARGET_SUBSCRIBED_RATIO,
+    )
 
 
 def run_with_view(quick: bool = False) -> list[Result]:
     """Time the chain with a live GraphView attached (the widget's kernel-side cost) against
-    the bare chain. The view records every node (no budget), so nothing is skipped. Timed:
-    attaching, the chain, and detaching (which packs and sends the final batch). Not timed:
-    constructing the widget (about 0.5 ms of ipywidgets set-up, once per view, not per op)."""
-    try:
-        from dyngraph.jupyter import GraphView
-    except ImportError:  # the jupyter extra is not installed
-        return []
+    the bare chain (see harness.with_live_view for what is timed)."""
     x, b, w = make_inputs()
     repeat = 5 if quick else 40
-    views = [GraphView(max_nodes=10 * N_OPS, max_events=100 * N_OPS) for _ in range(repeat + 4)]
 
     def bare() -> object:
         return dyngraph_chain(x, b, w)
 
-    def viewed() -> object:
-        view = views.pop().attach()
-        try:
-            return bare()
-        finally:
-            view.close()
-
-    t_view, t_bare = paired_median_seconds(viewed, bare, repeat=repeat)
-    us_per_op = 1e6 / N_OPS
-    name = "W1 + live GraphView (floor: bare)"
-    return [
-        check_ratio(name, t_view * us_per_op, t_bare * us_per_op, "us/op", TARGET_SUBSCRIBED_RATIO)
-    ]
+    viewed = with_live_view(bare, calls=repeat + 3)  # paired_median_seconds warms up 3 times
+    return attached_ratio(
+        "W1 + live GraphView (floor: bare)", viewed, bare,
+        repeat, 1e6 / N_OPS, "us/op", TARGET_SUBSCRIBED_RATIO,
+    )

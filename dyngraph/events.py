@@ -302,8 +302,10 @@ SMALL = 64  # arrays up to this size are summarised in pure Python (cheaper than
 
 def preview(array: Any) -> tuple[float, ...]:
     """The first few numbers of ``array`` (row-major) as plain Python numbers."""
-    if type(array) is np.ndarray and array.size <= SMALL:  # the common case, made cheap
-        return tuple(array.ravel().tolist()[:PREVIEW_SIZE])
+    if type(array) is np.ndarray:
+        if array.size <= SMALL:  # the common case, made cheap
+            return tuple(array.ravel().tolist()[:PREVIEW_SIZE])
+        return tuple(array.flat[:PREVIEW_SIZE].tolist())  # no copy of a transposed array
     first = array.ravel()[:PREVIEW_SIZE]
     if type(first) is not np.ndarray:
         first = backend.to_numpy(first)  # from the GPU: a copy of just these few numbers
@@ -312,9 +314,13 @@ def preview(array: Any) -> tuple[float, ...]:
 
 def preview_and_norm(array: Any) -> tuple[tuple[float, ...], float]:
     """The preview and the L2 norm (inf or nan when the array has them) of a gradient."""
-    if array.size <= SMALL and type(array) is np.ndarray:
-        values = array.ravel().tolist()
-        return tuple(values[:PREVIEW_SIZE]), math.hypot(*values)
+    if type(array) is np.ndarray:
+        if array.size <= SMALL:
+            values = array.ravel().tolist()
+            return tuple(values[:PREVIEW_SIZE]), math.hypot(*values)
+        if array.flags.c_contiguous:
+            return preview(array), math.sqrt(float(np.vdot(array, array)))
+        return preview(array), float(np.linalg.norm(array))  # vdot would copy it first
     xp = backend.get_array_module(array)
     return preview(array), math.sqrt(float(xp.vdot(array, array).real))
 

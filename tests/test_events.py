@@ -247,6 +247,21 @@ def test_previews_are_short_tuples_of_floats():
     assert leaf.shape == (4, 5)
 
 
+@pytest.mark.parametrize("layout", ["small", "contiguous", "transposed", "strided"])
+def test_preview_and_norm_read_any_layout_row_major(layout):
+    rng = np.random.default_rng(0)
+    array = {
+        "small": rng.standard_normal((2, 3)),
+        "contiguous": rng.standard_normal((32, 64)).astype(np.float32),
+        "transposed": rng.standard_normal((64, 32)).T,
+        "strided": rng.standard_normal((40, 30))[::3, ::2],
+    }[layout]
+    preview, norm = dg.events.preview_and_norm(array)
+    assert preview == tuple(float(v) for v in array.reshape(-1)[:6])
+    assert preview == dg.events.preview(array)
+    assert norm == pytest.approx(float(np.sqrt((array.astype(np.float64) ** 2).sum())), rel=1e-5)
+
+
 # ----------------------------------------------------------------------------- where
 
 

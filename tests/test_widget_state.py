@@ -202,9 +202,25 @@ def test_a_view_keeps_sent_events_as_bytes_not_as_objects():
     view = GraphView(rate=1e9).attach()
     small_program()
     view.detach()
-    assert not view._batch and view._sent
-    assert all(type(batch) is bytes for batch in view._sent)
+    assert not view._batch and view._packed
+    assert all(type(batch) is bytes for batch in view._packed)
     assert len(view.recording.nodes) == 5  # and still folds them on demand
+
+
+def test_a_long_run_is_packed_as_it_goes_and_sent_whole():
+    from dyngraph.jupyter.view import BATCH_EVENTS
+
+    view = GraphView(rate=0.001)  # no flush by the clock: only the first and the final
+    received = deltas_of(view)
+    view.attach()
+    h = dg.tensor([1.0], requires_grad=True)
+    for _ in range(BATCH_EVENTS):
+        h = h * 1.01
+    assert len(view._batch) < BATCH_EVENTS  # never more events than this held as objects
+    view.detach()
+    rows = [row for d in received for row in d["events"]]
+    assert sum(1 for row in rows if row[0] == "node_created") == 1 + 2 * BATCH_EVENTS
+    assert len(view._packed) >= 2 and len(received) <= 2
 
 
 def test_pace_waits_once_per_new_source_line(monkeypatch):

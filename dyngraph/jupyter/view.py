@@ -8,10 +8,10 @@ draws it - so stepping and scrubbing happen entirely in the page, even while the
 
 NOTE [kernel-side cost] The view is attached while the learner's code runs, so what it does per
 event is kept to appending the event to a list and reading the clock. Everything else happens
-once per batch, at most ``rate`` times a second (and always at the end): keeping what the
-budget allows, finding source files not sent yet, and packing. A packed batch is kept as bytes,
-and the snapshot is made of those bytes again, so the events themselves are let go after their
-batch: they are NamedTuples, which the garbage collector tracks, and a view holding every
+once per batch: keeping what the budget allows, finding source files not sent yet, and packing.
+A batch is packed every ``BATCH_EVENTS`` events and sent at most ``rate`` times a second (and
+always at the end). Only the packed bytes are kept, and the snapshot is made of those same
+bytes: events are NamedTuples, which the garbage collector tracks, and a view holding every
 event made each collection walk them all. MessagePack (ormsgpack, in Rust), not JSON: events
 are tuples of numbers and short strings, packed without a Python loop, and a float costs 9
 bytes instead of a trip through ``repr``; NaN and Inf need no special spelling. The view's own
@@ -39,6 +39,7 @@ from ..record import Recording
 
 STATIC = Path(__file__).parent / "static"
 MAX_SOURCE_CHARS = 20_000  # source text sent per file (notebook cells are short)
+BATCH_EVENTS = 512  # events held before they are packed, sent or not (see NOTE [kernel-side cost])
 EVENT_TYPES = typing.get_args(events.Event)
 EVENT_CLASSES = {cls.kind: cls for cls in EVENT_TYPES}
 
@@ -115,14 +116,16 @@ class GraphView(anywidget.AnyWidget):
         self._seq = 0
         self._batch: list = []  # events received since the last flush
         self._due = [0.0]  # when the next flush is due (time.monotonic()); shared with the listener
-        self._sent: list[bytes] = []  # every batch sent, packed: the snapshot is made of them
+        self._packed: list[bytes] = []  # every batch, packed: the snapshot is made of them
+        self._sent = 0  # how many of them deltas have carried
+        self._unsent_sources: dict[str, str] = {}  # source texts found but not sent yet
         self._node_ids: set[int] = set()  # the nodes kept
         self._sources: dict[str, str] = {}  # file -> its text, for every file a node points at
         self._kept_events = 0
         self._dropped_nodes = 0
         self._dropped_events = 0
         self._recording = Recording(max_nodes=max_nodes, max_events=max_events)
-        self._folded = 0  # how many of _sent the recording has seen
+        self._folded = 0  # how many of _packed the recording has seen
         self._last_line: tuple | None = None
         self._handle: Any = None
         self.on_msg(self._on_message)
@@ -163,44 +166,59 @@ class GraphView(anywidget.AnyWidget):
     def flush(self) -> None:
         """Send the events received since the last flush as one delta."""
         self._due[0] = time.monotonic() + self.interval
+        self._pack_batch()
+        batches = self._packed[self._sent:]
+        sources = self._unsent_sources
+        if not batches and not sources:
+            return
+        self._sent = len(self._packed)
+        self._unsent_sources = {}
+        self._seq += 1
+        self.delta = self._pack_delta(batches, sources)
+
+    def _pack_batch(self) -> None:
+        """Keep what the budget allows of the events received so far and pack them (they are
+        sent with the next delta)."""
         received = self._batch[:]
         self._batch.clear()
         rows, sources = self._keep(received)
-        if not rows and not sources:
-            return
-        packed = pack(rows)
-        self._sent.append(packed)
-        self._seq += 1
-        self.delta = self._pack_delta([packed], sources)
+        if rows:
+            self._packed.append(pack(rows))
+        self._unsent_sources.update(sources)
 
     def _keep(self, received: list) -> tuple[list, dict[str, str]]:
-        """What the budget allows of a batch, as (kind, event) rows, and the source text of the
+        """What the budget allows of a batch, as (kind, fields) rows, and the source text of the
         files its nodes point at that were not sent before. A node announced again (a new
         subscriber makes the engine announce existing tensors again) is kept once; gradients
         and versions of nodes not kept are left out, as Recording leaves them out."""
         kept = []
+        keep = kept.append
         sources = {}
         node_ids = self._node_ids
-        for event in received:
+        node_room = self.max_nodes - len(node_ids)
+        room = self.max_events - self._kept_events
+        for event in received:  # NOTE: once per event; hence the local names
             kind = event.kind
             if kind == "node_created":
                 if event.id in node_ids:
                     continue
-                if len(node_ids) >= self.max_nodes:
+                if node_room <= 0:
                     self._dropped_nodes += 1
                     continue
+                node_room -= 1
                 node_ids.add(event.id)
                 where = event.where
                 if where is not None and where.file not in self._sources:
                     text = "".join(linecache.getlines(where.file))[:MAX_SOURCE_CHARS]
                     self._sources[where.file] = sources[where.file] = text
-            elif kind in ("grad_computed", "version_bumped") and event.id not in node_ids:
+            elif (kind == "grad_computed" or kind == "version_bumped") and event.id not in node_ids:
                 continue
-            if self._kept_events >= self.max_events:
+            if room <= 0:
                 self._dropped_events += 1
                 continue
-            self._kept_events += 1
-            kept.append((kind, event))
+            room -= 1
+            keep((kind, tuple(event)))  # a plain tuple packs without a call back into Python
+        self._kept_events = self.max_events - room
         return kept, sources
 
     def _pack_delta(self, batches: list[bytes], sources: dict[str, str]) -> bytes:
@@ -214,7 +232,7 @@ class GraphView(anywidget.AnyWidget):
     def resync(self) -> None:
         """Set the snapshot to everything so far (what a late or out-of-step view starts from)."""
         self.flush()
-        self.snapshot = self._pack_delta(self._sent, self._sources)
+        self.snapshot = self._pack_delta(self._packed, self._sources)
         self.send_state("snapshot")  # also when unchanged: the view that asked must hear back
 
     def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:
@@ -228,10 +246,10 @@ class GraphView(anywidget.AnyWidget):
         """What the view has kept, as the Recording ``dg.record()`` would build (folded now)."""
         self.flush()
         recording = self._recording
-        for packed in self._sent[self._folded:]:
+        for packed in self._packed[self._folded:]:
             for kind, fields in ormsgpack.unpackb(packed):
                 recording(event_from_row(kind, fields))
-        self._folded = len(self._sent)
+        self._folded = len(self._packed)
         recording.dropped_nodes = self._dropped_nodes
         recording.dropped_events = self._dropped_events
         return recording
@@ -282,6 +300,7 @@ def _listener(view: GraphView) -> Any:
     [kernel-side cost]). It holds its view weakly (a finalizer unsubscribes a dropped view)."""
     append = view._batch.append
     due = view._due
+    batch = view._batch
     monotonic = time.monotonic
     view_ref = weakref.ref(view)
     paced = view.pace > 0
@@ -296,6 +315,10 @@ def _listener(view: GraphView) -> Any:
             view = view_ref()
             if view is not None:
                 view.flush()
+        elif len(batch) >= BATCH_EVENTS:
+            view = view_ref()
+            if view is not None:
+                view._pack_batch()
 
     return listen
 

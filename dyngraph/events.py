@@ -297,13 +297,16 @@ def _ipython_cell(frame: Any, filename: str) -> int | None:
         return None
 
 
-SMALL = 64  # arrays up to this size are summarised in pure Python (cheaper than numpy calls)
+# Up to these sizes, numbers are read in pure Python: cheaper than numpy's per-call cost, but a
+# float object per element, so only for small arrays (the crossovers, measured).
+SMALL_PREVIEW = 16  # preview(): every number, then the first few
+SMALL_NORM = 48  # preview_and_norm(): every number, for math.hypot
 
 
 def preview(array: Any) -> tuple[float, ...]:
     """The first few numbers of ``array`` (row-major) as plain Python numbers."""
     if type(array) is np.ndarray:
-        if array.size <= SMALL:  # the common case, made cheap
+        if array.size <= SMALL_PREVIEW:  # the common case in lessons, made cheap
             return tuple(array.ravel().tolist()[:PREVIEW_SIZE])
         return tuple(array.flat[:PREVIEW_SIZE].tolist())  # no copy of a transposed array
     first = array.ravel()[:PREVIEW_SIZE]
@@ -315,7 +318,7 @@ def preview(array: Any) -> tuple[float, ...]:
 def preview_and_norm(array: Any) -> tuple[tuple[float, ...], float]:
     """The preview and the L2 norm (inf or nan when the array has them) of a gradient."""
     if type(array) is np.ndarray:
-        if array.size <= SMALL:
+        if array.size <= SMALL_NORM:
             values = array.ravel().tolist()
             return tuple(values[:PREVIEW_SIZE]), math.hypot(*values)
         if array.flags.c_contiguous:

@@ -247,11 +247,12 @@ def test_previews_are_short_tuples_of_floats():
     assert leaf.shape == (4, 5)
 
 
-@pytest.mark.parametrize("layout", ["small", "contiguous", "transposed", "strided"])
+@pytest.mark.parametrize("layout", ["small", "row", "contiguous", "transposed", "strided"])
 def test_preview_and_norm_read_any_layout_row_major(layout):
     rng = np.random.default_rng(0)
     array = {
         "small": rng.standard_normal((2, 3)),
+        "row": rng.standard_normal((1, 40)).astype(np.float32),  # between the two thresholds
         "contiguous": rng.standard_normal((32, 64)).astype(np.float32),
         "transposed": rng.standard_normal((64, 32)).T,
         "strided": rng.standard_normal((40, 30))[::3, ::2],

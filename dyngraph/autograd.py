@@ -326,7 +326,7 @@ def _run_hooks(hooks: Any, g: Any, shape: tuple[int, ...], create_graph: bool) -
 def _emit_grad(node_id: int, g: Any, accumulated: bool) -> None:
     data = g.data if isinstance(g, Tensor) else g
     preview, norm = events.preview_and_norm(data)
-    events.emit(tuple.__new__(events.GradComputed, (node_id, preview, norm, accumulated)))
+    events.emit(events.new_event(events.GradComputed, (node_id, preview, norm, accumulated)))
 
 
 # ---------------------------------------------------------------------------- seeds

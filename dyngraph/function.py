@@ -311,32 +311,30 @@ def _explain_failure(cls: type, arrays: list, exc: Exception) -> tuple[type, str
     return error_type, f"{cls.__name__} failed on inputs of shape {shown}: {text}"
 
 
-_new = tuple.__new__
-
-
 def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | None) -> None:
     """Emit node_created for the output (and first for inputs nobody has been told about)."""
     where = events.where_from_stack(3)  # from apply's caller on
+    scope = events._scope
     epoch = events.epoch
     input_ids = []
     for arg in args:
         if isinstance(arg, Tensor):
             if arg._announced != epoch:  # made before anyone listened: a parameter belongs
-                announce_tensor(arg, where, events._scope if arg.is_parameter else ())  # to
-            input_ids.append(arg.id)  # its module
+                announce_tensor(arg, where, scope if arg.is_parameter else ())  # to its module
+            input_ids.append(arg.id)
         else:
             constant_id = new_node_id()
-            events.emit(_node_event(constant_id, "constant", (), arg, None, False, True, where,
-                                    events._scope))
+            event = _node_event(constant_id, "constant", (), arg, None, False, True, where, scope)
+            events.emit(event)
             input_ids.append(constant_id)
     tensor._announced = epoch
     saved_bytes = 0
     for array in ctx.saved_arrays:
         saved_bytes += getattr(array, "nbytes", 0)
     out = tensor.data
-    events.emit(_new(events.NodeCreated, (
+    events.emit(events.new_event(events.NodeCreated, (
         tensor.id, type(ctx).__name__, tuple(input_ids), out.shape, events.dtype_name(out.dtype),
-        backend.device_of(out), True, False, None, events._scope, where, events.preview(out),
+        backend.device_of(out), True, False, None, scope, where, events.preview(out),
         saved_bytes, events.recomputing, elapsed,
     )))
 

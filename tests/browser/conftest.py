@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -67,12 +68,21 @@ class Lab:
 
     def wait_for_kernel(self, notebook: str, timeout: float = 90) -> None:
         """Until the kernel of ``notebook`` has a connected client and is idle (the kernel-ready
-        trap; other notebooks' kernels from earlier tests do not count)."""
+        trap; other notebooks' kernels from earlier tests do not count).
+
+        While a kernel is starting, jupyter_server's kernel listings can answer 500: the kernel
+        manager exists before its ``last_activity`` does, and building the kernel's model reads
+        it (jupyter-server/enterprise_gateway#1395). That is "not ready yet", so poll again."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            sessions = _get_json(f"{self.base}/api/sessions?token={self.token}")
-            ids = {s["kernel"]["id"] for s in sessions if s.get("path") == notebook}
-            kernels = [k for k in self.kernels() if k["id"] in ids]
+            try:
+                sessions = _get_json(f"{self.base}/api/sessions?token={self.token}")
+                ids = {s["kernel"]["id"] for s in sessions if s.get("path") == notebook}
+                kernels = [k for k in self.kernels() if k["id"] in ids]
+            except urllib.error.HTTPError as error:
+                if error.code < 500:
+                    raise
+                kernels = []
             if any(k["connections"] >= 1 and k["execution_state"] == "idle" for k in kernels):
                 return
             time.sleep(0.25)

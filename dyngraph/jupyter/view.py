@@ -39,7 +39,7 @@ from ..record import Recording
 
 STATIC = Path(__file__).parent / "static"
 MAX_SOURCE_CHARS = 20_000  # source text sent per file (notebook cells are short)
-BATCH_EVENTS = 512  # events held before they are packed, sent or not (see NOTE [kernel-side cost])
+BATCH_EVENTS = 128  # events held before they are packed, sent or not (see NOTE [kernel-side cost])
 EVENT_TYPES = typing.get_args(events.Event)
 EVENT_CLASSES = {cls.kind: cls for cls in EVENT_TYPES}
 

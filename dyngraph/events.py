@@ -303,7 +303,7 @@ def _ipython_cell(frame: Any, filename: str) -> int | None:
 # Up to these sizes, numbers are read in pure Python: cheaper than numpy's per-call cost, but a
 # float object per element, so only for small arrays (the crossovers, measured).
 SMALL_PREVIEW = 16  # preview(): every number, then the first few
-SMALL_NORM = 48  # preview_and_norm(): every number, for math.hypot
+SMALL_NORM = 32  # preview_and_norm(): every number, for math.hypot
 
 
 def preview(array: Any) -> tuple[float, ...]:
@@ -311,6 +311,8 @@ def preview(array: Any) -> tuple[float, ...]:
     if type(array) is np.ndarray:
         if array.size <= SMALL_PREVIEW:  # the common case in lessons, made cheap
             return tuple(array.ravel().tolist()[:PREVIEW_SIZE])
+        if array.flags.c_contiguous:
+            return tuple(array.ravel()[:PREVIEW_SIZE].tolist())  # ravel: a view, no copy
         return tuple(array.flat[:PREVIEW_SIZE].tolist())  # no copy of a transposed array
     first = array.ravel()[:PREVIEW_SIZE]
     if type(first) is not np.ndarray:
@@ -325,8 +327,9 @@ def preview_and_norm(array: Any) -> tuple[tuple[float, ...], float]:
             values = array.ravel().tolist()
             return tuple(values[:PREVIEW_SIZE]), math.hypot(*values)
         if array.flags.c_contiguous:
-            return preview(array), math.sqrt(float(np.vdot(array, array)))
-        return preview(array), float(np.linalg.norm(array))  # vdot would copy it first
+            flat = array.ravel()  # a view: no copy
+            return tuple(flat[:PREVIEW_SIZE].tolist()), math.sqrt(float(flat.dot(flat)))
+        return preview(array), float(np.linalg.norm(array))  # dot would copy it first
     xp = backend.get_array_module(array)
     return preview(array), math.sqrt(float(xp.vdot(array, array).real))
 

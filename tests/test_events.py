@@ -247,15 +247,20 @@ def test_previews_are_short_tuples_of_floats():
     assert leaf.shape == (4, 5)
 
 
-@pytest.mark.parametrize("layout", ["small", "row", "contiguous", "transposed", "strided"])
+@pytest.mark.parametrize(
+    "layout", ["small", "row", "long row", "contiguous", "transposed", "strided", "empty"]
+)
 def test_preview_and_norm_read_any_layout_row_major(layout):
     rng = np.random.default_rng(0)
+    small, norm_small = dg.events.SMALL_PREVIEW, dg.events.SMALL_NORM
     array = {
         "small": rng.standard_normal((2, 3)),
-        "row": rng.standard_normal((1, 40)).astype(np.float32),  # between the two thresholds
+        "row": rng.standard_normal((1, (small + norm_small) // 2)).astype(np.float32),  # between
+        "long row": rng.standard_normal((1, norm_small + 1)).astype(np.float32),
         "contiguous": rng.standard_normal((32, 64)).astype(np.float32),
         "transposed": rng.standard_normal((64, 32)).T,
         "strided": rng.standard_normal((40, 30))[::3, ::2],
+        "empty": np.zeros((0, 3), dtype=np.float32),
     }[layout]
     preview, norm = dg.events.preview_and_norm(array)
     assert preview == tuple(float(v) for v in array.reshape(-1)[:6])

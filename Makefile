@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 
 .PHONY: lab test lint bench venv clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py dyngraph/_speedups.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev,jupyter]"

@@ -283,9 +283,16 @@ def where_from_stack(depth: int = 1) -> Where | None:
         return cached[1]
     if len(_where_cache) > 10_000:
         _where_cache.clear()
-    where = Where(filename, frame.f_lineno, code.co_name, _ipython_cell(frame, filename))
+    where = _new_where(frame)
     _where_cache[key] = (code, where)
     return where
+
+
+def _new_where(frame: Any) -> Where:
+    """The Where of a frame of the learner's code."""
+    code = frame.f_code
+    return Where(code.co_filename, frame.f_lineno, code.co_name,
+                 _ipython_cell(frame, code.co_filename))
 
 
 def _ipython_cell(frame: Any, filename: str) -> int | None:
@@ -321,11 +328,15 @@ def preview(array: Any) -> tuple[float, ...]:
 
 
 def preview_and_norm(array: Any) -> tuple[tuple[float, ...], float]:
-    """The preview and the L2 norm (inf or nan when the array has them) of a gradient."""
+    """The preview and the L2 norm of a gradient: nan when the gradient has a nan, else inf
+    when it has an inf."""
     if type(array) is np.ndarray:
         if array.size <= SMALL_NORM:
             values = array.ravel().tolist()
-            return tuple(values[:PREVIEW_SIZE]), math.hypot(*values)
+            norm = math.hypot(*values)
+            if norm == math.inf and any(v != v for v in values):  # hypot lets inf beat nan
+                norm = math.nan
+            return tuple(values[:PREVIEW_SIZE]), norm
         if array.flags.c_contiguous:
             flat = array.ravel()  # a view: no copy
             return tuple(flat[:PREVIEW_SIZE].tolist()), math.sqrt(float(flat.dot(flat)))
@@ -343,3 +354,28 @@ def dtype_name(dtype: Any) -> str:
     if name is None:
         name = _dtype_names[dtype] = str(dtype)
     return name
+
+
+# --------------------------------------------------------------------------- speedups
+
+# NOTE [speedups] preview, preview_and_norm and where_from_stack run for every node and every
+# gradient while anyone listens, and in Python they were most of what a live widget cost per
+# op (W1V in benchmarks/). The functions above are their definitions; dyngraph/_speedups.c
+# computes the same without the interpreter's overhead (float32 / float64 numpy arrays in
+# row-major order; it hands anything else to the definitions above) and shares the caches.
+# tests/test_speedups.py checks they agree. Building it is optional (setup.py): without a C
+# compiler, or with DYNGRAPH_PURE_PYTHON=1 in the environment, the definitions above are used.
+_py_preview, _py_preview_and_norm = preview, preview_and_norm
+_py_where_from_stack = where_from_stack
+_speedups: Any = None
+if not os.environ.get("DYNGRAPH_PURE_PYTHON"):
+    try:
+        from . import _speedups
+    except ImportError:  # not built: the Python definitions serve
+        _speedups = None
+if _speedups is not None:
+    _speedups.configure(_py_preview, _py_preview_and_norm, _new_where, _is_internal_file,
+                        _where_cache, _PACKAGE_DIR, sys._getframe)
+    preview = _speedups.preview  # noqa: F811 - the same function, faster
+    preview_and_norm = _speedups.preview_and_norm  # noqa: F811
+    where_from_stack = _speedups.where_from_stack  # noqa: F811

@@ -1,0 +1,305 @@
+/* The event spine's three per-event helpers, in C: preview, preview_and_norm, where_from_stack.
+ *
+ * The definitions are the Python functions of the same names in dyngraph/events.py; read those.
+ * While a widget or a recording listens, these run for every node and every gradient, and in
+ * Python they are most of what an attached view costs per op (see NOTE [speedups] there). This
+ * file computes the same results without the interpreter's overhead:
+ *
+ *   - preview / preview_and_norm read C-contiguous float32 and float64 numpy arrays directly;
+ *     any other array (other dtypes, strided views, CuPy) goes to the Python definition.
+ *   - where_from_stack walks frames as the Python one does and shares its caches.
+ *
+ * tests/test_speedups.py checks that both give the same answers. Building this file is
+ * optional: without a C compiler, dyngraph uses the Python definitions.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <math.h>
+
+#if PY_VERSION_HEX < 0x030B0000 /* Python 3.10: frame.f_lasti counts code units of 2 bytes */
+#include <frameobject.h>
+static int PyFrame_GetLasti(PyFrameObject *frame) { return frame->f_lasti * 2; }
+#endif
+
+#define PREVIEW_SIZE 6 /* events.PREVIEW_SIZE */
+
+/* Set once by configure(): the Python definitions (the fallbacks) and the caches shared with
+   events.py. */
+static PyObject *py_preview = NULL;          /* events._py_preview */
+static PyObject *py_preview_and_norm = NULL; /* events._py_preview_and_norm */
+static PyObject *new_where = NULL;           /* events._new_where(frame) -> Where */
+static PyObject *is_internal_file = NULL;    /* events._is_internal_file: filename -> bool */
+static PyObject *where_cache = NULL;         /* events._where_cache: key -> (code, Where) */
+static PyObject *package_dir = NULL;         /* events._PACKAGE_DIR */
+static PyObject *getframe = NULL;            /* sys._getframe */
+static Py_ssize_t where_cache_limit = 10000;
+
+static int configured(void)
+{
+    if (getframe == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "dyngraph._speedups: call configure() first "
+                                            "(importing dyngraph.events does)");
+        return 0;
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------- previews */
+
+/* A float32 or float64 array in native byte order and row-major layout, or NULL. */
+static PyArrayObject *readable_array(PyObject *obj)
+{
+    if (Py_TYPE(obj) != &PyArray_Type) {
+        return NULL;
+    }
+    PyArrayObject *array = (PyArrayObject *)obj;
+    int type = PyArray_TYPE(array);
+    if ((type != NPY_FLOAT && type != NPY_DOUBLE) || !PyArray_ISNOTSWAPPED(array) ||
+        !PyArray_IS_C_CONTIGUOUS(array)) {
+        return NULL;
+    }
+    return array;
+}
+
+static double element(PyArrayObject *array, npy_intp i)
+{
+    if (PyArray_TYPE(array) == NPY_FLOAT) {
+        return (double)((const float *)PyArray_DATA(array))[i];
+    }
+    return ((const double *)PyArray_DATA(array))[i];
+}
+
+/* The first PREVIEW_SIZE numbers as a tuple of Python floats. */
+static PyObject *first_numbers(PyArrayObject *array)
+{
+    npy_intp n = PyArray_SIZE(array);
+    if (n > PREVIEW_SIZE) {
+        n = PREVIEW_SIZE;
+    }
+    PyObject *preview = PyTuple_New(n);
+    if (preview == NULL) {
+        return NULL;
+    }
+    for (npy_intp i = 0; i < n; i++) {
+        PyObject *number = PyFloat_FromDouble(element(array, i));
+        if (number == NULL) {
+            Py_DECREF(preview);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(preview, i, number);
+    }
+    return preview;
+}
+
+/* The L2 norm: nan if any number is nan, else inf if any is inf; squares are summed in double
+   and rescaled by the largest number when they overflow or underflow, as math.hypot does. */
+static double l2_norm(PyArrayObject *array)
+{
+    npy_intp n = PyArray_SIZE(array);
+    double sum = 0.0, largest = 0.0;
+    int has_inf = 0, has_nan = 0;
+    for (npy_intp i = 0; i < n; i++) {
+        double x = fabs(element(array, i));
+        if (isinf(x)) {
+            has_inf = 1;
+        }
+        else if (isnan(x)) {
+            has_nan = 1;
+        }
+        else if (x > largest) {
+            largest = x;
+        }
+        sum += x * x;
+    }
+    if (has_nan) {
+        return NAN;
+    }
+    if (has_inf) {
+        return INFINITY;
+    }
+    if (isinf(sum) || (sum < 1e-300 && largest > 0.0)) { /* overflow or underflow: rescale */
+        sum = 0.0;
+        for (npy_intp i = 0; i < n; i++) {
+            double x = element(array, i) / largest;
+            sum += x * x;
+        }
+        return largest * sqrt(sum);
+    }
+    return sqrt(sum);
+}
+
+static PyObject *preview(PyObject *module, PyObject *obj)
+{
+    PyArrayObject *array = readable_array(obj);
+    if (array == NULL) {
+        return configured() ? PyObject_CallOneArg(py_preview, obj) : NULL;
+    }
+    return first_numbers(array);
+}
+
+static PyObject *preview_and_norm(PyObject *module, PyObject *obj)
+{
+    PyArrayObject *array = readable_array(obj);
+    if (array == NULL) {
+        return configured() ? PyObject_CallOneArg(py_preview_and_norm, obj) : NULL;
+    }
+    PyObject *preview = first_numbers(array);
+    if (preview == NULL) {
+        return NULL;
+    }
+    PyObject *norm = PyFloat_FromDouble(l2_norm(array));
+    if (norm == NULL) {
+        Py_DECREF(preview);
+        return NULL;
+    }
+    PyObject *result = PyTuple_Pack(2, preview, norm);
+    Py_DECREF(preview);
+    Py_DECREF(norm);
+    return result;
+}
+
+/* ------------------------------------------------------------------------------- where */
+
+/* 1 if the file is inside the dyngraph package, 0 if not, -1 on error (cached by filename). */
+static int internal_file(PyObject *filename)
+{
+    PyObject *known = PyDict_GetItemWithError(is_internal_file, filename); /* borrowed */
+    if (known != NULL) {
+        return known == Py_True;
+    }
+    if (PyErr_Occurred()) {
+        return -1;
+    }
+    Py_ssize_t match = PyUnicode_Tailmatch(filename, package_dir, 0, PY_SSIZE_T_MAX, -1);
+    if (match < 0 ||
+        PyDict_SetItem(is_internal_file, filename, match ? Py_True : Py_False) < 0) {
+        return -1;
+    }
+    return (int)match;
+}
+
+static PyObject *where_from_stack(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    /* sys._getframe(0) called from here is our caller's frame: the Python definition's
+       frame ``depth`` is frame ``depth - 1`` here. */
+    long depth = 1;
+    if (!configured()) {
+        return NULL;
+    }
+    if (nargs > 1) {
+        PyErr_SetString(PyExc_TypeError, "where_from_stack() takes at most one argument");
+        return NULL;
+    }
+    if (nargs == 1) {
+        depth = PyLong_AsLong(args[0]);
+        if (depth == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    PyObject *level = PyLong_FromLong(depth > 0 ? depth - 1 : 0);
+    if (level == NULL) {
+        return NULL;
+    }
+    PyObject *frame = PyObject_CallOneArg(getframe, level);
+    Py_DECREF(level);
+    if (frame == NULL) {
+        return NULL;
+    }
+    PyCodeObject *code = NULL;
+    while (frame != NULL) {
+        code = PyFrame_GetCode((PyFrameObject *)frame);
+        int internal = internal_file(code->co_filename);
+        if (internal < 0) {
+            Py_DECREF(code);
+            Py_DECREF(frame);
+            return NULL;
+        }
+        if (!internal) {
+            break;
+        }
+        Py_DECREF(code);
+        code = NULL;
+        PyObject *back = (PyObject *)PyFrame_GetBack((PyFrameObject *)frame);
+        Py_DECREF(frame);
+        frame = back;
+    }
+    if (frame == NULL) {
+        Py_RETURN_NONE;
+    }
+    /* A loop runs the same instruction many times: its Where is cached, under the key the
+       Python definition uses, (id(code), f_lasti). */
+    PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code),
+                                  PyFrame_GetLasti((PyFrameObject *)frame));
+    PyObject *where = NULL;
+    if (key == NULL) {
+        goto done;
+    }
+    PyObject *cached = PyDict_GetItemWithError(where_cache, key); /* borrowed */
+    if (cached != NULL && PyTuple_GET_ITEM(cached, 0) == (PyObject *)code) {
+        where = Py_NewRef(PyTuple_GET_ITEM(cached, 1));
+        goto done;
+    }
+    if (PyErr_Occurred()) {
+        goto done;
+    }
+    if (PyDict_GET_SIZE(where_cache) > where_cache_limit) {
+        PyDict_Clear(where_cache);
+    }
+    where = PyObject_CallOneArg(new_where, frame);
+    if (where == NULL) {
+        goto done;
+    }
+    PyObject *entry = PyTuple_Pack(2, (PyObject *)code, where);
+    if (entry == NULL || PyDict_SetItem(where_cache, key, entry) < 0) {
+        Py_CLEAR(where);
+    }
+    Py_XDECREF(entry);
+done:
+    Py_XDECREF(key);
+    Py_DECREF(code);
+    Py_DECREF(frame);
+    return where;
+}
+
+/* ------------------------------------------------------------------------------- set-up */
+
+static PyObject *configure(PyObject *module, PyObject *args)
+{
+    PyObject *objects[7];
+    if (!PyArg_ParseTuple(args, "OOOO!O!UO", &objects[0], &objects[1], &objects[2],
+                          &PyDict_Type, &objects[3], &PyDict_Type, &objects[4], &objects[5],
+                          &objects[6])) {
+        return NULL;
+    }
+    PyObject **slots[7] = {&py_preview, &py_preview_and_norm, &new_where, &is_internal_file,
+                           &where_cache, &package_dir, &getframe};
+    for (int i = 0; i < 7; i++) {
+        Py_XSETREF(*slots[i], Py_NewRef(objects[i]));
+    }
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"preview", preview, METH_O, "events.preview, in C."},
+    {"preview_and_norm", preview_and_norm, METH_O, "events.preview_and_norm, in C."},
+    {"where_from_stack", (PyCFunction)(void (*)(void))where_from_stack, METH_FASTCALL,
+     "events.where_from_stack, in C."},
+    {"configure", configure, METH_VARARGS,
+     "configure(preview, preview_and_norm, new_where, is_internal_file, where_cache, "
+     "package_dir, getframe): the Python definitions and caches (events.py calls it once)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef speedups_module = {
+    PyModuleDef_HEAD_INIT, "dyngraph._speedups",
+    "The event spine's per-event helpers in C (the definitions are in dyngraph/events.py).", -1,
+    methods,
+};
+
+PyMODINIT_FUNC PyInit__speedups(void)
+{
+    import_array();
+    return PyModule_Create(&speedups_module);
+}

@@ -1,0 +1,182 @@
+"""The C speedups (dyngraph/_speedups.c) give the same answers as their Python definitions in
+dyngraph/events.py (see NOTE [speedups] there), and the fallback to Python works."""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import dyngraph as dg
+from dyngraph import events
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILT = events._speedups is not None
+needs_speedups = pytest.mark.skipif(
+    not BUILT, reason="dyngraph._speedups is not built (no C compiler at install time, or "
+    "DYNGRAPH_PURE_PYTHON is set): the Python definitions are in use"
+)
+
+
+def test_speedups_are_built_where_a_compiler_is():
+    """An install on a machine with a C compiler and Python's headers builds them (setup.py)."""
+    if os.environ.get("DYNGRAPH_PURE_PYTHON"):
+        pytest.skip("DYNGRAPH_PURE_PYTHON is set: the Python definitions are in use by request")
+    headers = Path(sysconfig.get_paths()["include"], "Python.h").exists()
+    if shutil.which("cc") is None or not headers:
+        pytest.skip("no C compiler or no Python headers here: nothing to build the speedups")
+    assert BUILT, "make venv (pip install -e .) should have built dyngraph/_speedups.c"
+    assert events.preview is events._speedups.preview
+    assert events.preview_and_norm is events._speedups.preview_and_norm
+    assert events.where_from_stack is events._speedups.where_from_stack
+
+
+def test_pure_python_is_used_when_asked():
+    code = (
+        "from dyngraph import events\n"
+        "print(events._speedups is None, events.preview is events._py_preview,"
+        " events.where_from_stack is events._py_where_from_stack)"
+    )
+    env = {**os.environ, "DYNGRAPH_PURE_PYTHON": "1", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "True", "True"]
+
+
+def _arrays() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    with_nan = rng.standard_normal((3, 4)).astype(np.float32)
+    with_nan[1, 2] = np.nan
+    with_inf = rng.standard_normal(50)
+    with_inf[7] = -np.inf
+    with_both = np.array([1.0, np.inf, np.nan], dtype=np.float32)
+    long_with_both = np.ones(100)
+    long_with_both[[3, 60]] = [np.inf, np.nan]
+    return {
+        "row float32": rng.standard_normal((1, 8)).astype(np.float32),
+        "matrix float64": rng.standard_normal((5, 7)),
+        "large float32": rng.standard_normal((64, 32)).astype(np.float32),
+        "zero-d": np.array(2.5, dtype=np.float32),
+        "one number": np.array([-3.0]),
+        "empty": np.zeros((0, 3), dtype=np.float32),
+        "zeros": np.zeros(40),
+        "nan": with_nan,
+        "inf": with_inf,
+        "nan and inf": with_both,
+        "long, nan and inf": long_with_both,
+        "transposed": rng.standard_normal((6, 9)).T,
+        "strided": rng.standard_normal((10, 10))[::2, ::3].astype(np.float32),
+        "big-endian": rng.standard_normal(9).astype(">f8"),
+        "float16": rng.standard_normal(10).astype(np.float16),
+        "int64": np.arange(12).reshape(3, 4),
+        "bool": np.array([True, False, True]),
+    }
+
+
+ARRAYS = _arrays()
+
+
+def _same_values(a: tuple, b: tuple) -> bool:
+    """The same numbers of the same Python types (nan equal to nan)."""
+    return (
+        len(a) == len(b)
+        and all(type(v) is type(w) for v, w in zip(a, b))
+        and all(v == w or (v != v and w != w) for v, w in zip(a, b))
+    )
+
+
+def _same_number(a: float, b: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    return a == pytest.approx(b, rel=1e-6, abs=0.0)
+
+
+@needs_speedups
+@pytest.mark.parametrize("name", list(ARRAYS))
+def test_preview_and_norm_match_the_python_definitions(name):
+    array = ARRAYS[name]
+    assert _same_values(events._speedups.preview(array), events._py_preview(array))
+    preview, norm = events._speedups.preview_and_norm(array)
+    py_preview, py_norm = events._py_preview_and_norm(array)
+    assert _same_values(preview, py_preview)
+    assert type(norm) is float
+    assert _same_number(norm, py_norm), (norm, py_norm)
+
+
+@pytest.mark.parametrize("name", [name for name, a in ARRAYS.items() if a.dtype.kind == "f"])
+def test_norm_is_the_l2_norm_nan_first_then_inf(name):
+    """What the implementation in use gives, against numpy in float64 (gradients are floating
+    point, so only those)."""
+    array = ARRAYS[name]
+    values = array.astype(np.float64).ravel()
+    expected = math.nan if np.isnan(values).any() else float(np.sqrt((values**2).sum()))
+    assert _same_number(events.preview_and_norm(array)[1], expected)
+
+
+@needs_speedups
+@pytest.mark.parametrize("scale", [1e200, 1e-200])
+def test_norm_neither_overflows_nor_underflows(scale):
+    array = np.array([3.0, 4.0]) * scale
+    assert events._speedups.preview_and_norm(array)[1] == pytest.approx(5.0 * scale, rel=1e-12)
+    assert events._speedups.preview_and_norm(array.reshape(1, 2).repeat(30, 0))[1] == (
+        pytest.approx(5.0 * scale * math.sqrt(30), rel=1e-12)
+    )
+
+
+@needs_speedups
+def test_previews_of_anything_else_go_to_python():
+    """Arrays of other dtypes and layouts, numpy scalars, anything array-like: the Python
+    definition answers (and for CuPy arrays the same happens; see the GPU tests)."""
+    scalar = np.float32(1.5)
+    assert events._speedups.preview(scalar) == events._py_preview(scalar) == (1.5,)
+    with pytest.raises(AttributeError):  # the same error as the Python definition gives
+        events._speedups.preview([1.0, 2.0])
+
+
+def _where_here(function, depth):
+    return function(depth)
+
+
+@needs_speedups
+@pytest.mark.parametrize("depth", [1, 2])
+def test_where_from_stack_matches_the_python_definition(depth):
+    found = []
+    for function in (events._speedups.where_from_stack, events._py_where_from_stack):
+        found.append(_where_here(function, depth))  # both from this one line
+    fast, slow = found
+    assert fast == slow
+    assert fast.file == __file__
+    this_test = test_where_from_stack_matches_the_python_definition.__name__
+    assert fast.function == ("_where_here" if depth == 1 else this_test)
+
+
+@needs_speedups
+def test_where_from_stack_skips_dyngraph_frames_and_is_cached():
+    log = []
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    with dg.events.subscribe(log.append):
+        for _ in range(3):
+            y = x * 2  # the same instruction three times: one Where, from the cache
+    wheres = [e.where for e in log if e.kind == "node_created" and e.op == "Mul"]
+    assert len(wheres) == 3 and wheres[0] is wheres[1] is wheres[2]
+    assert wheres[0].file == __file__ and wheres[0].function.startswith("test_where_from_stack")
+    assert y.shape == (2,)
+
+
+@needs_speedups
+def test_where_from_stack_outside_any_file_and_at_the_top():
+    namespace = {"where": events._speedups.where_from_stack}
+    exec(compile("result = where()", "<learner>", "exec"), namespace)
+    assert namespace["result"] == events.Where("<learner>", 1, "<module>", None)
+    with pytest.raises(ValueError):  # too deep: sys._getframe's error, as in Python
+        events._speedups.where_from_stack(10_000)
+    with pytest.raises(TypeError):
+        events._speedups.where_from_stack(1, 2)

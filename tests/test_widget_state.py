@@ -104,6 +104,36 @@ def test_updates_are_coalesced_to_a_bounded_rate():
     assert sum(1 for row in rows if row[0] == "node_created") == 1 + 2 * 300
 
 
+def test_the_clock_is_read_in_strides_while_events_come_fast_and_at_every_event_when_slow(
+    monkeypatch,
+):
+    from dyngraph.jupyter.view import CLOCK_STRIDE
+
+    clock = [100.0]
+    monkeypatch.setattr("dyngraph.jupyter.view.time.monotonic", lambda: clock[0])
+    view = GraphView(rate=10)  # a delta at most every 0.1 s
+    received = deltas_of(view)
+    view.attach()
+    h, c = dg.tensor([1.0], requires_grad=True), dg.tensor([1.0])
+    h = h * c  # announces h and c; from here on one event per op
+    for _ in range(200):  # fast: the clock stands still, so nothing is due after the first
+        h = h * c
+    assert len(received) == 1
+    clock[0] += 1.0  # the learner's code slows down: the next read sees a delta is due
+    waited = 0
+    while len(received) == 1:
+        h = h * c
+        waited += 1
+    assert waited <= CLOCK_STRIDE
+    for _ in range(5):  # slow events: the clock is read, and a delta sent, at every one
+        clock[0] += 0.2
+        h = h * c
+    assert len(received) == 2 + 5
+    view.detach()
+    rows = [row for d in received for row in d["events"]]
+    assert sum(1 for row in rows if row[0] == "node_created") == 3 + 200 + waited + 5
+
+
 def test_the_budget_bounds_what_is_kept_and_sent_and_counts_the_rest():
     view = GraphView(rate=1e9, max_nodes=10, max_events=15).attach()
     h = dg.tensor([1.0], requires_grad=True)
@@ -208,7 +238,7 @@ def test_a_view_keeps_sent_events_as_bytes_not_as_objects():
 
 
 def test_a_long_run_is_packed_as_it_goes_and_sent_whole():
-    from dyngraph.jupyter.view import BATCH_EVENTS
+    from dyngraph.jupyter.view import BATCH_EVENTS, CLOCK_STRIDE
 
     view = GraphView(rate=0.001)  # no flush by the clock: only the first and the final
     received = deltas_of(view)
@@ -216,7 +246,7 @@ def test_a_long_run_is_packed_as_it_goes_and_sent_whole():
     h = dg.tensor([1.0], requires_grad=True)
     for _ in range(BATCH_EVENTS):
         h = h * 1.01
-    assert len(view._batch) < BATCH_EVENTS  # never more events than this held as objects
+    assert len(view._batch) < BATCH_EVENTS + CLOCK_STRIDE  # never more held as objects
     view.detach()
     rows = [row for d in received for row in d["events"]]
     assert sum(1 for row in rows if row[0] == "node_created") == 1 + 2 * BATCH_EVENTS

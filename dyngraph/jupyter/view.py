@@ -7,16 +7,17 @@ of the timeline from the visual vocabulary of ``dyngraph.dot`` (sent once, as a 
 draws it - so stepping and scrubbing happen entirely in the page, even while the kernel is busy.
 
 NOTE [kernel-side cost] The view is attached while the learner's code runs, so what it does per
-event is kept to appending the event to a list and reading the clock. Everything else happens
-once per batch: keeping what the budget allows, finding source files not sent yet, and packing.
-A batch is packed every ``BATCH_EVENTS`` events and sent at most ``rate`` times a second (and
-always at the end). Only the packed bytes are kept, and the snapshot is made of those same
-bytes: events are NamedTuples, which the garbage collector tracks, and a view holding every
-event made each collection walk them all. MessagePack (ormsgpack, in Rust), not JSON: events
-are tuples of numbers and short strings, packed without a Python loop, and a float costs 9
-bytes instead of a trip through ``repr``; NaN and Inf need no special spelling. The view's own
-``recording`` (for ``repr`` and the static fallback) is unpacked and folded only when someone
-asks for it.
+event is kept to appending the event to a list and counting down to the next read of the clock
+(every event while events come slowly, every ``CLOCK_STRIDE`` while they come fast). Everything
+else happens once per batch: keeping what the budget allows, finding source files not sent yet,
+and packing. A batch is packed every ``BATCH_EVENTS`` events and sent at most ``rate`` times a
+second (and always at the end). Only the packed bytes are kept, and the snapshot is made of
+those same bytes: events are NamedTuples, which the garbage collector tracks, and a view
+holding every event made each collection walk them all. MessagePack (ormsgpack, in Rust), not
+JSON: events are tuples of numbers and short strings, packed without a Python loop, and a float
+costs 9 bytes instead of a trip through ``repr``; NaN and Inf need no special spelling. The
+view's own ``recording`` (for ``repr`` and the static fallback) is unpacked and folded only
+when someone asks for it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from ..record import Recording
 STATIC = Path(__file__).parent / "static"
 MAX_SOURCE_CHARS = 20_000  # source text sent per file (notebook cells are short)
 BATCH_EVENTS = 128  # events held before they are packed, sent or not (see NOTE [kernel-side cost])
+CLOCK_STRIDE = 16  # at most this many events between two reads of the clock
 EVENT_TYPES = typing.get_args(events.Event)
 EVENT_CLASSES = {cls.kind: cls for cls in EVENT_TYPES}
 
@@ -296,22 +298,35 @@ class GraphView(anywidget.AnyWidget):
 
 
 def _listener(view: GraphView) -> Any:
-    """The subscriber of an attached view: per event it appends and reads the clock (see NOTE
-    [kernel-side cost]). It holds its view weakly (a finalizer unsubscribes a dropped view)."""
+    """The subscriber of an attached view: per event it appends, and every few events it reads
+    the clock (see NOTE [kernel-side cost]). It holds its view weakly (a finalizer unsubscribes
+    a dropped view)."""
     append = view._batch.append
     due = view._due
     batch = view._batch
     monotonic = time.monotonic
     view_ref = weakref.ref(view)
     paced = view.pace > 0
+    fast = view.interval / 4  # a stride of events that took less than this came fast
+    stride = countdown = 1  # events between two reads of the clock, and until the next one
+    read_at = monotonic()
 
     def listen(event: Any) -> None:
+        nonlocal stride, countdown, read_at
         append(event)
         if paced and event.kind == "node_created":
             view = view_ref()
             if view is not None:
                 view._pace(event)
-        if monotonic() >= due[0]:
+        countdown -= 1
+        if countdown:
+            return
+        # Reading the clock was a third of this function's cost: while events come fast, the
+        # stride doubles up to CLOCK_STRIDE; once they slow down, it is back to every event.
+        now = monotonic()
+        stride = min(2 * stride, CLOCK_STRIDE) if now - read_at < fast else 1
+        countdown, read_at = stride, now
+        if now >= due[0]:
             view = view_ref()
             if view is not None:
                 view.flush()

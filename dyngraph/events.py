@@ -359,8 +359,8 @@ def dtype_name(dtype: Any) -> str:
 # --------------------------------------------------------------------------- speedups
 
 # NOTE [speedups] preview, preview_and_norm and where_from_stack run for every node and every
-# gradient while anyone listens, and in Python they were most of what a live widget cost per
-# op (W1V in benchmarks/). The functions above are their definitions; dyngraph/_speedups.c
+# gradient while anyone listens, and in Python they were a third of what a live widget cost
+# per op (W1V in benchmarks/). The functions above are their definitions; dyngraph/_speedups.c
 # computes the same without the interpreter's overhead (float32 / float64 numpy arrays in
 # row-major order; it hands anything else to the definitions above) and shares the caches.
 # tests/test_speedups.py checks they agree. Building it is optional (setup.py): without a C

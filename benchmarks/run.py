@@ -64,6 +64,14 @@ def selected_workloads(only: list[str] | None) -> list[str]:
     return [name for name in WORKLOADS if name in wanted]
 
 
+def spine_helpers() -> str:
+    """Which previews and source lookups the event spine uses (dyngraph/events.py, NOTE
+    [speedups]): the C ones where they were built, else the Python definitions."""
+    from dyngraph import events
+
+    return "C" if events._speedups is not None else "Python"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -74,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
 
     print(
         f"python {platform.python_version()}, numpy {np.__version__}, "
-        f"{os.cpu_count()} cores, {'quick' if args.quick else 'full'} run\n",
+        f"{os.cpu_count()} cores, event previews in {spine_helpers()}, "
+        f"{'quick' if args.quick else 'full'} run\n",
         flush=True,
     )
     results: list[Result] = []

@@ -361,8 +361,8 @@ def dtype_name(dtype: Any) -> str:
 # NOTE [speedups] preview, preview_and_norm and where_from_stack run for every node and every
 # gradient while anyone listens, and in Python they were a third of what a live widget cost
 # per op (W1V in benchmarks/). The functions above are their definitions; dyngraph/_speedups.c
-# computes the same without the interpreter's overhead (float32 / float64 numpy arrays in
-# row-major order; it hands anything else to the definitions above) and shares the caches.
+# computes the same without the interpreter's overhead (contiguous float32 / float64 numpy
+# arrays; it hands anything else to the definitions above) and shares their caches.
 # tests/test_speedups.py checks they agree. Building it is optional (setup.py): without a C
 # compiler, or with DYNGRAPH_PURE_PYTHON=1 in the environment, the definitions above are used.
 _py_preview, _py_preview_and_norm = preview, preview_and_norm

@@ -41,7 +41,7 @@ def check_gradients(node: Any, grads: tuple) -> None:
     for i, g in enumerate(grads):
         if g is None:
             continue
-        data = g.data if isinstance(g, Tensor) else g
+        data = g.array if isinstance(g, Tensor) else g
         xp = backend.get_array_module(data)
         if bool(xp.isfinite(data).all()):
             continue

@@ -248,7 +248,7 @@ class BackwardPass:
         if g.dtype != tensor.dtype:
             g = g.astype(tensor.dtype)
         if tensor._grad is not None:
-            tensor._grad = Tensor(tensor._grad.data + g)
+            tensor._grad = Tensor(tensor._grad.array + g)
             return
         # NOTE: a .grad must own its array. An op may hand one array to several inputs
         # (z = x + y gives both the same gz), or a read-only broadcast view: copy those, and
@@ -319,12 +319,12 @@ def _run_hooks(hooks: Any, g: Any, shape: tuple[int, ...], create_graph: bool) -
                 f"hook {getattr(hook, '__name__', hook)!r} changed the size of the gradient: "
                 f"expected shape {tuple(shape)} but the hook returned {tuple(result.shape)}"
             )
-        g = result if create_graph else result.data
+        g = result if create_graph else result.array
     return g
 
 
 def _emit_grad(node_id: int, g: Any, accumulated: bool) -> None:
-    data = g.data if isinstance(g, Tensor) else g
+    data = g.array if isinstance(g, Tensor) else g
     preview, norm = events.preview_and_norm(data)
     events.emit(events.new_event(events.GradComputed, (node_id, preview, norm, accumulated)))
 
@@ -334,9 +334,9 @@ def _emit_grad(node_id: int, g: Any, accumulated: bool) -> None:
 
 def _seed_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
     """The starting gradient d(tensor)/d(tensor): ones for a scalar, else the one given."""
-    xp = backend.get_array_module(tensor.data)
+    xp = backend.get_array_module(tensor.array)
     if gradient is None:
-        if tensor.data.size != 1:
+        if tensor.array.size != 1:
             raise RuntimeError(
                 f"grad can be implicitly created only for scalar outputs, but this tensor has "
                 f"shape {tuple(tensor.shape)}: reduce it first (e.g. loss.sum() or loss.mean()) "
@@ -344,7 +344,7 @@ def _seed_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
             )
         seed = xp.ones(tensor.shape, dtype=tensor.dtype)
     else:
-        data = gradient.data if isinstance(gradient, Tensor) else gradient
+        data = gradient.array if isinstance(gradient, Tensor) else gradient
         seed = xp.array(backend.to_device(xp.asarray(data), tensor.device), dtype=tensor.dtype)
         if seed.shape != tensor.shape:
             raise RuntimeError(

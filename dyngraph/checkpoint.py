@@ -79,7 +79,7 @@ def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
         layout=layout,
         n_inputs=len(inputs),
         rng_state=rng_state,
-        output=out.data,
+        output=out.array,
     )
 
 

@@ -44,7 +44,7 @@ def tensor(
     >>> x = dg.tensor([[1., 2.]], requires_grad=True, name="x")
     """
     if isinstance(data, Tensor):
-        data = data.data
+        data = data.array
     source = backend.device_of(data)
     if source == backend.CPU and not isinstance(data, np.ndarray):  # Python numbers and lists
         try:

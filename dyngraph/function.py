@@ -79,7 +79,7 @@ class Function:
         array_type = None
         for arg in args:
             if isinstance(arg, Tensor):
-                data = arg.data
+                data = arg.array
                 if arg._requires_grad:
                     requires_grad = True
                     parents.append(arg.grad_fn or arg)
@@ -254,7 +254,7 @@ def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
         source = origin.get(position)
         if source is _OUTPUT:  # a fresh handle on the same node
             result.append(wrap_output(array, ctx))
-        elif source is not None and source.data is array:
+        elif source is not None and source.array is array:
             result.append(source)
         elif array is None or isinstance(array, (int, float)):
             result.append(array)
@@ -331,7 +331,7 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
     saved_bytes = 0
     for array in ctx.saved_arrays:
         saved_bytes += getattr(array, "nbytes", 0)
-    out = tensor.data
+    out = tensor.array
     events.emit(events.new_event(events.NodeCreated, (
         tensor.id, type(ctx).__name__, tuple(input_ids), out.shape, events.dtype_name(out.dtype),
         backend.device_of(out), True, False, None, scope, where, events.preview(out),
@@ -355,7 +355,7 @@ def announce_tensor(
             tensor.id,
             op,
             (),
-            tensor.data,
+            tensor.array,
             tensor.name,
             tensor._requires_grad,
             tensor.grad_fn is None,

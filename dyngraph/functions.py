@@ -67,7 +67,7 @@ def minimum(x: Any, y: Any) -> Tensor:
 def where(condition: Any, x: Any, y: Any) -> Tensor:
     """x where condition is true, else y (no gradient flows to the condition)."""
     if isinstance(condition, Tensor):
-        condition = condition.data
+        condition = condition.array
     return ops.Where.apply(condition, x, y)
 
 

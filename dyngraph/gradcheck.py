@@ -80,17 +80,17 @@ def _as_outputs(result: Any) -> tuple[Tensor, ...]:
 
 def _analytical_jacobian(out: Tensor, inp: Tensor) -> np.ndarray:
     """Rows d out.flat[j] / d inp, one backward per output element."""
-    jacobian = np.zeros((out.data.size, inp.data.size))
+    jacobian = np.zeros((out.array.size, inp.array.size))
     if not out.requires_grad:
         return jacobian
-    xp = backend.get_array_module(out.data)
-    for j in range(out.data.size):
-        seed = xp.zeros(out.data.size, dtype=out.dtype)
+    xp = backend.get_array_module(out.array)
+    for j in range(out.array.size):
+        seed = xp.zeros(out.array.size, dtype=out.dtype)
         seed[j] = 1
         (g,) = autograd.grad(out, inp, seed.reshape(out.shape), retain_graph=True,
                              allow_unused=True)
         if g is not None:
-            jacobian[j] = backend.to_numpy(g.data).reshape(-1)
+            jacobian[j] = backend.to_numpy(g.array).reshape(-1)
     return jacobian
 
 
@@ -98,15 +98,15 @@ def _numerical_jacobian(
     fn: Callable[..., Any], inputs: tuple, o: int, inp: Tensor, eps: float
 ) -> np.ndarray:
     """Columns (f(x + eps e_k) - f(x - eps e_k)) / 2 eps, perturbing inp's data in place."""
-    data = inp.data
+    data = inp.array
     columns = []
     for k in range(data.size):  # NOTE: fn may itself differentiate (a gradient of a gradient)
         index = np.unravel_index(k, data.shape)
         original = data[index].copy()
         data[index] = original + eps
-        plus = backend.to_numpy(_as_outputs(fn(*inputs))[o].data).astype(np.float64)
+        plus = backend.to_numpy(_as_outputs(fn(*inputs))[o].array).astype(np.float64)
         data[index] = original - eps
-        minus = backend.to_numpy(_as_outputs(fn(*inputs))[o].data).astype(np.float64)
+        minus = backend.to_numpy(_as_outputs(fn(*inputs))[o].array).astype(np.float64)
         data[index] = original
         columns.append(((plus - minus) / (2 * eps)).reshape(-1))
     if not columns:

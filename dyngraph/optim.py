@@ -118,7 +118,7 @@ class SGD(Optimizer):
             if self.momentum != 0.0:
                 state = self.state.setdefault(p, {})
                 if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = Tensor(g.data.copy())
+                    state["momentum_buffer"] = Tensor(g.array.copy())
                 else:
                     buf = state["momentum_buffer"]
                     buf *= self.momentum

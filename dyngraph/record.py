@@ -304,16 +304,16 @@ def from_tensor(tensor: Any) -> Recording:
     for node_id in sorted(found):  # creation order
         item = found[node_id]
         if isinstance(item, Tensor):
-            data = item.data
+            data = item.array
             kind = PARAMETER if getattr(item, "is_parameter", False) else LEAF
             node = Node(node_id, kind, kind, item.name, tuple(data.shape),
                         events.dtype_name(data.dtype), item.device, item.requires_grad,
                         events.preview(data), order=len(recording.nodes))
             if item._grad is not None:
-                node.grad_preview, node.grad_norm = events.preview_and_norm(item._grad.data)
+                node.grad_preview, node.grad_norm = events.preview_and_norm(item._grad.array)
         else:
             is_root = tensor.grad_fn is item
-            value = events.preview(tensor.data) if is_root else ()
+            value = events.preview(tensor.array) if is_root else ()
             saved = item.saved_arrays
             node = Node(node_id, OP, item.name, tensor.name if is_root else None,
                         tuple(item.shape), events.dtype_name(tensor.dtype) if is_root else "",

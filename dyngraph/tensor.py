@@ -47,7 +47,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "data",
+        "array",  # the numpy or cupy array itself (`.data` is the PyTorch-style view of it)
         "_requires_grad",
         "grad_fn",
         "_grad",
@@ -72,7 +72,7 @@ class Tensor:
         name: str | None = None,
     ) -> None:
         if isinstance(data, Tensor):
-            data = data.data
+            data = data.array
         if dtype is not None:
             dtype = resolve_dtype(dtype)
         if device is not None:
@@ -84,7 +84,7 @@ class Tensor:
             data = np.asarray(data)  # numbers, lists, numpy scalars: a Tensor holds an array
         if dtype is not None and data.dtype != dtype:
             data = data.astype(dtype)
-        self.data = data
+        self.array = data
         self.grad_fn = None
         self._grad = None
         self.name = None if name is None else str(name)
@@ -99,20 +99,29 @@ class Tensor:
     # ------------------------------------------------------------------ basic properties
 
     @property
+    def data(self) -> Any:
+        # NOTE interim: the raw array; issue 13 turns this into PyTorch's detached Tensor alias.
+        return self.array
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self.array = value.array if isinstance(value, Tensor) else value
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+        return self.array.shape
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self.array.ndim
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self.array.dtype
 
     @property
     def device(self) -> str:
-        return backend.device_of(self.data)
+        return backend.device_of(self.array)
 
     @property
     def version(self) -> int:
@@ -172,10 +181,10 @@ class Tensor:
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Ask autograd to track operations on this leaf (in place; returns self)."""
         requires_grad = bool(requires_grad)
-        if requires_grad and self.data.dtype.kind != "f":  # real floats (no complex autograd here)
+        if requires_grad and self.array.dtype.kind != "f":  # real floats (no complex autograd here)
             raise RuntimeError(
                 f"Only Tensors of floating point dtype can require gradients, but this one is "
-                f"{self.data.dtype}. Make it floating point first, e.g. "
+                f"{self.array.dtype}. Make it floating point first, e.g. "
                 "dg.tensor([1., 2.], requires_grad=True) or .to(dg.float32)."
             )
         if self.grad_fn is not None and not requires_grad:
@@ -192,7 +201,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new leaf sharing this tensor's data, outside the graph (requires_grad=False)."""
-        return Tensor(self.data, name=self.name)
+        return Tensor(self.array, name=self.name)
 
     def retain_grad(self) -> None:
         """Keep .grad for this non-leaf tensor too during backward (leaves always keep it)."""
@@ -231,22 +240,22 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         """The data as a numpy array (a copy from the GPU; the same memory on the CPU)."""
-        return backend.to_numpy(self.data)
+        return backend.to_numpy(self.array)
 
     def item(self) -> float | int | bool:
         if data_read_hook is not None:
             data_read_hook(self, "item()")
-        if self.data.size != 1:
+        if self.array.size != 1:
             raise RuntimeError(
-                f"a Tensor with {self.data.size} elements cannot be converted to a Python number; "
+                f"a Tensor with {self.array.size} elements cannot be converted to a Python number; "
                 "reduce it first (e.g. .sum()) or index one element"
             )
-        return backend.to_numpy(self.data).reshape(()).item()
+        return backend.to_numpy(self.array).reshape(()).item()
 
     def tolist(self) -> Any:
         if data_read_hook is not None:
             data_read_hook(self, "tolist()")
-        return backend.to_numpy(self.data).tolist()
+        return backend.to_numpy(self.array).tolist()
 
     def to(self, target: Any) -> Tensor:
         """A copy on another device (``'cpu'``/``'cuda'``) or with another dtype."""
@@ -272,7 +281,7 @@ class Tensor:
         return self.to(np.float64)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        array = backend.to_numpy(self.data)
+        array = backend.to_numpy(self.array)
         return array if dtype is None else array.astype(dtype)
 
     def __float__(self) -> float:
@@ -282,14 +291,14 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.dtype.kind not in "iub" or self.data.size != 1:
+        if self.dtype.kind not in "iub" or self.array.size != 1:
             raise TypeError("only integer tensors of a single element can be used as an index")
         return int(self.item())
 
     def __bool__(self) -> bool:
         if data_read_hook is not None:
             data_read_hook(self, "bool()")
-        return bool(self.data)
+        return bool(self.array)
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -304,7 +313,7 @@ class Tensor:
         return self.shape if dim is None else self.shape[dim]
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self.array.size)
 
     def dim(self) -> int:
         return self.ndim
@@ -359,31 +368,31 @@ class Tensor:
     # comparisons give boolean tensors outside the graph (they have no gradient)
 
     def __lt__(self, other: Any) -> Tensor:
-        return Tensor(self.data < _data_of(other))
+        return Tensor(self.array < _data_of(other))
 
     def __le__(self, other: Any) -> Tensor:
-        return Tensor(self.data <= _data_of(other))
+        return Tensor(self.array <= _data_of(other))
 
     def __gt__(self, other: Any) -> Tensor:
-        return Tensor(self.data > _data_of(other))
+        return Tensor(self.array > _data_of(other))
 
     def __ge__(self, other: Any) -> Tensor:
-        return Tensor(self.data >= _data_of(other))
+        return Tensor(self.array >= _data_of(other))
 
     def __eq__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return Tensor(self.data == _data_of(other))
+        return Tensor(self.array == _data_of(other))
 
     def __ne__(self, other: Any) -> Tensor:  # type: ignore[override]
-        return Tensor(self.data != _data_of(other))
+        return Tensor(self.array != _data_of(other))
 
     def __and__(self, other: Any) -> Tensor:
-        return Tensor(self.data & _data_of(other))
+        return Tensor(self.array & _data_of(other))
 
     def __or__(self, other: Any) -> Tensor:
-        return Tensor(self.data | _data_of(other))
+        return Tensor(self.array | _data_of(other))
 
     def __invert__(self) -> Tensor:
-        return Tensor(~self.data)
+        return Tensor(~self.array)
 
     # ------------------------------------------------------------------ in place
 
@@ -417,17 +426,17 @@ class Tensor:
     def fill_(self, value: Any) -> Tensor:
         if self._records_inplace(None):
             return self.mul_(0).add_(value)  # as a graph: x * 0 + value
-        self.data.fill(value)
+        self.array.fill(value)
         self._bump_version()
         return self
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        key = normalize_key(key, backend.get_array_module(self.data))
+        key = normalize_key(key, backend.get_array_module(self.array))
         if self._records_inplace(value):
             self._bump_version()
             self._become(SetItem.apply(self, value, key=key))
         else:
-            self.data[key] = backend.to_device(_data_of(value), self.device)
+            self.array[key] = backend.to_device(_data_of(value), self.device)
             self._bump_version()
 
     def _inplace(self, op: type, ufunc: str, other: Any) -> Tensor:
@@ -451,14 +460,14 @@ class Tensor:
             self._bump_version()
             self._become(op.apply(self, other))
             return self
-        xp = backend.get_array_module(self.data)
+        xp = backend.get_array_module(self.array)
         other_data = _data_of(other)
         try:
-            getattr(xp, ufunc)(self.data, other_data, out=self.data)
+            getattr(xp, ufunc)(self.array, other_data, out=self.array)
         except TypeError as exc:  # numpy's casting error, e.g. int tensor += 0.5
             raise RuntimeError(
                 f"in-place {op.__name__} cannot store a result of dtype "
-                f"{np.result_type(self.data, other_data)} in a tensor of dtype {self.dtype}: "
+                f"{np.result_type(self.array, other_data)} in a tensor of dtype {self.dtype}: "
                 "use the out-of-place form (x = x + ...) or convert with .to(dtype)"
             ) from exc
         self._bump_version()
@@ -480,7 +489,7 @@ class Tensor:
         return True
 
     def _become(self, out: Tensor) -> None:
-        self.data = out.data
+        self.array = out.array
         self.grad_fn = out.grad_fn
         self._requires_grad = out._requires_grad
         self.id = out.id
@@ -629,13 +638,13 @@ class Tensor:
         return Expand.apply(self, shape=shape)
 
     def __getitem__(self, key: Any) -> Tensor:
-        return Index.apply(self, key=normalize_key(key, backend.get_array_module(self.data)))
+        return Index.apply(self, key=normalize_key(key, backend.get_array_module(self.array)))
 
     # ------------------------------------------------------------------ display
 
     def __repr__(self) -> str:
         body = np.array2string(
-            backend.to_numpy(self.data), separator=", ", precision=4, prefix="tensor("
+            backend.to_numpy(self.array), separator=", ", precision=4, prefix="tensor("
         )
         extras = []
         if self.dtype not in (DEFAULT_FLOAT, np.dtype(np.int64), np.dtype(np.bool_)):
@@ -658,7 +667,7 @@ def wrap_output(data: Any, grad_fn: Any) -> Tensor:
     """The fast constructor used by Function.apply: ``data`` is already an array. An output
     recorded in the graph shares its node's id."""
     tensor = Tensor.__new__(Tensor)
-    tensor.data = data
+    tensor.array = data
     tensor._requires_grad = grad_fn is not None
     tensor.grad_fn = grad_fn
     tensor._grad = None
@@ -671,7 +680,7 @@ def wrap_output(data: Any, grad_fn: Any) -> Tensor:
 
 
 def _data_of(value: Any) -> Any:
-    return value.data if isinstance(value, Tensor) else value
+    return value.array if isinstance(value, Tensor) else value
 
 
 def _shape_arg(shape: tuple) -> tuple:
@@ -686,7 +695,7 @@ def normalize_key(key: Any, xp: Any) -> Any:
     if isinstance(key, tuple):
         return tuple(normalize_key(k, xp) for k in key)
     if isinstance(key, Tensor):
-        return key.data
+        return key.array
     if isinstance(key, list):
         return xp.asarray(key)
     return key

@@ -79,7 +79,7 @@ class Ref(NamedTuple):
 
     kind   "input" (index: which traced input), "step" (index: which earlier step's output),
            "captured" (index: which captured tensor or array), or "constant" (value: a number)
-    raw    True when the op was given the array itself (``t.data``), not the Tensor
+    raw    True when the op was given the array itself (``t.array``), not the Tensor
     """
 
     kind: str
@@ -296,7 +296,7 @@ class StaticGraph:
         n = len(arrays)
         values[:n] = arrays
         values[n : n + len(self._captured)] = [
-            value.data if isinstance(value, Tensor) else value for value in self._captured
+            value.array if isinstance(value, Tensor) else value for value in self._captured
         ]
         xp = plan[0][1].xp if plan else np
         step = None
@@ -340,8 +340,8 @@ class StaticGraph:
         values[len(inputs) : len(inputs) + len(self._captured)] = self._captured
         for cls, getter, raws, options, out_slot in self._plan:
             args = getter(values)
-            if raws is not None:  # the op was given arrays (t.data), not Tensors
-                args = [a.data if r and isinstance(a, Tensor) else a for a, r in zip(args, raws)]
+            if raws is not None:  # the op was given arrays (t.array), not Tensors
+                args = [a.array if r and isinstance(a, Tensor) else a for a, r in zip(args, raws)]
             values[out_slot] = cls.apply(*args, **options)
         outputs = []
         for i in self._output_slots:
@@ -361,7 +361,7 @@ class StaticGraph:
         json_path, npz_path = _paths(path)
         document = _to_document(self)
         arrays = {
-            f"captured_{j}": backend.to_numpy(value.data if isinstance(value, Tensor) else value)
+            f"captured_{j}": backend.to_numpy(value.array if isinstance(value, Tensor) else value)
             for j, value in enumerate(self._captured)
         }
         json_path.write_text(json.dumps(document, indent=1), encoding="utf-8")
@@ -374,10 +374,10 @@ def _array_of(x: Any) -> Any:
     """An input's array: a Tensor's data, an array as it is, numbers and lists as dg.tensor
     makes them (Python floats become float32)."""
     if isinstance(x, Tensor):
-        return x.data
+        return x.array
     if isinstance(x, np.ndarray) or hasattr(x, "__array_namespace__"):
         return x
-    return factories.tensor(x).data
+    return factories.tensor(x).array
 
 
 def _arguments_getter(slots: tuple[int, ...]) -> Callable[[list], Sequence]:
@@ -470,8 +470,8 @@ class _Recorder:
     def _remember(self, tensor: Tensor, ref: Ref) -> None:
         self.sources[tensor.id] = ref
         self.versions[tensor.id] = tensor._version
-        self.by_data.setdefault(id(tensor.data), ref)
-        self.keep.append(tensor.data)
+        self.by_data.setdefault(id(tensor.array), ref)
+        self.keep.append(tensor.array)
 
     def record(self, cls: type, args: tuple, options: dict, tensor: Tensor) -> None:
         if self.outer is not None:

@@ -259,14 +259,14 @@ class Module:
             if is_device:
                 device = backend.normalize_device(target)
                 backend.module_for(device)  # the install hint when CUDA is missing
-                param.data = backend.to_device(param.data, device)
+                param.array = backend.to_device(param.array, device)
                 if param.grad is not None:
-                    param.grad = Tensor(backend.to_device(param.grad.data, device))
+                    param.grad = Tensor(backend.to_device(param.grad.array, device))
             else:
                 dtype = resolve_dtype(target)
-                param.data = param.data.astype(dtype, copy=False)
+                param.array = param.array.astype(dtype, copy=False)
                 if param.grad is not None:
-                    param.grad = Tensor(param.grad.data.astype(dtype, copy=False))
+                    param.grad = Tensor(param.grad.array.astype(dtype, copy=False))
         return self
 
     def double(self) -> Module:
@@ -294,7 +294,7 @@ class Module:
         ['weight', 'bias']
         """
         return OrderedDict(
-            (name, backend.to_numpy(param.data).copy()) for name, param in self.named_parameters()
+            (name, backend.to_numpy(param.array).copy()) for name, param in self.named_parameters()
         )
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> LoadResult:
@@ -450,7 +450,7 @@ class Sequential(ModuleList):
 def _as_array(value: Any, name: str) -> np.ndarray:
     """A numpy array from a state-dict value: array, dyngraph Tensor, torch tensor, list."""
     if isinstance(value, Tensor):
-        return backend.to_numpy(value.data)
+        return backend.to_numpy(value.array)
     if hasattr(value, "detach") and hasattr(value, "cpu"):  # a torch tensor, without torch
         value = value.detach().cpu().numpy()
     array = np.asarray(value)

@@ -33,12 +33,12 @@ def cos(x):
 
 def sign(x):
     """Piecewise constant: its derivative is zero, so it is a constant in the graph."""
-    data = x.data if isinstance(x, Tensor) else x
+    data = x.array if isinstance(x, Tensor) else x
     return Tensor(backend.get_array_module(data).sign(data))
 
 
 def where(cond, x, y):
-    return Where.apply(cond.data if isinstance(cond, Tensor) else cond, x, y)
+    return Where.apply(cond.array if isinstance(cond, Tensor) else cond, x, y)
 
 
 def broadcast_to(x, shape):

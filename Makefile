@@ -24,8 +24,11 @@ test: $(STAMP)
 	else echo "npm not found: skipping the widget's JavaScript unit tests"; fi
 
 ## make lab: set up and open the tour in JupyterLab.
+# Serves the project's root (the file browser shows everything) with the tour open; as root
+# (containers, cloud notebooks) JupyterLab refuses to start without --allow-root.
 lab: $(STAMP)
-	$(VENV)/bin/jupyter lab notebooks/00_tour.ipynb
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root) \
+		notebooks/00_tour.ipynb
 
 lint: $(STAMP)
 	$(PY) -m ruff check .

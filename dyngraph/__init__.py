@@ -86,7 +86,8 @@ from .trace import StaticGraph, TracerWarning, load_static, trace
 
 def watch(*args: object, **kwargs: object) -> object:
     """A live graph widget for the block: ``with dg.watch(pace=0.3): ...`` (needs Jupyter;
-    see dyngraph.jupyter.watch)."""
+    see dyngraph.jupyter.watch). ``with dg.watch(): loss.backward()`` shows the graph behind
+    ``loss`` built in an earlier cell; ``with dg.watch(view):`` continues an earlier view."""
     from .jupyter import watch as _watch
 
     return _watch(*args, **kwargs)

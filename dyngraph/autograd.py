@@ -25,7 +25,7 @@ from operator import attrgetter
 from typing import Any
 
 from . import anomaly, backend, events, grad_mode
-from .function import Function
+from .function import Function, announce_graph
 from .ops import differentiable
 from .tensor import Tensor
 
@@ -112,6 +112,7 @@ def run_backward(
     task = BackwardPass(roots, seeds, retain_graph, create_graph, capture)
     root_id = roots[0].id
     if events.active:
+        announce_graph(roots)  # built before anyone listened? (NOTE [graphs built before ...])
         events.emit(events.BackwardStarted(root_id, bool(retain_graph), bool(create_graph)))
     previous_mode = grad_mode.enabled
     grad_mode.enabled = create_graph  # the backward pass is recorded only for create_graph

@@ -342,13 +342,14 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
 def announce_tensor(
     tensor: Tensor, where: events.Where | None = None, scope: tuple[str, ...] | None = None
 ) -> None:
-    """node_created for a tensor that existed before (a leaf, or made before subscribing)."""
+    """node_created for a tensor that existed before (a leaf, or made before subscribing): an
+    op's output comes with the graph behind it (see announce_graph)."""
+    if tensor.grad_fn is not None:
+        announce_graph((tensor,))
+        return
     if where is None:
         where = events.where_from_stack()
-    if tensor.grad_fn is not None:
-        op = tensor.grad_fn.name
-    else:
-        op = "parameter" if tensor.is_parameter else "leaf"
+    op = "parameter" if tensor.is_parameter else "leaf"
     tensor._announced = events.epoch
     events.emit(
         _node_event(
@@ -363,6 +364,66 @@ def announce_tensor(
             events.current_scope() if scope is None else scope,
         )
     )
+
+
+# NOTE [graphs built before anyone listened] A view often starts after the forward pass: the
+# loss is built in one notebook cell and ``loss.backward()`` runs in the next, under
+# ``dg.watch()``. The engine holds the graph behind the loss, so it tells the subscribers about
+# it before the first gradient: every node they have not been told about, oldest first (ids are
+# creation order), as the folds ignore a node announced again. What the graph holds is what
+# gradients flow through - ops, and leaves that require grad; data and constants that need no
+# gradient are not kept by the graph (PyTorch's ``next_functions`` shows None for them), so they
+# are not drawn, and intermediate values are not known (only shapes). A tensor carries the
+# events.epoch at which subscribers were last told about it (``_announced``), and a tensor told
+# about in this epoch had everything behind it told in the same epoch: checking the roots is
+# enough, so a view that saw the forward pass costs the engine one comparison per backward.
+
+
+def announce_graph(tensors: Any) -> None:
+    """node_created for each of ``tensors`` that the current subscribers have not been told
+    about, with every node behind it, in creation order (``where`` is None: the lines that
+    built them ran while nobody listened)."""
+    epoch = events.epoch
+    held: dict[int, Tensor] = {}  # node id -> a tensor we hold (its name and value are known)
+    stack = []
+    for tensor in tensors:
+        if tensor._announced != epoch:
+            held[tensor.id] = tensor
+            stack.append(tensor.grad_fn or tensor)
+    if not stack:
+        return
+    found: dict[int, Any] = {}  # id -> Function node or leaf Tensor, not told about yet
+    while stack:  # iterative: a 100 000-op chain is fine
+        item = stack.pop()
+        if item.id in found:
+            continue
+        if isinstance(item, Tensor):  # a leaf
+            if item._announced == epoch and item.id not in held:
+                continue
+            item._announced = epoch
+        else:
+            stack.extend(parent for parent in item.parents if parent is not None)
+        found[item.id] = item
+    for tensor in held.values():
+        tensor._announced = epoch
+    for node_id in sorted(found):
+        item = found[node_id]
+        if isinstance(item, Tensor):
+            op = "parameter" if item.is_parameter else "leaf"
+            events.emit(_node_event(node_id, op, (), item.array, item.name, item._requires_grad,
+                                    True, None, ()))
+            continue
+        inputs = tuple(parent.id for parent in item.parents if parent is not None)
+        saved_bytes = sum(getattr(array, "nbytes", 0) for array in item.saved_arrays or ())
+        output = held.get(node_id)
+        if output is not None:  # its value is known
+            event = _node_event(node_id, item.name, inputs, output.array, output.name, True,
+                                False, item.where, (), saved_bytes)
+        else:
+            device = backend.CPU if item.xp is np else backend.CUDA
+            event = events.NodeCreated(node_id, item.name, inputs, tuple(item.shape), "", device,
+                                       True, False, None, (), item.where, (), saved_bytes)
+        events.emit(event)
 
 
 def _node_event(

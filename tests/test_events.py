@@ -105,11 +105,12 @@ def test_op_output_made_before_subscribing_is_announced_with_its_real_op():
         z = h.sum()
         z2 = h * h
     rows = _summary(log)
-    assert rows[0] == ("node_created", h.id, "Tanh", ())
-    assert log[0].is_leaf is False
-    assert rows[1] == ("node_created", z.id, "Sum", (h.id,))
-    assert rows[2] == ("node_created", z2.id, "Mul", (h.id, h.id))  # h announced only once
-    assert len(rows) == 3
+    assert rows[0] == ("node_created", x.id, "leaf", ())  # with the graph behind it
+    assert rows[1] == ("node_created", h.id, "Tanh", (x.id,))
+    assert log[1].is_leaf is False and log[1].where is None  # its line ran unwatched
+    assert rows[2] == ("node_created", z.id, "Sum", (h.id,))
+    assert rows[3] == ("node_created", z2.id, "Mul", (h.id, h.id))  # h announced only once
+    assert len(rows) == 4
 
 
 def test_a_new_subscription_announces_existing_tensors_again():

@@ -10,7 +10,7 @@ from .view import GraphView
 
 
 @contextmanager
-def watch(view: GraphView | None = None, display: bool = True, **options: Any) -> Iterator[
+def watch(view: GraphView | None = None, display: bool | None = None, **options: Any) -> Iterator[
     GraphView
 ]:
     """Display a live GraphView and record everything built inside the block.
@@ -22,9 +22,30 @@ def watch(view: GraphView | None = None, display: bool = True, **options: Any) -
 
     ``pace`` (seconds per new source line) slows a fast cell down to human speed; the other
     options are GraphView's.
+
+    Backward in a cell of its own: ``with dg.watch(): loss.backward()`` shows the whole graph
+    behind ``loss`` and the gradients flowing, even when the loss was built in an earlier cell
+    (the engine announces the graph it holds; values of intermediates are not known then, nor
+    data and constants that need no gradient). To follow one learner across cells in ONE view,
+    pass the view on: it continues the same timeline and draws no node twice::
+
+        with dg.watch() as view:        # cell 1: displayed here, the forward pass
+            loss = model(x).sum()
+        with dg.watch(view):            # cell 2: the same view, now the backward pass
+            loss.backward()
+
+    ``display``: show the view in this cell's output. By default a new view is shown and a view
+    passed in is not (it is on screen already); ``display=True`` shows it here too.
     """
+    if display is None:
+        display = view is None
     if view is None:
         view = GraphView(**options)
+    elif options:
+        raise TypeError(
+            f"dg.watch(view, ...) continues an existing view, whose options are set: got "
+            f"{', '.join(sorted(options))}"
+        )
     if display:
         from IPython.display import display as show
 

@@ -1,18 +1,45 @@
 """Neural-network building blocks (PyTorch's ``torch.nn``).
 
-- ``module``: ``Module`` (the base class: parameters, train / eval, state_dict, save / load),
-  ``Parameter``, and the containers ``Sequential`` and ``ModuleList``
-- ``layers``: ``Linear``, ``Embedding``, ``Dropout``, ``ReLU``, ``Tanh``, ``Sigmoid``
-- ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell``
+- ``module``: ``Module`` (the base class: parameters, buffers, train / eval, state_dict, save /
+  load), ``Parameter``, and the containers ``Sequential``, ``ModuleList`` and ``ModuleDict``
+- ``layers``: ``Linear``, ``Embedding``, ``Dropout``, ``Identity``, ``Flatten`` and the
+  activations as modules (``ReLU``, ``Tanh``, ``Sigmoid``, ``GELU``, ``LeakyReLU``,
+  ``Softmax``, ``LogSoftmax``)
+- ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell`` (one step) and ``RNN``, ``GRU``,
+  ``LSTM`` (whole sequences)
+- ``conv``: ``Conv1d``, ``Conv2d``, ``MaxPool2d``; ``norm``: ``LayerNorm``, ``BatchNorm1d``,
+  ``BatchNorm2d``
+- ``loss``: ``MSELoss``, ``L1Loss``, ``CrossEntropyLoss``, ``NLLLoss``, ``BCELoss``,
+  ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
+- ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``pack_padded_sequence``...
 """
 
-from . import functional
-from .layers import Dropout, Embedding, Linear, ReLU, Sigmoid, Tanh
-from .module import LoadResult, Module, ModuleList, Parameter, Sequential
-from .recurrent import GRUCell, LSTMCell, RNNCell
+from . import functional, utils
+from .conv import Conv1d, Conv2d, MaxPool2d
+from .layers import (
+    GELU,
+    Dropout,
+    Embedding,
+    Flatten,
+    Identity,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    ReLU,
+    Sigmoid,
+    Softmax,
+    Tanh,
+)
+from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
+from .module import LoadResult, Module, ModuleDict, ModuleList, Parameter, Sequential
+from .norm import BatchNorm1d, BatchNorm2d, LayerNorm
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 __all__ = [
-    "Dropout", "Embedding", "GRUCell", "LSTMCell", "Linear", "LoadResult", "Module",
-    "ModuleList", "Parameter", "RNNCell", "ReLU", "Sequential", "Sigmoid", "Tanh", "functional",
+    "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
+    "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "Identity",
+    "L1Loss", "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LoadResult", "LogSoftmax",
+    "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "RNN",
+    "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "utils",
 ]

@@ -135,3 +135,95 @@ class Sigmoid(Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return F.sigmoid(x)
+
+
+class GELU(Module):
+    """gelu(x) = x * Phi(x), Phi the standard normal CDF (``approximate="tanh"``: the tanh
+    approximation), elementwise."""
+
+    def __init__(self, approximate: str = "none") -> None:
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.gelu(x, approximate=self.approximate)
+
+    def extra_repr(self) -> str:
+        return f"approximate={self.approximate!r}"
+
+
+class LeakyReLU(Module):
+    """leaky_relu(x) = x if x > 0 else negative_slope * x, elementwise."""
+
+    def __init__(self, negative_slope: float = 0.01) -> None:
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.leaky_relu(x, self.negative_slope)
+
+    def extra_repr(self) -> str:
+        return f"negative_slope={self.negative_slope}"
+
+
+class Softmax(Module):
+    """softmax(x) = exp(x) / sum(exp(x)) along ``dim``.
+
+    >>> dg.nn.Softmax(dim=1)(dg.zeros(1, 4))
+    tensor([[0.2500, 0.2500, 0.2500, 0.2500]])
+    """
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.softmax(x, _softmax_dim(self.dim, x))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    """log(softmax(x)) along ``dim``, computed safely as x - logsumexp(x)."""
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.log_softmax(x, _softmax_dim(self.dim, x))
+
+
+def _softmax_dim(dim: int | None, x: Tensor) -> int:
+    """PyTorch's legacy choice when no dim is given: 0 for 0-, 1- and 3-D inputs, else 1."""
+    if dim is not None:
+        return dim
+    return 0 if x.ndim in (0, 1, 3) else 1
+
+
+class Identity(Module):
+    """Returns its input unchanged (a placeholder, e.g. for a removed layer). Any
+    constructor arguments are ignored, as in PyTorch."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+
+    def forward(self, x: Any) -> Any:
+        return x
+
+
+class Flatten(Module):
+    """Flattens dimensions ``start_dim`` to ``end_dim`` into one: (N, C, H, W) -> (N, C*H*W)
+    with the defaults, which keep the batch dimension.
+
+    >>> dg.nn.Flatten()(dg.zeros(2, 3, 4, 5)).shape
+    (2, 60)
+    """
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim = start_dim
+        self.end_dim = end_dim
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x.flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"

@@ -90,6 +90,8 @@ class Module:
 
     training: bool
     _parameters: dict[str, Parameter | None]
+    _buffers: dict[str, Tensor | None]
+    _non_persistent: set[str]
     _modules: dict[str, Module]
     _scope_name: str | None
 
@@ -97,6 +99,8 @@ class Module:
         # NOTE: object.__setattr__, because our own __setattr__ needs these registries to exist.
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "_scope_name", None)
 
@@ -125,6 +129,16 @@ class Module:
             self.register_parameter(name, value)
         elif isinstance(value, Module):
             self.add_module(name, value)
+        elif name in self.__dict__.get("_buffers", {}):
+            # A buffer keeps its name whatever tensor it is given (BatchNorm assigns its new
+            # running mean); None is allowed, anything else must be a Tensor.
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(
+                    f"cannot assign {type(value).__name__} to buffer '{name}' (Tensor or None "
+                    "expected)"
+                )
+            self._buffers[name] = value
+            object.__setattr__(self, name, value)
         elif name in params or name in modules:
             # Replacing a registered parameter or child by anything else: only None is
             # accepted, and unregisters it ("no bias"). A Tensor here is usually a mistake
@@ -144,6 +158,8 @@ class Module:
 
     def __delattr__(self, name: str) -> None:
         self._parameters.pop(name, None)
+        self._buffers.pop(name, None)
+        self._non_persistent.discard(name)
         self._modules.pop(name, None)
         object.__delattr__(self, name)
 
@@ -156,10 +172,38 @@ class Module:
                 "dg.nn.Parameter(tensor)"
             )
         self._modules.pop(name, None)
+        self._buffers.pop(name, None)
         self._parameters[name] = param
         if param is not None and param.name is None:
             param.name = name
         object.__setattr__(self, name, param)
+
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Register ``tensor`` as the buffer ``name``: state that is not a parameter (no
+        gradient, not seen by the optimizer) but belongs to the model, like BatchNorm's
+        running mean. Buffers are moved by ``.to()`` and, when ``persistent``, saved in
+        ``state_dict()``. Reassigning ``self.name = new_tensor`` keeps it a buffer.
+
+        >>> m = dg.nn.Module()
+        >>> m.register_buffer("steps", dg.zeros(1))
+        >>> [name for name, _ in m.named_buffers()]
+        ['steps']
+        """
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(
+                f"cannot register a {type(tensor).__name__} as buffer '{name}' (Tensor or None "
+                "expected)"
+            )
+        if "." in name or name == "":
+            raise KeyError(f"buffer name can't contain '.' or be empty, got {name!r}")
+        if name in self._parameters or name in self._modules:
+            raise KeyError(f"attribute '{name}' already exists as a parameter or module")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent.discard(name)
+        else:
+            self._non_persistent.add(name)
+        object.__setattr__(self, name, tensor)
 
     def add_module(self, name: str, module: Module) -> None:
         """Register ``module`` as the child ``name`` (what ``self.name = module`` does)."""
@@ -168,6 +212,7 @@ class Module:
         if module is self:
             raise ValueError("a module cannot be its own child")
         self._parameters.pop(name, None)
+        self._buffers.pop(name, None)
         self._modules[name] = module
         object.__setattr__(module, "_scope_name", name)
         object.__setattr__(self, name, module)
@@ -192,6 +237,24 @@ class Module:
         """Every parameter, in the order of ``named_parameters()`` (hand it to an optimizer)."""
         for _, param in self.named_parameters(recurse=recurse):
             yield param
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True) -> Iterator[
+        tuple[str, Tensor]
+    ]:
+        """(dotted name, buffer) pairs, in the order of ``named_parameters()``."""
+        seen: set[int] = set()
+        modules = self.named_modules(prefix) if recurse else [(prefix, self)]
+        for module_prefix, module in modules:
+            for name, buffer in module._buffers.items():
+                if buffer is None or id(buffer) in seen:
+                    continue
+                seen.add(id(buffer))
+                yield (f"{module_prefix}.{name}" if module_prefix else name), buffer
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        """Every buffer (running statistics and other state that is not trained)."""
+        for _, buffer in self.named_buffers(recurse=recurse):
+            yield buffer
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         yield from self._modules.items()
@@ -231,19 +294,22 @@ class Module:
     # ------------------------------------------------------------------ modes and gradients
 
     def train(self, mode: bool = True) -> Module:
-        """Training mode (the default): Dropout drops. Applies to every descendant."""
+        """Training mode (the default): Dropout drops, BatchNorm normalises with the batch's
+        statistics and updates its running ones. Applies to every descendant."""
         for module in self.modules():
             object.__setattr__(module, "training", bool(mode))
         return self
 
     def eval(self) -> Module:
-        """Evaluation mode: Dropout passes its input through unchanged. Same as train(False)."""
+        """Evaluation mode: Dropout passes its input through unchanged, BatchNorm uses its
+        running statistics. Same as train(False)."""
         return self.train(False)
 
-    def zero_grad(self) -> None:
-        """Forget every parameter's gradient (``.grad = None``; the next backward starts fresh)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient: ``.grad = None`` (the next backward starts
+        fresh), or with ``set_to_none=False`` fill the existing gradients with zeros."""
         for param in self.parameters():
-            param.grad = None
+            _zero_grad(param, set_to_none)
 
     def requires_grad_(self, requires_grad: bool = True) -> Module:
         """Freeze (False) or unfreeze every parameter; returns self."""
@@ -255,6 +321,15 @@ class Module:
         """Move every parameter to a device (``'cpu'``, ``'cuda'``) or cast it to a dtype, in
         place: the Parameter objects stay the same, so an optimizer made before still works."""
         is_device = isinstance(target, str) and target.lower().split(":")[0] in ("cpu", "cuda")
+        for module in self.modules():
+            for buffer in module._buffers.values():
+                if buffer is None:
+                    continue
+                if is_device:
+                    device = backend.normalize_device(target)
+                    buffer.array = backend.to_device(buffer.array, device)
+                elif buffer.dtype.kind == "f":  # like torch: integer buffers keep their dtype
+                    buffer.array = buffer.array.astype(resolve_dtype(target), copy=False)
         for param in self.parameters():
             if is_device:
                 device = backend.normalize_device(target)
@@ -285,7 +360,9 @@ class Module:
     # ------------------------------------------------------------------ saving and loading
 
     def state_dict(self) -> OrderedDict[str, np.ndarray]:
-        """The parameters as numpy arrays, by dotted name, in ``named_parameters()`` order.
+        """The parameters and persistent buffers as numpy arrays, by dotted name, in PyTorch's
+        order (each module's parameters, then its buffers, then its children's), so the keys
+        are those of the same model built with ``torch.nn``.
 
         The arrays are copies (a snapshot): training on does not change a state dict kept as
         "the best model so far".
@@ -294,19 +371,32 @@ class Module:
         ['weight', 'bias']
         """
         return OrderedDict(
-            (name, backend.to_numpy(param.array).copy()) for name, param in self.named_parameters()
+            (name, backend.to_numpy(tensor.array).copy()) for name, tensor in self._state_items()
         )
+
+    def _state_items(self) -> Iterator[tuple[str, Tensor]]:
+        """(dotted name, tensor) of everything ``state_dict`` holds, in its order."""
+        seen: set[int] = set()
+        for prefix, module in self.named_modules():
+            own = [(name, t) for name, t in module._parameters.items()]
+            own += [(name, t) for name, t in module._buffers.items()
+                    if name not in module._non_persistent]
+            for name, tensor in own:
+                if tensor is None or id(tensor) in seen:
+                    continue
+                seen.add(id(tensor))
+                yield (f"{prefix}.{name}" if prefix else name), tensor
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> LoadResult:
         """Copy values into the parameters, in place, matching them by name.
 
         Values may be numpy arrays, dyngraph tensors or PyTorch tensors (from a torch module's
         ``state_dict()``: the weight layouts are the same). Each value is cast to the dtype of
-        the parameter it lands in. With ``strict=True`` a missing or unexpected key is an
-        error; a shape mismatch always is. Nothing is copied when there is an error.
+        the parameter (or buffer) it lands in. With ``strict=True`` a missing or unexpected key
+        is an error; a shape mismatch always is. Nothing is copied when there is an error.
         Returns ``(missing_keys, unexpected_keys)``.
         """
-        own = dict(self.named_parameters())
+        own = dict(self._state_items())
         missing = [name for name in own if name not in state_dict]
         unexpected = [name for name in state_dict if name not in own]
         problems = []
@@ -324,7 +414,7 @@ class Module:
             if array.shape != param.shape:
                 problems.append(
                     f"size mismatch for {name!r}: copying a value of shape {array.shape}, but "
-                    f"the parameter in the model has shape {tuple(param.shape)}"
+                    f"the one in the model has shape {tuple(param.shape)}"
                 )
             arrays[name] = array
         if problems:
@@ -405,6 +495,11 @@ class ModuleList(Module):
         self.add_module(str(len(self._modules)), module)
         return self
 
+    def extend(self, modules: Iterable[Module]) -> ModuleList:
+        for module in modules:
+            self.append(module)
+        return self
+
     def __len__(self) -> int:
         return len(self._modules)
 
@@ -413,6 +508,55 @@ class ModuleList(Module):
 
     def __getitem__(self, index: int) -> Module:
         return list(self._modules.values())[index]
+
+
+class ModuleDict(Module):
+    """A dict of modules that registers them under their keys (PyTorch's ``nn.ModuleDict``);
+    it keeps insertion order and has no forward.
+
+    >>> heads = dg.nn.ModuleDict({"mean": dg.nn.Linear(4, 1), "log_var": dg.nn.Linear(4, 1)})
+    >>> sorted(heads.keys()), heads["mean"].out_features
+    (['log_var', 'mean'], 1)
+    """
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None
+                 ) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        items = modules.items() if isinstance(modules, Mapping) else modules
+        for name, module in items:
+            self[name] = module
+
+    def __getitem__(self, key: str) -> Module:
+        return self._modules[key]
+
+    def __setitem__(self, key: str, module: Module) -> None:
+        self.add_module(key, module)
+
+    def __delitem__(self, key: str) -> None:
+        del self._modules[key]
+        object.__delattr__(self, key)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._modules
+
+    def keys(self) -> Iterable[str]:
+        return self._modules.keys()
+
+    def items(self) -> Iterable[tuple[str, Module]]:
+        return self._modules.items()
+
+    def values(self) -> Iterable[Module]:
+        return self._modules.values()
 
 
 class Sequential(ModuleList):
@@ -457,3 +601,11 @@ def _as_array(value: Any, name: str) -> np.ndarray:
     if array.dtype.kind not in "fciub":
         raise TypeError(f"state_dict value for {name!r} is not numeric (dtype {array.dtype})")
     return array
+
+
+def _zero_grad(param: Tensor, set_to_none: bool) -> None:
+    """``param.grad = None``, or zeros in place in the existing gradient (set_to_none=False)."""
+    if set_to_none or param.grad is None:
+        param.grad = None
+    else:
+        param.grad = Tensor(param.grad.array * 0)  # a fresh array: the old one may be shared

@@ -1,0 +1,122 @@
+"""Convolution and pooling layers: Conv1d, Conv2d, MaxPool2d (PyTorch's ``torch.nn``).
+
+The modules hold the weights and the settings; the arithmetic is ``F.conv1d``, ``F.conv2d``
+and ``F.max_pool2d``. Weights are laid out as in PyTorch, (out_channels, in_channels / groups,
+*kernel_size), and initialised like PyTorch's: weight and bias from U(-k, k) with
+k = 1 / sqrt(fan_in), fan_in = in_channels / groups * prod(kernel_size) (what PyTorch's
+``kaiming_uniform_(a=sqrt(5))`` works out to).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..tensor import Tensor
+from . import functional as F
+from .layers import uniform_parameter
+from .module import Module
+
+
+def _tuple(value: int | tuple[int, ...], n: int) -> tuple[int, ...]:
+    return (value,) * n if isinstance(value, int) else tuple(value)
+
+
+class _ConvNd(Module):
+    dims = 0
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, dilation: Any = 1, groups: int = 1, bias: bool = True,
+                 padding_mode: str = "zeros", device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if in_channels % groups or out_channels % groups:
+            raise ValueError(
+                f"in_channels ({in_channels}) and out_channels ({out_channels}) must both be "
+                f"divisible by groups ({groups})"
+            )
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"padding_mode={padding_mode!r}: only 'zeros' is supported")
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _tuple(kernel_size, self.dims)
+        self.stride = _tuple(stride, self.dims)
+        self.padding = padding if isinstance(padding, str) else _tuple(padding, self.dims)
+        self.dilation = _tuple(dilation, self.dims)
+        self.groups = groups
+        fan_in = in_channels // groups * math.prod(self.kernel_size)
+        k = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        shape = (out_channels, in_channels // groups, *self.kernel_size)
+        self.weight = uniform_parameter(shape, k, device, dtype)
+        self.bias = uniform_parameter((out_channels,), k, device, dtype) if bias else None
+
+    def extra_repr(self) -> str:
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0,) * self.dims:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * self.dims:
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class Conv1d(_ConvNd):
+    """1-D convolution over (N, C_in, L) inputs -> (N, C_out, L_out) (a cross-correlation,
+    as in every deep-learning library).
+
+    >>> conv = dg.nn.Conv1d(2, 4, kernel_size=3, padding=1)
+    >>> conv(dg.randn(5, 2, 10)).shape
+    (5, 4, 10)
+    """
+
+    dims = 1
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv1d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class Conv2d(_ConvNd):
+    """2-D convolution over images (N, C_in, H, W) -> (N, C_out, H_out, W_out).
+
+    >>> conv = dg.nn.Conv2d(1, 8, kernel_size=3)
+    >>> conv(dg.randn(2, 1, 28, 28)).shape
+    (2, 8, 26, 26)
+    """
+
+    dims = 2
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv2d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class MaxPool2d(Module):
+    """The maximum over each kernel_size window of an image (N, C, H, W); ``stride`` defaults
+    to ``kernel_size`` (windows side by side).
+
+    >>> dg.nn.MaxPool2d(2)(dg.randn(1, 3, 8, 8)).shape
+    (1, 3, 4, 4)
+    """
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
+                 ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding = padding
+        self.dilation = dilation
+        self.return_indices = return_indices
+        self.ceil_mode = ceil_mode
+
+    def forward(self, x: Tensor) -> Any:
+        return F.max_pool2d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
+                f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")

@@ -1,0 +1,115 @@
+"""Loss functions as modules (PyTorch's ``nn.MSELoss``, ``nn.CrossEntropyLoss``, ...).
+
+Each one keeps its settings (``reduction``, ``ignore_index``, ...) and calls the function of
+the same name in ``dg.nn.functional`` with them: ``nn.MSELoss()(input, target)`` is
+``F.mse_loss(input, target)``. Arguments are in PyTorch's order, prediction first::
+
+    criterion = dg.nn.CrossEntropyLoss()
+    loss = criterion(model(x), y)       # logits (N, C), class ids (N,)
+
+``reduction`` is ``"mean"`` (the default), ``"sum"`` or ``"none"`` (one loss per element).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..tensor import Tensor
+from . import functional as F
+from .module import Module
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+class _Loss(Module):
+    def __init__(self, reduction: str = "mean") -> None:
+        super().__init__()
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        self.reduction = reduction
+
+    def extra_repr(self) -> str:
+        return "" if self.reduction == "mean" else f"reduction={self.reduction!r}"
+
+
+class _WeightedLoss(_Loss):
+    """A loss with an optional per-class ``weight``, kept as a buffer (moved by ``.to()``)."""
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean") -> None:
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+
+class MSELoss(_Loss):
+    """mean((input - target)^2): the squared error, for regression.
+
+    >>> dg.nn.MSELoss()(dg.tensor([1., 2.]), dg.tensor([1., 4.]))
+    tensor(2.)
+    """
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class L1Loss(_Loss):
+    """mean(|input - target|): the absolute error."""
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    """-log softmax(input)[target]: logits (N, C) against class ids (N,), averaged.
+
+    ``ignore_index`` marks targets that do not count (padding); ``label_smoothing`` mixes the
+    one-hot target with a uniform one; ``weight`` (C,) weighs the classes.
+    """
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+        super().__init__(weight, reduction)
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.cross_entropy(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_WeightedLoss):
+    """-input[target]: the negative log-likelihood of log-probabilities (N, C) (the output of
+    ``LogSoftmax``) against class ids (N,). ``LogSoftmax`` + ``NLLLoss`` = ``CrossEntropyLoss``.
+    """
+
+    def __init__(self, weight: Tensor | None = None, ignore_index: int = -100,
+                 reduction: str = "mean") -> None:
+        super().__init__(weight, reduction)
+        self.ignore_index = ignore_index
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class BCELoss(_WeightedLoss):
+    """-(t log p + (1 - t) log(1 - p)): binary cross-entropy of probabilities p in (0, 1)
+    (the output of a Sigmoid) against targets t in [0, 1]."""
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.binary_cross_entropy(input, target, weight=self.weight,
+                                      reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_WeightedLoss):
+    """BCELoss(sigmoid(x), t), computed from the logits x in a numerically safe way.
+    ``pos_weight`` (one per class) weighs the positive targets."""
+
+    def __init__(self, weight: Tensor | None = None, reduction: str = "mean",
+                 pos_weight: Tensor | None = None) -> None:
+        super().__init__(weight, reduction)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.binary_cross_entropy_with_logits(input, target, weight=self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)

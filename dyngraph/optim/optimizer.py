@@ -1,0 +1,307 @@
+"""Optimizers: turn gradients into parameter updates (PyTorch's ``torch.optim``).
+
+``SGD``, ``Adam``, ``AdamW`` and ``RMSprop``; learning-rate schedules are in ``lr_scheduler``.
+
+The training loop is always the same four lines::
+
+    opt = dg.optim.Adam(model.parameters(), lr=1e-3)
+    for x, y in batches:
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad()        # forget the previous step's gradients
+        loss.backward()        # fill p.grad for every parameter p
+        opt.step()             # p <- p - (something computed from p.grad)
+
+NOTE [in place] ``step`` changes each parameter's array in place under ``dg.no_grad()``: the
+Parameter objects, and the arrays inside them, stay the same, so the model (and anything else
+holding them) sees the new values, and the update itself is not recorded in any graph. Each
+update bumps the parameter's version counter, like every in-place operation.
+
+The update rules are PyTorch's, written out step by step, so that a dyngraph model and a PyTorch
+model trained from the same weights on the same data take the same steps.
+
+NOTE [param groups] As in PyTorch, the hyperparameters live in ``opt.param_groups``: a list of
+dicts, each with its ``"params"`` and its own ``"lr"``, ``"momentum"``, ... Passing a list of
+dicts makes several groups (``[{"params": body.parameters()}, {"params": head.parameters(),
+"lr": 1e-2}]``: what a group leaves out comes from the constructor's arguments). A learning-rate
+scheduler, or a learner, changes ``group["lr"]`` between steps.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from .. import factories, grad_mode
+from ..tensor import Tensor
+
+
+class Optimizer:
+    """Base class: keeps the parameter groups, a ``state`` dict per parameter, and
+    ``zero_grad``. Subclasses define ``step()``, which updates every parameter whose ``.grad``
+    is not None using its group's hyperparameters.
+    """
+
+    def __init__(self, params: Iterable[Any], defaults: dict[str, Any]) -> None:
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params should be an iterable of Tensors (e.g. model.parameters() or [w, b]), "
+                "but got a single Tensor: wrap it in a list"
+            )
+        self.defaults = defaults
+        self.state: dict[Tensor, dict[str, Any]] = {}  # per parameter: buffers, step count
+        self.param_groups: list[dict[str, Any]] = []
+        params = list(params)
+        if not params:
+            raise ValueError(
+                "optimizer got an empty parameter list: nothing to optimize (did the model "
+                "register its parameters? A plain Python list of layers hides them; use "
+                "dg.nn.ModuleList)"
+            )
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add a group of parameters (a dict with "params" and any hyperparameters)."""
+        params = group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        if not params:
+            raise ValueError(
+                "optimizer got an empty parameter list: nothing to optimize (did the model "
+                "register its parameters? A plain Python list of layers hides them; use "
+                "dg.nn.ModuleList)"
+            )
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        for i, param in enumerate(params):
+            if not isinstance(param, Tensor):
+                raise TypeError(
+                    f"optimizer can only optimize Tensors, but parameter {i} is a "
+                    f"{type(param).__name__}"
+                )
+            if not param.is_leaf:
+                raise ValueError(
+                    f"can't optimize a non-leaf Tensor (parameter {i} was computed by "
+                    f"{param.grad_fn.name}): optimize the leaves it was computed from, or "
+                    "make it a leaf with .detach().requires_grad_()"
+                )
+            if id(param) in seen:
+                raise ValueError(f"parameter {i} appears more than once in the parameter list")
+            seen.add(id(param))
+        self.param_groups.append({**self.defaults, **group, "params": params})
+
+    @property
+    def params(self) -> list[Tensor]:
+        """Every parameter, group after group."""
+        return [p for group in self.param_groups for p in group["params"]]
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget every parameter's gradient: ``.grad = None`` (the default, as in PyTorch),
+        or with ``set_to_none=False`` zeros (a gradient array the same shape, all 0)."""
+        for param in self.params:
+            if set_to_none or param.grad is None:
+                param.grad = None
+            else:
+                param.grad = Tensor(param.grad.array * 0)  # a fresh array: the old may be shared
+
+    def step(self) -> None:
+        raise NotImplementedError(f"{type(self).__name__} must define step()")
+
+    def _with_grads(self) -> Iterator[tuple[dict[str, Any], Tensor, Tensor]]:
+        """(group, parameter, gradient) for every parameter that has a gradient."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    yield group, p, p.grad
+
+    def __repr__(self) -> str:
+        text = f"{type(self).__name__} ("
+        for i, group in enumerate(self.param_groups):
+            text += f"\nParameter Group {i} ({len(group['params'])} parameters)"
+            for name in sorted(k for k in group if k != "params"):
+                text += f"\n    {name}: {group[name]}"
+        return text + "\n)"
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, with optional momentum, weight decay and Nesterov momentum.
+
+    For each parameter p with gradient g (PyTorch's rule)::
+
+        g = g + weight_decay * p                      (weight decay: an L2 penalty)
+        b = g                      at the first step  (momentum buffer)
+        b = momentum * b + (1 - dampening) * g        afterwards
+        g = g + momentum * b   if nesterov   else   g = b
+        p = p - lr * g
+
+    >>> opt = dg.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0,
+                 nesterov: bool = False) -> None:
+        _non_negative(learning_rate=lr, momentum=momentum, weight_decay=weight_decay)
+        if nesterov and (momentum <= 0.0 or dampening != 0.0):
+            raise ValueError("Nesterov momentum requires a momentum > 0 and zero dampening")
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay, "nesterov": nesterov})
+
+    @grad_mode.no_grad()
+    def step(self) -> None:
+        """Update every parameter that has a gradient, in place."""
+        for group, p, g in self._with_grads():
+            momentum = group["momentum"]
+            if group["weight_decay"] != 0.0:
+                g = g + group["weight_decay"] * p
+            if momentum != 0.0:
+                state = self.state.setdefault(p, {})
+                if "momentum_buffer" not in state:
+                    state["momentum_buffer"] = Tensor(g.array.copy())
+                else:
+                    buf = state["momentum_buffer"]
+                    buf *= momentum
+                    buf += (1.0 - group["dampening"]) * g
+                buf = state["momentum_buffer"]
+                g = g + momentum * buf if group["nesterov"] else buf
+            p -= group["lr"] * g
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba 2015): a step per parameter scaled by running averages of the
+    gradient and of its square. For each parameter p with gradient g, at step t = 1, 2, ...::
+
+        g = g + weight_decay * p                      (L2 penalty, as in PyTorch's Adam)
+        m = beta1 * m + (1 - beta1) * g               (first moment;  m = 0 at the start)
+        v = beta2 * v + (1 - beta2) * g * g           (second moment; v = 0 at the start)
+        m_hat = m / (1 - beta1 ** t)                  (bias corrections: m and v start at 0)
+        v_hat = v / (1 - beta2 ** t)
+        p = p - lr * m_hat / (sqrt(v_hat) + eps)
+
+    ``amsgrad=True`` divides by the largest v_hat seen so far instead.
+
+    >>> opt = dg.optim.Adam(model.parameters(), lr=1e-3)
+    """
+
+    decoupled = False  # AdamW: weight decay applied to p directly, not through g
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0.0, amsgrad: bool = False) -> None:
+        _non_negative(learning_rate=lr, eps=eps, weight_decay=weight_decay)
+        if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
+            raise ValueError(f"invalid betas: {betas} (each must be in [0, 1))")
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
+                                  "weight_decay": weight_decay, "amsgrad": amsgrad})
+
+    @grad_mode.no_grad()
+    def step(self) -> None:
+        """Update every parameter that has a gradient, in place."""
+        for group, p, g in self._with_grads():
+            beta1, beta2 = group["betas"]
+            lr, weight_decay = group["lr"], group["weight_decay"]
+            if weight_decay != 0.0:
+                if self.decoupled:
+                    p *= 1.0 - lr * weight_decay
+                else:
+                    g = g + weight_decay * p
+            state = self.state.setdefault(p, {})
+            if not state:
+                state["step"] = 0
+                state["exp_avg"] = factories.zeros_like(p)  # m, on p's device
+                state["exp_avg_sq"] = factories.zeros_like(p)  # v
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = factories.zeros_like(p)
+            state["step"] += 1
+            t = state["step"]
+            m, v = state["exp_avg"], state["exp_avg_sq"]
+            m *= beta1
+            m += (1.0 - beta1) * g
+            v *= beta2
+            v += (1.0 - beta2) * (g * g)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = v.maximum(state["max_exp_avg_sq"])
+                v = state["max_exp_avg_sq"]
+            # NOTE: arranged as PyTorch does it (the bias corrections folded into a step size
+            # and the denominator), so that rounding differs from PyTorch's as little as possible.
+            step_size = lr / (1.0 - beta1**t)
+            denominator = v.sqrt() / math.sqrt(1.0 - beta2**t) + group["eps"]
+            p -= step_size * (m / denominator)
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov & Hutter 2019): instead of adding
+    weight_decay * p to the gradient, each step first shrinks the parameter,
+    ``p = p * (1 - lr * weight_decay)``, then takes Adam's step. Default weight_decay 0.01.
+
+    >>> opt = dg.optim.AdamW(model.parameters(), lr=1e-3)
+    """
+
+    decoupled = True
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 1e-2, amsgrad: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+
+
+class RMSprop(Optimizer):
+    """RMSprop (Hinton's lecture 6e): divide the gradient by a running root mean square of
+    recent gradients. For each parameter p with gradient g (PyTorch's rule)::
+
+        g = g + weight_decay * p
+        v = alpha * v + (1 - alpha) * g * g           (v = 0 at the start)
+        avg = sqrt(v) + eps       (centered: sqrt(v - mean(g)^2) + eps, mean(g) also running)
+        b = momentum * b + g / avg;  p = p - lr * b   if momentum > 0
+        p = p - lr * g / avg                          otherwise
+
+    >>> opt = dg.optim.RMSprop(model.parameters(), lr=1e-2)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
+                 centered: bool = False) -> None:
+        _non_negative(learning_rate=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
+                      momentum=momentum)
+        super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps,
+                                  "weight_decay": weight_decay, "momentum": momentum,
+                                  "centered": centered})
+
+    @grad_mode.no_grad()
+    def step(self) -> None:
+        """Update every parameter that has a gradient, in place."""
+        for group, p, g in self._with_grads():
+            alpha = group["alpha"]
+            if group["weight_decay"] != 0.0:
+                g = g + group["weight_decay"] * p
+            state = self.state.setdefault(p, {})
+            if not state:
+                state["step"] = 0
+                state["square_avg"] = factories.zeros_like(p)
+                if group["momentum"] > 0.0:
+                    state["momentum_buffer"] = factories.zeros_like(p)
+                if group["centered"]:
+                    state["grad_avg"] = factories.zeros_like(p)
+            state["step"] += 1
+            square_avg = state["square_avg"]
+            square_avg *= alpha
+            square_avg += (1.0 - alpha) * (g * g)
+            if group["centered"]:
+                grad_avg = state["grad_avg"]
+                grad_avg += (1.0 - alpha) * (g - grad_avg)  # a lerp towards g, as in PyTorch
+                avg = (square_avg - grad_avg * grad_avg).sqrt() + group["eps"]
+            else:
+                avg = square_avg.sqrt() + group["eps"]
+            if group["momentum"] > 0.0:
+                buf = state["momentum_buffer"]
+                buf *= group["momentum"]
+                buf += g / avg
+                p -= group["lr"] * buf
+            else:
+                p -= group["lr"] * (g / avg)
+
+
+def _non_negative(**settings: float) -> None:
+    """Refuse a negative hyperparameter, naming it."""
+    for name, value in settings.items():
+        if value < 0.0:
+            raise ValueError(f"invalid {name.replace('_', ' ')}: {value} (it must be >= 0)")

@@ -71,6 +71,7 @@ ALLOWED_ATTRIBUTES = frozenset(
     }
 )
 MAX_LABEL_CHARS = 120  # longer names are cut with an ellipsis (a 1 MB name must not hang dot)
+COMPACT_VALUES = 3  # numbers in a compact label's preview (the inspector shows them all)
 DEFAULT_MAX_NODES = 200  # the node budget of one diagram
 
 # ----------------------------------------------------------------------------- escaping
@@ -127,9 +128,12 @@ OUTPUT_ATTRIBUTES = attributes(peripheries="2", color=GREEN, penwidth="1.5")
 # ----------------------------------------------------------------------------- formatting
 
 
-def format_values(values: tuple, total: int) -> str:
+def format_values(values: tuple, total: int, limit: int | None = None) -> str:
     """``[1.5, 2, ...]``: floats with four significant digits ('nan', 'inf' as such), other
-    numbers as they are, and an ellipsis when the tensor has more than the preview."""
+    numbers as they are, and an ellipsis when the tensor has more than the preview (or than
+    ``limit`` values, which cuts the preview short: compact labels show at most 3)."""
+    if limit is not None:
+        values = values[:limit]
     shown = ", ".join([f"{v:.4g}" if type(v) is float else str(v) for v in values])
     return f"[{shown}{', ...' if total > len(values) else ''}]"
 
@@ -187,15 +191,17 @@ def node_statement(
     grads: bool = True,
     shapes: bool = True,
     mark: str | None = None,
+    limit: int | None = None,
 ) -> str:
     """``n<id> [label=..., <kind's style>] [<saved>] [<freed>] [<anomaly>];`` for one node.
 
     The base style of its kind comes first; each state that applies adds a second attribute list
     on top (DOT lets a later list override an earlier one). The widget composes exactly the same
-    statement from ``vocabulary()``, so every diagram speaks one vocabulary.
+    statement from ``vocabulary()``, so every diagram speaks one vocabulary. ``limit`` cuts the
+    value and gradient previews to that many numbers (the widget's compact labels: 3).
     """
     anomaly = node.anomaly
-    lines = _label_lines(node, values, grads, shapes, anomaly)
+    lines = _label_lines(node, values, grads, shapes, anomaly, limit)
     label = "\\n".join([escape(line) for line in lines])
     parts = [f'n{node.id} [label="{label}", {_NODE_BODIES[node.kind]}]']
     if node.saved_bytes and not node.freed:
@@ -284,7 +290,8 @@ def to_dot(
 
 
 def _label_lines(
-    node: Node, values: bool, grads: bool, shapes: bool, anomaly: str | None
+    node: Node, values: bool, grads: bool, shapes: bool, anomaly: str | None,
+    limit: int | None = None,
 ) -> list[str]:
     """The lines of a node's label, as plain text (escaped by the caller)."""
     lines = []
@@ -298,10 +305,10 @@ def _label_lines(
         dtype = "" if node.dtype in ("float32", "", "float", "int") else f" {node.dtype}"
         lines.append(f"{tuple(node.shape)}{dtype}")
     if values and node.preview:
-        lines.append(format_values(node.preview, _numel(node.shape)))
+        lines.append(format_values(node.preview, _numel(node.shape), limit))
     if grads and node.grad_preview is not None:
         summed = " (summed)" if node.accumulated else ""  # fan-in: several paths added up
-        lines.append(f"grad{summed} " + format_values(node.grad_preview, _numel(node.shape)))
+        lines.append(f"grad{summed} " + format_values(node.grad_preview, _numel(node.shape), limit))
     if node.saved_bytes and not node.freed:
         lines.append(f"saved {format_bytes(node.saved_bytes)}")
     if node.freed:
@@ -338,6 +345,10 @@ ANOMALY_STYLE = {"fillcolor": VERMILLION}
 CLUSTER_STYLE = {"style": "rounded,dashed", "color": GREY, "fontcolor": "#666666",
                  "labeljust": "l"}
 HIDDEN_STYLE = {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY}
+# A box standing for several nodes: a collapsed scope, and a rolled-up loop (drawn as a stack).
+GROUP_STYLE = {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": LIGHT_GREY,
+               "color": GREY}
+LOOP_STYLE = {"shape": "box3d", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY}
 
 
 def _body(style: dict[str, str]) -> str:
@@ -367,6 +378,9 @@ def vocabulary() -> dict[str, Any]:
         "grad_edges": list(_GRAD_EDGE_BODIES),
         "cluster": _CLUSTER_BODY,
         "hidden": _body(HIDDEN_STYLE),
+        "group": _body(GROUP_STYLE),
+        "loop": _body(LOOP_STYLE),
+        "compact_values": COMPACT_VALUES,
         "max_label_chars": MAX_LABEL_CHARS,
     }
 
@@ -453,12 +467,11 @@ def _plan_hiding(
     honest "N nodes hidden" note that keeps a diagram within its budget of ``max_nodes``."""
     groups: list[_Box] = []
     taken: set[int] = set()
-    grey = {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": LIGHT_GREY,
-            "color": GREY}
+    grey = GROUP_STYLE
 
     if summarize_loops:
         for k, (lines, members) in enumerate(_repeated_iterations(nodes, model)):
-            groups.append(_Box(f"l{k}", lines, grey, (), members))
+            groups.append(_Box(f"l{k}", lines, LOOP_STYLE, (), members))
             taken.update(members)
 
     visible = [n for n in nodes if n.id not in taken]

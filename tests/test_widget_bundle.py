@@ -42,7 +42,7 @@ def test_the_bundle_is_self_contained_and_carries_its_licences():
     # nothing to fetch: no static import statements left for the page to resolve
     assert re.search(r'(^|[;\n])\s*import\s*[\w{*]', bundle) is None
     licences = (STATIC / "THIRD_PARTY_LICENSES.txt").read_text(encoding="utf-8")
-    for name in ("Graphviz", "Eclipse Public License", "d3-graphviz", "ISC"):
+    for name in ("Graphviz", "Eclipse Public License", "@hpcc-js/wasm-graphviz", "ISC"):
         assert name in licences, name
 
 

@@ -88,6 +88,10 @@ def _cases() -> list[dict[str, Any]]:
             js_state["freed"] = state["freed"]
         out.append({"node": node_data(node), "state": js_state,
                     "statement": dot.node_statement(shown)})
+        if i % 3 == 1:  # the widget's compact labels: previews cut to a few numbers
+            out.append({"node": node_data(node), "state": js_state,
+                        "limit": dot.COMPACT_VALUES,
+                        "statement": dot.node_statement(shown, limit=dot.COMPACT_VALUES)})
     return out
 
 

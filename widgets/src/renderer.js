@@ -1,24 +1,15 @@
 // The real renderer: Graphviz compiled to WebAssembly (@hpcc-js/wasm-graphviz, whose WASM is
 // inlined in its JavaScript, so nothing is fetched: it works in JupyterLab, offline, and from a
-// file:// page), drawn with d3-graphviz's keyed transitions for small graphs.
+// file:// page).
 //
-// NOTE [two ways to draw] With tweens on (up to options.tween_max_nodes nodes) d3-graphviz
-// draws and animates: elements are matched by their Graphviz name (n<id>, n3->n7), so a node
-// keeps its identity and moves smoothly. With tweens off there is nothing to animate, and
-// d3-graphviz's data join alone costs more than the layout (300 nodes: ~100 ms layout, ~120 ms
-// join and redraw), so the laid-out SVG is put in directly (made inert first). Node positions
-// are the same either way: they come from Graphviz's layout of the same DOT.
+// NOTE [one way to draw] The view lays a structure out once and restyles it for every position
+// of the timeline (NOTE [layout once] in structure.js), so there is no per-step transition to
+// animate: the laid-out SVG is put in directly, made inert (only Graphviz's drawing elements,
+// no on*/href attributes). Nodes fade in by CSS on small graphs. (Up to protocol v4 d3-graphviz
+// animated every step; its data join cost more than the layout itself past ~100 nodes.)
 
-import { graphviz } from "d3-graphviz";
-import { transition } from "d3-transition";
 import { Graphviz } from "@hpcc-js/wasm-graphviz";
 import { inertSvg, clear } from "./text.js";
-
-/** Duration of the animated transition between two graphs (tweens on). */
-export const TRANSITION_MS = 350;
-/** Path sampling for shape and edge morphing: 5% of the length, i.e. about 20 points a path
- * (d3-graphviz's default of one point per pixel made a 50-node update take ~2 s). */
-export const TWEEN_PRECISION = "5%";
 
 /**
  * @param {HTMLElement} container
@@ -26,36 +17,10 @@ export const TWEEN_PRECISION = "5%";
  */
 export function createGraphvizRenderer(container) {
   const doc = container.ownerDocument;
-  /** @type {any} the d3-graphviz instance, while it owns the drawing */
-  let gv = null;
-  /** @type {{resolve: () => void, reject: (e: Error) => void}|null} */
-  let current = null;
-
-  const fail = (/** @type {Error} */ error) => {
-    const job = current;
-    current = null;
-    if (job) job.reject(error);
-  };
-
-  function animated() {
-    if (gv) return gv;
-    clear(container); // a drawing put in directly: d3-graphviz starts from an empty element
-    // NOTE useWorker: false - d3-graphviz would otherwise look for a worker <script> tag.
-    gv = graphviz(container, { useWorker: false, keyMode: "title", zoom: false, fit: false })
-      .tweenPrecision(TWEEN_PRECISION)
-      .transition(() => transition("dyngraph").duration(TRANSITION_MS))
-      .onerror((/** @type {unknown} */ message) => fail(new Error(String(message))));
-    return gv;
-  }
-
-  function forgetAnimated() {
-    if (!gv) return;
-    gv.destroy();
-    gv = null;
-  }
+  let destroyed = false;
 
   /** Fails the render if the WASM can never load (say a page whose policy forbids it), instead
-   * of d3-graphviz waiting for it silently. */
+   * of waiting for it silently. */
   async function graphvizReady() {
     try {
       return await Graphviz.load();
@@ -65,28 +30,15 @@ export function createGraphvizRenderer(container) {
   }
 
   return {
-    async render(dot, tween) {
+    async render(dot) {
       const layout = await graphvizReady();
-      if (!tween) {
-        const svg = inertSvg(doc, layout.layout(dot, "svg", "dot"));
-        forgetAnimated();
-        clear(container);
-        container.appendChild(svg);
-        return;
-      }
-      const g = animated();
-      await new Promise((resolve, reject) => {
-        const job = { resolve: () => resolve(undefined), reject };
-        current = job;
-        g.renderDot(dot, () => {
-          if (current === job) current = null;
-          job.resolve();
-        });
-      });
+      if (destroyed) return;
+      const svg = inertSvg(doc, layout.layout(dot, "svg", "dot"));
+      clear(container);
+      container.appendChild(svg);
     },
     destroy() {
-      current = null;
-      forgetAnimated();
+      destroyed = true;
     },
   };
 }

@@ -79,6 +79,8 @@ export class Timeline {
     this._statements = new Map();
     /** @type {Vocabulary|null} the vocabulary the cached statements were made with */
     this._vocabulary = null;
+    /** bumped by every change of the data (a structure made from it is then stale) */
+    this.version = (this.version || 0) + 1;
   }
 
   /**
@@ -111,6 +113,7 @@ export class Timeline {
 
   /** @param {Delta} delta */
   _merge(delta) {
+    this.version++;
     if (Array.isArray(delta.events)) {
       // The engine's events (protocol v3 on), folded here into nodes, edges and steps.
       delta = { ...delta, ...foldEvents(delta.events, this.header, (id) => this.nodes.has(id)) };
@@ -178,8 +181,20 @@ export class Timeline {
    * @returns {GraphState}
    */
   graphAt(t, header, options = {}) {
+    const { seen, visible, grads, freed, lastGrad, error, newest } = this.stateAt(t);
     t = clamp(t, 0, this.steps.length);
     const vocabulary = (header && header.vocabulary) || {};
+    return this._graph(t, header, options, vocabulary, { seen, visible, grads, freed, lastGrad, error, newest });
+  }
+
+  /**
+   * The state of every node at position t, without any DOT: what a playback step changes.
+   * @param {number} t
+   * @returns {{t: number, seen: Set<number>, visible: number[], grads: Map<number, GradData & {step: number}>,
+   *   freed: Set<number>, lastGrad: number|null, error: string|null, newest: number|null}}
+   */
+  stateAt(t) {
+    t = clamp(t, 0, this.steps.length);
     const visible = [];
     const seen = new Set();
     /** @type {Map<number, GradData & {step: number}>} */
@@ -220,6 +235,21 @@ export class Timeline {
           break; // "version" and kinds added later do not change the drawing
       }
     }
+    return { t, seen, visible, grads, freed, lastGrad, error, newest };
+  }
+
+  /** The latest gradient of every node over the whole timeline. */
+  finalGrads() {
+    return this.stateAt(this.steps.length).grads;
+  }
+
+  /**
+   * @param {number} t @param {Header} header @param {{max_nodes?: number}} options
+   * @param {Vocabulary} vocabulary
+   * @param {ReturnType<Timeline["stateAt"]>} walk
+   * @returns {GraphState}
+   */
+  _graph(t, header, options, vocabulary, { seen, visible, grads, freed, lastGrad, error, newest }) {
 
     // Outputs: visible nodes that no visible edge leaves (decided before the budget).
     const consumed = new Set();

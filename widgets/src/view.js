@@ -6,6 +6,9 @@ import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
 import { decodeTrait } from "./events.js";
 import { createScheduler, useTweens } from "./coalesce.js";
 import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, renderRows, basename } from "./text.js";
+import { buildStructure, svgStyle, COLLAPSE_OVER } from "./structure.js";
+import { formatValues, magnitudeLevel, anomalyOf } from "./vocabulary.js";
+import { fitView, zoomAt, viewBox, panToShow, ZOOM_STEP, FIT_MAX } from "./zoom.js";
 
 /**
  * The part of anywidget's model a view uses.
@@ -68,14 +71,34 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     /** @type {ReturnType<typeof setTimeout>|null} */
     timer: null,
     disposed: false,
+    /** labels with every value and a gradient line (the "values & grads" toggle) */
+    detail: false,
+    /** @type {Set<string>} groups the learner opened (loops l<id>, scopes "scope:<name>") */
+    expanded: new Set(),
+    /** @type {{key: string, structure: import("./structure.js").Structure}|null} */
+    structure: null,
+    /** @type {import("./structure.js").Structure|null} the structure of the drawing on the page */
+    drawn: null,
+    /** name -> its drawn element, its shapes and texts, and the state last applied to it */
+    elements: /** @type {Map<string, {el: Element, shapes: Element[], texts: Element[], applied: string}>} */ (new Map()),
+    /** the zoom: px per graph unit and the graph point at the pane's top left; user: the learner moved it */
+    zoom: { scale: 1, x: 0, y: 0, user: false },
+    /** the drawing's size in graph units */
+    size: { width: 0, height: 0 },
+    /** when the last layout ended and how long it took (live growth is rate-bounded by it) */
+    layoutEnded: 0,
+    layoutMs: 0,
+    /** a drag just panned: the click that ends it selects nothing */
+    dragged: false,
   };
 
   /**
    * @param {EventTarget} target @param {string} type @param {(e: any) => void} fn
+   * @param {AddEventListenerOptions} [opts]
    */
-  const listen = (target, type, fn) => {
-    target.addEventListener(type, fn);
-    disposers.push(() => target.removeEventListener(type, fn));
+  const listen = (target, type, fn, opts = undefined) => {
+    target.addEventListener(type, fn, opts);
+    disposers.push(() => target.removeEventListener(type, fn, opts));
   };
   /** @param {string} name @param {(...args: any[]) => void} fn */
   const onModel = (name, fn) => {
@@ -90,7 +113,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       tabindex: "0",
       role: "group",
       "aria-label": "dyngraph: computation graph player",
-      "aria-keyshortcuts": "ArrowLeft ArrowRight Space Home End",
+      "aria-keyshortcuts": "ArrowLeft ArrowRight Space Home End + - 0",
       // Keep JupyterLab's notebook shortcuts (command mode) off keys pressed inside the widget.
       "data-lm-suppress-shortcuts": "true",
     },
@@ -114,7 +137,14 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     attrs: { type: "range", min: "0", max: "0", step: "1", value: "0", "aria-label": "position in the timeline" },
   }));
   const position = make(doc, "span", { className: "dg-position", attrs: { role: "status" } });
-  toolbar.append(backBtn, playBtn, fwdBtn, endFwdBtn, startBwdBtn, speedLabel, scrub, position);
+  const zoomGroup = make(doc, "span", { className: "dg-zoom", attrs: { role: "group", "aria-label": "zoom" } });
+  const zoomOutBtn = button("\u2212", "zoom out (-)", "zoom-out");
+  const zoomInBtn = button("+", "zoom in (+)", "zoom-in");
+  const fitBtn = button("fit", "fit the whole graph in view (0)", "fit");
+  zoomGroup.append(zoomOutBtn, zoomInBtn, fitBtn);
+  const detailBtn = button("values & grads", "show every value and gradient in the node labels", "detail");
+  detailBtn.setAttribute("aria-pressed", "false");
+  toolbar.append(backBtn, playBtn, fwdBtn, endFwdBtn, startBwdBtn, speedLabel, scrub, position, zoomGroup, detailBtn);
 
   const main = make(doc, "div", { className: "dg-main" });
   const graphWrap = make(doc, "div", { className: "dg-graph-wrap" });
@@ -125,7 +155,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const errorText = make(doc, "pre", { className: "dg-error-text" });
   errorBanner.append(errorTitle, errorText);
   const empty = make(doc, "div", { className: "dg-empty" });
-  graphWrap.append(errorBanner, graphEl, empty);
+  const legend = make(doc, "div", { className: "dg-legend", attrs: { "aria-label": "legend" } });
+  graphWrap.append(errorBanner, graphEl, empty, legend);
 
   const side = make(doc, "div", { className: "dg-side" });
   const codePanel = make(doc, "section", { className: "dg-panel dg-code-panel", attrs: { "aria-label": "source" } });
@@ -140,7 +171,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   main.append(graphWrap, side);
 
   const notes = make(doc, "div", { className: "dg-notes" });
-  root.append(title, toolbar, main, notes);
+  const groupsBar = make(doc, "div", { className: "dg-groups", attrs: { role: "group", "aria-label": "groups" } });
+  groupsBar.hidden = true;
+  root.append(title, toolbar, main, groupsBar, notes);
   el.appendChild(root);
 
   for (const speed of SPEEDS) {
@@ -150,11 +183,21 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   // ------------------------------------------------------------------------------ rendering
   const renderer = createRenderer(graphEl);
   const scheduler = createScheduler(
-    async (/** @type {{dot: string, tween: boolean, t: number}} */ job) => {
+    async (/** @type {{dot: string, tween: boolean, t: number, structure: import("./structure.js").Structure}} */ job) => {
       if (job.dot !== state.renderedDot) {
+        // NOTE [rate] A layout blocks the page while Graphviz runs; while data streams in, leave
+        // the page at least twice that long between two layouts.
+        const wait = state.layoutEnded + 2 * state.layoutMs - performance.now();
+        if (wait > 0 && state.renderedDot !== null) await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 1000)));
+        if (state.disposed) return;
         try {
           const started = performance.now();
           await renderer.render(job.dot, job.tween);
+          state.layoutMs = performance.now() - started;
+          state.layoutEnded = performance.now();
+          state.drawn = job.structure;
+          indexDrawing();
+          placeDrawing();
           // How long the last drawing took, and how many there were: numbers a test (or a
           // curious learner in the devtools) can read.
           graphEl.dataset.renderMs = String(Math.round(performance.now() - started));
@@ -169,37 +212,241 @@ function controller({ model, el, createRenderer, reducedMotion }) {
           updateNotes();
         }
       }
-      if (!state.disposed) decorate();
-      // The timeline position the drawing now shows (a test waits for it to match the slider).
-      graphEl.dataset.shownStep = String(job.t);
+      if (!state.disposed) restyle();
     },
   );
 
-  /** Mark the edges carrying the newest gradient and the selected node on the drawn SVG. */
-  function decorate() {
-    const g = state.graph;
+  /** The name of every drawn node, edge and cluster -> its element, shapes and label lines. */
+  function indexDrawing() {
+    state.elements.clear();
     const svg = graphEl.querySelector("svg");
-    if (!g || !svg) return;
-    const flowing = new Set(g.highlight.map(([src, dst]) => `n${src}->n${dst}`));
-    for (const edge of Array.from(svg.querySelectorAll("g.edge"))) {
-      edge.classList.toggle("dg-flow", flowing.has(titleOf(edge)));
+    if (!svg) return;
+    for (const el of Array.from(svg.querySelectorAll("g.node, g.edge, g.cluster"))) {
+      const shapes = Array.from(el.children).filter((c) => c.localName !== "title" && c.localName !== "text");
+      const texts = Array.from(el.querySelectorAll("text"));
+      state.elements.set(titleOf(el), { el, shapes, texts, applied: "" });
     }
-    const selected = state.selected === null ? null : `n${state.selected}`;
-    const newest = g.newest === null ? null : `n${g.newest}`;
-    /** @type {Element[]} */
-    const focus = [];
-    for (const node of Array.from(svg.querySelectorAll("g.node"))) {
-      const name = titleOf(node);
-      node.classList.toggle("dg-selected", name === selected);
-      if (name === newest) focus.push(node);
+  }
+
+  /** The pane's size in px (0 x 0 when not laid out: jsdom, a hidden tab). */
+  function paneSize() {
+    return { width: graphEl.clientWidth, height: graphEl.clientHeight };
+  }
+
+  /** After a layout: size the pane to the drawing, then fit it, or keep the learner's view. */
+  function placeDrawing() {
+    const svg = graphEl.querySelector("svg");
+    if (!svg) return;
+    const box = (svg.getAttribute("viewBox") || "").trim().split(/[\s,]+/).map(Number);
+    const [width, height] = box.length === 4 && box.every(Number.isFinite) ? [box[2], box[3]] : [0, 0];
+    state.size = { width, height };
+    svg.setAttribute("width", "100%");
+    svg.setAttribute("height", "100%");
+    svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
+    const win = doc.defaultView;
+    const tallest = Math.max(220, Math.min(820, Math.round((win && win.innerHeight ? win.innerHeight : 900) * 0.78)));
+    graphEl.style.height = `${Math.min(tallest, Math.max(180, Math.ceil(height * FIT_MAX) + 16))}px`;
+    if (state.zoom.user) applyZoom();
+    else fit();
+  }
+
+  function fit() {
+    const pane = paneSize();
+    if (!pane.width || !pane.height || !state.size.width) return;
+    state.zoom = { ...fitView(state.size, { width: pane.width - 8, height: pane.height - 8 }), user: false };
+    state.zoom.x -= 4 / state.zoom.scale;
+    state.zoom.y -= 4 / state.zoom.scale;
+    applyZoom();
+  }
+
+  function applyZoom() {
+    const svg = graphEl.querySelector("svg");
+    const pane = paneSize();
+    if (!svg || !pane.width || !pane.height) return;
+    svg.setAttribute("viewBox", viewBox(state.zoom, pane));
+    graphEl.dataset.scale = String(Math.round(state.zoom.scale * 1000) / 1000);
+  }
+
+  /** @param {number} factor @param {number} [px] @param {number} [py]  pane point kept in place */
+  function zoomBy(factor, px, py) {
+    const pane = paneSize();
+    state.zoom = { ...zoomAt(state.zoom, factor, px ?? pane.width / 2, py ?? pane.height / 2), user: true };
+    applyZoom();
+  }
+
+  /**
+   * Restyle the drawing for the position: no layout (NOTE [layout once] in structure.js).
+   * Each box and edge gets the classes and the few label lines of its state at t; only what
+   * changed since the last restyle is touched.
+   */
+  function restyle() {
+    const g = state.graph;
+    const s = state.drawn;
+    if (!g || !s || !state.elements.size) return;
+    const vocabulary = header().vocabulary || {};
+    const consumed = new Set();
+    for (const e of timeline.edges.values()) if (g.seen.has(e.src) && g.seen.has(e.dst)) consumed.add(e.src);
+    /** @type {Map<string, boolean>} */
+    const shownBox = new Map();
+    /** @type {string|null} */
+    let active = null;
+    for (const box of s.boxes) {
+      const visible = box.members.some((id) => g.seen.has(id));
+      shownBox.set(box.name, visible);
+      const item = state.elements.get(box.name);
+      if (!item) continue;
+      const id = box.members[0];
+      const node = box.kind === "node" ? timeline.nodes.get(id) : null;
+      const grad = node ? g.grads.get(id) : undefined;
+      const freed = node ? g.freed.has(id) : false;
+      const output = Boolean(node) && visible && !consumed.has(id);
+      const anomaly = node ? anomalyOf(node, { grad: grad || null, freed }) !== null : false;
+      const selected = state.selected !== null && box.members.includes(state.selected);
+      if (g.lastGrad !== null && box.members.includes(g.lastGrad)) active = box.name;
+      else if (active === null && g.lastGrad === null && g.newest !== null && box.members.includes(g.newest)) active = box.name;
+      const key = `${visible}|${grad ? grad.step : -1}|${freed}|${output}|${anomaly}|${selected}`;
+      if (item.applied === key) continue;
+      item.applied = key;
+      const el = item.el;
+      el.classList.toggle("dg-future", !visible);
+      el.classList.toggle("dg-freed", freed);
+      el.classList.toggle("dg-output", output && !freed);
+      el.classList.toggle("dg-grad", Boolean(grad) && !freed);
+      el.classList.toggle("dg-summed", Boolean(grad && grad.summed) && !freed);
+      el.classList.toggle("dg-anomaly", anomaly);
+      el.classList.toggle("dg-selected", selected);
+      /** @type {ReturnType<typeof svgStyle>} */
+      let look = {};
+      if (freed && node) look = svgStyle((vocabulary.freed || {})[node.kind] || "");
+      else if (output) look = { ...svgStyle(String(vocabulary.output || "").replace(/^\[|\]$/g, "")) };
+      if (anomaly) look = { ...look, fill: svgStyle(vocabulary.anomaly).fill };
+      paint(item.shapes, item.texts, look);
+      if (node && state.detail && box.gradLine >= 0 && item.texts[box.gradLine]) {
+        const shape = Array.isArray(node.shape) ? node.shape : [];
+        const text = grad
+          ? `grad${grad.summed ? " (summed)" : ""} ${formatValues(Array.isArray(grad.preview) ? grad.preview : [], shape, String(node.dtype ?? ""))}`
+          : "grad \u2014";
+        setText(item.texts[box.gradLine], cut(text));
+      }
+      if (node && box.savedLine >= 0 && item.texts[box.savedLine]) {
+        setText(item.texts[box.savedLine], freed ? "freed" : box.lines[box.savedLine]);
+      }
     }
-    // After a move in the timeline, scroll the graph (only the graph) to what just happened:
-    // the edges carrying the newest gradient, else the newest node.
-    if (g.t !== state.revealedAt && state.renderedDot === g.dot) {
+    for (const edge of s.edges) {
+      const item = state.elements.get(edge.name);
+      if (!item) continue;
+      const visible = Boolean(shownBox.get(edge.src) && shownBox.get(edge.dst));
+      let norm = null;
+      for (const src of edge.sources) {
+        const grad = g.grads.get(src);
+        if (grad) {
+          norm = grad.norm ?? 0;
+          break;
+        }
+      }
+      const flow = g.lastGrad !== null && edge.sources.includes(g.lastGrad);
+      const key = `${visible}|${norm}|${flow}`;
+      if (item.applied === key) continue;
+      item.applied = key;
+      item.el.classList.toggle("dg-future", !visible);
+      item.el.classList.toggle("dg-flow", flow);
+      const look = norm === null ? {} : svgStyle((vocabulary.grad_edges || [])[magnitudeLevel(norm)]);
+      paint(item.shapes, [], { ...look, fill: look.stroke && undefined }, true);
+    }
+    for (const [title, names] of s.clusters) {
+      const item = state.elements.get(title);
+      if (!item) continue;
+      const visible = names.some((n) => shownBox.get(n));
+      if (item.applied !== String(visible)) {
+        item.applied = String(visible);
+        item.el.classList.toggle("dg-future", !visible);
+      }
+    }
+    // The timeline position the drawing now shows (a test waits for it to match the slider).
+    graphEl.dataset.shownStep = String(g.t);
+    // After a move in the timeline, pan (only pan) so that what just happened is in view.
+    if (g.t !== state.revealedAt) {
       state.revealedAt = g.t;
-      const flow = Array.from(svg.querySelectorAll("g.edge.dg-flow"));
-      reveal(graphEl, flow.length ? flow : focus);
+      const flow = Array.from(graphEl.querySelectorAll("g.edge.dg-flow"));
+      const target = flow.length ? flow : active ? [state.elements.get(active)?.el].filter(Boolean) : [];
+      follow(/** @type {Element[]} */ (target));
     }
+  }
+
+  /** Label text as escape() would cut it. @param {string} text */
+  function cut(text) {
+    const max = (header().vocabulary || {}).max_label_chars ?? 120;
+    const chars = Array.from(text);
+    return chars.length > max ? chars.slice(0, max - 1).join("") + "\u2026" : text;
+  }
+
+  /** Pan so that the union of `targets` is in the pane (the zoom stays). @param {Element[]} targets */
+  function follow(targets) {
+    const pane = paneSize();
+    if (!targets.length || !pane.width || !graphEl.getBoundingClientRect) return;
+    const view = graphEl.getBoundingClientRect();
+    const rects = targets.map((t) => t.getBoundingClientRect());
+    const left = Math.min(...rects.map((r) => r.left));
+    const top = Math.min(...rects.map((r) => r.top));
+    const right = Math.max(...rects.map((r) => r.right));
+    const bottom = Math.max(...rects.map((r) => r.bottom));
+    if (right - left === 0 && bottom - top === 0) return;
+    const k = state.zoom.scale;
+    const rect = {
+      x: state.zoom.x + (left - view.left) / k, y: state.zoom.y + (top - view.top) / k,
+      width: (right - left) / k, height: (bottom - top) / k,
+    };
+    const next = panToShow(state.zoom, pane, rect);
+    if (next !== state.zoom) {
+      state.zoom = { ...next, user: state.zoom.user };
+      applyZoom();
+    }
+  }
+
+  /**
+   * Paint shapes and texts over what Graphviz wrote (inline style wins over the attributes; an
+   * empty look gives the drawing back its own).
+   * @param {Element[]} shapes @param {Element[]} texts
+   * @param {ReturnType<typeof svgStyle>} look @param {boolean} [edge]
+   */
+  function paint(shapes, texts, look, edge = false) {
+    for (const shape of shapes) {
+      const st = /** @type {SVGElement} */ (shape).style;
+      if (!st) continue;
+      setStyle(st, "stroke", look.stroke);
+      setStyle(st, "stroke-width", look.width !== undefined ? `${edge ? look.width : Math.max(look.width, 1) * 1.5}` : undefined);
+      setStyle(st, "stroke-dasharray", look.dashed === true ? "5,2" : look.dashed === false ? "none" : undefined);
+      if (edge) setStyle(st, "fill", shape.localName === "polygon" ? look.stroke : undefined);
+      else setStyle(st, "fill", look.fill);
+    }
+    for (const text of texts) {
+      const st = /** @type {SVGElement} */ (text).style;
+      if (st) setStyle(st, "fill", look.text);
+    }
+  }
+
+  /** @param {CSSStyleDeclaration} st @param {string} name @param {string|undefined} value */
+  function setStyle(st, name, value) {
+    if (value === undefined) st.removeProperty(name);
+    else st.setProperty(name, value);
+  }
+
+  /** The structure of the whole recording as the learner chose to see it (cached). */
+  function currentStructure() {
+    const opts = options();
+    const h = header();
+    const key = [timeline.version, state.detail, [...state.expanded].sort().join(","), opts.max_nodes,
+      opts.collapse_over, h.vocabulary ? Object.keys(h.vocabulary).length : 0, (h.lines || []).join("\n")].join("|");
+    if (state.structure && state.structure.key === key && state.structure.vocabulary === h.vocabulary) {
+      return state.structure.structure;
+    }
+    const structure = buildStructure(timeline, {
+      lines: h.lines || [], vocabulary: h.vocabulary || {}, maxNodes: opts.max_nodes,
+      collapseOver: opts.collapse_over ?? COLLAPSE_OVER, detail: state.detail, expanded: state.expanded,
+      finalGrads: state.detail ? timeline.finalGrads() : undefined,
+    });
+    state.structure = { key, structure, vocabulary: h.vocabulary };
+    return structure;
   }
 
   // ------------------------------------------------------------------------------ data
@@ -341,7 +588,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (state.disposed) return;
     const opts = options();
     state.t = clamp(state.t, 0, timeline.length);
-    const g = timeline.graphAt(state.t, header(), opts);
+    const walk = timeline.stateAt(state.t);
+    const g = { ...walk, shown: walk.visible };
     state.graph = g;
     setText(title, opts.title || "");
     title.hidden = !opts.title;
@@ -351,8 +599,16 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     updateCode(g);
     updateInspector(g);
     updateNotes();
-    const drawn = g.shown.length + (g.hidden > 0 ? 1 : 0);
-    scheduler.request({ dot: g.dot, tween: useTweens(drawn, opts.tween_max_nodes, reducedMotion), t: state.t });
+    const structure = currentStructure();
+    if (structure.dot !== state.renderedDot) {
+      // A new structure (live growth, a toggle, a group opened): lay it out (coalesced).
+      const tween = useTweens(structure.boxes.length, opts.tween_max_nodes, reducedMotion);
+      root.classList.toggle("dg-animate", tween);
+      scheduler.request({ dot: structure.dot, tween, t: state.t, structure });
+    } else if (!scheduler.running) {
+      restyle(); // a playback step: the drawing is restyled, not laid out again
+    }
+    updateGroups(structure);
   }
 
   function updateControls() {
@@ -438,7 +694,72 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (state.renderError) {
       notes.appendChild(make(doc, "div", { className: "dg-render-error", text: `Graphviz could not draw this graph: ${state.renderError}` }));
     }
+    const s = state.structure && state.structure.structure;
+    if (s && s.hidden > 0) {
+      notes.appendChild(make(doc, "div", {
+        className: "dg-hidden-note",
+        text: `${s.hidden} nodes hidden (the oldest, over the budget of ${options().max_nodes} boxes).`,
+      }));
+    }
     notes.hidden = !notes.firstChild;
+  }
+
+  /** The groups bar: what is rolled up (click its box to open it) and what the learner opened. */
+  let groupsShown = "";
+  /** @param {import("./structure.js").Structure} s */
+  function updateGroups(s) {
+    const text = JSON.stringify(s.groups);
+    if (text === groupsShown) return;
+    groupsShown = text;
+    clear(groupsBar);
+    for (const group of s.groups) {
+      const b = make(doc, "button", {
+        className: "dg-btn dg-group-toggle",
+        text: group.expanded ? `roll up: ${group.title}` : `expand: ${group.title}`,
+        attrs: { type: "button", "data-group": group.key, "aria-expanded": String(group.expanded) },
+      });
+      groupsBar.appendChild(b);
+    }
+    groupsBar.hidden = s.groups.length === 0;
+  }
+
+  /** @param {string} key */
+  function toggleGroup(key) {
+    if (state.expanded.has(key)) state.expanded.delete(key);
+    else state.expanded.add(key);
+    update();
+  }
+
+  /** The legend: one swatch per mark of the vocabulary, styled from the vocabulary table. */
+  function buildLegend() {
+    clear(legend);
+    const v = header().vocabulary || {};
+    const node = v.node || {};
+    const freed = v.freed || {};
+    /** @type {Array<[string, string, ReturnType<typeof svgStyle>, string]>} */
+    const items = [
+      ["leaf", "dg-sw-box", svgStyle(node.leaf), "a tensor you made with requires_grad"],
+      ["parameter", "dg-sw-box", svgStyle(node.parameter), "a module's weight or bias"],
+      ["constant", "dg-sw-box", svgStyle(node.constant), "a number or tensor needing no grad"],
+      ["op", "dg-sw-ellipse", svgStyle(node.op), "an operation: its result"],
+      ["output", "dg-sw-ellipse", { ...svgStyle(node.op), ...svgStyle(String(v.output || "").replace(/^\[|\]$/g, "")) }, "nothing uses it (yet)"],
+      ["saved", "dg-sw-ellipse", { ...svgStyle(node.op), ...svgStyle(v.saved) }, "keeps tensors for backward"],
+      ["freed", "dg-sw-ellipse", { ...svgStyle(node.op), ...svgStyle(freed.op) }, "backward released its buffers"],
+      ["grad", "dg-sw-ellipse dg-sw-grad", svgStyle(node.op), "has its gradient"],
+      ["grad (summed) = fan-in", "dg-sw-ellipse dg-sw-summed", svgStyle(node.op), "gradients of several paths added up"],
+      ["group / loop", "dg-sw-stack", svgStyle(v.loop || v.group), "many nodes in one box: click to open"],
+      ["newest gradient", "dg-sw-flow", {}, "the edge the gradient just flowed back along"],
+    ];
+    for (const [name, shape, look, help] of items) {
+      const item = make(doc, "span", { className: "dg-legend-item", attrs: { title: help } });
+      const swatch = make(doc, "span", { className: `dg-swatch ${shape}`, attrs: { "aria-hidden": "true" } });
+      if (look.fill) swatch.style.background = look.fill;
+      if (look.stroke) swatch.style.borderColor = look.stroke;
+      if (look.dashed) swatch.style.borderStyle = "dashed";
+      if (look.width) swatch.style.borderWidth = `${Math.min(look.width, 2)}px`;
+      item.append(swatch, make(doc, "span", { text: name }));
+      legend.appendChild(item);
+    }
   }
 
   // ------------------------------------------------------------------------------ input
@@ -493,6 +814,19 @@ function controller({ model, el, createRenderer, reducedMotion }) {
         pause();
         setPosition(timeline.length);
         break;
+      case "+":
+      case "=":
+        if (field) return;
+        zoomBy(ZOOM_STEP);
+        break;
+      case "-":
+        if (field) return;
+        zoomBy(1 / ZOOM_STEP);
+        break;
+      case "0":
+        if (field) return;
+        fit();
+        break;
       default:
         return;
     }
@@ -504,11 +838,86 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (doc.activeElement !== root && !root.contains(doc.activeElement)) root.focus({ preventScroll: true });
   });
   listen(graphEl, "click", (/** @type {MouseEvent} */ e) => {
+    if (state.dragged) {
+      state.dragged = false;
+      return;
+    }
     const target = /** @type {Element|null} */ (e.target);
     const nodeEl = target && target.closest ? target.closest("g.node") : null;
-    const match = nodeEl ? /^n(\d+)$/.exec(titleOf(nodeEl)) : null;
+    const name = nodeEl ? titleOf(nodeEl) : "";
+    const match = /^n(\d+)$/.exec(name);
+    if (!match && name && state.drawn) {
+      // A group box: open it (a rolled-up loop, a collapsed scope).
+      const box = state.drawn.boxes.find((b) => b.name === name);
+      if (box && (box.kind === "loop" || box.kind === "scope")) {
+        toggleGroup(box.kind === "loop" ? box.name : `scope:${box.title}`);
+        return;
+      }
+    }
     select(match ? Number(match[1]) : null);
   });
+  listen(groupsBar, "click", (/** @type {MouseEvent} */ e) => {
+    const target = /** @type {Element|null} */ (e.target);
+    const b = target && target.closest ? target.closest("button[data-group]") : null;
+    if (b) toggleGroup(String(b.getAttribute("data-group")));
+  });
+  listen(zoomInBtn, "click", () => zoomBy(ZOOM_STEP));
+  listen(zoomOutBtn, "click", () => zoomBy(1 / ZOOM_STEP));
+  listen(fitBtn, "click", () => fit());
+  listen(detailBtn, "click", () => {
+    state.detail = !state.detail;
+    detailBtn.setAttribute("aria-pressed", String(state.detail));
+    update();
+  });
+  listen(graphEl, "wheel", (/** @type {WheelEvent} */ e) => {
+    if (e.ctrlKey && e.deltaY === 0) return;
+    e.preventDefault();
+    const r = graphEl.getBoundingClientRect();
+    const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
+    zoomBy(Math.exp(-e.deltaY * unit * 0.0015), e.clientX - r.left, e.clientY - r.top);
+  }, { passive: false });
+  /** @type {{x: number, y: number, zoom: {scale: number, x: number, y: number}, id: number, moved: boolean}|null} */
+  let drag = null;
+  listen(graphEl, "pointerdown", (/** @type {PointerEvent} */ e) => {
+    if (e.button !== 0) return;
+    drag = { x: e.clientX, y: e.clientY, zoom: { ...state.zoom }, id: e.pointerId, moved: false };
+    state.dragged = false;
+  });
+  listen(graphEl, "pointermove", (/** @type {PointerEvent} */ e) => {
+    if (!drag || e.pointerId !== drag.id) return;
+    const dx = e.clientX - drag.x;
+    const dy = e.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 4) return;
+    if (!drag.moved) {
+      drag.moved = true;
+      if (graphEl.setPointerCapture) graphEl.setPointerCapture(e.pointerId);
+      graphEl.classList.add("dg-dragging");
+    }
+    state.zoom = { scale: drag.zoom.scale, x: drag.zoom.x - dx / drag.zoom.scale, y: drag.zoom.y - dy / drag.zoom.scale, user: true };
+    applyZoom();
+  });
+  const endDrag = (/** @type {PointerEvent} */ e) => {
+    if (!drag || e.pointerId !== drag.id) return;
+    state.dragged = drag.moved;
+    drag = null;
+    graphEl.classList.remove("dg-dragging");
+  };
+  listen(graphEl, "pointerup", endDrag);
+  listen(graphEl, "pointercancel", endDrag);
+  const win = doc.defaultView;
+  if (win && "ResizeObserver" in win) {
+    let last = "";
+    const observer = new win.ResizeObserver(() => {
+      const pane = paneSize();
+      const now = `${pane.width}x${pane.height}`;
+      if (now === last) return;
+      last = now;
+      if (state.zoom.user) applyZoom();
+      else fit();
+    });
+    observer.observe(graphEl);
+    disposers.push(() => observer.disconnect());
+  }
   listen(codeScroll, "click", (/** @type {MouseEvent} */ e) => {
     const target = /** @type {Element|null} */ (e.target);
     const lineBtn = target && target.closest ? target.closest("button.dg-lineno") : null;
@@ -521,6 +930,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   onModel("change:delta", () => applyDelta(true));
   onModel("change:header", () => {
     timeline.header = header();
+    buildLegend();
     update();
   });
   onModel("change:options", () => {
@@ -539,6 +949,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
 
   // ------------------------------------------------------------------------------ start
   applySpeedOption();
+  buildLegend();
   timeline.loadSnapshot(trait("snapshot"));
   applyDelta(false);
   state.t = timeline.length;
@@ -582,26 +993,6 @@ function controller({ model, el, createRenderer, reducedMotion }) {
 export function titleOf(/** @type {Element} */ g) {
   const t = g.querySelector("title");
   return t ? (t.textContent || "").trim() : "";
-}
-
-/**
- * Scroll `box` (only) so that the union of `targets` is in view, if it is not already.
- * @param {HTMLElement} box @param {Element[]} targets
- */
-function reveal(box, targets) {
-  if (!targets.length || !box.getBoundingClientRect) return;
-  const view = box.getBoundingClientRect();
-  const rects = targets.map((t) => t.getBoundingClientRect());
-  const top = Math.min(...rects.map((r) => r.top));
-  const bottom = Math.max(...rects.map((r) => r.bottom));
-  const left = Math.min(...rects.map((r) => r.left));
-  const right = Math.max(...rects.map((r) => r.right));
-  if (bottom - top === 0 && right - left === 0) return; // not laid out (jsdom, hidden)
-  const margin = 16;
-  if (top < view.top) box.scrollTop -= view.top - top + margin;
-  else if (bottom > view.bottom) box.scrollTop += Math.min(bottom - view.bottom + margin, top - view.top - margin);
-  if (left < view.left) box.scrollLeft -= view.left - left + margin;
-  else if (right > view.right) box.scrollLeft += Math.min(right - view.right + margin, left - view.left - margin);
 }
 
 /**

@@ -230,10 +230,12 @@ export function formatValue(v, float) {
  * @param {Value[]} values
  * @param {number[]} [shape]
  * @param {string} [dtype]
+ * @param {number|null} [limit]  show at most this many values (compact labels)
  * @returns {string}
  */
-export function formatValues(values, shape, dtype) {
-  const list = Array.isArray(values) ? values : [];
+export function formatValues(values, shape, dtype, limit = null) {
+  let list = Array.isArray(values) ? values : [];
+  if (limit != null && list.length > limit) list = list.slice(0, limit);
   const float = isFloatDtype(dtype);
   const shown = list.map((v) => formatValue(v, float)).join(", ");
   return `[${shown}${numel(shape) > list.length ? ", ..." : ""}]`;
@@ -282,12 +284,14 @@ export function anomalyOf(node, state) {
 
 /**
  * The lines of a node's label, as plain text (port of dot.py `_label_lines` with values,
- * grads and shapes on).
+ * grads and shapes on; `limit` cuts the previews to that many numbers, as `limit=` does there).
  * @param {NodeData} node
  * @param {NodeState} state
+ * @param {{limit?: number|null}} [options]
  * @returns {string[]}
  */
-export function labelLines(node, state) {
+export function labelLines(node, state, options = {}) {
+  const limit = options.limit ?? null;
   const lines = [];
   const kind = node.kind;
   const name = node.name;
@@ -306,12 +310,12 @@ export function labelLines(node, state) {
     lines.push(shapeText(shape) + suffix);
   }
   if (Array.isArray(node.preview) && node.preview.length > 0) {
-    lines.push(formatValues(node.preview, shape || [], dtype));
+    lines.push(formatValues(node.preview, shape || [], dtype, limit));
   }
   const grad = state && state.grad;
   const freed = Boolean(state && state.freed);
   if (grad && Array.isArray(grad.preview)) {
-    lines.push(`grad${grad.summed ? " (summed)" : ""} ${formatValues(grad.preview, shape || [], dtype)}`);
+    lines.push(`grad${grad.summed ? " (summed)" : ""} ${formatValues(grad.preview, shape || [], dtype, limit)}`);
   }
   if (Number(node.saved) > 0 && !freed) lines.push(`saved ${formatBytes(Number(node.saved))}`);
   if (freed) lines.push("freed");
@@ -333,13 +337,14 @@ function attributeList(...parts) {
  * @param {NodeData} node
  * @param {NodeState} state
  * @param {Vocabulary} vocabulary
+ * @param {{limit?: number|null}} [options]  as labelLines
  * @returns {string}
  */
-export function nodeStatement(node, state, vocabulary) {
+export function nodeStatement(node, state, vocabulary, options = {}) {
   const v = vocabulary || {};
   const maxChars = v.max_label_chars ?? MAX_LABEL_CHARS;
   const freed = Boolean(state && state.freed);
-  const label = labelLines(node, state).map((line) => escape(line, maxChars)).join("\\n");
+  const label = labelLines(node, state, options).map((line) => escape(line, maxChars)).join("\\n");
   const kind = String(node.kind);
   const styles = v.node || {};
   let statement = `n${node.id} ` + attributeList(`label="${label}"`, styles[kind] ?? styles.leaf);

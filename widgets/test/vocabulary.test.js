@@ -23,7 +23,7 @@ describe("the Python fixture", () => {
   test("every node statement", () => {
     const failures = [];
     FIXTURE.nodes.forEach((c, i) => {
-      const got = nodeStatement(c.node, c.state, V);
+      const got = nodeStatement(c.node, c.state, V, { limit: c.limit ?? null });
       if (got !== c.statement) failures.push({ case: i, node: c.node, state: c.state, expected: c.statement, got });
     });
     assert.deepEqual(failures, [], `${failures.length} of ${FIXTURE.nodes.length} node cases differ`);

@@ -1,0 +1,337 @@
+// The structure of a recording: the boxes and edges Graphviz lays out, once per structure.
+// Pure logic, no DOM (see ../PROTOCOL.md, "Layout once, restyle per step").
+//
+// NOTE [layout once] A playback step only changes which nodes are visible, which have a
+// gradient, which are freed and which edge carries the newest gradient. None of that moves a
+// box, so Graphviz lays out the *whole* recording once (every node of the timeline, with loops
+// rolled up, scopes collapsed past a threshold and the budget applied), and each position of
+// the timeline is a restyle of that drawing (view.js `restyle`): classes and a few text lines
+// on the g.node / g.edge elements, found by their Graphviz names (n7, n3->n7, l12, s0, hidden).
+// The layout runs again only when the structure changes: new data while a cell runs, the
+// "values & grads" toggle, a group expanded or rolled up.
+//
+// NOTE [roll-up] Repeated iterations of the same source lines become one stacked box, with the
+// rule of dyngraph/dot.py `_repeated_iterations` (the same (op, file, line) sequence back to
+// back at least 3 times; the first and last iterations stay; the box takes the ones between,
+// with the constants and leaves only they use). Past `collapse_over` boxes, every top-level
+// scope (an nn.Module, dg.scope) becomes one box too, as dot.py `_plan_hiding` does past its
+// budget. The learner expands a group by clicking it, and rolls it up again from the notes.
+
+import { nodeStatement, labelLines, escape, MAX_LABEL_CHARS } from "./vocabulary.js";
+import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
+
+/** dot.py `_repeated_iterations`: fewest back-to-back repeats that make a loop, longest body. */
+export const MIN_REPEATS = 3;
+export const MAX_PERIOD = 64;
+/** Past this many boxes, top-level scopes collapse (options.collapse_over). */
+export const COLLAPSE_OVER = 150;
+/** dot.py COMPACT_VALUES, used when the vocabulary does not say. */
+export const COMPACT_VALUES = 3;
+
+/**
+ * @typedef {import("./timeline.js").NodeRecord} NodeRecord
+ * @typedef {import("./vocabulary.js").Vocabulary} Vocabulary
+ * @typedef {{
+ *   name: string,           the Graphviz name: n<id>, l<id> (loop), s<k> (scope), hidden
+ *   kind: "node"|"loop"|"scope"|"hidden",
+ *   members: number[],      node ids it stands for
+ *   scope: string[],        the cluster it is drawn in
+ *   statement: string,
+ *   order: number,          creation order of its first member
+ *   lines: string[],        its label lines (plain text)
+ *   gradLine: number,       index of the label line showing the gradient, or -1
+ *   savedLine: number,      index of the "saved 32 B" line (it reads "freed" once freed), or -1
+ *   title?: string,         a group's first line (for the notes)
+ * }} Box
+ * @typedef {{name: string, src: string, dst: string, sources: number[]}} BoxEdge
+ * @typedef {{
+ *   key: string, file: string|null, line: number|null, repeats: number, period: number,
+ *   members: number[],
+ * }} Loop
+ * @typedef {{
+ *   dot: string, boxes: Box[], edges: BoxEdge[], owner: Map<number, string>,
+ *   clusters: Map<string, string[]>, hidden: number, loops: Loop[], scopes: string[],
+ *   groups: Array<{key: string, title: string, expanded: boolean}>,
+ * }} Structure
+ */
+
+/**
+ * Runs of a loop body (port of dot.py `_repeated_iterations`): the same (op, file, line)
+ * sequence of ops repeated back to back at least `minRepeats` times. Each run gives the ops of
+ * its iterations between the first and the last, plus the non-op nodes consumed only by them.
+ * @param {NodeRecord[]} nodes  in creation order
+ * @param {Iterable<{src: number, dst: number}>} edges
+ * @param {number} [minRepeats]
+ * @returns {Loop[]}
+ */
+export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
+  const ops = nodes.filter((n) => n.kind === "op" && n.file != null);
+  const keys = ops.map((n) => `${n.op}\u0000${n.file}\u0000${n.line}`);
+  /** @type {Map<number, Set<number>>} */
+  const consumers = new Map();
+  for (const e of edges) {
+    let set = consumers.get(e.src);
+    if (!set) consumers.set(e.src, (set = new Set()));
+    set.add(e.dst);
+  }
+  const same = (/** @type {number} */ a, /** @type {number} */ b, /** @type {number} */ period) => {
+    if (a + period > keys.length) return false;
+    for (let k = 0; k < period; k++) if (keys[a + k] !== keys[b + k]) return false;
+    return true;
+  };
+  /** @type {Loop[]} */
+  const found = [];
+  let i = 0;
+  while (i < keys.length) {
+    let best = null;
+    const maxPeriod = Math.min(MAX_PERIOD, Math.floor((keys.length - i) / minRepeats));
+    for (let period = 1; period <= maxPeriod; period++) {
+      let repeats = 1;
+      while (same(i + repeats * period, i, period)) repeats++;
+      if (repeats >= minRepeats && (best === null || repeats * period > best.repeats * best.period)) {
+        best = { repeats, period };
+      }
+    }
+    if (best === null) {
+      i++;
+      continue;
+    }
+    const { repeats, period } = best;
+    const opMembers = new Set(ops.slice(i + period, i + (repeats - 1) * period).map((n) => n.id));
+    const members = new Set(opMembers);
+    for (const n of nodes) {
+      if (n.kind === "op") continue;
+      const used = consumers.get(n.id);
+      if (used && [...used].every((id) => opMembers.has(id))) members.add(n.id);
+    }
+    const sorted = [...members].sort((a, b) => a - b);
+    found.push({
+      key: `l${sorted[0]}`,
+      file: ops[i].file ?? null,
+      line: ops[i].line ?? null,
+      repeats,
+      period,
+      members: sorted,
+    });
+    i += repeats * period;
+  }
+  return found;
+}
+
+/** `1 node`, `5 nodes`. @param {number} n */
+export function countNodes(n) {
+  return n === 1 ? "1 node" : `${n} nodes`;
+}
+
+/** The label lines of a rolled-up loop. @param {Loop} loop */
+export function loopLines(loop) {
+  const where = loop.line != null ? `, line ${loop.line}` : "";
+  return [`\u00D7${loop.repeats - 2} iterations${where}`, `${countNodes(loop.members.length)} \u00B7 click to expand`];
+}
+
+/**
+ * The structure of the whole recording as the learner has chosen to see it.
+ * @param {{nodes: Map<number, NodeRecord>, edges: Map<string, {src: number, dst: number}>, clusters: Map<string, number>, steps: any[]}} timeline
+ * @param {{
+ *   lines?: string[], vocabulary?: Vocabulary, maxNodes?: number, collapseOver?: number,
+ *   detail?: boolean, expanded?: Set<string>, finalGrads?: Map<number, any>,
+ * }} opts
+ *   detail: labels with every value and a gradient line ("values & grads"); else compact.
+ *   expanded: group keys the learner opened (l<id> loops, "scope:<name>" scopes).
+ *   finalGrads: each node's latest gradient in the timeline (sizes the gradient lines).
+ * @returns {Structure}
+ */
+export function buildStructure(timeline, opts) {
+  const vocabulary = opts.vocabulary || {};
+  const maxChars = vocabulary.max_label_chars ?? MAX_LABEL_CHARS;
+  const expanded = opts.expanded || new Set();
+  const detail = Boolean(opts.detail);
+  const limit = detail ? null : vocabulary.compact_values ?? COMPACT_VALUES;
+  const nodes = [...timeline.nodes.values()].sort((a, b) => a.order - b.order);
+  const order = new Map(nodes.map((n) => [n.id, n.order]));
+  /** @type {Box[]} */
+  const groups = [];
+  const taken = new Set();
+  const groupBox = (/** @type {string} */ name, /** @type {"loop"|"scope"} */ kind, /** @type {string[]} */ lines, /** @type {number[]} */ members, /** @type {string} */ style) => {
+    const label = lines.map((l) => escape(l, maxChars)).join("\\n");
+    const first = Math.min(...members.map((id) => order.get(id) ?? Infinity));
+    return {
+      name, kind, members, scope: [], lines, gradLine: -1, savedLine: -1, title: lines[0], order: first,
+      statement: `${name} [label="${label}"${style ? `, ${style}` : ""}];`,
+    };
+  };
+
+  /** @type {Array<{key: string, title: string, expanded: boolean}>} */
+  const groupList = [];
+  const loops = repeatedIterations(nodes, timeline.edges.values());
+  for (const loop of loops) {
+    const lines = loopLines(loop);
+    const open = expanded.has(loop.key);
+    groupList.push({ key: loop.key, title: lines[0], expanded: open });
+    if (open) continue;
+    groups.push(groupBox(loop.key, "loop", lines, loop.members, vocabulary.loop || vocabulary.group || ""));
+    for (const id of loop.members) taken.add(id);
+  }
+
+  let visible = nodes.filter((n) => !taken.has(n.id));
+  const everyScope = [...new Set(visible.filter((n) => n.scope.length).map((n) => n.scope[0]))];
+  const collapseOver = Math.max(1, Math.floor(opts.collapseOver ?? COLLAPSE_OVER));
+  const maxNodes = Math.max(1, Math.floor(opts.maxNodes ?? Infinity));
+  const scopes = [];
+  // A loop the learner opened is an explicit choice: it is not folded away again by a scope.
+  const loopOpened = loops.some((loop) => expanded.has(loop.key));
+  if (!loopOpened && visible.length + groups.length > Math.min(collapseOver, maxNodes)) {
+    for (const name of everyScope) {
+      const key = `scope:${name}`;
+      const members = visible.filter((n) => n.scope.length && n.scope[0] === name).map((n) => n.id);
+      const index = timeline.clusters.get(scopeKey([name])) ?? scopes.length;
+      const title = `${name}`;
+      groupList.push({ key, title, expanded: expanded.has(key) });
+      if (expanded.has(key)) continue;
+      scopes.push(name);
+      groups.push(groupBox(`s${index}`, "scope", [title, `${countNodes(members.length)} \u00B7 click to expand`], members, vocabulary.group || ""));
+      for (const id of members) taken.add(id);
+    }
+    visible = visible.filter((n) => !taken.has(n.id));
+  }
+
+  /** @type {Box[]} */
+  let boxes = [...groups];
+  for (const node of visible) {
+    const grad = detail && opts.finalGrads ? opts.finalGrads.get(node.id) || null : null;
+    const state = { grad, freed: false };
+    const lines = labelLines(node, state, { limit });
+    const saved = Number(node.saved) > 0;
+    boxes.push({
+      name: `n${node.id}`, kind: "node", members: [node.id], scope: node.scope, order: node.order,
+      statement: nodeStatement(node, state, vocabulary, { limit }),
+      lines,
+      gradLine: grad ? lines.findIndex((l) => l.startsWith("grad")) : -1,
+      savedLine: saved ? lines.findIndex((l) => l.startsWith("saved ")) : -1,
+    });
+  }
+
+  // The budget: the oldest boxes behind one honest note (it counts as one of max_nodes boxes).
+  let hiddenCount = 0;
+  if (boxes.length > maxNodes) {
+    boxes.sort((a, b) => a.order - b.order);
+    const cut = boxes.length - Math.max(maxNodes - 1, 1);
+    const gone = boxes.slice(0, cut);
+    boxes = boxes.slice(cut);
+    const members = gone.flatMap((b) => b.members);
+    hiddenCount = members.length;
+    const statement = hiddenNote(hiddenCount, vocabulary.hidden);
+    boxes.unshift({
+      name: "hidden", kind: "hidden", members, scope: [], order: -1, statement,
+      lines: [`${hiddenCount} nodes hidden`], gradLine: -1, savedLine: -1,
+    });
+  }
+
+  /** @type {Map<number, string>} */
+  const owner = new Map();
+  for (const box of boxes) for (const id of box.members) owner.set(id, box.name);
+
+  /** @type {Map<string, BoxEdge>} */
+  const edgeMap = new Map();
+  for (const e of timeline.edges.values()) {
+    const src = owner.get(e.src);
+    const dst = owner.get(e.dst);
+    if (src === undefined || dst === undefined || src === dst) continue;
+    const name = `${src}->${dst}`;
+    const edge = edgeMap.get(name);
+    if (edge) {
+      if (!edge.sources.includes(e.src)) edge.sources.push(e.src);
+    } else edgeMap.set(name, { name, src, dst, sources: [e.src] });
+  }
+  const edges = [...edgeMap.values()];
+
+  const lines = ["digraph dyngraph {", ...(opts.lines || []).map(String)];
+  /** @type {Map<string, string[]>} cluster title -> the boxes inside it (at any depth) */
+  const clusters = new Map();
+  lines.push(...clusterStatements(boxes, timeline.clusters, vocabulary, clusters));
+  for (const e of edges) lines.push(`  ${e.src} -> ${e.dst} [];`);
+  lines.push("}");
+  return {
+    dot: lines.join("\n") + "\n",
+    boxes,
+    edges,
+    owner,
+    clusters,
+    hidden: hiddenCount,
+    loops,
+    scopes,
+    groups: groupList,
+  };
+}
+
+/**
+ * Box statements nested in one cluster per scope path (ordered as dot.py orders them: by scope
+ * path, stable in creation order); records which boxes each cluster holds.
+ * @param {Box[]} boxes
+ * @param {Map<string, number>} indices  scope path key -> cluster index
+ * @param {Vocabulary} vocabulary
+ * @param {Map<string, string[]>} members  filled: "cluster_<i>" -> box names
+ * @returns {string[]}
+ */
+function clusterStatements(boxes, indices, vocabulary, members) {
+  const maxChars = vocabulary.max_label_chars ?? MAX_LABEL_CHARS;
+  const sorted = boxes.map((box, index) => ({ box, index }))
+    .sort((a, b) => compareScopes(a.box.scope, b.box.scope) || a.index - b.index);
+  const lines = [];
+  /** @type {Array<{name: string, title: string|null}>} */
+  const open = [];
+  for (const { box } of sorted) {
+    let common = 0;
+    while (common < open.length && common < box.scope.length && open[common].name === box.scope[common]) common++;
+    while (open.length > common) {
+      const level = /** @type {{title: string|null}} */ (open.pop());
+      if (level.title) lines.push("  ".repeat(open.length + 1) + "}");
+    }
+    while (open.length < box.scope.length) {
+      const name = box.scope[open.length];
+      const index = indices.get(scopeKey(box.scope.slice(0, open.length + 1)));
+      const indent = "  ".repeat(open.length + 1);
+      const title = index === undefined ? null : `cluster_${index}`;
+      if (title) {
+        lines.push(`${indent}subgraph ${title} {`);
+        const label = `label="${escape(name, maxChars)}"`;
+        lines.push(`${indent}  graph [${[label, vocabulary.cluster].filter(Boolean).join(", ")}];`);
+      }
+      open.push({ name, title });
+    }
+    for (const level of open) if (level.title) {
+      let list = members.get(level.title);
+      if (!list) members.set(level.title, (list = []));
+      list.push(box.name);
+    }
+    lines.push("  ".repeat(open.length + 1) + box.statement);
+  }
+  while (open.length) {
+    const level = /** @type {{title: string|null}} */ (open.pop());
+    if (level.title) lines.push("  ".repeat(open.length + 1) + "}");
+  }
+  return lines;
+}
+
+/**
+ * What one attribute body of the vocabulary means for an SVG shape, for restyling a drawing
+ * without a layout: `color` -> stroke, `fillcolor` -> fill, `penwidth` -> stroke width,
+ * `fontcolor` -> text fill, a dashed `style` -> a dash.
+ * @param {string|undefined} body  e.g. `style="dashed,filled", color="#999999"`
+ * @returns {{stroke?: string, fill?: string, width?: number, text?: string, dashed?: boolean}}
+ */
+export function svgStyle(body) {
+  /** @type {Record<string, string>} */
+  const attrs = {};
+  const re = /(\w+)="((?:[^"\\]|\\.)*)"/g;
+  let m;
+  while ((m = re.exec(String(body || ""))) !== null) attrs[m[1]] = m[2];
+  /** @type {{stroke?: string, fill?: string, width?: number, text?: string, dashed?: boolean}} */
+  const out = {};
+  if (attrs.color) out.stroke = attrs.color;
+  if (attrs.fillcolor) out.fill = attrs.fillcolor;
+  if (attrs.penwidth && Number.isFinite(Number(attrs.penwidth))) out.width = Number(attrs.penwidth);
+  if (attrs.fontcolor) out.text = attrs.fontcolor;
+  if (attrs.style !== undefined) out.dashed = /dashed/.test(attrs.style);
+  return out;
+}

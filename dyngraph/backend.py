@@ -7,6 +7,7 @@ lazily, the first time a GPU is asked for, so ``import dyngraph`` never loads it
 
 from __future__ import annotations
 
+import math
 from types import ModuleType
 
 import numpy as np
@@ -111,3 +112,14 @@ def scatter_add(xp: ModuleType, target: object, index: object, values: object) -
         import cupyx  # only reached with cupy arrays, so cupy is installed
 
         cupyx.scatter_add(target, index, values)
+
+
+def erf(array: object) -> object:
+    """The error function, elementwise, on either device (numpy has none: math.erf per element
+    on the CPU, which is exact to double precision; cupyx.scipy.special.erf on a GPU)."""
+    if device_of(array) == CUDA:
+        from cupyx.scipy.special import erf as cupy_erf
+
+        return cupy_erf(array)
+    values = np.frompyfunc(math.erf, 1, 1)(array)
+    return np.asarray(values, dtype=np.result_type(array, np.float32))

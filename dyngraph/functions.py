@@ -119,3 +119,127 @@ def transpose(x: Tensor, dim0: int = -2, dim1: int = -1) -> Tensor:
 
 def permute(x: Tensor, *axes: Any) -> Tensor:
     return _tensor(x).permute(*axes)
+
+
+# ------------------------------------------------------------------------- more ops (PyTorch names)
+# Issue 13: each calls the Tensor method of the same name (which checks dim= and calls the op).
+
+
+def std(x: Any, *args: Any, **kwargs: Any) -> Tensor:
+    return _tensor(x).std(*args, **kwargs)
+
+
+def prod(x: Any, *args: Any, **kwargs: Any) -> Tensor:
+    return _tensor(x).prod(*args, **kwargs)
+
+
+def cumsum(x: Any, *args: Any, **kwargs: Any) -> Tensor:
+    return _tensor(x).cumsum(*args, **kwargs)
+
+
+def norm(x: Any, *args: Any, **kwargs: Any) -> Tensor:
+    return _tensor(x).norm(*args, **kwargs)
+
+
+def amax(x: Any, *args: Any, **kwargs: Any) -> Tensor:
+    return _tensor(x).amax(*args, **kwargs)
+
+
+def amin(x: Any, *args: Any, **kwargs: Any) -> Tensor:
+    return _tensor(x).amin(*args, **kwargs)
+
+
+def all(x: Any, *args: Any, **kwargs: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+    return _tensor(x).all(*args, **kwargs)
+
+
+def any(x: Any, *args: Any, **kwargs: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+    return _tensor(x).any(*args, **kwargs)
+
+
+def sort(x: Any, *args: Any, **kwargs: Any) -> Any:
+    """(values, indices) sorted along dim (default -1)."""
+    return _tensor(x).sort(*args, **kwargs)
+
+
+def topk(x: Any, *args: Any, **kwargs: Any) -> Any:
+    """(values, indices) of the k largest elements along dim (default -1)."""
+    return _tensor(x).topk(*args, **kwargs)
+
+
+def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    return _tensor(x).split(split_size_or_sections, dim)
+
+
+def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    return _tensor(x).chunk(chunks, dim)
+
+
+def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    return _tensor(x).unbind(dim)
+
+
+def gather(x: Any, dim: int, index: Any) -> Tensor:
+    return _tensor(x).gather(dim, index)
+
+
+def scatter_add(x: Any, dim: int, index: Any, src: Any) -> Tensor:
+    return _tensor(x).scatter_add(dim, index, src)
+
+
+def masked_fill(x: Any, mask: Any, value: Any) -> Tensor:
+    return _tensor(x).masked_fill(mask, value)
+
+
+def flip(x: Any, dims: Any) -> Tensor:
+    return _tensor(x).flip(dims)
+
+
+def sign(x: Any) -> Tensor:
+    return _tensor(x).sign()
+
+
+def log1p(x: Any) -> Tensor:
+    return _tensor(x).log1p()
+
+
+def square(x: Any) -> Tensor:
+    return _tensor(x).square()
+
+
+def t(x: Any) -> Tensor:
+    return _tensor(x).t()
+
+
+def tril(x: Any, diagonal: int = 0) -> Tensor:
+    return _tensor(x).tril(diagonal)
+
+
+def triu(x: Any, diagonal: int = 0) -> Tensor:
+    return _tensor(x).triu(diagonal)
+
+
+def mm(x: Any, mat2: Any) -> Tensor:
+    return _tensor(x).mm(mat2)
+
+
+def bmm(x: Any, mat2: Any) -> Tensor:
+    return _tensor(x).bmm(mat2)
+
+
+def outer(x: Any, vec2: Any) -> Tensor:
+    return _tensor(x).outer(vec2)
+
+
+def einsum(equation: str, *operands: Any) -> Tensor:
+    """Einstein summation: ``dg.einsum('bij,bjk->bik', a, b)`` is a batched matmul. Letters that
+    appear in the inputs but not after '->' are summed over; without '->', the output has the
+    letters that appear once, in alphabetical order. One node in the graph.
+
+    >>> scores = dg.einsum("bhqd,bhkd->bhqk", q, k)      # attention scores
+    """
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum(): must provide at least one operand")
+    return ops.Einsum.apply(*[_tensor(x) for x in operands], equation=equation)

@@ -640,6 +640,232 @@ class Tensor:
     def __getitem__(self, key: Any) -> Tensor:
         return Index.apply(self, key=normalize_key(key, backend.get_array_module(self.array)))
 
+    # ------------------------------------------------------------------ more ops (PyTorch names)
+    # Issue 13. Each takes PyTorch's dim= / keepdim= (numpy's axis= / keepdims= too), checks its
+    # arguments with ops/dims.py, and calls one op; dg.std(x, ...) etc. call these methods.
+
+    def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None,
+            *, correction: int | None = None, axis: Any = None,
+            keepdims: bool | None = None) -> Tensor:
+        """Standard deviation: sqrt(var); ``correction=1`` (the default) divides by N - 1."""
+        dims, keep = _reduce_args(self, "std", dim, axis, keepdim, keepdims)
+        if unbiased is not None:
+            if correction is not None:
+                raise TypeError("std() got both unbiased= and correction=: pass only one")
+            correction = int(bool(unbiased))
+        correction = 1 if correction is None else correction
+        return Sqrt.apply(Var.apply(self, axis=dims, keepdims=keep, correction=correction))
+
+    def prod(self, dim: int | None = None, keepdim: bool | None = None, *, axis: Any = None,
+             keepdims: bool | None = None) -> Tensor:
+        """Product of the elements (over one dimension, or all of them)."""
+        dim = _dims.one_spelling("prod", "dim", dim, "axis", axis)
+        keep = bool(_dims.one_spelling("prod", "keepdim", keepdim, "keepdims", keepdims, False))
+        dim = None if dim is None else _dims.normalize_dim(dim, self.ndim, fn="prod")
+        if self.ndim == 0:
+            dim = None
+        return Prod.apply(self, dim=dim, keepdim=keep)
+
+    def cumsum(self, dim: int | None = None, *, axis: int | None = None) -> Tensor:
+        """Running sum along ``dim``: z_i = x_0 + ... + x_i."""
+        dim = _dims.one_spelling("cumsum", "dim", dim, "axis", axis)
+        if dim is None:
+            raise TypeError("cumsum() missing 1 required argument: 'dim'")
+        dim = _dims.normalize_dim(dim, self.ndim, fn="cumsum")
+        if self.ndim == 0:
+            return CumSum.apply(self.reshape(1), dim=0).reshape(())
+        return CumSum.apply(self, dim=dim)
+
+    def norm(self, p: Any = "fro", dim: Any = None, keepdim: bool | None = None, *,
+             axis: Any = None, keepdims: bool | None = None) -> Tensor:
+        """The p-norm (sum |x|^p)^(1/p) over ``dim`` (all elements by default); 'fro' (the
+        default) and 2 are sqrt(sum x^2); p=float('inf') is max |x|."""
+        dims, keep = _reduce_args(self, "norm", dim, axis, keepdim, keepdims)
+        if p == "fro":
+            p = 2.0
+        if isinstance(p, str) or not p > 0:
+            raise NotImplementedError(
+                f"norm(): p={p!r} is not supported here; use 'fro', a positive number or inf"
+            )
+        return Norm.apply(self, p=float(p), dim=dims, keepdim=keep)
+
+    def amax(self, dim: Any = (), keepdim: bool | None = None, *, axis: Any = None,
+             keepdims: bool | None = None) -> Tensor:
+        """Maximum over ``dim`` (every dimension when dim=() or None); ties share the gradient."""
+        dims, keep = _reduce_args(self, "amax", None if dim == () else dim, axis, keepdim,
+                                  keepdims)
+        return Max.apply(self, axis=dims, keepdims=keep)
+
+    def amin(self, dim: Any = (), keepdim: bool | None = None, *, axis: Any = None,
+             keepdims: bool | None = None) -> Tensor:
+        """Minimum over ``dim`` (every dimension when dim=() or None); ties share the gradient."""
+        dims, keep = _reduce_args(self, "amin", None if dim == () else dim, axis, keepdim,
+                                  keepdims)
+        return Min.apply(self, axis=dims, keepdims=keep)
+
+    def all(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+            keepdims: bool | None = None) -> Tensor:
+        """True where every element (over ``dim``) is nonzero: a boolean tensor, no gradient."""
+        dims, keep = _reduce_args(self, "all", dim, axis, keepdim, keepdims)
+        return Tensor(backend.get_array_module(self.array).all(self.array, axis=dims,
+                                                               keepdims=keep))
+
+    def any(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+            keepdims: bool | None = None) -> Tensor:
+        """True where some element (over ``dim``) is nonzero: a boolean tensor, no gradient."""
+        dims, keep = _reduce_args(self, "any", dim, axis, keepdim, keepdims)
+        return Tensor(backend.get_array_module(self.array).any(self.array, axis=dims,
+                                                               keepdims=keep))
+
+    def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> SortResult:
+        """(values, indices): the values sorted along ``dim`` and where each came from.
+        (Always a stable sort: equal values keep their order.)"""
+        dim = _dims.normalize_dim(dim, self.ndim, fn="sort")
+        if self.ndim == 0:
+            return SortResult(Reshape.apply(self, shape=()), Tensor(np.int64(0)))
+        xp = backend.get_array_module(self.array)
+        indices = Tensor(sort_order(xp, self.array, dim, descending).astype(xp.int64))
+        return SortResult(Sort.apply(self, dim=dim, descending=descending), indices)
+
+    def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopKResult:
+        """(values, indices) of the k largest (largest=False: smallest) elements along dim."""
+        dim = _dims.normalize_dim(dim, self.ndim, fn="topk")
+        xp = backend.get_array_module(self.array)
+        indices = Tensor(topk_order(xp, self.array, k, dim, largest).astype(xp.int64))
+        return TopKResult(TopK.apply(self, k=k, dim=dim, largest=largest), indices)
+
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+        """Pieces along ``dim``: each of size ``split_size`` (the last may be smaller), or of
+        the sizes in a list."""
+        dim = _dims.normalize_dim(dim, self.ndim, fn="split")
+        n = self.shape[dim]
+        if isinstance(split_size_or_sections, (list, tuple)):
+            sizes = [int(s) for s in split_size_or_sections]
+            if sum(sizes) != n:
+                raise RuntimeError(
+                    f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                    f"size at dimension {dim}), but got split_sizes={sizes}"
+                )
+        else:
+            size = int(split_size_or_sections)
+            if size <= 0:
+                raise RuntimeError(f"split expects split_size be positive, but got {size}")
+            sizes = [min(size, n - start) for start in range(0, n, size)] or [0]
+        pieces, start = [], 0
+        lead = (slice(None),) * dim
+        for size in sizes:
+            pieces.append(self[lead + (slice(start, start + size),)])
+            start += size
+        return tuple(pieces)
+
+    def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+        """At most ``chunks`` pieces of equal size along ``dim`` (the last may be smaller)."""
+        if chunks <= 0:
+            raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+        n = self.shape[_dims.normalize_dim(dim, self.ndim, fn="chunk")]
+        return self.split(max(-(-n // chunks), 1), dim)
+
+    def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
+        """The slices along ``dim``, that dimension removed: x.unbind(0) == (x[0], x[1], ...)."""
+        dim = _dims.normalize_dim(dim, self.ndim, fn="unbind")
+        lead = (slice(None),) * dim
+        return tuple(self[lead + (i,)] for i in range(self.shape[dim]))
+
+    def gather(self, dim: int, index: Any) -> Tensor:
+        """out[i][j] = x[index[i][j]][j] (dim=0): values picked along ``dim`` by ``index``."""
+        dim = _dims.normalize_dim(dim, self.ndim, fn="gather")
+        index = _index_arg(self, "gather", index, dim)
+        return Gather.apply(self, index, dim=dim)
+
+    def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:
+        """A copy of x with src[i][j] added at x[index[i][j]][j] (dim=0); repeats accumulate."""
+        dim = _dims.normalize_dim(dim, self.ndim, fn="scatter_add")
+        index = _index_arg(self, "scatter_add", index, dim)
+        return ScatterAdd.apply(self, index, src, dim=dim)
+
+    def masked_fill(self, mask: Any, value: Any) -> Tensor:
+        """x with ``value`` where ``mask`` is True (the mask broadcasts against x)."""
+        mask = _data_of(mask)
+        if getattr(mask, "dtype", None) != np.bool_:
+            raise RuntimeError(
+                f"masked_fill only supports boolean masks, but got mask with dtype "
+                f"{getattr(mask, 'dtype', type(mask).__name__)}"
+            )
+        if isinstance(value, Tensor):
+            value = value.item()
+        return MaskedFill.apply(self, mask, value=value)
+
+    def flip(self, *dims: Any) -> Tensor:
+        """x reversed along each of ``dims``."""
+        dims = tuple(_dims.normalize_dim(d, self.ndim, fn="flip") for d in _shape_arg(dims))
+        return Flip.apply(self, dims=dims)
+
+    def repeat(self, *sizes: Any) -> Tensor:
+        """x tiled ``sizes[i]`` times along each dimension (numpy's tile)."""
+        sizes = _shape_arg(sizes)
+        if len(sizes) < self.ndim:
+            raise RuntimeError(
+                "Number of dimensions of repeat dims can not be smaller than number of "
+                f"dimensions of tensor (got {len(sizes)} repeat dims for shape "
+                f"{tuple(self.shape)})"
+            )
+        return Repeat.apply(self, sizes=tuple(int(s) for s in sizes))
+
+    def sign(self) -> Tensor:
+        return Sign.apply(self)
+
+    def log1p(self) -> Tensor:
+        return Log1p.apply(self)
+
+    def square(self) -> Tensor:
+        return Square.apply(self)
+
+    def t(self) -> Tensor:
+        """The transpose of a matrix (a vector or a number is returned as it is)."""
+        if self.ndim > 2:
+            raise RuntimeError(
+                f"t() expects a tensor with <= 2 dimensions, but self is {self.ndim}D "
+                "(use .transpose(dim0, dim1) or .mT)"
+            )
+        return self.transpose(0, 1) if self.ndim == 2 else self.reshape(self.shape)
+
+    def tril(self, diagonal: int = 0) -> Tensor:
+        """The lower triangle of the last two dimensions (the rest set to 0)."""
+        _need_matrix(self, "tril")
+        return Tril.apply(self, diagonal=diagonal)
+
+    def triu(self, diagonal: int = 0) -> Tensor:
+        """The upper triangle of the last two dimensions (the rest set to 0)."""
+        _need_matrix(self, "triu")
+        return Triu.apply(self, diagonal=diagonal)
+
+    def mm(self, mat2: Any) -> Tensor:
+        """Matrix product of two matrices (2-D only; ``@`` also broadcasts)."""
+        for name, t in (("self", self), ("mat2", mat2)):
+            if getattr(t, "ndim", 0) != 2:
+                raise RuntimeError(f"mm: {name} must be a matrix, got shape {tuple(t.shape)}")
+        return MatMul.apply(self, mat2)
+
+    def bmm(self, mat2: Any) -> Tensor:
+        """Batched matrix product: (b, n, m) @ (b, m, p) -> (b, n, p), batch sizes equal."""
+        for name, t in (("batch1", self), ("batch2", mat2)):
+            if getattr(t, "ndim", 0) != 3:
+                raise RuntimeError(f"{name} must be a 3D tensor, got shape {tuple(t.shape)}")
+        if self.shape[0] != mat2.shape[0]:
+            raise RuntimeError(
+                f"bmm: batch sizes differ: {self.shape[0]} and {mat2.shape[0]} (shapes "
+                f"{tuple(self.shape)} and {tuple(mat2.shape)})"
+            )
+        return MatMul.apply(self, mat2)
+
+    def outer(self, vec2: Any) -> Tensor:
+        """z[i, j] = x[i] * y[j] for vectors x and y."""
+        return Outer.apply(self, vec2)
+
+    def long(self) -> Tensor:
+        """The values as int64 (class indices for cross_entropy, nll_loss, one_hot, gather)."""
+        return self.to(np.int64)
+
     # ------------------------------------------------------------------ display
 
     def __repr__(self) -> str:
@@ -728,8 +954,59 @@ def resolve_dtype(dtype: Any) -> np.dtype:
         raise TypeError(f"unknown dtype {dtype!r}; use e.g. dg.float32 or dg.float64") from None
 
 
+# ---------------------------------------------------------------------------- more ops: arguments
+
+
+def _reduce_args(tensor: Tensor, fn: str, dim: Any, axis: Any, keepdim: Any,
+                 keepdims: Any) -> tuple[Any, bool]:
+    """(dims, keepdim) of a reduction, from PyTorch's or numpy's spelling, checked."""
+    dim = _dims.one_spelling(fn, "dim", dim, "axis", axis)
+    keep = _dims.one_spelling(fn, "keepdim", keepdim, "keepdims", keepdims, False)
+    return _dims.normalize_dims(dim, tensor.ndim, fn=fn), bool(keep)
+
+
+def _index_arg(tensor: Tensor, fn: str, index: Any, dim: int) -> Any:
+    """The index of gather / scatter_add, checked as PyTorch checks it (dtype, dimensions,
+    sizes, range); returned as given (a Tensor stays an input of the node)."""
+    array = _data_of(index)
+    if not hasattr(array, "dtype"):
+        array = backend.get_array_module(tensor.array).asarray(array)
+        index = array
+    if array.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"{fn}(): Expected dtype int64 for index, but got {array.dtype} (convert it with "
+            ".long())"
+        )
+    if array.ndim != tensor.ndim:
+        raise RuntimeError(
+            f"{fn}(): Index tensor must have the same number of dimensions as input tensor "
+            f"(index shape {tuple(array.shape)}, input shape {tuple(tensor.shape)})"
+        )
+    for d, (i, n) in enumerate(zip(array.shape, tensor.shape)):
+        if d != dim and i > n:
+            raise RuntimeError(
+                f"{fn}(): Size does not match at dimension {d}: expected index "
+                f"{tuple(array.shape)} to be no larger than self {tuple(tensor.shape)} apart "
+                f"from dimension {dim}"
+            )
+    n = tensor.shape[dim] if tensor.ndim else 1
+    if array.size and (int(array.min()) < 0 or int(array.max()) >= n):
+        bad = int(array.min()) if int(array.min()) < 0 else int(array.max())
+        raise IndexError(
+            f"{fn}(): index {bad} is out of bounds for dimension {dim} with size {n}"
+        )
+    return index
+
+
+def _need_matrix(tensor: Tensor, fn: str) -> None:
+    if tensor.ndim < 2:
+        raise RuntimeError(
+            f"{fn}: input tensor must have at least 2 dimensions, got shape {tuple(tensor.shape)}"
+        )
+
 # NOTE [import order] The ops import Function, which imports Tensor from this module; so the op
 # classes used by the dunders above are imported at the bottom, once Tensor exists.
+from .ops import dims as _dims  # noqa: E402 - dimension arguments of the more ops
 from .ops.elementwise import (  # noqa: E402
     Abs,
     Add,
@@ -750,6 +1027,20 @@ from .ops.elementwise import (  # noqa: E402
     Sub,
     Tanh,
 )
+from .ops.index import Flip, Gather, MaskedFill, Repeat, ScatterAdd, Tril, Triu  # noqa: E402
+from .ops.linalg import Outer  # noqa: E402
 from .ops.matmul import MatMul  # noqa: E402
+from .ops.pointwise import Log1p, Sign, Square  # noqa: E402
 from .ops.reduce import LogSoftmax, LogSumExp, Max, Mean, Min, Softmax, Sum, Var  # noqa: E402
 from .ops.shape import Cast, Expand, Index, Permute, Reshape, SetItem, ToDevice  # noqa: E402
+from .ops.stats import (  # noqa: E402
+    CumSum,
+    Norm,
+    Prod,
+    Sort,
+    SortResult,
+    TopK,
+    TopKResult,
+    sort_order,
+    topk_order,
+)

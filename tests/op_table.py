@@ -18,6 +18,7 @@ sees the same numbers; tests cast differentiable inputs to the dtype they need.
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -634,13 +635,593 @@ COMPOSITE = [
          / (x.var(dim=1, keepdim=True) + 1e-3).sqrt(), normal(3, 4)),
 ]
 
+# ---------------------------------------------------------------------------- more ops (issue 13)
+# PyTorch's names: reductions and orderings, indexing along a dim, masking and rearranging, the
+# linear algebra of attention, activations, losses, convolution and pooling.
+
+
+def _np_erf(x: np.ndarray) -> np.ndarray:
+    return np.vectorize(math.erf)(x)
+
+
+def _np_gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + _np_erf(x / math.sqrt(2)))
+
+
+def _np_gelu_tanh(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def _np_softplus(x: np.ndarray, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+    return np.where(beta * x > threshold, x, np.log1p(np.exp(beta * x)) / beta)
+
+
+def _np_reduce(losses: np.ndarray, reduction: str) -> np.ndarray:
+    return {"mean": losses.mean, "sum": losses.sum, "none": lambda: losses}[reduction]()
+
+
+def _np_ce_full(x, t, weight=None, ignore_index=-100, smoothing=0.0, reduction="mean"):
+    """Cross-entropy over (N, C, d...) logits, written out from PyTorch's documented formula."""
+    c = x.shape[1]
+    logp = x - _np_logsumexp(x, axis=1, keepdims=True)
+    w = np.ones(c) if weight is None else weight
+    valid = t != ignore_index
+    safe = np.where(valid, t, 0)
+    picked = np.take_along_axis(logp, safe[:, None], axis=1)[:, 0]
+    nll = -w[safe] * picked * valid
+    smooth = -(logp * w.reshape((1, c) + (1,) * (x.ndim - 2))).sum(axis=1) * valid
+    losses = (1 - smoothing) * nll + smoothing / c * smooth
+    if reduction == "mean":
+        return losses.sum() / (w[safe] * valid).sum()
+    return _np_reduce(losses, reduction)
+
+
+def _np_ce_probs(x, p, smoothing=0.0, reduction="mean"):
+    c = x.shape[1]
+    logp = x - _np_logsumexp(x, axis=1, keepdims=True)
+    losses = -(logp * (p * (1 - smoothing) + smoothing / c)).sum(axis=1)
+    return _np_reduce(losses, reduction)
+
+
+def _np_bce(p, t, reduction="mean"):
+    return _np_reduce(-(t * np.log(p) + (1 - t) * np.log1p(-p)), reduction)
+
+
+def _np_bce_logits(x, t, pos_weight=None, reduction="mean"):
+    pw = 1.0 if pos_weight is None else pos_weight
+    softplus_neg = np.logaddexp(0, -x)
+    return _np_reduce((1 - t) * x + (1 + (pw - 1) * t) * softplus_neg, reduction)
+
+
+def _np_layer_norm(x, dims, w=None, b=None, eps=1e-5):
+    mean = x.mean(axis=dims, keepdims=True)
+    out = (x - mean) / np.sqrt(x.var(axis=dims, keepdims=True) + eps)
+    return out * (1 if w is None else w) + (0 if b is None else b)
+
+
+def _np_conv(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    """Convolution (cross-correlation) written as loops over the output, N spatial dims."""
+    spatial = x.ndim - 2
+    s, p, d = ((v,) * spatial if isinstance(v, int) else v for v in (stride, padding, dilation))
+    x = np.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in p])
+    k = w.shape[2:]
+    out_shape = [(n - di * (kk - 1) - 1) // st + 1 for n, kk, st, di in zip(x.shape[2:], k, s, d)]
+    out = np.zeros((x.shape[0], w.shape[0], *out_shape))
+    cin, cout = w.shape[1], w.shape[0] // groups
+    for o in range(w.shape[0]):
+        g = o // cout
+        for pos in np.ndindex(*out_shape):
+            window = tuple(slice(q * st, q * st + di * (kk - 1) + 1, di)
+                           for q, st, di, kk in zip(pos, s, d, k))
+            patch = x[(slice(None), slice(g * cin, (g + 1) * cin)) + window]
+            out[(slice(None), o) + pos] = (patch * w[o]).reshape(x.shape[0], -1).sum(axis=1)
+    if b is not None:
+        out += b.reshape((1, -1) + (1,) * spatial)
+    return out
+
+
+def _np_max_pool(x, kernel, stride=None, padding=0):
+    spatial = x.ndim - 2
+    k = (kernel,) * spatial if isinstance(kernel, int) else kernel
+    s = k if stride is None else ((stride,) * spatial if isinstance(stride, int) else stride)
+    p = (padding,) * spatial if isinstance(padding, int) else padding
+    x = np.pad(x, [(0, 0), (0, 0)] + [(q, q) for q in p], constant_values=-np.inf)
+    out_shape = [(n - kk) // st + 1 for n, kk, st in zip(x.shape[2:], k, s)]
+    out = np.empty(x.shape[:2] + tuple(out_shape))
+    for pos in np.ndindex(*out_shape):
+        window = tuple(slice(q * st, q * st + kk) for q, st, kk in zip(pos, s, k))
+        out[(slice(None), slice(None)) + pos] = x[(slice(None), slice(None)) + window].reshape(
+            x.shape[:2] + (-1,)).max(axis=-1)
+    return out
+
+
+def _np_gather(x, dim, index):
+    key = [np.arange(n).reshape([-1 if a == i else 1 for a in range(index.ndim)])
+           for i, n in enumerate(index.shape)]
+    key[dim] = index
+    return x[tuple(key)]
+
+
+def _np_scatter_add(x, dim, index, src):
+    key = [np.arange(n).reshape([-1 if a == i else 1 for a in range(index.ndim)])
+           for i, n in enumerate(index.shape)]
+    key[dim] = index
+    out = x.copy()
+    np.add.at(out, tuple(np.broadcast_arrays(*key)), src[tuple(slice(0, n) for n in index.shape)])
+    return out
+
+
+def _np_sort(x, dim=-1, descending=False):
+    order = np.argsort(-x if descending else x, axis=dim, kind="stable")
+    return np.take_along_axis(x, order, axis=dim), order
+
+
+def _np_topk(x, k, dim=-1, largest=True):
+    values, order = _np_sort(x, dim, descending=largest)
+    return np.take(values, np.arange(k), axis=dim), np.take(order, np.arange(k), axis=dim)
+
+
+def _np_norm(x, p=2.0, dim=None, keepdim=False):
+    a = np.abs(x)
+    if p == np.inf:
+        return a.max(axis=dim, keepdims=keepdim)
+    return (a**p).sum(axis=dim, keepdims=keepdim) ** (1 / p)
+
+
+def _np_repeat(x, sizes):
+    return np.tile(x.reshape((1,) * (len(sizes) - x.ndim) + x.shape), sizes)
+
+
+def _classes(*shape: int) -> Input:
+    """Positive per-class weights (a float constant, not differentiable)."""
+    return Input(lambda rng: rng.uniform(0.5, 2.0, shape), differentiable=False)
+
+
+def _probabilities(*shape: int) -> Input:
+    """Rows (axis 1) of positive numbers summing to 1: class probabilities, differentiable."""
+
+    def make(rng: np.random.Generator) -> np.ndarray:
+        p = rng.uniform(0.1, 1.0, shape)
+        return p / p.sum(axis=1, keepdims=True)
+
+    return Input(make)
+
+
+def _with_zero(*shape: int) -> Input:
+    """Normal values with one exact zero (the case that breaks prod's z / x gradient)."""
+
+    def make(rng: np.random.Generator) -> np.ndarray:
+        values = rng.standard_normal(shape)
+        values.flat[1] = 0.0
+        return values
+
+    return Input(make)
+
+
+def _t(name: str) -> Callable[..., Any]:
+    """torch.<name>, looked up when the case runs."""
+    return lambda *args, **kwargs: getattr(_torch(), name)(*args, **kwargs)
+
+
+MORE_REDUCTIONS = [
+    case("std-dim=1", lambda x: x.std(dim=1), lambda x: x.std(axis=1, ddof=1),
+         lambda x: x.std(dim=1), normal(3, 4)),
+    case("std-all", lambda x: x.std(), lambda x: x.std(ddof=1), lambda x: x.std(), normal(3, 4)),
+    case("std-keepdim-correction=0", lambda x: x.std(0, keepdim=True, correction=0),
+         lambda x: x.std(axis=0, keepdims=True), lambda x: x.std(0, keepdim=True, correction=0),
+         normal(3, 4)),
+    case("std-axis-keepdims", lambda x: x.std(axis=-1, keepdims=True),
+         lambda x: x.std(axis=-1, keepdims=True, ddof=1), lambda x: x.std(-1, keepdim=True),
+         normal(2, 3, 4)),
+    case("dg.std-unbiased=False", lambda x: dg.std(x, 1, False), lambda x: x.std(axis=1),
+         lambda x: _torch().std(x, 1, False), normal(3, 4)),
+    case("prod-all", lambda x: x.prod(), lambda x: x.prod(), lambda x: x.prod(), normal(2, 3)),
+    case("prod-dim=1", lambda x: x.prod(1), lambda x: x.prod(axis=1), lambda x: x.prod(1),
+         normal(3, 4)),
+    case("prod-dim=0-keepdim", lambda x: x.prod(dim=0, keepdim=True),
+         lambda x: x.prod(axis=0, keepdims=True), lambda x: x.prod(dim=0, keepdim=True),
+         normal(3, 4)),
+    case("prod-with-zero", lambda x: x.prod(1), lambda x: x.prod(axis=1), lambda x: x.prod(1),
+         _with_zero(2, 3)),
+    case("prod-all-with-zero", lambda x: x.prod(), lambda x: x.prod(), lambda x: x.prod(),
+         _with_zero(2, 3)),
+    case("dg.prod", lambda x: dg.prod(x, -1), lambda x: x.prod(axis=-1),
+         lambda x: _torch().prod(x, -1), normal(2, 3, 2)),
+    case("cumsum-dim=0", lambda x: x.cumsum(0), lambda x: x.cumsum(axis=0),
+         lambda x: x.cumsum(0), normal(3, 4)),
+    case("cumsum-dim=-1", lambda x: x.cumsum(dim=-1), lambda x: x.cumsum(axis=-1),
+         lambda x: x.cumsum(dim=-1), normal(2, 3, 4)),
+    case("dg.cumsum", lambda x: dg.cumsum(x, 1), lambda x: x.cumsum(axis=1),
+         lambda x: _torch().cumsum(x, 1), normal(3, 4)),
+    case("norm", lambda x: x.norm(), lambda x: np.sqrt((x * x).sum()), lambda x: x.norm(),
+         normal(3, 4)),
+    case("norm-fro", lambda x: x.norm(p="fro"), lambda x: np.sqrt((x * x).sum()),
+         lambda x: x.norm(p="fro"), normal(3, 4)),
+    case("norm-dim=1", lambda x: x.norm(dim=1), lambda x: _np_norm(x, 2, 1),
+         lambda x: x.norm(dim=1), normal(3, 4)),
+    case("norm-p=1-keepdim", lambda x: x.norm(p=1, dim=0, keepdim=True),
+         lambda x: _np_norm(x, 1, 0, True), lambda x: x.norm(p=1, dim=0, keepdim=True),
+         nonzero(3, 4)),
+    case("norm-p=3", lambda x: x.norm(3, dim=-1), lambda x: _np_norm(x, 3, -1),
+         lambda x: x.norm(3, dim=-1), nonzero(3, 4)),
+    case("norm-p=inf", lambda x: x.norm(float("inf"), dim=1),
+         lambda x: _np_norm(x, np.inf, 1), lambda x: x.norm(float("inf"), dim=1),
+         distinct(3, 4)),
+    case("dg.norm", lambda x: dg.norm(x, dim=(0, 1)), lambda x: _np_norm(x, 2, (0, 1)),
+         lambda x: _torch().norm(x, dim=(0, 1)), normal(2, 3, 2)),
+    case("amax", lambda x: x.amax(), lambda x: x.max(), lambda x: x.amax(), distinct(3, 4)),
+    case("amax-dim=1-keepdim", lambda x: x.amax(1, keepdim=True),
+         lambda x: x.max(axis=1, keepdims=True), lambda x: x.amax(1, keepdim=True),
+         distinct(3, 4)),
+    case("amax-dims", lambda x: x.amax(dim=(0, 2)), lambda x: x.max(axis=(0, 2)),
+         lambda x: x.amax(dim=(0, 2)), distinct(2, 3, 2)),
+    case("amin-dim=0", lambda x: x.amin(0), lambda x: x.min(axis=0), lambda x: x.amin(0),
+         distinct(3, 4)),
+    case("dg.amax", lambda x: dg.amax(x, -1), lambda x: x.max(axis=-1),
+         lambda x: _torch().amax(x, -1), distinct(3, 4)),
+    case("dg.amin", lambda x: dg.amin(x, 1), lambda x: x.min(axis=1),
+         lambda x: _torch().amin(x, 1), distinct(3, 4)),
+    case("sort-values", lambda x: x.sort().values, lambda x: np.sort(x, axis=-1),
+         lambda x: x.sort().values, distinct(3, 4)),
+    case("sort-dim=0-descending", lambda x: x.sort(dim=0, descending=True).values,
+         lambda x: _np_sort(x, 0, True)[0], lambda x: x.sort(dim=0, descending=True).values,
+         distinct(3, 4)),
+    case("dg.sort", lambda x: dg.sort(x, 1)[0], lambda x: np.sort(x, axis=1),
+         lambda x: _torch().sort(x, 1)[0], distinct(2, 3, 2)),
+    case("topk-values", lambda x: x.topk(2).values, lambda x: _np_topk(x, 2)[0],
+         lambda x: x.topk(2).values, distinct(3, 4)),
+    case("topk-smallest-dim=0", lambda x: x.topk(2, dim=0, largest=False).values,
+         lambda x: _np_topk(x, 2, 0, False)[0],
+         lambda x: x.topk(2, dim=0, largest=False).values, distinct(3, 4)),
+    case("dg.topk", lambda x: dg.topk(x, 1, dim=1)[0], lambda x: _np_topk(x, 1, 1)[0],
+         lambda x: _torch().topk(x, 1, dim=1)[0], distinct(3, 4)),
+]
+
+MORE_ELEMENTWISE = [
+    case("sign", lambda x: x.sign() * x, lambda x: np.sign(x) * x, lambda x: x.sign() * x,
+         nonzero(3, 4)),
+    case("dg.sign", dg.sign, np.sign, _t("sign"), nonzero(3, 4)),
+    case("log1p", lambda x: x.log1p(), np.log1p, lambda x: x.log1p(),
+         positive(3, 4, low=-0.5, high=2.0)),
+    case("dg.log1p", dg.log1p, np.log1p, _t("log1p"), positive(3, 4)),
+    case("square", lambda x: x.square(), np.square, lambda x: x.square(), normal(3, 4)),
+    case("dg.square", dg.square, np.square, _t("square"), normal(3, 4)),
+    case("masked_fill", lambda x, m: x.masked_fill(m, -1.5), lambda x, m: np.where(m, -1.5, x),
+         lambda x, m: x.masked_fill(m, -1.5), normal(3, 4), mask(3, 4)),
+    case("masked_fill-bcast-causal", lambda x, m: x.masked_fill(m, -1e9),
+         lambda x, m: np.where(m, -1e9, x), lambda x, m: x.masked_fill(m, -1e9),
+         normal(2, 3, 3), constant(np.triu(np.ones((3, 3), bool), 1))),
+    case("dg.masked_fill", lambda x, m: dg.masked_fill(x, m, 0.0),
+         lambda x, m: np.where(m, 0.0, x), lambda x, m: x.masked_fill(m, 0.0),
+         normal(3, 4), mask(4)),
+    case("tril", lambda x: x.tril(), np.tril, lambda x: x.tril(), normal(3, 4)),
+    case("tril-diagonal=-1", lambda x: x.tril(-1), lambda x: np.tril(x, -1),
+         lambda x: x.tril(-1), normal(2, 3, 3)),
+    case("triu", lambda x: x.triu(), np.triu, lambda x: x.triu(), normal(4, 3)),
+    case("triu-diagonal=1", lambda x: x.triu(diagonal=1), lambda x: np.triu(x, 1),
+         lambda x: x.triu(diagonal=1), normal(3, 3)),
+    case("dg.tril", lambda x: dg.tril(x, 1), lambda x: np.tril(x, 1),
+         lambda x: _torch().tril(x, 1), normal(3, 4)),
+    case("dg.triu", lambda x: dg.triu(x), np.triu, lambda x: _torch().triu(x), normal(3, 4)),
+]
+
+MORE_SHAPE = [
+    case("t-2d", lambda x: x.t(), lambda x: x.T, lambda x: x.t(), normal(2, 3)),
+    case("t-1d", lambda x: x.t(), lambda x: x, lambda x: x.t(), normal(3)),
+    case("dg.t", dg.t, np.transpose, _t("t"), normal(3, 2)),
+    case("flip-dim0", lambda x: x.flip(0), lambda x: np.flip(x, 0), lambda x: x.flip(0),
+         normal(3, 4)),
+    case("flip-dims", lambda x: x.flip((0, -1)), lambda x: np.flip(x, (0, 2)),
+         lambda x: x.flip((0, -1)), normal(2, 3, 4)),
+    case("dg.flip", lambda x: dg.flip(x, [1]), lambda x: np.flip(x, 1),
+         lambda x: _torch().flip(x, [1]), normal(3, 4)),
+    case("repeat", lambda x: x.repeat(2, 3), lambda x: np.tile(x, (2, 3)),
+         lambda x: x.repeat(2, 3), normal(2, 3)),
+    case("repeat-new-dims", lambda x: x.repeat(2, 1, 2), lambda x: _np_repeat(x, (2, 1, 2)),
+         lambda x: x.repeat(2, 1, 2), normal(3, 2)),
+    case("split-size", lambda x: x.split(2, dim=1)[1], lambda x: x[:, 2:4],
+         lambda x: x.split(2, dim=1)[1], normal(3, 5)),
+    case("split-uneven-last", lambda x: x.split(2)[-1], lambda x: x[4:],
+         lambda x: x.split(2)[-1], normal(5, 3)),
+    case("split-sections-used-together", lambda x: (lambda a, b: a * b)(*x.split([1, 3], 1)),
+         lambda x: x[:, :1] * x[:, 1:], lambda x: (lambda a, b: a * b)(*x.split([1, 3], 1)),
+         normal(3, 4)),
+    case("dg.split", lambda x: dg.split(x, [2, 1], dim=0)[0], lambda x: x[:2],
+         lambda x: _torch().split(x, [2, 1], dim=0)[0], normal(3, 4)),
+    case("chunk", lambda x: (lambda a, b, c: a - b * c)(*x.chunk(3, dim=-1)),
+         lambda x: x[..., 0:2] - x[..., 2:4] * x[..., 4:6],
+         lambda x: (lambda a, b, c: a - b * c)(*x.chunk(3, dim=-1)), normal(2, 6)),
+    case("chunk-uneven", lambda x: x.chunk(2)[1], lambda x: x[3:], lambda x: x.chunk(2)[1],
+         normal(5, 2)),
+    case("dg.chunk", lambda x: dg.chunk(x, 2, 1)[0], lambda x: x[:, :2],
+         lambda x: _torch().chunk(x, 2, 1)[0], normal(3, 4)),
+    case("unbind", lambda x: (lambda a, b, c: a * b + c)(*x.unbind(1)),
+         lambda x: x[:, 0] * x[:, 1] + x[:, 2],
+         lambda x: (lambda a, b, c: a * b + c)(*x.unbind(1)), normal(4, 3)),
+    case("dg.unbind", lambda x: dg.unbind(x)[1], lambda x: x[1], lambda x: _torch().unbind(x)[1],
+         normal(2, 3)),
+]
+
+MORE_INDEXING = [
+    case("gather-dim=0", lambda x, i: x.gather(0, i), lambda x, i: _np_gather(x, 0, i),
+         lambda x, i: x.gather(0, i), normal(3, 4), indices(3, 2, 4)),
+    case("gather-dim=1-repeats", lambda x, i: x.gather(1, i), lambda x, i: _np_gather(x, 1, i),
+         lambda x, i: x.gather(1, i), normal(3, 4), constant([[0, 0, 3], [1, 1, 1], [2, 3, 2]])),
+    case("gather-smaller-index", lambda x, i: x.gather(-1, i),
+         lambda x, i: _np_gather(x, 2, i), lambda x, i: x.gather(-1, i), normal(2, 3, 4),
+         indices(4, 1, 2, 2)),
+    case("dg.gather", lambda x, i: dg.gather(x, 1, i), lambda x, i: _np_gather(x, 1, i),
+         lambda x, i: _torch().gather(x, 1, i), normal(3, 4), indices(4, 3, 1)),
+    case("scatter_add", lambda x, i, s: x.scatter_add(0, i, s),
+         lambda x, i, s: _np_scatter_add(x, 0, i, s), lambda x, i, s: x.scatter_add(0, i, s),
+         normal(3, 4), constant([[0, 1, 2, 0], [0, 0, 2, 1]]), normal(2, 4)),
+    # torch=None: PyTorch 2.13's backward refuses a src larger than the index (shape error)
+    case("scatter_add-dim=1-larger-src", lambda x, i, s: x.scatter_add(1, i, s),
+         lambda x, i, s: _np_scatter_add(x, 1, i, s), None,
+         normal(3, 4), constant([[3, 3], [0, 1], [2, 2]]), normal(3, 3)),
+    case("scatter_add-no-grad-src", lambda x, i, s: x.scatter_add(0, i, s),
+         lambda x, i, s: _np_scatter_add(x, 0, i, s), lambda x, i, s: x.scatter_add(0, i, s),
+         normal(3, 2), indices(3, 4, 2), fixed_normal(4, 2)),
+    case("dg.scatter_add", lambda x, i, s: dg.scatter_add(x, 1, i, s),
+         lambda x, i, s: _np_scatter_add(x, 1, i, s),
+         lambda x, i, s: _torch().scatter_add(x, 1, i, s), normal(2, 3), indices(3, 2, 4),
+         normal(2, 4)),
+]
+
+MORE_MATMUL = [
+    case("mm", lambda x, y: x.mm(y), np.matmul, lambda x, y: x.mm(y), normal(2, 3), normal(3, 4)),
+    case("dg.mm", dg.mm, np.matmul, _t("mm"), normal(3, 2), normal(2, 2)),
+    case("bmm", lambda x, y: x.bmm(y), np.matmul, lambda x, y: x.bmm(y), normal(2, 2, 3),
+         normal(2, 3, 4)),
+    case("dg.bmm", dg.bmm, np.matmul, _t("bmm"), normal(3, 1, 2), normal(3, 2, 2)),
+    case("outer", lambda x, y: x.outer(y), np.outer, lambda x, y: x.outer(y), normal(3),
+         normal(4)),
+    case("dg.outer", dg.outer, np.outer, _t("outer"), normal(2), normal(3)),
+] + [
+    case(f"einsum-{equation}", lambda *xs, e=equation: dg.einsum(e, *xs),
+         lambda *xs, e=equation: np.einsum(e, *xs),
+         lambda *xs, e=equation: _torch().einsum(e, *xs), *[normal(*s) for s in shapes])
+    for equation, shapes in [
+        ("ij,jk->ik", [(2, 3), (3, 4)]),
+        ("bij,bjk->bik", [(2, 2, 3), (2, 3, 4)]),
+        ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]),
+        ("bhqk,bhkd->bhqd", [(2, 2, 3, 5), (2, 2, 5, 4)]),
+        ("i,i->", [(4,), (4,)]),
+        ("i,j->ij", [(3,), (4,)]),
+        ("ii->i", [(3, 3)]),
+        ("ii", [(3, 3)]),
+        ("ij->ji", [(2, 3)]),
+        ("ij->", [(2, 3)]),
+        ("ij,k->j", [(3, 2), (4,)]),
+        ("ij,jk", [(2, 3), (3, 2)]),
+        ("...ij,...jk->...ik", [(2, 2, 3), (2, 3, 4)]),
+        ("bi,bi->b", [(3, 4), (3, 4)]),
+    ]
+] + [
+    case("einsum-list", lambda x, y: dg.einsum("ij,jk->ik", [x, y]), np.matmul,
+         lambda x, y: _torch().einsum("ij,jk->ik", [x, y]), normal(2, 3), normal(3, 2)),
+    case("einsum-no-grad-rhs", lambda x, c: dg.einsum("ij,jk->ik", x, c), np.matmul,
+         lambda x, c: _torch().einsum("ij,jk->ik", x, c), normal(2, 3), fixed_normal(3, 2)),
+]
+
+MORE_FUNCTIONAL = [
+    case("F.linear", F.linear, lambda x, w, b: x @ w.T + b, lambda x, w, b: _tF().linear(x, w, b),
+         normal(3, 4), normal(5, 4), normal(5)),
+    case("F.linear-no-bias-batched", F.linear, lambda x, w: x @ w.T,
+         lambda x, w: _tF().linear(x, w), normal(2, 3, 4), normal(5, 4)),
+    case("F.leaky_relu", F.leaky_relu, lambda x: np.where(x > 0, x, 0.01 * x),
+         lambda x: _tF().leaky_relu(x), nonzero(3, 4)),
+    case("F.leaky_relu-0.2", lambda x: F.leaky_relu(x, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
+         lambda x: _tF().leaky_relu(x, 0.2), nonzero(3, 4)),
+    case("F.gelu", F.gelu, _np_gelu, lambda x: _tF().gelu(x), normal(3, 4)),
+    case("F.gelu-tanh", lambda x: F.gelu(x, approximate="tanh"), _np_gelu_tanh,
+         lambda x: _tF().gelu(x, approximate="tanh"), normal(3, 4)),
+    case("F.softplus", F.softplus, _np_softplus, lambda x: _tF().softplus(x), normal(3, 4)),
+    case("F.softplus-beta-threshold", lambda x: F.softplus(x, beta=2.0, threshold=1.0),
+         lambda x: _np_softplus(x, 2.0, 1.0), lambda x: _tF().softplus(x, beta=2.0, threshold=1.0),
+         avoiding(3, 4, points=(0.5,))),
+    case("F.softplus-large", F.softplus, _np_softplus, lambda x: _tF().softplus(x),
+         Input(lambda rng: rng.choice([-1.0, 1.0], (2, 3)) * rng.uniform(15, 40, (2, 3)))),
+    case("F.logsigmoid", F.logsigmoid, lambda x: -np.logaddexp(0, -x),
+         lambda x: _tF().logsigmoid(x), normal(3, 4)),
+    case("F.logsigmoid-large", F.logsigmoid, lambda x: -np.logaddexp(0, -x),
+         lambda x: _tF().logsigmoid(x),
+         Input(lambda rng: rng.choice([-1.0, 1.0], (2, 3)) * rng.uniform(20, 80, (2, 3)))),
+    case("F.softmax-dim", lambda x: F.softmax(x, dim=0), lambda x: _np_softmax(x, 0),
+         lambda x: _tF().softmax(x, dim=0), normal(3, 4)),
+    case("F.log_softmax-dim", lambda x: F.log_softmax(x, dim=1), lambda x: _np_log_softmax(x, 1),
+         lambda x: _tF().log_softmax(x, dim=1), normal(3, 4)),
+    case("F.layer_norm", lambda x: F.layer_norm(x, (4,)), lambda x: _np_layer_norm(x, -1),
+         lambda x: _tF().layer_norm(x, (4,)), normal(3, 4)),
+    case("F.layer_norm-affine-2d", lambda x, w, b: F.layer_norm(x, [3, 4], w, b, eps=1e-3),
+         lambda x, w, b: _np_layer_norm(x, (1, 2), w, b, 1e-3),
+         lambda x, w, b: _tF().layer_norm(x, [3, 4], w, b, eps=1e-3), normal(2, 3, 4),
+         normal(3, 4), normal(3, 4)),
+    case("F.l1_loss", F.l1_loss, lambda x, y: np.abs(x - y).mean(),
+         lambda x, y: _tF().l1_loss(x, y), normal(3, 4), normal(3, 4)),
+    case("F.l1_loss-sum", lambda x, y: F.l1_loss(x, y, reduction="sum"),
+         lambda x, y: np.abs(x - y).sum(), lambda x, y: _tF().l1_loss(x, y, reduction="sum"),
+         normal(3, 4), fixed_normal(3, 4)),
+    case("F.l1_loss-none", lambda x, y: F.l1_loss(x, y, reduction="none"),
+         lambda x, y: np.abs(x - y), lambda x, y: _tF().l1_loss(x, y, reduction="none"),
+         normal(3, 4), normal(3, 4)),
+    case("F.nll_loss", lambda x, t: F.nll_loss(x, t), lambda x, t: -x[np.arange(4), t].mean(),
+         lambda x, t: _tF().nll_loss(x, t), normal(4, 3), indices(3, 4)),
+    case("F.nll_loss-of-log_softmax", lambda x, t: F.nll_loss(F.log_softmax(x, dim=1), t),
+         _np_cross_entropy, lambda x, t: _tF().nll_loss(_tF().log_softmax(x, dim=1), t),
+         normal(4, 3), indices(3, 4)),
+    case("F.nll_loss-weight-ignore-sum",
+         lambda x, t, w: F.nll_loss(x, t, weight=w, ignore_index=1, reduction="sum"),
+         lambda x, t, w: -(x[np.arange(5), t] * w[t] * (t != 1)).sum(),
+         lambda x, t, w: _tF().nll_loss(x, t, weight=w, ignore_index=1, reduction="sum"),
+         normal(5, 3), constant([0, 1, 2, 1, 0]), _classes(3)),
+    case("F.nll_loss-4d-none", lambda x, t: F.nll_loss(x, t, reduction="none"),
+         lambda x, t: -np.take_along_axis(x, t[:, None], 1)[:, 0],
+         lambda x, t: _tF().nll_loss(x, t, reduction="none"), normal(2, 3, 2, 2),
+         indices(3, 2, 2, 2)),
+    case("F.cross_entropy-3d", F.cross_entropy, _np_ce_full,
+         lambda x, t: _tF().cross_entropy(x, t), normal(2, 3, 4), indices(3, 2, 4)),
+    case("F.cross_entropy-4d-none", lambda x, t: F.cross_entropy(x, t, reduction="none"),
+         lambda x, t: _np_ce_full(x, t, reduction="none"),
+         lambda x, t: _tF().cross_entropy(x, t, reduction="none"), normal(2, 3, 2, 2),
+         indices(3, 2, 2, 2)),
+    case("F.cross_entropy-ignore_index", lambda x, t: F.cross_entropy(x, t, ignore_index=-100),
+         lambda x, t: _np_ce_full(x, t), lambda x, t: _tF().cross_entropy(x, t),
+         normal(5, 3), constant([0, -100, 2, 1, -100])),
+    case("F.cross_entropy-ignore_index=0-sum",
+         lambda x, t: F.cross_entropy(x, t, ignore_index=0, reduction="sum"),
+         lambda x, t: _np_ce_full(x, t, ignore_index=0, reduction="sum"),
+         lambda x, t: _tF().cross_entropy(x, t, ignore_index=0, reduction="sum"),
+         normal(5, 3), constant([0, 1, 2, 1, 0])),
+    case("F.cross_entropy-label_smoothing",
+         lambda x, t: F.cross_entropy(x, t, label_smoothing=0.1),
+         lambda x, t: _np_ce_full(x, t, smoothing=0.1),
+         lambda x, t: _tF().cross_entropy(x, t, label_smoothing=0.1), normal(4, 3),
+         indices(3, 4)),
+    case("F.cross_entropy-weight-smoothing-ignore",
+         lambda x, t, w: F.cross_entropy(x, t, weight=w, label_smoothing=0.2),
+         lambda x, t, w: _np_ce_full(x, t, w, smoothing=0.2),
+         lambda x, t, w: _tF().cross_entropy(x, t, weight=w, label_smoothing=0.2),
+         normal(5, 4), constant([3, -100, 0, 1, 3]), _classes(4)),
+    case("F.cross_entropy-weight-none",
+         lambda x, t, w: F.cross_entropy(x, t, weight=w, reduction="none"),
+         lambda x, t, w: _np_ce_full(x, t, w, reduction="none"),
+         lambda x, t, w: _tF().cross_entropy(x, t, weight=w, reduction="none"), normal(4, 3),
+         indices(3, 4), _classes(3)),
+    case("F.cross_entropy-unbatched", F.cross_entropy, lambda x, t: _np_ce_full(x[None], t[None]),
+         lambda x, t: _tF().cross_entropy(x, t), normal(4), constant(2)),
+    case("F.cross_entropy-probabilities", F.cross_entropy, _np_ce_probs,
+         lambda x, p: _tF().cross_entropy(x, p), normal(4, 3), _probabilities(4, 3)),
+    case("F.cross_entropy-probabilities-smoothing-sum",
+         lambda x, p: F.cross_entropy(x, p, label_smoothing=0.3, reduction="sum"),
+         lambda x, p: _np_ce_probs(x, p, 0.3, "sum"),
+         lambda x, p: _tF().cross_entropy(x, p, label_smoothing=0.3, reduction="sum"),
+         normal(2, 3, 2), _probabilities(2, 3, 2)),
+    case("F.binary_cross_entropy", F.binary_cross_entropy, _np_bce,
+         lambda p, t: _tF().binary_cross_entropy(p, t), positive(3, 4, low=0.1, high=0.9),
+         positive(3, 4, low=0.0, high=1.0)),
+    case("F.binary_cross_entropy-weight-none",
+         lambda p, t, w: F.binary_cross_entropy(p, t, weight=w, reduction="none"),
+         lambda p, t, w: w * _np_bce(p, t, "none"),
+         lambda p, t, w: _tF().binary_cross_entropy(p, t, weight=w, reduction="none"),
+         positive(3, 4, low=0.1, high=0.9),
+         Input(lambda rng: rng.uniform(0, 1, (3, 4)), differentiable=False), _classes(4)),
+    case("F.binary_cross_entropy_with_logits", F.binary_cross_entropy_with_logits,
+         _np_bce_logits, lambda x, t: _tF().binary_cross_entropy_with_logits(x, t),
+         normal(3, 4), positive(3, 4, low=0.0, high=1.0)),
+    case("F.binary_cross_entropy_with_logits-large",
+         lambda x, t: F.binary_cross_entropy_with_logits(x, t, reduction="sum"),
+         lambda x, t: _np_bce_logits(x, t, reduction="sum"),
+         lambda x, t: _tF().binary_cross_entropy_with_logits(x, t, reduction="sum"),
+         Input(lambda rng: rng.choice([-1.0, 1.0], (2, 3)) * rng.uniform(30, 60, (2, 3))),
+         constant([[0.0, 1.0, 1.0], [1.0, 0.0, 0.5]])),
+    case("F.binary_cross_entropy_with_logits-pos_weight",
+         lambda x, t, pw: F.binary_cross_entropy_with_logits(x, t, pos_weight=pw),
+         lambda x, t, pw: _np_bce_logits(x, t, pw),
+         lambda x, t, pw: _tF().binary_cross_entropy_with_logits(x, t, pos_weight=pw),
+         normal(3, 4), positive(3, 4, low=0.0, high=1.0), _classes(4)),
+    case("F.mse_loss-legacy-reduce=False", lambda x, y: F.mse_loss(x, y, reduce=False),
+         lambda x, y: (x - y) ** 2, lambda x, y: _tF().mse_loss(x, y, reduction="none"),
+         normal(3, 4), normal(3, 4)),
+    case("F.conv2d", F.conv2d, _np_conv, lambda x, w: _tF().conv2d(x, w), normal(2, 3, 5, 4),
+         normal(4, 3, 3, 2)),
+    case("F.conv2d-bias-stride-padding",
+         lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1),
+         lambda x, w, b: _np_conv(x, w, b, 2, 1),
+         lambda x, w, b: _tF().conv2d(x, w, b, stride=2, padding=1), normal(2, 2, 5, 5),
+         normal(3, 2, 3, 3), normal(3)),
+    case("F.conv2d-dilation-groups",
+         lambda x, w: F.conv2d(x, w, stride=(1, 2), padding=(2, 1), dilation=2, groups=2),
+         lambda x, w: _np_conv(x, w, None, (1, 2), (2, 1), 2, 2),
+         lambda x, w: _tF().conv2d(x, w, stride=(1, 2), padding=(2, 1), dilation=2, groups=2),
+         normal(1, 4, 5, 5), normal(6, 2, 2, 3)),
+    case("F.conv2d-same-unbatched", lambda x, w: F.conv2d(x, w, padding="same"),
+         lambda x, w: _np_conv(x[None], w, None, 1, 1)[0],
+         lambda x, w: _tF().conv2d(x, w, padding="same"), normal(2, 4, 4), normal(3, 2, 3, 3)),
+    case("F.conv2d-no-grad-weight", F.conv2d, _np_conv, lambda x, w: _tF().conv2d(x, w),
+         normal(1, 2, 4, 4), fixed_normal(2, 2, 2, 2)),
+    case("F.conv1d", lambda x, w, b: F.conv1d(x, w, b, padding=1),
+         lambda x, w, b: _np_conv(x, w, b, 1, 1),
+         lambda x, w, b: _tF().conv1d(x, w, b, padding=1), normal(2, 3, 6), normal(4, 3, 3),
+         normal(4)),
+    case("F.conv1d-stride", lambda x, w: F.conv1d(x, w, stride=2),
+         lambda x, w: _np_conv(x, w, None, 2),
+         lambda x, w: _tF().conv1d(x, w, stride=2), normal(2, 2, 7), normal(3, 2, 2)),
+    case("F.max_pool2d", lambda x: F.max_pool2d(x, 2), lambda x: _np_max_pool(x, 2),
+         lambda x: _tF().max_pool2d(x, 2), distinct(2, 2, 4, 4)),
+    case("F.max_pool2d-overlapping-padding", lambda x: F.max_pool2d(x, 3, stride=2, padding=1),
+         lambda x: _np_max_pool(x, 3, 2, 1), lambda x: _tF().max_pool2d(x, 3, stride=2, padding=1),
+         distinct(1, 2, 5, 5)),
+    case("F.max_pool2d-rect", lambda x: F.max_pool2d(x, (2, 1), stride=(1, 2)),
+         lambda x: _np_max_pool(x, (2, 1), (1, 2)),
+         lambda x: _tF().max_pool2d(x, (2, 1), stride=(1, 2)), distinct(1, 1, 3, 4)),
+    case("F.max_pool1d", lambda x: F.max_pool1d(x, 2), lambda x: _np_max_pool(x, 2),
+         lambda x: _tF().max_pool1d(x, 2), distinct(2, 2, 6)),
+]
+
+MORE_COMPOSITE = [
+    case("composite-attention-einsum-causal",
+         lambda q, k, v, m: dg.einsum(
+             "bhqk,bhkd->bhqd",
+             (dg.einsum("bhqd,bhkd->bhqk", q, k) * 0.5).masked_fill(m, -1e9).softmax(-1), v),
+         lambda q, k, v, m: np.einsum(
+             "bhqk,bhkd->bhqd",
+             _np_softmax(np.where(m, -1e9, np.einsum("bhqd,bhkd->bhqk", q, k) * 0.5), -1), v),
+         lambda q, k, v, m: _torch().einsum(
+             "bhqk,bhkd->bhqd",
+             (_torch().einsum("bhqd,bhkd->bhqk", q, k) * 0.5).masked_fill(m, -1e9).softmax(-1),
+             v),
+         normal(1, 2, 3, 2), normal(1, 2, 3, 2), normal(1, 2, 3, 2),
+         constant(np.triu(np.ones((3, 3), bool), 1))),
+    case("composite-conv-pool-linear",
+         lambda x, w, lw: F.linear(F.max_pool2d(F.conv2d(x, w, padding=1).tanh(), 2)
+                                   .flatten(1), lw),
+         lambda x, w, lw: _np_max_pool(np.tanh(_np_conv(x, w, None, 1, 1)), 2).reshape(2, -1)
+         @ lw.T,
+         lambda x, w, lw: _tF().linear(_tF().max_pool2d(_tF().conv2d(x, w, padding=1).tanh(), 2)
+                                       .flatten(1), lw),
+         normal(2, 1, 4, 4), normal(2, 1, 3, 3), normal(3, 8)),
+]
+
+MORE = (
+    MORE_REDUCTIONS + MORE_ELEMENTWISE + MORE_SHAPE + MORE_INDEXING + MORE_MATMUL
+    + MORE_FUNCTIONAL + MORE_COMPOSITE
+)
+
+# Ops whose outputs are integers or booleans (indices, masks, one-hot rows): no gradient, so they
+# are not in ALL_CASES; tests/test_more_ops.py checks them against numpy and PyTorch exactly.
+# Their inputs are made like the others (floats come as float tensors without grad).
+INTEGER_OUTPUT_CASES: list[OpCase] = [
+    case("sort-indices", lambda x: x.sort().indices, lambda x: np.argsort(x, -1),
+         lambda x: x.sort().indices, fixed_normal(3, 4)),
+    case("sort-indices-descending-dim=0", lambda x: x.sort(0, descending=True)[1],
+         lambda x: _np_sort(x, 0, True)[1], lambda x: x.sort(0, descending=True)[1],
+         fixed_normal(3, 4)),
+    case("topk-indices", lambda x: x.topk(2).indices, lambda x: _np_topk(x, 2)[1],
+         lambda x: x.topk(2).indices, fixed_normal(3, 4)),
+    case("all", lambda x: (x > 0).all(), lambda x: (x > 0).all(), lambda x: (x > 0).all(),
+         fixed_normal(3, 4)),
+    case("all-dim=1", lambda x: (x > -1).all(dim=1), lambda x: (x > -1).all(axis=1),
+         lambda x: (x > -1).all(dim=1), fixed_normal(3, 4)),
+    case("any-dim=0-keepdim", lambda x: (x > 1).any(0, keepdim=True),
+         lambda x: (x > 1).any(axis=0, keepdims=True), lambda x: (x > 1).any(0, keepdim=True),
+         fixed_normal(3, 4)),
+    case("dg.any", lambda m: dg.any(m), np.any, _t("any"), mask(3, 4)),
+    case("dg.all-float", lambda x: dg.all(x, -1), lambda x: np.all(x, -1),
+         lambda x: _torch().all(x, -1), constant([[1.0, 0.0], [2.0, 3.0]])),
+    case("F.one_hot", lambda t: F.one_hot(t, 4), lambda t: np.eye(4, dtype=np.int64)[t],
+         lambda t: _tF().one_hot(t, 4), indices(4, 5)),
+    case("F.one_hot-inferred-2d", F.one_hot, lambda t: np.eye(t.max() + 1, dtype=np.int64)[t],
+         lambda t: _tF().one_hot(t), constant([[0, 2], [1, 2]])),
+]
+
 ALL_CASES: list[OpCase] = (
     ELEMENTWISE + REDUCTIONS + SOFTMAX + MATMUL + SHAPE + INDEXING + JOINING + FUNCTIONAL
-    + COMPOSITE
+    + COMPOSITE + MORE
 )
 TORCH_CASES: list[OpCase] = [c for c in ALL_CASES if c.torch is not None]
 
-_ids = [c.id for c in ALL_CASES]
+_ids = [c.id for c in ALL_CASES + INTEGER_OUTPUT_CASES]
 assert len(_ids) == len(set(_ids)), "op table ids must be unique"
 
 

@@ -149,7 +149,9 @@ CUPY_NAMES = frozenset({
     "logical_or", "logical_not", "all", "any",
     # reductions
     "sum", "prod", "mean", "var", "std", "max", "min", "amax", "amin", "argmax", "argmin",
-    "cumsum",
+    "cumsum", "cumprod",
+    # sorting and triangles
+    "sort", "argsort", "tril", "triu",
     # shapes and joining
     "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze",
     "broadcast_to", "broadcast_arrays", "concatenate", "stack", "split", "tile", "repeat",

@@ -1,15 +1,47 @@
-"""Stateless neural-network functions (PyTorch's ``torch.nn.functional``)."""
+"""Stateless neural-network functions (PyTorch's ``torch.nn.functional``), with PyTorch's
+signatures so that code (and the modules of ``dg.nn``) transfer.
+
+Activations and losses are one op each where the diagram reads better that way (``Gelu``,
+``CrossEntropy``, ``Conv``); where the definition is a short composition (``linear``,
+``layer_norm``, ``l1_loss``) the graph shows its parts.
+
+Losses check their arguments as PyTorch does: a target whose shape differs from the input's is
+warned about (``mse_loss``, ``l1_loss``: it would broadcast) or refused (the binary
+cross-entropies); class-index losses name a float target (``.long()``) and an out-of-range class.
+"""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
-from .. import factories
-from ..ops import CrossEntropy, LogSoftmax, Relu, Sigmoid, Softmax, Tanh
+from .. import backend, factories
+from ..ops import (
+    BinaryCrossEntropy,
+    BinaryCrossEntropyWithLogits,
+    Conv,
+    CrossEntropy,
+    Gelu,
+    LeakyRelu,
+    LogSigmoid,
+    LogSoftmax,
+    MaxPool,
+    Mean,
+    NLLLoss,
+    Relu,
+    Sigmoid,
+    Softmax,
+    Softplus,
+    Tanh,
+    Var,
+)
+from ..ops.dims import normalize_dim, one_spelling
 from ..tensor import Tensor
 
+# ----------------------------------------------------------------------------- activations
 
-def relu(x: Tensor) -> Tensor:
+
+def relu(x: Tensor, inplace: bool = False) -> Tensor:
     """max(x, 0) elementwise."""
     return Relu.apply(x)
 
@@ -23,38 +55,70 @@ def tanh(x: Tensor) -> Tensor:
     return Tanh.apply(x)
 
 
-def softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``axis``."""
-    return Softmax.apply(x, axis=axis)
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """x where x > 0, else negative_slope * x."""
+    return LeakyRelu.apply(input, negative_slope=negative_slope)
 
 
-def log_softmax(x: Tensor, axis: int = -1) -> Tensor:
-    """x - logsumexp(x) along ``axis`` (a numerically safe log(softmax(x)))."""
-    return LogSoftmax.apply(x, axis=axis)
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    """x * Phi(x), Phi the standard normal CDF (erf); approximate='tanh' uses
+    0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
+    return Gelu.apply(input, approximate=approximate)
 
 
-def cross_entropy(logits: Tensor, target: Any, reduction: str = "mean") -> Tensor:
-    """Softmax cross-entropy of logits (N, C) against integer class indices (N,).
-
-    >>> loss = F.cross_entropy(model(x), y)      # y: int64 tensor or array of class ids
-    """
-    return CrossEntropy.apply(logits, target, reduction=reduction)
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, and x itself where beta x > threshold."""
+    return Softplus.apply(input, beta=beta, threshold=threshold)
 
 
-def mse_loss(input: Tensor, target: Any, reduction: str = "mean") -> Tensor:
-    """mean((input - target)^2)."""
-    diff = input - target
-    squared = diff * diff
-    if reduction == "mean":
-        return squared.mean()
-    if reduction == "sum":
-        return squared.sum()
-    if reduction == "none":
-        return squared
-    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+def logsigmoid(input: Tensor) -> Tensor:
+    """log(sigmoid(x)) = -softplus(-x), without overflow."""
+    return LogSigmoid.apply(input)
 
 
-def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
+def softmax(x: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (default -1)."""
+    dim = one_spelling("softmax", "dim", dim, "axis", axis, -1)
+    return Softmax.apply(x, axis=normalize_dim(dim, x.ndim, fn="softmax"))
+
+
+def log_softmax(x: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
+    """x - logsumexp(x) along ``dim`` (a numerically safe log(softmax(x)))."""
+    dim = one_spelling("log_softmax", "dim", dim, "axis", axis, -1)
+    return LogSoftmax.apply(x, axis=normalize_dim(dim, x.ndim, fn="log_softmax"))
+
+
+# ----------------------------------------------------------------------------- layers
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """input @ weight^T + bias, weight of shape (out_features, in_features)."""
+    out = input @ weight.t()
+    return out if bias is None else out + bias
+
+
+def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dims (var without
+    correction), then * weight + bias."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    if tuple(input.shape[input.ndim - len(shape):]) != shape or len(shape) > input.ndim:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(map(str, shape))}], but got input of size {tuple(input.shape)}"
+        )
+    dims = tuple(range(input.ndim - len(shape), input.ndim))
+    mean = Mean.apply(input, axis=dims, keepdims=True)
+    var = Var.apply(input, axis=dims, keepdims=True, correction=0)
+    out = (input - mean) / (var + eps).sqrt()
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by 1 / (1 - p) (training
     only; seeded by dg.manual_seed)."""
     if not 0.0 <= p <= 1.0:
@@ -68,6 +132,366 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True) -> Tensor:
     return x * mask
 
 
-def embedding(indices: Any, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` picked by integer ``indices`` (gradients add up for repeats)."""
-    return weight[indices]
+def embedding(input: Any, weight: Tensor) -> Tensor:
+    """Rows of ``weight`` picked by integer ``input`` indices (gradients add up for repeats)."""
+    return weight[input]
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
+    """Integer class indices (any shape) -> int64 rows with a 1 at each index: shape
+    (*tensor.shape, num_classes); num_classes=-1 means max + 1. No gradient."""
+    array = _array(tensor)
+    if array.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"one_hot is only applicable to index tensor of type LongTensor (an integer tensor), "
+            f"got dtype {array.dtype}: convert it with .long()"
+        )
+    xp = backend.get_array_module(array)
+    if num_classes == -1:
+        num_classes = int(array.max()) + 1 if array.size else 0
+    if array.size and int(array.min()) < 0:
+        raise RuntimeError(f"Class values must be non-negative, got {int(array.min())}")
+    if array.size and int(array.max()) >= num_classes:
+        raise RuntimeError(
+            f"Class values must be smaller than num_classes ({num_classes}), got "
+            f"{int(array.max())}"
+        )
+    return Tensor((array[..., None] == xp.arange(num_classes)).astype(xp.int64))
+
+
+# ----------------------------------------------------------------------------- convolution
+
+
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """1-D convolution (cross-correlation, as in PyTorch): input (N, C_in, L), weight
+    (C_out, C_in / groups, k) -> (N, C_out, L_out). One ``Conv`` node."""
+    return _conv(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """2-D convolution (cross-correlation, as in PyTorch): input (N, C_in, H, W), weight
+    (C_out, C_in / groups, kh, kw) -> (N, C_out, H_out, W_out). One ``Conv`` node.
+
+    >>> F.conv2d(dg.randn(1, 3, 8, 8), dg.randn(4, 3, 3, 3), padding=1).shape
+    (1, 4, 8, 8)
+    """
+    return _conv(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    """The maximum of each window of ``kernel_size`` along the last dim (stride defaults to
+    kernel_size)."""
+    return _max_pool(1, "max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def max_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
+    """The maximum of each kernel_size window of an image (N, C, H, W) (stride defaults to
+    kernel_size: windows side by side). One ``MaxPool`` node."""
+    return _max_pool(2, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def _tuple(value: Any, n: int, name: str, fn: str) -> tuple[int, ...]:
+    values = (value,) * n if isinstance(value, int) else tuple(value)
+    if len(values) != n or not all(isinstance(v, int) for v in values):
+        raise TypeError(f"{fn}(): {name} must be an int or a tuple of {n} ints, got {value!r}")
+    return values
+
+
+def _batched(spatial: int, fn: str, input: Tensor) -> bool:
+    """Is the input batched ((N, C, *spatial)) or not ((C, *spatial))? Others are an error."""
+    if input.ndim == spatial + 2:
+        return True
+    if input.ndim == spatial + 1:
+        return False
+    raise RuntimeError(
+        f"{fn}: expected {spatial + 1}-D (unbatched) or {spatial + 2}-D (batched) input, but got "
+        f"input of size {tuple(input.shape)}"
+    )
+
+
+def _conv(spatial, fn, input, weight, bias, stride, padding, dilation, groups):
+    batched = _batched(spatial, fn, input)
+    x = input if batched else input.unsqueeze(0)
+    if weight.ndim != spatial + 2:
+        raise RuntimeError(
+            f"{fn}: expected a weight of {spatial + 2} dimensions (C_out, C_in / groups, "
+            f"kernel...), got shape {tuple(weight.shape)}"
+        )
+    if x.shape[1] != weight.shape[1] * groups or weight.shape[0] % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(weight.shape)}, expected "
+            f"input{list(x.shape)} to have {weight.shape[1] * groups} channels, but got "
+            f"{x.shape[1]} channels instead"
+        )
+    stride = _tuple(stride, spatial, "stride", fn)
+    dilation = _tuple(dilation, spatial, "dilation", fn)
+    kernel = tuple(weight.shape[2:])
+    if padding == "valid":
+        padding = 0
+    elif padding == "same":
+        if any(s != 1 for s in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+        totals = [d * (k - 1) for d, k in zip(dilation, kernel)]
+        if any(t % 2 for t in totals):
+            raise NotImplementedError(
+                f"{fn}: padding='same' with an even kernel needs uneven padding, which dyngraph "
+                "does not do; pad the input first"
+            )
+        padding = tuple(t // 2 for t in totals)
+    padding = _tuple(padding, spatial, "padding", fn)
+    operands = (x, weight) if bias is None else (x, weight, bias)
+    out = Conv.apply(*operands, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    return out if batched else out.squeeze(0)
+
+
+def _max_pool(spatial, fn, input, kernel_size, stride, padding, dilation, ceil_mode,
+              return_indices):
+    if ceil_mode or return_indices:
+        raise NotImplementedError(f"{fn}: ceil_mode=True and return_indices=True are not supported")
+    batched = _batched(spatial, fn, input)
+    x = input if batched else input.unsqueeze(0)
+    kernel = _tuple(kernel_size, spatial, "kernel_size", fn)
+    stride = kernel if stride is None or stride == [] else _tuple(stride, spatial, "stride", fn)
+    padding = _tuple(padding, spatial, "padding", fn)
+    dilation = _tuple(dilation, spatial, "dilation", fn)
+    if any(2 * p > k for p, k in zip(padding, kernel)):
+        raise RuntimeError(
+            f"{fn}: pad should be at most half of effective kernel size, but got "
+            f"pad={padding}, kernel_size={kernel}"
+        )
+    out = MaxPool.apply(x, kernel_size=kernel, stride=stride, padding=padding, dilation=dilation)
+    return out if batched else out.squeeze(0)
+
+
+# ----------------------------------------------------------------------------- losses
+
+
+def mse_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,
+             reduction: str = "mean") -> Tensor:
+    """mean((input - target)^2) ('sum', 'none' also). Warns when the shapes differ."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_if_shapes_differ("mse_loss", input, target)
+    diff = input - target
+    return _reduce(diff * diff, reduction)
+
+
+def l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,
+            reduction: str = "mean") -> Tensor:
+    """mean(|input - target|) ('sum', 'none' also). Warns when the shapes differ."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_if_shapes_differ("l1_loss", input, target)
+    return _reduce((input - target).abs(), reduction)
+
+
+def cross_entropy(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+                  ignore_index: int = -100, reduce: Any = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Softmax cross-entropy of logits (N, C) or (N, C, d1, ...) against integer class indices
+    (N,) or (N, d1, ...), or against class probabilities shaped like the logits. One node.
+
+    ``weight`` (C,) rescales each class; targets equal to ``ignore_index`` count for nothing;
+    ``label_smoothing`` eps mixes the target with the uniform distribution (1 - eps, eps / C).
+
+    >>> loss = F.cross_entropy(model(x), y)      # y: int64 class ids
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"label_smoothing must be between 0.0 and 1.0, got {label_smoothing}")
+    x, t, unbatched = _class_inputs("cross_entropy", input, target, allow_probabilities=True)
+    _check_class_range("cross_entropy", t, x.shape[1], ignore_index)
+    w = _class_weight("cross_entropy", weight, x)
+    out = CrossEntropy.apply(x, t, reduction=reduction, weight=w, ignore_index=ignore_index,
+                             label_smoothing=label_smoothing)
+    return out.squeeze(0) if unbatched and reduction == "none" else out
+
+
+def nll_loss(input: Tensor, target: Any, weight: Any = None, size_average: Any = None,
+             ignore_index: int = -100, reduce: Any = None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of log-probabilities (N, C) or (N, C, d1, ...) (e.g. from
+    log_softmax) at integer class indices: -input[n, target[n]] (weighted, averaged)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    x, t, unbatched = _class_inputs("nll_loss", input, target, allow_probabilities=False)
+    _check_class_range("nll_loss", t, x.shape[1], ignore_index)
+    w = _class_weight("nll_loss", weight, x)
+    out = NLLLoss.apply(x, t, reduction=reduction, weight=w, ignore_index=ignore_index)
+    return out.squeeze(0) if unbatched and reduction == "none" else out
+
+
+def binary_cross_entropy(input: Tensor, target: Any, weight: Any = None,
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """-(t log p + (1 - t) log(1 - p)) for probabilities p in [0, 1] (logs clamped at -100, as
+    in PyTorch). Prefer binary_cross_entropy_with_logits on raw scores: it is stabler."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if _shape(target) != tuple(input.shape):
+        raise ValueError(
+            f"binary_cross_entropy: using a target size {_shape(target)} that is different to the "
+            f"input size {tuple(input.shape)} is not allowed (it would broadcast): please ensure "
+            "they have the same size"
+        )
+    p = input.array
+    if p.size and (float(p.min()) < 0 or float(p.max()) > 1):
+        raise RuntimeError(
+            "all elements of input should be between 0 and 1 (binary_cross_entropy takes "
+            "probabilities: apply sigmoid first, or use binary_cross_entropy_with_logits)"
+        )
+    return BinaryCrossEntropy.apply(input, target, reduction=reduction,
+                                    weight=_elementwise_weight(weight, input))
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Any, weight: Any = None,
+                                     size_average: Any = None, reduce: Any = None,
+                                     reduction: str = "mean", pos_weight: Any = None) -> Tensor:
+    """binary_cross_entropy(sigmoid(x), t), computed from the logits x without overflow:
+    (1 - t) x + log(1 + exp(-x)). ``pos_weight`` scales the positive term (per class)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if _shape(target) != tuple(input.shape):
+        raise ValueError(
+            f"Target size {_shape(target)} must be the same as input size {tuple(input.shape)} "
+            "(binary_cross_entropy_with_logits)"
+        )
+    return BinaryCrossEntropyWithLogits.apply(
+        input, target, reduction=reduction, weight=_elementwise_weight(weight, input),
+        pos_weight=_elementwise_weight(pos_weight, input),
+    )
+
+
+# ----------------------------------------------------------------------------- loss helpers
+
+
+def _reduce(losses: Tensor, reduction: str) -> Tensor:
+    if reduction == "mean":
+        return losses.mean()
+    if reduction == "sum":
+        return losses.sum()
+    if reduction == "none":
+        return losses
+    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
+    """PyTorch's deprecated size_average= / reduce= pair, as a reduction string."""
+    if size_average is None and reduce is None:
+        return reduction
+    if reduce is False:
+        return "none"
+    return "sum" if size_average is False else "mean"
+
+
+def _shape(value: Any) -> tuple[int, ...]:
+    return tuple(getattr(value, "shape", ()))
+
+
+def _warn_if_shapes_differ(fn: str, input: Tensor, target: Any) -> None:
+    """PyTorch's warning: a target of another shape broadcasts, silently giving a wrong loss
+    (pred (N, 1) against target (N,) is compared as (N, N))."""
+    target_shape, input_shape = _shape(target), tuple(input.shape)
+    if target_shape == input_shape or not hasattr(target, "shape"):
+        return
+    try:
+        import numpy as np  # only for the message: the broadcast shape
+
+        broadcast = f" (they broadcast to {np.broadcast_shapes(input_shape, target_shape)})"
+    except ValueError:
+        broadcast = ""
+    warnings.warn(
+        f"{fn}: using a target size {target_shape} that is different to the input size "
+        f"{input_shape}{broadcast}. This will likely lead to incorrect results due to "
+        "broadcasting. Please ensure they have the same size (e.g. target.view(-1, 1) or "
+        "input.squeeze(1)).",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
+def _array(value: Any) -> Any:
+    if isinstance(value, Tensor):
+        return value.array
+    if hasattr(value, "__array_namespace__") or hasattr(value, "dtype"):
+        return value
+    import numpy as np  # a Python list of class ids
+
+    return np.asarray(value)
+
+
+def _class_inputs(fn: str, input: Tensor, target: Any,
+                  allow_probabilities: bool) -> tuple[Tensor, Any, bool]:
+    """Check logits / log-probabilities (N, C, d...) or (C,) against class targets as PyTorch
+    does, with messages that say what to change; returns (input, target, unbatched)."""
+    t = _array(target)
+    if input.ndim == 0:
+        raise ValueError(f"{fn}: the input must have a class dimension, got a 0-d tensor")
+    unbatched = input.ndim == 1
+    x = input.unsqueeze(0) if unbatched else input
+    if t.dtype.kind == "f":
+        if allow_probabilities and tuple(t.shape) == tuple(input.shape):  # class probabilities
+            probabilities = target if isinstance(target, Tensor) else Tensor(t)
+            probabilities = probabilities.to(x.dtype)
+            return x, (probabilities.unsqueeze(0) if unbatched else probabilities), unbatched
+        extra = (f" (a float target is read as class probabilities only when it has the "
+                 f"input's shape {tuple(input.shape)})") if allow_probabilities else ""
+        raise RuntimeError(
+            f"{fn}: expected the target to hold integer class indices (int64), but it has dtype "
+            f"{t.dtype}. Convert it with target.long() (or .to(dg.int64)){extra}."
+        )
+    if t.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"{fn}: expected the target to hold integer class indices (int64), but it has dtype "
+            f"{t.dtype}. Convert it with target.long()."
+        )
+    expected = tuple(input.shape[:1]) + tuple(input.shape[2:]) if not unbatched else ()
+    if tuple(t.shape) != expected:
+        if not unbatched and t.ndim >= 1 and t.shape[0] != input.shape[0]:
+            raise ValueError(
+                f"{fn}: Expected input batch_size ({input.shape[0]}) to match target batch_size "
+                f"({t.shape[0]}): input {tuple(input.shape)}, target {tuple(t.shape)}"
+            )
+        raise RuntimeError(
+            f"{fn}: expected a target of shape {expected} for an input of shape "
+            f"{tuple(input.shape)} (classes on dimension 1), got {tuple(t.shape)}"
+        )
+    target = target if isinstance(target, Tensor) else t
+    return x, (target.reshape(1) if unbatched else target), unbatched
+
+
+def _check_class_range(fn: str, target: Any, classes: int, ignore_index: int) -> None:
+    """Every class index must lie in [0, C) (or be ignore_index): name the first that does not."""
+    t = _array(target)
+    if t.dtype.kind == "f" or not t.size:
+        return
+    xp = backend.get_array_module(t)
+    bad = (t != ignore_index) & ((t < 0) | (t >= classes))
+    if bool(bad.any()):
+        value = int(t[bad].reshape(-1)[0])
+        where = tuple(int(i) for i in xp.argwhere(bad)[0])
+        raise IndexError(
+            f"{fn}: target class index {value} (at position {where}) is out of range: the input "
+            f"has {classes} classes, so indices must lie in [0, {classes - 1}]"
+            + (f" (or be ignore_index={ignore_index})" if ignore_index not in range(classes)
+               else "")
+        )
+
+
+def _class_weight(fn: str, weight: Any, x: Tensor) -> Any:
+    if weight is None:
+        return None
+    w = _array(weight)
+    if tuple(w.shape) != (x.shape[1],):
+        raise RuntimeError(
+            f"{fn}: weight should be a 1D tensor of {x.shape[1]} elements (one per class), got "
+            f"shape {tuple(w.shape)}"
+        )
+    return w.astype(x.dtype)
+
+
+def _elementwise_weight(weight: Any, input: Tensor) -> Any:
+    """A weight that multiplies each element's loss: a constant array of the input's dtype."""
+    if weight is None:
+        return None
+    return _array(weight).astype(input.dtype)

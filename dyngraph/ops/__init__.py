@@ -5,9 +5,15 @@
 - ``reduce``: sum mean max min var logsumexp softmax log_softmax
 - ``shape``: reshape permute expand cast to-device index set-item cat stack
 - ``matmul``: @ (1-D, 2-D, batched)
-- ``nn``: fused cross-entropy
+- ``nn``: fused losses (cross-entropy, nll, binary cross-entropy with and without logits)
+- ``pointwise``: sign log1p square and the activations leaky_relu gelu softplus logsigmoid
+- ``stats``: prod cumsum norm sort topk
+- ``index``: gather scatter_add masked_fill flip repeat tril triu
+- ``linalg``: einsum outer
+- ``conv``: convolution and max pooling (1 or 2 spatial dims)
 """
 
+from .conv import Conv, MaxPool
 from .elementwise import (
     Abs,
     Add,
@@ -29,14 +35,23 @@ from .elementwise import (
     Tanh,
     Where,
 )
+from .index import Flip, Gather, MaskedFill, Repeat, ScatterAdd, Tril, Triu
+from .linalg import Einsum, Outer
 from .matmul import MatMul
-from .nn import CrossEntropy
+from .nn import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy, NLLLoss
+from .pointwise import Gelu, LeakyRelu, Log1p, LogSigmoid, Sign, Softplus, Square
 from .reduce import LogSoftmax, LogSumExp, Max, Mean, Min, Softmax, Sum, Var
 from .shape import Cast, Cat, Expand, Index, IndexAdd, Permute, Reshape, SetItem, Stack, ToDevice
+from .stats import CumSum, Norm, Prod, Sort, TopK
 
 __all__ = [
     "Abs", "Add", "Cast", "Cat", "Clamp", "Cos", "CrossEntropy", "Div", "Exp", "Expand", "Index",
     "IndexAdd", "Log", "LogSoftmax", "LogSumExp", "MatMul", "Max", "Maximum", "Mean", "Min",
     "Minimum", "Mul", "Neg", "Permute", "Pow", "Relu", "Reshape", "SetItem", "Sigmoid", "Sin",
     "Softmax", "Sqrt", "Stack", "Sub", "Sum", "Tanh", "ToDevice", "Var", "Where",
+    # issue 13: more ops with PyTorch's names
+    "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "Conv", "CumSum", "Einsum", "Flip",
+    "Gather", "Gelu", "LeakyRelu", "Log1p", "LogSigmoid", "MaskedFill", "MaxPool", "NLLLoss",
+    "Norm", "Outer", "Prod", "Repeat", "ScatterAdd", "Sign", "Softplus", "Sort", "Square",
+    "TopK", "Tril", "Triu",
 ]

@@ -1,57 +1,186 @@
-"""Losses: fused ops that would otherwise be several nodes (and several temporaries)."""
+"""Losses: fused ops that would otherwise be several nodes (and several temporaries).
+
+The class-index losses share one formulation: with log-probabilities ``logp`` (class axis 1) the
+loss of each sample is ``-sum_c coef_c logp_c``, where the coefficients say what the target asks
+for (a one-hot row times the class weight; label smoothing spreads eps / C over every class; a
+probability target is its own row; an ignored sample is all zeros). Then
+``dL/dlogp = -coef`` and, through the softmax, ``dL/dx = softmax(x) sum_c coef_c - coef``.
+
+Arguments are checked (shapes, dtypes, class ranges) in ``nn.functional`` before the op runs.
+"""
 
 from __future__ import annotations
 
-from .. import backend
 from ..function import Function
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def reduce_losses(ctx, losses, reduction, count):
+    """'mean' (sum / count), 'sum' or 'none' of per-element losses; remembered for backward."""
+    ctx.reduction, ctx.count = reduction, count
+    if reduction == "mean":
+        return losses.sum() / count
+    if reduction == "sum":
+        return losses.sum()
+    if reduction == "none":
+        return losses
+    raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def spread(ctx, gz, class_axis=False):
+    """gz of the reduced loss, as a factor on each element's loss (shaped to broadcast against
+    the per-element losses, with a class axis 1 inserted when ``class_axis``)."""
+    if ctx.reduction == "none":
+        return gz.reshape(gz.shape[:1] + (1,) + gz.shape[1:]) if class_axis else gz
+    return gz / ctx.count if ctx.reduction == "mean" else gz
+
+
+def class_coefficients(xp, shape, dtype, target, weight, ignore_index, label_smoothing):
+    """coef (shaped like the logits, class axis 1) for integer targets, and the weight total
+    that 'mean' divides by: the weights of the targets that are not ignored."""
+    classes = shape[1]
+    valid = target != ignore_index
+    safe = xp.where(valid, target, 0)
+    spread_shape = (1, classes) + (1,) * (len(shape) - 2)
+    onehot = safe.reshape(safe.shape[:1] + (1,) + safe.shape[1:]) == xp.arange(classes).reshape(
+        spread_shape
+    )
+    if weight is None:
+        weight = xp.ones(classes, dtype=dtype)
+    weight_of_target = weight[safe] * valid
+    coef = onehot * weight_of_target.reshape(onehot.shape[:1] + (1,) + onehot.shape[2:])
+    if label_smoothing:
+        everywhere = weight.reshape(spread_shape) * valid.reshape(
+            valid.shape[:1] + (1,) + valid.shape[1:]
+        )
+        coef = (1 - label_smoothing) * coef + (label_smoothing / classes) * everywhere
+    return coef, weight_of_target.sum()
+
+
+def _log_softmax(xp, x):
+    shifted = x - x.max(axis=1, keepdims=True)  # subtract first: float32 keeps its digits
+    return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
+
+
+# ----------------------------------------------------------------------------- class losses
 
 
 class CrossEntropy(Function):
-    """L = mean_i( logsumexp(x_i) - x_i[t_i] );  dL/dx = (softmax(x) - onehot(t)) / N
+    """L = -sum_c coef_c log softmax(x)_c, coef = onehot(t) (weighted, smoothed);
+    dL/dx = softmax(x) sum_c coef_c - coef
 
-    ``x`` are logits of shape (N, C), ``t`` integer class indices of shape (N,).
+    ``x`` are logits of shape (N, C, d1, ...), ``t`` integer class indices of shape
+    (N, d1, ...) or class probabilities shaped like ``x``.
     """
 
     @staticmethod
-    def forward(ctx, x, target, reduction="mean"):
+    def forward(ctx, x, target, reduction="mean", weight=None, ignore_index=-100,
+                label_smoothing=0.0):
         xp = ctx.xp
-        if x.ndim != 2 or target.shape != x.shape[:1]:
-            raise ValueError(
-                f"cross_entropy expects logits of shape (N, C) and targets of shape (N,), got "
-                f"{tuple(x.shape)} and {tuple(target.shape)}"
-            )
-        if target.dtype.kind not in "iu":
-            raise TypeError(
-                f"cross_entropy targets must be integer class indices, got dtype {target.dtype}"
-            )
-        if target.size and (int(target.min()) < 0 or int(target.max()) >= x.shape[1]):
-            raise IndexError(f"cross_entropy targets must lie in [0, {x.shape[1] - 1}]")
-        shifted = x - x.max(axis=1, keepdims=True)  # subtract first: float32 keeps its digits
-        e = xp.exp(shifted)
-        total = e.sum(axis=1, keepdims=True)
-        losses = xp.log(total)[:, 0] - shifted[xp.arange(x.shape[0]), target]
-        ctx.save_for_backward(x, e / total)
-        ctx.target, ctx.reduction = target, reduction
-        if reduction == "mean":
-            return losses.sum() / x.shape[0]
-        if reduction == "sum":
-            return losses.sum()
-        if reduction == "none":
-            return losses
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        logp = _log_softmax(xp, x)
+        classes = x.shape[1]
+        if target.dtype.kind in "iu":
+            coef, count = class_coefficients(xp, x.shape, x.dtype, target, weight, ignore_index,
+                                             label_smoothing)
+            ctx.probability_target = False
+        else:  # class probabilities
+            smoothed = target * (1 - label_smoothing) + label_smoothing / classes
+            row_weight = 1 if weight is None else weight.reshape((1, classes) + (1,) * (x.ndim - 2))
+            coef = smoothed * row_weight
+            count = x.size // classes
+            ctx.probability_target, ctx.row_weight = True, row_weight
+            ctx.smoothing = label_smoothing
+        coef = coef.astype(x.dtype)
+        ctx.save_for_backward(x, logp, coef)
+        return reduce_losses(ctx, -(coef * logp).sum(axis=1), reduction, count)
 
     @staticmethod
     def backward(ctx, gz):
-        x, probs = ctx.saved_tensors
-        if ctx.create_graph:  # probs was saved as numbers; for double backward, as a function of x
-            e = ctx.xp.exp(x - x.max(axis=-1, keepdims=True))
-            probs = e / e.sum(axis=-1, keepdims=True)
-        classes = backend.get_array_module(ctx.target).arange(x.shape[1])
-        onehot = ctx.target[:, None] == classes  # a raw array in every mode: a constant
-        if ctx.reduction == "none":
-            scale = gz.reshape((-1, 1))
-        elif ctx.reduction == "sum":
-            scale = gz
-        else:
-            scale = gz / x.shape[0]
-        return (probs - onehot) * scale, None
+        x, logp, coef = ctx.saved_tensors
+        xp = ctx.xp
+        if ctx.create_graph:  # logp was saved as numbers; for double backward, a function of x
+            logp = _log_softmax(xp, x)
+        scale = spread(ctx, gz, class_axis=True)
+        gx = (xp.exp(logp) * coef.sum(axis=1, keepdims=True) - coef) * scale
+        gt = None
+        if ctx.probability_target and ctx.needs_input_grad[1]:
+            gt = -logp * ctx.row_weight * (1 - ctx.smoothing) * scale
+        return gx, gt
+
+
+class NLLLoss(Function):
+    """L = -sum_c coef_c x_c = -w[t] x[t] (x: log-probabilities);  dL/dx = -coef"""
+
+    @staticmethod
+    def forward(ctx, x, target, reduction="mean", weight=None, ignore_index=-100):
+        coef, count = class_coefficients(ctx.xp, x.shape, x.dtype, target, weight,
+                                         ignore_index, 0.0)
+        coef = coef.astype(x.dtype)
+        ctx.save_for_backward(coef)
+        return reduce_losses(ctx, -(coef * x).sum(axis=1), reduction, count)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (coef,) = ctx.saved_tensors
+        return -coef * spread(ctx, gz, class_axis=True), None
+
+
+# ----------------------------------------------------------------------------- binary losses
+
+_LOG_FLOOR = -100.0  # PyTorch clamps the logs of BCE at -100, so p = 0 or 1 gives a finite loss
+
+
+class BinaryCrossEntropy(Function):
+    """L = -w (t log p + (1 - t) log(1 - p));  dL/dp = w (p - t) / (p (1 - p)),
+    dL/dt = w (log(1 - p) - log p)"""
+
+    @staticmethod
+    def forward(ctx, p, target, reduction="mean", weight=None):
+        xp = ctx.xp
+        log_p = xp.maximum(xp.log(p), _LOG_FLOOR)
+        log_q = xp.maximum(xp.log1p(-p), _LOG_FLOOR)
+        w = 1 if weight is None else weight
+        ctx.save_for_backward(p, target, log_p, log_q)
+        ctx.weight = w
+        losses = -w * (target * log_p + (1 - target) * log_q)
+        return reduce_losses(ctx, losses, reduction, losses.size)
+
+    @staticmethod
+    def backward(ctx, gz):
+        p, target, log_p, log_q = ctx.saved_tensors
+        scale = spread(ctx, gz) * ctx.weight
+        need_p, need_t = ctx.needs_input_grad
+        gp = scale * (p - target) / ctx.xp.maximum(p * (1 - p), 1e-12) if need_p else None
+        gt = scale * (log_q - log_p) if need_t else None
+        return gp, gt
+
+
+class BinaryCrossEntropyWithLogits(Function):
+    """L = w ((1 - t) x + (1 + (pw - 1) t) log(1 + exp(-x))), pw the positive weight;
+    dL/dx = w ((1 - t) - (1 + (pw - 1) t) sigmoid(-x)),
+    dL/dt = w (-x + (pw - 1) log(1 + exp(-x)))"""
+
+    @staticmethod
+    def forward(ctx, x, target, reduction="mean", weight=None, pos_weight=None):
+        xp = ctx.xp
+        softplus_neg = xp.logaddexp(0, -x)  # log(1 + exp(-x)) without overflow
+        pw = 1 if pos_weight is None else pos_weight
+        w = 1 if weight is None else weight
+        ctx.save_for_backward(x, target, softplus_neg)
+        ctx.pw, ctx.weight = pw, w
+        losses = w * ((1 - target) * x + (1 + (pw - 1) * target) * softplus_neg)
+        return reduce_losses(ctx, losses, reduction, losses.size)
+
+    @staticmethod
+    def backward(ctx, gz):
+        x, target, softplus_neg = ctx.saved_tensors
+        scale = spread(ctx, gz) * ctx.weight
+        need_x, need_t = ctx.needs_input_grad
+        gx = gt = None
+        if need_x:
+            sigmoid_neg = 0.5 * (1 - ctx.xp.tanh(0.5 * x))
+            gx = scale * ((1 - target) - (1 + (ctx.pw - 1) * target) * sigmoid_neg)
+        if need_t:
+            gt = scale * (-x + (ctx.pw - 1) * softplus_neg)
+        return gx, gt

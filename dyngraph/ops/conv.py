@@ -1,0 +1,156 @@
+"""Convolution and max pooling over 1 or 2 spatial dimensions, one node each.
+
+Both cut the (padded) input into patches, im2col-style, with one strided slice per kernel
+offset: ``patches[n, c, i, j, h, w] = x_padded[n, c, h*stride + i*dilation, w*stride +
+j*dilation]``. A convolution is then one einsum of the patches with the weight; its backward is
+two einsums and the patches' gradient added back into place (``_add_patches``).
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from ..function import Function
+
+_SPATIAL = "hwd"  # einsum letters of the output positions (up to 3 spatial dims)
+_KERNEL = "ijk"  # einsum letters of the kernel offsets
+
+
+def _window(offset, stride, dilation, count):
+    """The slice of a padded axis that kernel offset ``offset`` sees at each output position."""
+    start = offset * dilation
+    return slice(start, start + stride * (count - 1) + 1, stride)
+
+
+def _out_size(n, k, stride, padding, dilation):
+    return (n + 2 * padding - dilation * (k - 1) - 1) // stride + 1
+
+
+def _pad(xp, x, padding, fill):
+    """x with ``padding[d]`` values ``fill`` on both sides of each spatial dim (no xp.pad: a
+    zeros-and-slice copy is the same on numpy and CuPy)."""
+    if not any(padding):
+        return x
+    lead = x.shape[:2]
+    shape = lead + tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))
+    out = xp.full(shape, fill, dtype=x.dtype)
+    inner = tuple(slice(p, p + n) for p, n in zip(padding, x.shape[2:]))
+    out[(slice(None), slice(None)) + inner] = x
+    return out
+
+
+def _patches(xp, x, kernel, stride, padding, dilation, out, fill=0):
+    """patches of shape (N, C, *kernel, *out) from x of shape (N, C, *spatial)."""
+    xpad = _pad(xp, x, padding, fill)
+    patches = xp.empty(x.shape[:2] + tuple(kernel) + tuple(out), dtype=x.dtype)
+    for offsets in itertools.product(*[range(k) for k in kernel]):
+        window = tuple(_window(o, s, d, m) for o, s, d, m in zip(offsets, stride, dilation, out))
+        patches[(slice(None), slice(None)) + offsets] = xpad[(slice(None), slice(None)) + window]
+    return patches
+
+
+def _add_patches(xp, gpatches, input_shape, kernel, stride, padding, dilation, out):
+    """The gradient of ``_patches``: each patch's gradient added back where it was cut from
+    (overlapping windows accumulate), then the padding cut off."""
+    padded = input_shape[:2] + tuple(n + 2 * p for n, p in zip(input_shape[2:], padding))
+    grad = xp.zeros(padded, dtype=gpatches.dtype)
+    for offsets in itertools.product(*[range(k) for k in kernel]):
+        window = tuple(_window(o, s, d, m) for o, s, d, m in zip(offsets, stride, dilation, out))
+        grad[(slice(None), slice(None)) + window] += gpatches[(slice(None), slice(None)) + offsets]
+    inner = tuple(slice(p, p + n) for p, n in zip(padding, input_shape[2:]))
+    return grad[(slice(None), slice(None)) + inner]
+
+
+def _geometry(ctx, x, kernel, stride, padding, dilation):
+    spatial = x.ndim - 2
+    ctx.kernel = tuple(kernel)
+    ctx.stride = tuple(stride)
+    ctx.padding = tuple(padding)
+    ctx.dilation = tuple(dilation)
+    ctx.input_shape = x.shape
+    ctx.out = tuple(
+        _out_size(n, k, s, p, d)
+        for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation)
+    )
+    if any(m <= 0 for m in ctx.out):
+        raise RuntimeError(
+            f"the kernel {tuple(kernel)} (dilation {tuple(dilation)}) is larger than the padded "
+            f"input {tuple(n + 2 * p for n, p in zip(x.shape[2:], padding))}: the output would "
+            "be empty"
+        )
+    return _KERNEL[:spatial], _SPATIAL[:spatial]
+
+
+class Conv(Function):
+    """z[n, o, h, w] = b[o] + sum_{c, i, j} W[o, c, i, j] x_pad[n, c, h*s + i, w*s + j];
+    dL/dW = einsum(gz, patches),  dL/dx = gz times W added back over the patches,  dL/db = sum gz
+    (1 or 2 spatial dims: F.conv1d and F.conv2d; with groups, each group of channels on its own)"""
+
+    @staticmethod
+    def forward(ctx, x, weight, *bias, stride, padding, dilation, groups=1):
+        k, s = _geometry(ctx, x, weight.shape[2:], stride, padding, dilation)
+        patches = _patches(ctx.xp, x, ctx.kernel, ctx.stride, ctx.padding, ctx.dilation, ctx.out)
+        n, c, o = x.shape[0], x.shape[1], weight.shape[0]
+        # one group axis g: patches (n, g, c/g, kernel, out), weight (g, o/g, c/g, kernel)
+        patches = patches.reshape((n, groups, c // groups) + patches.shape[2:])
+        weight = weight.reshape((groups, o // groups) + weight.shape[1:])
+        ctx.terms = (f"ngc{k}{s}", f"goc{k}", f"ngo{s}")  # patches, weight, output
+        ctx.save_for_backward(patches, weight)
+        z = ctx.xp.einsum(f"{ctx.terms[0]},{ctx.terms[1]}->{ctx.terms[2]}", patches, weight)
+        z = z.reshape((n, o) + ctx.out)
+        if bias:
+            z = z + bias[0].reshape((1, -1) + (1,) * len(s))
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        patches, weight = ctx.saved_tensors
+        xp, (tp, tw, tz) = ctx.xp, ctx.terms
+        need = ctx.needs_input_grad
+        g = gz.reshape(gz.shape[:1] + weight.shape[:2] + gz.shape[2:])  # (n, g, o/g, out)
+        gx = gw = None
+        if need[0]:
+            gpatches = xp.einsum(f"{tz},{tw}->{tp}", g, weight)
+            gpatches = gpatches.reshape(ctx.input_shape[:2] + gpatches.shape[3:])
+            gx = _add_patches(xp, gpatches, ctx.input_shape, ctx.kernel, ctx.stride, ctx.padding,
+                              ctx.dilation, ctx.out)
+        if need[1]:
+            gw = xp.einsum(f"{tz},{tp}->{tw}", g, patches)
+            gw = gw.reshape((-1,) + gw.shape[2:])
+        if len(need) == 2:
+            return gx, gw
+        gb = gz.sum(axis=(0,) + tuple(range(2, gz.ndim))) if need[2] else None
+        return gx, gw, gb
+
+
+class MaxPool(Function):
+    """z[n, c, h, w] = max over the window at (h, w) of x;  dz/dx = 1 at each window's maximum
+    (the first one on a tie), else 0; overlapping windows add up  (F.max_pool1d / max_pool2d)"""
+
+    @staticmethod
+    def forward(ctx, x, kernel_size, stride, padding, dilation):
+        _geometry(ctx, x, kernel_size, stride, padding, dilation)
+        xp = ctx.xp
+        fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+        patches = _patches(xp, x, ctx.kernel, ctx.stride, ctx.padding, ctx.dilation, ctx.out,
+                           fill=fill)
+        spatial = len(ctx.kernel)
+        windows = patches.reshape(x.shape[:2] + (-1,) + ctx.out)  # kernel offsets in one axis
+        winner = windows.argmax(axis=2)
+        ctx.save_for_backward(winner)
+        return xp.take_along_axis(windows, winner[:, :, None], axis=2)[:, :, 0].reshape(
+            x.shape[:2] + ctx.out[:spatial]
+        )
+
+    @staticmethod
+    def backward(ctx, gz):
+        (winner,) = ctx.saved_tensors
+        xp = ctx.xp
+        size = 1
+        for k in ctx.kernel:
+            size *= k
+        offsets = xp.arange(size).reshape((1, 1, -1) + (1,) * len(ctx.out))
+        gwindows = (offsets == winner[:, :, None]) * gz[:, :, None]
+        gpatches = gwindows.reshape(gz.shape[:2] + ctx.kernel + ctx.out)
+        return _add_patches(xp, gpatches, ctx.input_shape, ctx.kernel, ctx.stride, ctx.padding,
+                            ctx.dilation, ctx.out)

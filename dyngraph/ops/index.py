@@ -1,0 +1,135 @@
+"""Indexing along a dimension, masking and rearranging: gather, scatter_add, masked_fill, flip,
+repeat, tril/triu. Their gradients put values back where they came from."""
+
+from __future__ import annotations
+
+from .. import backend
+from ..function import Function
+
+
+def along_key(xp, index, dim):
+    """The advanced-indexing key that picks ``x[..., index[i, j, ...], ...]`` along ``dim``:
+    ``index`` itself at ``dim`` and an ``arange`` on every other axis (so that
+    ``x[along_key(index, dim)]`` is PyTorch's ``x.gather(dim, index)``)."""
+    key = []
+    for axis, n in enumerate(index.shape):
+        if axis == dim:
+            key.append(index)
+        else:
+            shape = [1] * index.ndim
+            shape[axis] = n
+            key.append(xp.arange(n).reshape(shape))
+    return tuple(key)
+
+
+# ----------------------------------------------------------------------------- gather / scatter
+
+
+class Gather(Function):
+    """z[i][j] = x[index[i][j]][j] (dim=0);  dz/dx: gz added back at the gathered places"""
+
+    @staticmethod
+    def forward(ctx, x, index, dim):
+        ctx.input_shape, ctx.key = x.shape, along_key(ctx.xp, index, dim)
+        return x[ctx.key]
+
+    @staticmethod
+    def backward(ctx, gz):
+        grad = ctx.xp.zeros(ctx.input_shape, dtype=gz.dtype)
+        backend.scatter_add(ctx.xp, grad, ctx.key, gz)  # repeated indices accumulate
+        return grad, None
+
+
+class ScatterAdd(Function):
+    """z = x, then z[index[i][j]][j] += src[i][j] (dim=0);  dz/dx = 1,  dz/dsrc = gz[index]"""
+
+    @staticmethod
+    def forward(ctx, x, index, src, dim):
+        ctx.key, ctx.src_shape = along_key(ctx.xp, index, dim), src.shape
+        ctx.used = tuple(slice(0, n) for n in index.shape)  # src beyond index's shape is unused
+        z = x.copy()
+        backend.scatter_add(ctx.xp, z, ctx.key, src[ctx.used])
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        need_x, _, need_src = ctx.needs_input_grad
+        gsrc = None
+        if need_src:
+            gsrc = ctx.xp.zeros(ctx.src_shape, dtype=gz.dtype)
+            gsrc[ctx.used] = gz[ctx.key]
+        return (gz if need_x else None), None, gsrc
+
+
+class MaskedFill(Function):
+    """z = value where mask else x;  dz/dx = 0 where mask, else 1"""
+
+    @staticmethod
+    def forward(ctx, x, mask, value):
+        ctx.save_for_backward(mask)
+        return ctx.xp.where(mask, ctx.xp.asarray(value, dtype=x.dtype), x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (mask,) = ctx.saved_tensors
+        return ctx.xp.where(mask, 0, gz), None
+
+
+# ----------------------------------------------------------------------------- rearranging
+
+
+class Flip(Function):
+    """z = x reversed along dims;  dz/dx: gz reversed back"""
+
+    @staticmethod
+    def forward(ctx, x, dims):
+        ctx.dims = dims
+        return ctx.xp.flip(x, axis=dims)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return ctx.xp.flip(gz, axis=ctx.dims)
+
+
+class Repeat(Function):
+    """z = x tiled sizes[i] times along each dim;  dz/dx: the sum of gz over the copies"""
+
+    @staticmethod
+    def forward(ctx, x, sizes):
+        shape = (1,) * (len(sizes) - x.ndim) + x.shape  # new leading dims, as in PyTorch
+        ctx.input_shape, ctx.sizes, ctx.padded = x.shape, sizes, shape
+        return ctx.xp.tile(x.reshape(shape), sizes)
+
+    @staticmethod
+    def backward(ctx, gz):
+        split = []  # (copies, size) per dim: sum over every "copies" axis
+        for copies, n in zip(ctx.sizes, ctx.padded):
+            split += [copies, n]
+        copy_axes = tuple(range(0, len(split), 2))
+        return gz.reshape(split).sum(axis=copy_axes).reshape(ctx.input_shape)
+
+
+class Tril(Function):
+    """z = x with entries above the diagonal set to 0;  dz/dx = 1 on and below it, else 0"""
+
+    @staticmethod
+    def forward(ctx, x, diagonal=0):
+        ctx.diagonal = diagonal
+        return ctx.xp.tril(x, diagonal)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return ctx.xp.tril(gz, ctx.diagonal)
+
+
+class Triu(Function):
+    """z = x with entries below the diagonal set to 0;  dz/dx = 1 on and above it, else 0"""
+
+    @staticmethod
+    def forward(ctx, x, diagonal=0):
+        ctx.diagonal = diagonal
+        return ctx.xp.triu(x, diagonal)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return ctx.xp.triu(gz, ctx.diagonal)

@@ -1,0 +1,149 @@
+"""More reductions and orderings: prod, cumsum, norm, sort, topk.
+
+As in reduce.py, a reduction's gradient is spread back over the reduced axes through
+``kept_shape`` (the output shape with those axes kept as size 1).
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from .. import backend
+from ..function import Function
+from .index import along_key
+from .reduce import kept_shape, reduced_shape
+
+# ----------------------------------------------------------------------------- reductions
+
+
+class Prod(Function):
+    """z = prod of x over dim;  dz/dx_i = prod of the other x_j (no division: zeros are fine)"""
+
+    @staticmethod
+    def forward(ctx, x, dim=None, keepdim=False):
+        ctx.save_for_backward(x)
+        ctx.dim, ctx.kept = dim, kept_shape(x.shape, dim)
+        return x.prod(axis=dim, keepdims=keepdim)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        xp = ctx.xp
+        # product of the others = (product of those before) * (product of those after)
+        flat = x.reshape(-1) if ctx.dim is None else xp.moveaxis(x, ctx.dim, -1)
+        ones = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
+        before = xp.cumprod(xp.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+        after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([flat[..., 1:], ones], axis=-1),
+                                           axis=-1), axis=-1), axis=-1)
+        others = before * after
+        others = others.reshape(x.shape) if ctx.dim is None else xp.moveaxis(others, -1, ctx.dim)
+        return gz.reshape(ctx.kept) * others
+
+
+class CumSum(Function):
+    """z_i = x_0 + ... + x_i along dim;  dL/dx_i = gz_i + ... + gz_last (a reversed cumsum)"""
+
+    @staticmethod
+    def forward(ctx, x, dim):
+        ctx.dim = dim
+        return ctx.xp.cumsum(x, axis=dim)
+
+    @staticmethod
+    def backward(ctx, gz):
+        xp = ctx.xp
+        return xp.flip(xp.cumsum(xp.flip(gz, axis=ctx.dim), axis=ctx.dim), axis=ctx.dim)
+
+
+class Norm(Function):
+    """z = (sum |x|^p)^(1/p) over dim (p = 2: sqrt(sum x^2));
+    dz/dx = sign(x) |x|^(p-1) / z^(p-1)  (x / z for p = 2; p = inf: sign(x) at the max |x|)"""
+
+    @staticmethod
+    def forward(ctx, x, p=2.0, dim=None, keepdim=False):
+        xp = ctx.xp
+        ctx.p, ctx.dim, ctx.kept = p, dim, kept_shape(x.shape, dim)
+        a = xp.abs(x)
+        if p == float("inf"):
+            z = a.max(axis=dim, keepdims=True)
+        elif p == 2:
+            z = xp.sqrt((x * x).sum(axis=dim, keepdims=True))
+        else:
+            z = (a**p).sum(axis=dim, keepdims=True) ** (1.0 / p)
+        ctx.save_for_backward(x, z)
+        return z if keepdim else z.reshape(reduced_shape(x.shape, dim))
+
+    @staticmethod
+    def backward(ctx, gz):
+        x, z = ctx.saved_tensors
+        xp, p, g = ctx.xp, ctx.p, gz.reshape(ctx.kept)
+        safe_z = xp.where(z == 0, 1, z)  # the gradient at x = 0 is taken as 0, as in PyTorch
+        if p == float("inf"):
+            at_max = ((xp.abs(x) == z) & (z != 0)).astype(x.dtype)
+            return g * xp.sign(x) * at_max / xp.maximum(at_max.sum(axis=ctx.dim, keepdims=True), 1)
+        if p == 2:
+            return g * x / safe_z
+        return g * xp.sign(x) * xp.abs(x) ** (p - 1) / safe_z ** (p - 1) * (z != 0)
+
+
+# ----------------------------------------------------------------------------- ordering
+
+
+def sort_order(xp, x, dim, descending=False):
+    """The indices that sort x along dim (stable: equal values keep their order)."""
+    keys = -x if descending else x
+    return xp.argsort(keys, axis=dim, kind="stable")
+
+
+class Sort(Function):
+    """z = x sorted along dim (z = x[order]);  dz/dx: gz put back in x's order"""
+
+    @staticmethod
+    def forward(ctx, x, dim=-1, descending=False):
+        order = sort_order(ctx.xp, x, dim, descending)
+        ctx.dim, ctx.order = dim, order
+        return ctx.xp.take_along_axis(x, order, axis=dim)
+
+    @staticmethod
+    def backward(ctx, gz):
+        inverse = ctx.xp.argsort(ctx.order, axis=ctx.dim)  # where each value went
+        return ctx.xp.take_along_axis(gz, inverse, axis=ctx.dim)
+
+
+class TopK(Function):
+    """z = the k largest (or smallest) x along dim;  dz/dx: gz at the chosen places, else 0"""
+
+    @staticmethod
+    def forward(ctx, x, k, dim=-1, largest=True):
+        order = topk_order(ctx.xp, x, k, dim, largest)
+        ctx.input_shape, ctx.key = x.shape, along_key(ctx.xp, order, dim)
+        return x[ctx.key]
+
+    @staticmethod
+    def backward(ctx, gz):
+        grad = ctx.xp.zeros(ctx.input_shape, dtype=gz.dtype)
+        backend.scatter_add(ctx.xp, grad, ctx.key, gz)
+        return grad
+
+
+def topk_order(xp, x, k, dim, largest=True):
+    """The indices of the k largest (or smallest) values along dim, best first."""
+    if not 0 <= k <= x.shape[dim]:
+        raise RuntimeError(
+            f"topk: k ({k}) is out of range: dimension {dim} has {x.shape[dim]} elements"
+        )
+    order = sort_order(xp, x, dim, descending=largest)
+    return xp.take(order, xp.arange(k), axis=dim)
+
+
+class SortResult(NamedTuple):
+    """What ``sort`` returns (PyTorch's ``torch.return_types.sort``): values, indices."""
+
+    values: Any
+    indices: Any
+
+
+class TopKResult(NamedTuple):
+    """What ``topk`` returns (PyTorch's ``torch.return_types.topk``): values, indices."""
+
+    values: Any
+    indices: Any

@@ -40,12 +40,11 @@ from __future__ import annotations
 import functools
 import math
 import re
-import shutil
-import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from .graphviz_render import HINT, GraphvizMissing, check_inert_svg, picture, render_svg  # noqa: F401 (re-exported)
 from .record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording
 
 # ----------------------------------------------------------------------------- the palette
@@ -561,72 +560,14 @@ def _repeated_iterations(
 
 # ----------------------------------------------------------------------------- rendering
 
-
-class GraphvizMissing(RuntimeError):
-    """Graphviz's ``dot`` program is not installed."""
+# DOT -> SVG lives in graphviz_render.py (which Graphviz: dot, the pygraphviz wheel, the browser).
 
 
-HINT = (
-    "To see this as a picture, install Graphviz (e.g. `apt-get install graphviz` or "
-    "`conda install graphviz`), or use the live widget: dg.watch() / %%dyngraph."
-)
-
-
-def render_svg(dot_source: str, timeout: float = 10.0) -> str:
-    """Run Graphviz's ``dot -Tsvg`` (with a timeout) and check the SVG is inert."""
-    program = shutil.which("dot")
-    if program is None:
-        raise GraphvizMissing(f"Graphviz's `dot` program was not found. {HINT}")
-    try:
-        done = subprocess.run(
-            [program, "-Tsvg"], input=dot_source.encode("utf-8", "backslashreplace"),
-            capture_output=True,
-            timeout=timeout, check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise RuntimeError(
-            f"Graphviz took more than {timeout} s; draw fewer nodes (max_nodes=...) or "
-            "collapse scopes (collapse=True)"
-        ) from None
-    if done.returncode != 0:
-        raise RuntimeError(f"Graphviz failed: {done.stderr.decode('utf-8', 'replace').strip()}")
-    svg = done.stdout.decode("utf-8")
-    check_inert_svg(svg)
-    return svg
-
-
-_FORBIDDEN_ELEMENTS = {"script", "a", "foreignobject", "iframe", "object", "embed", "use"}
-
-
-def check_inert_svg(svg: str) -> None:
-    """Our SVG has no script, no event handler and no link; refuse it otherwise. The check
-    parses the SVG, so a name that merely *reads* "javascript:" is still shown as text."""
-    from xml.etree import ElementTree
-
-    try:
-        root = ElementTree.fromstring(svg.encode("utf-8"))
-    except ElementTree.ParseError as exc:
-        raise RuntimeError(f"Graphviz produced SVG that does not parse: {exc}") from None
-    for element in root.iter():
-        tag = element.tag.rsplit("}", 1)[-1].lower()
-        if tag in _FORBIDDEN_ELEMENTS:
-            raise RuntimeError(f"refusing to display SVG with a <{tag}> element")
-        for name, value in element.attrib.items():
-            local = name.rsplit("}", 1)[-1].lower()
-            if local.startswith("on") or local == "href" or "javascript:" in value.lower():
-                raise RuntimeError(f"refusing to display SVG with the attribute {local}")
-
-
-def mimebundle(model: Recording, text: str, **options: Any) -> dict[str, str]:
-    """What Jupyter displays: the SVG where Graphviz exists; else the DOT source and a hint."""
-    dot_source = to_dot(model, **options)
-    try:
-        svg = render_svg(dot_source)
-    except GraphvizMissing:
-        return {"text/plain": f"{text}\n{HINT}\n\n{dot_source}"}
-    except RuntimeError as exc:
-        return {"text/plain": f"{text}\n{exc}\n\n{dot_source}"}
-    return {"image/svg+xml": svg, "text/plain": text}
+def mimebundle(model: Recording, text: str, browser: bool = True, **options: Any) -> dict[str, str]:
+    """What Jupyter displays: the SVG where a Graphviz exists; else the widget's player drawing
+    it in the browser (``browser=True``: a view's own fallback passes False); else the DOT
+    source after a one-line hint (see graphviz_render.picture)."""
+    return picture(to_dot(model, **options), text, model if browser else None)
 
 
 # ----------------------------------------------------------------------------- diff
@@ -699,15 +640,12 @@ class GraphDiff:
                       **options)
 
     def to_svg(self, timeout: float = 10.0, **options: Any) -> str:
+        """The diagram as SVG (see graphviz_render.render_svg)."""
         return render_svg(self.to_dot(**options), timeout=timeout)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        try:
-            return {"image/svg+xml": self.to_svg(), "text/plain": repr(self)}
-        except GraphvizMissing:
-            return {"text/plain": f"{self!r}\n{HINT}\n\n{self.to_dot()}"}
-        except RuntimeError as exc:
-            return {"text/plain": f"{self!r}\n{exc}\n\n{self.to_dot()}"}
+        # NOTE: no browser fallback: the widget's player cannot show the "only in" marks
+        return picture(self.to_dot(), repr(self))
 
     def __repr__(self) -> str:
         return f"<diff: {self.only_in_a} nodes only in A, {self.only_in_b} only in B>"

@@ -214,7 +214,8 @@ class Recording:
         return to_dot(self, **options)
 
     def to_svg(self, timeout: float = 10.0, **options: Any) -> str:
-        """The diagram as SVG, rendered by Graphviz's ``dot`` (raises a clear error without it)."""
+        """The diagram as SVG, laid out by the system's Graphviz ``dot`` or else the pygraphviz
+        wheel (``GraphvizMissing`` says what to install where neither is)."""
         from .dot import render_svg
 
         return render_svg(self.to_dot(**options), timeout=timeout)
@@ -275,6 +276,7 @@ class _TensorDiagram:
         return self.recording.to_dot(**self.options)
 
     def to_svg(self, timeout: float = 10.0) -> str:
+        """The diagram as SVG (see Recording.to_svg)."""
         return self.recording.to_svg(timeout=timeout, **self.options)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:

@@ -4,16 +4,14 @@ occurrence, never by id (ids differ between runs)."""
 
 from __future__ import annotations
 
-import shutil
-
 import pytest
 from support import edges_of, nodes_of
 
 import dyngraph as dg
-import dyngraph.dot as dot_module
+import dyngraph.graphviz_render as graphviz_render
 from dyngraph.dot import BLUE, VERMILLION, GraphDiff
 
-NO_DOT = "Graphviz's dot program is not installed (apt-get install graphviz)"
+NO_GRAPHVIZ = "no Graphviz: neither dot nor the pygraphviz wheel (pip install pygraphviz)"
 
 # ----------------------------------------------------------------------------- the code
 
@@ -165,15 +163,16 @@ def test_an_edge_between_common_nodes_that_only_one_run_has_is_marked():
 # ----------------------------------------------------------------------------- display
 
 
-def test_diff_display_without_dot_is_the_dot_and_a_hint(monkeypatch):
+def test_diff_display_without_any_graphviz_is_the_dot_and_a_hint(monkeypatch):
     diff = dg.diff(run(branchy, [1.0]), run(branchy, [-1.0]))
-    monkeypatch.setattr(dot_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr(graphviz_render.shutil, "which", lambda name: None)
+    monkeypatch.setattr(graphviz_render, "_wheel_available", lambda: False)
     bundle = diff._repr_mimebundle_()
     assert "image/svg+xml" not in bundle
     assert "digraph" in bundle["text/plain"] and "live widget" in bundle["text/plain"]
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason=NO_DOT)
+@pytest.mark.skipif(graphviz_render.graphviz_command() is None, reason=NO_GRAPHVIZ)
 def test_diff_renders_as_svg():
     diff = dg.diff(run(branchy, [1.0]), run(branchy, [-1.0]))
     svg = diff.to_svg()

@@ -16,6 +16,7 @@ from support import edges_of, label_lines, node_of, nodes_of, renumber, statemen
 
 import dyngraph as dg
 import dyngraph.dot as dot_module
+import dyngraph.graphviz_render as graphviz_render
 from dyngraph.dot import (
     BLUE,
     GRAD_SCALE,
@@ -32,6 +33,10 @@ from dyngraph.record import Edge, Node, Recording
 GOLDEN = Path(__file__).parent / "golden"
 NO_DOT = "Graphviz's dot program is not installed (apt-get install graphviz)"
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason=NO_DOT)
+needs_graphviz = pytest.mark.skipif(
+    graphviz_render.graphviz_command() is None,
+    reason="no Graphviz: neither dot nor the pygraphviz wheel (pip install pygraphviz)",
+)
 
 
 class Weight(dg.Tensor):
@@ -519,7 +524,7 @@ def test_loop_summaries_can_be_turned_off():
 # ----------------------------------------------------------------------------- rendering
 
 
-@needs_dot
+@needs_graphviz
 def test_to_svg_returns_svg():
     rec, x, _ = _small()
     svg = rec.to_svg()
@@ -527,7 +532,7 @@ def test_to_svg_returns_svg():
     assert f"<title>n{x.id}</title>" in svg
 
 
-@needs_dot
+@needs_graphviz
 def test_rich_display_is_svg_where_dot_exists():
     rec, _, _ = _small()
     bundle = rec._repr_mimebundle_()
@@ -537,9 +542,11 @@ def test_rich_display_is_svg_where_dot_exists():
     assert "<svg" in bundle["image/svg+xml"]
 
 
-def test_without_dot_display_is_the_dot_source_and_a_one_line_hint(monkeypatch):
+def test_without_any_graphviz_display_is_the_dot_source_and_a_one_line_hint(monkeypatch):
     rec, _, _ = _small()
-    monkeypatch.setattr(dot_module.shutil, "which", lambda name: None)
+    monkeypatch.setattr(graphviz_render.shutil, "which", lambda name: None)
+    monkeypatch.setattr(graphviz_render, "_wheel_available", lambda: False)
+    monkeypatch.setattr(graphviz_render, "_jupyter_available", lambda: False)
     bundle = rec._repr_mimebundle_()
     assert "image/svg+xml" not in bundle
     text = bundle["text/plain"]
@@ -555,12 +562,12 @@ def test_without_dot_display_is_the_dot_source_and_a_one_line_hint(monkeypatch):
 
 def test_a_graphviz_timeout_is_a_clear_error(monkeypatch):
     rec, _, _ = _small()
-    monkeypatch.setattr(dot_module.shutil, "which", lambda name: "/usr/bin/dot")
+    monkeypatch.setattr(graphviz_render.shutil, "which", lambda name: "/usr/bin/dot")
 
     def too_slow(*args, **kwargs):
         raise subprocess.TimeoutExpired(args[0], kwargs.get("timeout"))
 
-    monkeypatch.setattr(dot_module.subprocess, "run", too_slow)
+    monkeypatch.setattr(graphviz_render.subprocess, "run", too_slow)
     with pytest.raises(RuntimeError, match="max_nodes"):
         rec.to_svg(timeout=0.5)
     bundle = rec._repr_mimebundle_()  # display does not raise either
@@ -587,8 +594,8 @@ def test_rendering_has_a_timeout_and_never_gets_more_nodes_than_the_budget(monke
         calls.append(kwargs)
         return subprocess.CompletedProcess(args, 0, b"<svg></svg>", b"")
 
-    monkeypatch.setattr(dot_module.shutil, "which", lambda name: "/usr/bin/dot")
-    monkeypatch.setattr(dot_module.subprocess, "run", fake_dot)
+    monkeypatch.setattr(graphviz_render.shutil, "which", lambda name: "/usr/bin/dot")
+    monkeypatch.setattr(graphviz_render.subprocess, "run", fake_dot)
     rec._repr_mimebundle_()
     rec.to_svg()
     x = dg.tensor([0.5], requires_grad=True)
@@ -621,7 +628,7 @@ def _mlp_recording(target: int) -> Recording:
     return rec
 
 
-@needs_dot
+@needs_graphviz
 @pytest.mark.parametrize("size", [50, 500, 10_000])
 def test_render_time_of_the_default_view(size):
     rec = _mlp_recording(size)
@@ -638,7 +645,7 @@ def test_render_time_of_the_default_view(size):
     assert elapsed < 10 and to_svg < 10  # a generous safety bound; the target is 2 s
 
 
-@needs_dot
+@needs_graphviz
 def test_render_time_of_a_budgeted_10000_node_chain():
     rec = _chain(10_000)
     started = time.perf_counter()

@@ -11,6 +11,7 @@ import base64
 import html
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -23,13 +24,19 @@ def _script_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def write_html(state: dict[str, Any], path: Any, title: str = "dyngraph") -> None:
+def _parts(state: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
+    """The state as JSON can carry it, the bundle as a data: URL, and the style sheet."""
     state = {**state, "snapshot": {"base64": base64.b64encode(state["snapshot"]).decode("ascii")}}
     bundle = (STATIC / "graphview.js").read_text(encoding="utf-8")
     css_path = STATIC / "graphview.css"
     css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""
     bundle_url = "data:text/javascript;charset=utf-8," + _percent_encode(bundle)
     css = css.replace("</", "<\\/")  # nothing in the style sheet can close the element
+    return state, bundle_url, css
+
+
+def write_html(state: dict[str, Any], path: Any, title: str = "dyngraph") -> None:
+    state, bundle_url, css = _parts(state)
     page = f"""<!doctype html>
 <html lang="en">
 <head>
@@ -48,6 +55,23 @@ mountStandalone(document.getElementById("dyngraph"), STATE);
 </html>
 """
     Path(os.fspath(path)).write_text(page, encoding="utf-8")
+
+
+def html_fragment(state: dict[str, Any], placeholder: str) -> str:
+    """The player as a notebook output (``text/html``): the bundle's Graphviz-WASM draws the
+    graph in the browser, for a machine with no Graphviz of its own. ``placeholder`` is what
+    shows where the output's script does not run (an untrusted notebook)."""
+    state, bundle_url, css = _parts(state)
+    element = f"dyngraph-{uuid.uuid4().hex}"
+    return f"""<div id="{element}"><pre>{html.escape(placeholder)}</pre></div>
+<style>{css}</style>
+<script type="module">
+import {{ mountStandalone }} from "{bundle_url}";
+const el = document.getElementById("{element}");
+el.replaceChildren();
+mountStandalone(el, {_script_json(state)});
+</script>
+"""
 
 
 def _percent_encode(text: str) -> str:

@@ -16,8 +16,9 @@ dropped instead of stored.
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -255,8 +256,18 @@ def record(max_nodes: int = DEFAULT_MAX_NODES, max_events: int = DEFAULT_MAX_EVE
     ...     y = (x * 2).sum()
     """
     recording = Recording(max_nodes=max_nodes, max_events=max_events)
-    with events.subscribe(recording):
+    with events.subscribe(recording), torch_source():
         yield recording
+
+
+def torch_source() -> Any:
+    """PyTorch as a second event source (dyngraph.torch) inside dg.record() and dg.watch(), when
+    the learner has imported torch; dyngraph never imports torch itself."""
+    if "torch" not in sys.modules:
+        return nullcontext()
+    from .torch import watching
+
+    return watching()
 
 
 def draw(tensor: Any, **options: Any) -> Any:
@@ -290,6 +301,10 @@ class _TensorDiagram:
 
 def from_tensor(tensor: Any) -> Recording:
     """The model of the graph behind ``tensor`` (iterative walk from its grad_fn)."""
+    if type(tensor).__module__.startswith("torch"):  # a PyTorch tensor (dyngraph.torch)
+        from .torch import from_tensor as from_torch_tensor
+
+        return from_torch_tensor(tensor)
     from .function import Function
     from .tensor import Tensor
 

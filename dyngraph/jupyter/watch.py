@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from ..record import torch_source
 from .view import GraphView
 
 
@@ -52,7 +53,8 @@ def watch(view: GraphView | None = None, display: bool | None = None, **options:
         show(view)
     view.attach()
     try:
-        yield view
+        with torch_source():  # PyTorch code too, when torch is imported (dyngraph.torch)
+            yield view
     finally:
         view.detach()
 

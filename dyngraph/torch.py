@@ -1,0 +1,520 @@
+"""PyTorch as a second event source: a PyTorch program's autograd graph as dyngraph's events.
+
+Imported on request (``import dyngraph.torch``), and by ``dg.watch()`` / ``dg.record()`` only
+when the learner has imported torch already: ``import dyngraph`` never imports torch. While
+watching, every torch op that joins the autograd graph emits the same ``node_created`` as
+dyngraph's own ops, and ``loss.backward()`` emits ``backward_started``, one ``grad_computed``
+per node in PyTorch's own execution order, ``graph_freed`` and ``backward_finished`` (or
+``backward_failed`` with PyTorch's error text). So every tool here - the live view, recordings,
+``dg.draw``, diffs, ``to_html`` - works on real PyTorch code.
+
+>>> import torch, dyngraph as dg
+>>> x = torch.ones(3, requires_grad=True)
+>>> with dg.record() as rec:
+...     loss = (x * 2).tanh().sum()
+...     loss.backward()
+>>> [n.op for n in rec.nodes.values()]
+['leaf', 'MulBackward0', 'TanhBackward0', 'SumBackward0']
+
+NOTE [which torch mechanisms] Only public ones, and nothing of torch is patched:
+- ``torch.overrides.TorchFunctionMode`` sees each torch call the learner makes (and
+  ``Tensor.backward`` / ``torch.autograd.backward`` / ``torch.autograd.grad`` themselves): after
+  the call, the graph behind its outputs is walked back through ``grad_fn.next_functions`` to the
+  nodes already told about, so an op that made several autograd nodes (``F.linear`` makes
+  ``TBackward0`` and ``AddmmBackward0``) shows them all.
+- ``torch.autograd.graph.Node.register_prehook`` on each node (``AccumulateGrad`` for leaves):
+  it runs when the node's gradient is complete, in the engine's order: ``grad_computed``.
+- ``grad_fn.metadata``, the dict PyTorch keeps on each node, carries the node's dyngraph id:
+  a Python wrapper of a node comes and goes and cannot be weakly referenced, so ``id()`` would
+  not do, and holding the nodes would keep the graph alive. Leaves and data tensors get theirs
+  from a ``torch.utils.weak.WeakIdKeyDictionary``. Ids come from dyngraph's own counter.
+- ``torch.nn.modules.module.register_module_forward_pre_hook`` / ``..._forward_hook`` give the
+  scopes (``("MLP", "fc1")``) and the names of parameters (``weight``, ``bias``).
+- Saved tensors are read from the ``_saved_*`` attributes autograd documents for every node
+  (``docs: autograd mechanics, saved tensors``), not with ``saved_tensors_hooks``: with a pack
+  hook installed PyTorch no longer checks the version counters of saved tensors, and the
+  in-place error a learner should see would silently disappear.
+
+NOTE [op names] A node shows PyTorch's ``grad_fn`` name (``MulBackward0``), not dyngraph's op
+name (``Mul``): it is what ``print(y.grad_fn)`` shows, what PyTorch's error messages name, and
+it tells the truth that a node of PyTorch's graph is the *backward* function of an op; lesson 18
+reads the two vocabularies side by side. The values of intermediates are known when the mode
+saw the op return them; nodes found only by walking back (inside composite ops, or built
+before watching) show no value and no shape.
+
+NOTE [honest limits] What autograd records without the mode seeing it (the inside of a custom
+``autograd.Function``, a ``torch.compile``d region, a C++ extension) is found by the walk back
+and shown as the one node autograd made for it (``CompiledFunctionBackward``, ``MyOpBackward``),
+with no source line. Ops that run outside autograd (``no_grad``, data that needs no gradient)
+make no node, as in dyngraph; their results appear as data leaves where an op uses them.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from torch.nn.modules import module as _torch_module
+from torch.overrides import TorchFunctionMode
+from torch.utils.weak import WeakIdKeyDictionary
+
+from . import events
+from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
+from .tensor import new_node_id
+
+__all__ = ["watching", "name", "from_tensor", "is_torch_tensor"]
+
+_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+_KEY = "dyngraph"  # the key of a node's dyngraph _Info in grad_fn.metadata
+
+
+class _Info:
+    """What dyngraph knows of one node or leaf: plain numbers, nothing of the graph."""
+
+    __slots__ = ("id", "announced", "consumers", "saved_bytes", "hooked", "__weakref__")
+
+    def __init__(self) -> None:
+        self.id = 0  # given when it is first told about (or drawn): ids follow creation order
+        self.announced = -1  # events.epoch when the subscribers were last told about it
+        self.consumers = 0  # how many ops use it: more than one means gradients are summed
+        self.saved_bytes = 0
+        self.hooked = False  # its grad prehook is registered
+
+
+_leaves: Any = WeakIdKeyDictionary()  # leaf or data tensor -> _Info
+_names: Any = WeakIdKeyDictionary()  # tensor -> (name, scope) the learner or a module gave it
+_module_path: list[str] = []  # the names of the modules whose forward is running
+_pass: list[Any] = []  # the backward passes running: [ids of nodes that freed what they saved]
+_saved_names: dict[type, tuple[str, ...]] = {}  # node type -> its _saved_* attribute names
+
+
+def is_torch_tensor(value: Any) -> bool:
+    return isinstance(value, torch.Tensor)
+
+
+def name(tensor: torch.Tensor, label: str) -> torch.Tensor:
+    """Give a torch tensor the name diagrams show (torch tensors have none); returns it.
+
+    >>> x = dgt.name(torch.randn(4, 3), "x")
+    """
+    _names[tensor] = (str(label), None)
+    return tensor
+
+
+# --------------------------------------------------------------------------- ids
+
+
+def _node_info(node: Any) -> _Info:
+    """The _Info of an autograd node (kept in its metadata), made on first sight."""
+    if type(node).__name__ == "AccumulateGrad":
+        return _leaf_info(node.variable)
+    metadata = node.metadata
+    info = metadata.get(_KEY)
+    if info is None:
+        info = metadata[_KEY] = _Info()
+    return info
+
+
+def _leaf_info(tensor: torch.Tensor) -> _Info:
+    info = _leaves.get(tensor)
+    if info is None:
+        info = _leaves[tensor] = _Info()
+    return info
+
+
+def _numbered(info: _Info) -> int:
+    if not info.id:
+        info.id = new_node_id()
+    return info.id
+
+
+# --------------------------------------------------------------------------- values
+
+
+def _dtype(tensor: torch.Tensor) -> str:
+    return str(tensor.dtype).removeprefix("torch.")
+
+
+def _preview(tensor: torch.Tensor) -> tuple:
+    try:
+        return events.preview(tensor.detach().numpy())
+    except (TypeError, RuntimeError):  # on a GPU, bfloat16, conjugated: a few numbers only
+        flat = tensor.detach().reshape(-1)[: events.PREVIEW_SIZE]
+        return tuple(flat.to("cpu", torch.float64).tolist())
+
+
+def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
+    try:
+        return events.preview_and_norm(tensor.detach().numpy())
+    except (TypeError, RuntimeError):
+        return _preview(tensor), float(torch.linalg.vector_norm(tensor.detach().double()))
+
+
+def _saved_bytes(node: Any) -> int:
+    """Bytes of the tensors a node saved for backward (its documented ``_saved_*`` attributes;
+    a tensor saved twice counts once)."""
+    names = _saved_names.get(type(node))
+    if names is None:
+        names = _saved_names[type(node)] = tuple(
+            attr for attr in dir(node) if attr.startswith("_saved_")
+        )
+    total = 0
+    seen = set()
+    for attr in names:
+        try:
+            value = getattr(node, attr)
+        except RuntimeError:  # freed already
+            return 0
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            if isinstance(item, torch.Tensor) and item.layout == torch.strided:
+                key = (item.untyped_storage().data_ptr(), item.storage_offset(), item.shape)
+                if key not in seen:
+                    seen.add(key)
+                    total += item.numel() * item.element_size()
+    return total
+
+
+def _is_freed(node: Any) -> bool:
+    """Did the node release what it saved? (Reading a released one raises.)"""
+    _saved_bytes(node)  # learns the node type's attribute names
+    for attr in _saved_names[type(node)]:
+        try:
+            getattr(node, attr)
+        except RuntimeError:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- where
+
+
+def _where() -> events.Where | None:
+    """The learner's line: the first frame outside dyngraph and torch (torch's own files are
+    added to the spine's table of internal files the first time one is found)."""
+    internal = events._is_internal_file
+    for _ in range(64):
+        where = events.where_from_stack(1)
+        if where is None or not where.file.startswith(_TORCH_DIR):
+            return where
+        internal[where.file] = True
+    return None
+
+
+# --------------------------------------------------------------------------- announcing
+
+
+def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: tuple,
+              data: tuple = ()) -> None:
+    """node_created for every node behind ``roots`` (autograd nodes or leaf tensors) that the
+    current subscribers were not told about, inputs first. ``outputs`` maps id() of a node's
+    _Info to the tensor it produced, when the mode saw it (its value is known); ``data`` are the
+    tensors needing no gradient that the op received (data leaves, inputs of its outputs)."""
+    epoch = events.epoch
+    order: list = []  # (node or leaf tensor, its _Info), inputs before the ops that use them
+    stack: list = [(root, False) for root in reversed(roots)]
+    while stack:  # iterative post-order: a 10 000-op chain is fine
+        item, expanded = stack.pop()
+        if isinstance(item, torch.Tensor):
+            info = _leaf_info(item)
+            if info.announced != epoch:
+                info.announced = epoch
+                order.append((item, info))
+            continue
+        info = _node_info(item)
+        if expanded:
+            order.append((item, info))
+            continue
+        if info.announced == epoch:
+            continue
+        info.announced = epoch
+        stack.append((item, True))
+        for parent, _ in reversed(item.next_functions):
+            if parent is None:
+                continue
+            if type(parent).__name__ == "AccumulateGrad":
+                variable = parent.variable
+                _hook(parent, _leaf_info(variable), leaf=True)
+                stack.append((variable, False))
+            else:
+                stack.append((parent, False))
+    for item, info in order:
+        if isinstance(item, torch.Tensor):
+            events.emit(_leaf_event(item, _numbered(info), where))
+            continue
+        inputs = []
+        for parent, _ in item.next_functions:
+            if parent is not None:
+                parent_info = _node_info(parent)
+                parent_info.consumers += 1
+                inputs.append(parent_info.id)
+        output = outputs.get(id(info))
+        if output is not None:
+            for tensor in data:
+                data_info = _leaf_info(tensor)
+                if data_info.announced != epoch:
+                    data_info.announced = epoch
+                    events.emit(_leaf_event(tensor, _numbered(data_info), where))
+                inputs.append(data_info.id)
+        _hook(item, info, leaf=False)
+        if not info.saved_bytes:
+            info.saved_bytes = _saved_bytes(item)
+        if output is None:  # made inside a composite op, or before watching: no value known
+            event = events.NodeCreated(_numbered(info), item.name(), tuple(inputs), (), "", "cpu",
+                                       True, False, None, scope, where, (), info.saved_bytes)
+        else:
+            label = _names.get(output, (None,))[0]
+            event = events.NodeCreated(
+                _numbered(info), item.name(), tuple(inputs), tuple(output.shape),
+                _dtype(output), output.device.type, True, False, label, scope, where,
+                _preview(output), info.saved_bytes,
+            )
+        events.emit(event)
+
+
+def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
+    label, leaf_scope = _names.get(tensor, (None, None))
+    is_parameter = isinstance(tensor, torch.nn.Parameter)
+    return events.NodeCreated(
+        node_id, "parameter" if is_parameter else "leaf", (), tuple(tensor.shape),
+        _dtype(tensor), tensor.device.type, tensor.requires_grad, True, label,
+        leaf_scope if leaf_scope is not None else (),  # data: no module
+        where, _preview(tensor),
+    )
+
+
+def _hook(node: Any, info: _Info, leaf: bool) -> None:
+    """Register the prehook that reports the node's gradient (once per node)."""
+    if leaf:  # an AccumulateGrad node lives as long as its graph: mark the node itself
+        metadata = node.metadata
+        if _KEY in metadata:
+            return
+        metadata[_KEY] = True
+        node.register_prehook(_grad_hook(info, weakref.ref(node.variable)))
+        return
+    if not info.hooked:
+        info.hooked = True
+        node.register_prehook(_grad_hook(info, None))
+
+
+def _grad_hook(info: _Info, leaf: Any) -> Any:
+    """The prehook of one node: it holds the node's _Info and at most a weakref to a leaf, so
+    the graph holds no cycle through it."""
+
+    def hook(grad_outputs: tuple) -> None:
+        if not events.active:
+            return
+        grad = grad_outputs[0] if grad_outputs else None
+        if grad is None:
+            return
+        accumulated = info.consumers > 1
+        if leaf is not None:
+            tensor = leaf()
+            accumulated = accumulated or (tensor is not None and tensor.grad is not None)
+        preview, norm = _preview_and_norm(grad)
+        events.emit(events.GradComputed(info.id, preview, norm, accumulated))
+        if _pass and info.saved_bytes:
+            _pass[-1].append(info.id)
+
+    return hook
+
+
+def _tensors(value: Any) -> Iterator[torch.Tensor]:
+    """The tensors in an op's result or arguments (two levels of tuples and lists)."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            if isinstance(item, torch.Tensor):
+                yield item
+            elif isinstance(item, (tuple, list)):
+                yield from (t for t in item if isinstance(t, torch.Tensor))
+
+
+# --------------------------------------------------------------------------- the mode
+
+
+_BACKWARD = {torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad}
+_INPLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__setitem__"}
+
+
+class _EventMode(TorchFunctionMode):
+    """Sees every torch call; tells the subscribers about the autograd nodes it made."""
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (),
+                           kwargs: Any = None) -> Any:
+        if kwargs is None:
+            kwargs = {}
+        if not events.active:
+            return func(*args, **kwargs)
+        if func in _BACKWARD:
+            return _run_backward(func, args, kwargs)
+        name_ = getattr(func, "__name__", "")
+        inplace = (name_.endswith("_") and not name_.startswith("_")) or name_ in _INPLACE_DUNDERS
+        target = args[0] if inplace and args and isinstance(args[0], torch.Tensor) else None
+        before = None
+        if target is not None and target.requires_grad:
+            grad_fn = target.grad_fn
+            before = _node_info(grad_fn) if grad_fn is not None else _leaves.get(target)
+        out = func(*args, **kwargs)
+        if not events.active:
+            return out
+        nodes, outputs = [], {}
+        for tensor in _tensors(out):
+            grad_fn = tensor.grad_fn
+            if grad_fn is not None:
+                info = _node_info(grad_fn)
+                if info.announced != events.epoch:
+                    nodes.append(grad_fn)
+                    outputs[id(info)] = tensor
+        if nodes:
+            data = tuple(t for t in _tensors(args) if not t.requires_grad)
+            _announce(nodes, outputs, _where(), events._scope + tuple(_module_path), data)
+        if before is not None and before.announced == events.epoch:
+            events.emit(events.VersionBumped(before.id, target._version))
+        return out
+
+
+def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
+    """Tensor.backward / autograd.backward / autograd.grad, with backward_started before and
+    graph_freed and backward_finished (or backward_failed) after."""
+    bound = inspect.signature(func).bind(*args, **kwargs).arguments
+    roots = bound.get("self", bound.get("tensors", bound.get("outputs")))
+    roots = [t for t in _tensors(roots if roots is not None else ())]
+    create_graph = bool(bound.get("create_graph", False))
+    retain_graph = bound.get("retain_graph")
+    retain_graph = create_graph if retain_graph is None else bool(retain_graph)
+    starts = [t.grad_fn if t.grad_fn is not None else t for t in roots if t.requires_grad]
+    if not starts:
+        return func(*args, **kwargs)  # torch raises its own error; nothing to show
+    _announce(starts, {}, None, ())  # built before watching? (the nodes get their hooks too)
+    root = starts[0]
+    root_id = (_leaf_info(root) if isinstance(root, torch.Tensor) else _node_info(root)).id
+    events.emit(events.BackwardStarted(root_id, retain_graph, create_graph))
+    _pass.append([])
+    try:
+        result = func(*args, **kwargs)
+    except BaseException as exc:
+        events.emit(events.BackwardFailed(root_id, f"{type(exc).__name__}: {exc}"))
+        raise
+    finally:
+        ran = _pass.pop()
+    if ran and not retain_graph:
+        events.emit(events.GraphFreed(tuple(ran)))
+    events.emit(events.BackwardFinished(root_id))
+    return result
+
+
+# --------------------------------------------------------------------------- modules
+
+
+def _enter_module(module: Any, args: Any) -> None:
+    """A module's forward begins: its name joins the scope, and its parameters get names."""
+    label = type(module).__name__
+    if _module_stack:
+        for child_name, child in _module_stack[-1]._modules.items():
+            if child is module:
+                label = child_name
+                break
+    _module_stack.append(module)
+    _module_path.append(label)
+    path = events._scope + tuple(_module_path)
+    for param_name, param in module._parameters.items():
+        if param is not None and param not in _names:
+            _names[param] = (param_name, path)
+
+
+def _leave_module(module: Any, args: Any, output: Any) -> None:
+    if _module_stack and _module_stack[-1] is module:
+        _module_stack.pop()
+        _module_path.pop()
+
+
+_module_stack: list = []
+
+
+# --------------------------------------------------------------------------- watching
+
+_depth = 0  # nested watch()/record() blocks install one mode
+
+
+@contextmanager
+def watching() -> Iterator[None]:
+    """Inside the block, torch code emits dyngraph's events to whoever listens (dg.watch() and
+    dg.record() open this block themselves when torch is imported)."""
+    global _depth
+    if _depth:
+        _depth += 1
+        try:
+            yield
+        finally:
+            _depth -= 1
+        return
+    _depth = 1
+    pre = _torch_module.register_module_forward_pre_hook(_enter_module)
+    post = _torch_module.register_module_forward_hook(_leave_module, always_call=True)
+    try:
+        with _EventMode():
+            yield
+    finally:
+        _depth = 0
+        pre.remove()
+        post.remove()
+        _module_stack.clear()
+        _module_path.clear()
+
+
+# --------------------------------------------------------------------------- dg.draw
+
+
+def from_tensor(tensor: torch.Tensor) -> Recording:
+    """The model of the autograd graph behind a torch tensor, walking back from its grad_fn
+    (what ``dg.draw(tensor)`` draws; intermediates show no value, only their op)."""
+    recording = Recording()
+    root = tensor.grad_fn if tensor.grad_fn is not None else tensor
+    order: list = []
+    seen: set[int] = set()  # id() of the _Info of each node met
+    stack: list = [(root, False)]
+    while stack:
+        item, expanded = stack.pop()
+        info = _leaf_info(item) if isinstance(item, torch.Tensor) else _node_info(item)
+        if expanded:
+            order.append((item, info))
+            continue
+        if id(info) in seen:
+            continue
+        seen.add(id(info))
+        if isinstance(item, torch.Tensor):
+            order.append((item, info))
+            continue
+        stack.append((item, True))
+        for parent, _ in reversed(item.next_functions):
+            if parent is not None:
+                is_leaf = type(parent).__name__ == "AccumulateGrad"
+                stack.append((parent.variable if is_leaf else parent, False))
+    for item, info in order:
+        _numbered(info)
+        if isinstance(item, torch.Tensor):
+            label, scope = _names.get(item, (None, None))
+            kind = PARAMETER if isinstance(item, torch.nn.Parameter) else LEAF
+            node = Node(info.id, kind, kind, label, tuple(item.shape), _dtype(item),
+                        item.device.type, item.requires_grad, _preview(item),
+                        scope=scope or (), order=len(recording.nodes))
+            if item.grad is not None:
+                node.grad_preview, node.grad_norm = _preview_and_norm(item.grad)
+        else:
+            is_root = item is root
+            node = Node(info.id, OP, item.name(), None,
+                        tuple(tensor.shape) if is_root else (), _dtype(tensor) if is_root else "",
+                        tensor.device.type, True, _preview(tensor) if is_root else (),
+                        order=len(recording.nodes), saved_bytes=info.saved_bytes or
+                        _saved_bytes(item), freed=_is_freed(item))
+            for position, (parent, _) in enumerate(item.next_functions):
+                if parent is not None:
+                    recording.edges.append(Edge(_node_info(parent).id, info.id, position))
+        recording.nodes[info.id] = node
+    return recording

@@ -1,0 +1,332 @@
+"""dyngraph.torch: a PyTorch program's autograd graph as dyngraph's events (issue 16)."""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import weakref
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
+
+import dyngraph as dg  # noqa: E402
+import dyngraph.torch as dgt  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def watched(fn):
+    """The events ``fn`` emits with torch watched (as dg.record() and dg.watch() do)."""
+    seen = []
+    with dg.events.subscribe(seen.append), dgt.watching():
+        fn()
+    return seen
+
+
+def kinds(events):
+    return [e.kind for e in events]
+
+
+def nodes(events):
+    return [e for e in events if e.kind == "node_created"]
+
+
+def ops(events):
+    return [e.op for e in nodes(events)]
+
+
+# ----------------------------------------------------------------------------- layering
+
+
+def test_import_dyngraph_and_record_never_import_torch():
+    code = textwrap.dedent("""
+        import json, sys
+        import dyngraph as dg
+        with dg.record() as rec:
+            x = dg.tensor([1.0, 2.0], requires_grad=True)
+            (x * x).sum().backward()
+        print(json.dumps({"torch": "torch" in sys.modules, "nodes": len(rec.nodes)}))
+    """)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout.splitlines()[-1]) == {"torch": False, "nodes": 3}
+
+
+# ----------------------------------------------------------------------------- forward
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(3, 4)
+        self.fc2 = torch.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = torch.tanh(self.fc1(x))
+        return self.fc2(h)
+
+
+def test_mlp_event_sequence_ops_scopes_names_and_lines():
+    torch.manual_seed(0)
+    model, x, target = MLP(), torch.randn(5, 3), torch.randn(5, 1)
+
+    def step():
+        loss = torch.nn.functional.mse_loss(model(x), target)
+        loss.backward()
+
+    seen = watched(step)
+    assert ops(seen) == [
+        "parameter", "parameter", "TBackward0", "leaf", "AddmmBackward0", "TanhBackward0",
+        "parameter", "parameter", "TBackward0", "AddmmBackward0", "leaf", "MseLossBackward0",
+    ]
+    made = nodes(seen)
+    assert [e.id for e in made] == sorted(e.id for e in made)  # ids follow creation order
+    by_op = {e.op: e for e in made}
+    params = [(e.name, e.scope, e.shape) for e in made if e.op == "parameter"]
+    assert params == [("bias", ("MLP", "fc1"), (4,)), ("weight", ("MLP", "fc1"), (4, 3)),
+                      ("bias", ("MLP", "fc2"), (1,)), ("weight", ("MLP", "fc2"), (1, 4))]
+    assert by_op["TanhBackward0"].scope == ("MLP",)
+    assert by_op["TanhBackward0"].shape == (5, 4) and by_op["TanhBackward0"].dtype == "float32"
+    assert by_op["TanhBackward0"].saved_bytes == 5 * 4 * 4  # tanh saves its result
+    assert by_op["MseLossBackward0"].scope == ()
+    # the learner's lines, not torch's: the model's forward and this test's step
+    lines = {e.op: e.where.line for e in made if e.op != "parameter"}
+    source = Path(__file__).read_text().splitlines()
+    assert "self.fc1(x)" in source[lines["TanhBackward0"] - 1]
+    assert "mse_loss" in source[lines["MseLossBackward0"] - 1]
+    assert all(e.where.file == __file__ for e in made)
+    # backward: started, one gradient per node in PyTorch's order, freed, finished
+    back = seen[len(made):]
+    assert kinds(back)[0] == "backward_started" and kinds(back)[-2:] == [
+        "graph_freed", "backward_finished"]
+    grads = [e.id for e in back if e.kind == "grad_computed"]
+    assert grads[0] == by_op["MseLossBackward0"].id
+    assert set(grads) == {e.id for e in made if e.requires_grad}
+    freed = next(e for e in back if e.kind == "graph_freed")
+    assert by_op["TanhBackward0"].id in freed.ids
+
+
+def test_gradients_shown_equal_dot_grad():
+    torch.manual_seed(0)
+    model, x = MLP(), torch.randn(5, 3)
+    with dg.record() as rec:
+        model(x).pow(2).mean().backward()
+    shown = {(n.name, n.scope): n for n in rec.nodes.values() if n.kind == "parameter"}
+    for name, param in model.named_parameters():
+        module, attr = name.split(".")
+        node = shown[(attr, ("MLP", module))]
+        expected = param.grad.reshape(-1)[:6].tolist()
+        assert node.grad_preview == pytest.approx(expected, rel=1e-6)
+        assert node.grad_norm == pytest.approx(param.grad.norm().item(), rel=1e-5)
+
+
+def test_rnn_loop_parameters_once_and_gradients_summed():
+    torch.manual_seed(0)
+    cell = torch.nn.RNNCell(2, 3)
+    xs = torch.randn(4, 1, 2)
+
+    def run():
+        h = torch.zeros(1, 3)
+        for x in xs:
+            h = cell(x, h)
+        h.sum().backward()
+
+    seen = watched(run)
+    made = nodes(seen)
+    params = [e for e in made if e.op == "parameter"]
+    assert sorted(e.name for e in params) == ["bias_hh", "bias_ih", "weight_hh", "weight_ih"]
+    assert all(e.scope == ("RNNCell",) for e in params)
+    assert ops(seen).count("TanhBackward0") == 4  # one per step
+    grads = {e.id: e for e in seen if e.kind == "grad_computed"}
+    assert all(grads[p.id].accumulated for p in params)  # used at every step: summed
+    assert cell.weight_hh.grad.reshape(-1)[:6].tolist() == pytest.approx(
+        grads[next(p.id for p in params if p.name == "weight_hh")].preview)
+
+
+def test_data_dependent_branch_shows_the_path_taken():
+    def branch(sign):
+        x = torch.full((3,), float(sign), requires_grad=True)
+        with dg.record() as rec:
+            y = x.exp() if x.sum() > 0 else -x
+            (y * 2).sum().backward()
+        return rec
+
+    positive, negative = branch(1), branch(-1)
+    # x.sum() of the condition joins the graph too (a branch nothing flows back through)
+    assert [n.op for n in positive.nodes.values()] == [
+        "leaf", "SumBackward0", "ExpBackward0", "MulBackward0", "SumBackward0"]
+    assert [n.op for n in negative.nodes.values()] == [
+        "leaf", "SumBackward0", "NegBackward0", "MulBackward0", "SumBackward0"]
+    assert "ExpBackward0" in positive.diff(negative).to_dot()
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+def test_second_backward_is_backward_failed():
+    x = torch.ones(3, requires_grad=True)
+
+    def twice():
+        loss = (x.exp() * x).sum()
+        loss.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss.backward()
+
+    seen = watched(twice)
+    failed = [e for e in seen if e.kind == "backward_failed"]
+    assert len(failed) == 1 and "second time" in failed[0].error
+    assert kinds(seen).count("backward_started") == 2
+    assert kinds(seen)[-1] == "backward_failed"
+
+
+def test_inplace_on_a_saved_tensor_bumps_its_version_and_fails_backward():
+    x = torch.ones(3, requires_grad=True)
+
+    def inplace():
+        y = x.exp()
+        y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+    seen = watched(inplace)
+    made = nodes(seen)
+    exp_id = next(e.id for e in made if e.op == "ExpBackward0")
+    bumped = [e for e in seen if e.kind == "version_bumped"]
+    assert [(e.id, e.version) for e in bumped] == [(exp_id, 1)]
+    assert "inplace operation" in next(e for e in seen if e.kind == "backward_failed").error
+
+
+def test_retain_graph_frees_nothing():
+    x = torch.ones(3, requires_grad=True)
+
+    def retained():
+        (x.tanh()).sum().backward(retain_graph=True)
+
+    seen = watched(retained)
+    assert "graph_freed" not in kinds(seen)
+    assert next(e for e in seen if e.kind == "backward_started").retain_graph is True
+
+
+def test_backward_of_a_graph_built_before_watching():
+    x = torch.ones(2, requires_grad=True)
+    loss = (x * 3).sum()  # nobody listens yet
+    seen = watched(loss.backward)
+    assert kinds(seen)[:4] == ["node_created"] * 3 + ["backward_started"]
+    assert ops(seen) == ["leaf", "MulBackward0", "SumBackward0"]
+    assert all(e.where is None for e in nodes(seen)[1:])  # the lines that built it ran unseen
+    assert [e.kind for e in seen].count("grad_computed") == 3
+
+
+def test_custom_function_is_one_opaque_node():
+    class Square(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = torch.ones(3, requires_grad=True)
+    seen = watched(lambda: Square.apply(x).sum().backward())
+    assert ops(seen) == ["leaf", "SquareBackward", "SumBackward0"]
+
+
+def test_ops_outside_autograd_make_no_node_and_show_as_data():
+    w = torch.ones(3, requires_grad=True)
+
+    def run():
+        with torch.no_grad():
+            scale = w * 2  # outside autograd: no node
+        (w * scale).sum().backward()
+
+    seen = watched(run)
+    assert ops(seen) == ["leaf", "leaf", "MulBackward0", "SumBackward0"]
+    data = nodes(seen)[1]
+    assert data.requires_grad is False and data.preview == (2.0, 2.0, 2.0)
+
+
+def test_learner_names():
+    x = dgt.name(torch.ones(2, requires_grad=True), "x")
+    seen = watched(lambda: dgt.name(x * 2, "y").sum())
+    assert [e.name for e in nodes(seen)] == ["x", None, None]  # named after the op ran
+    seen = watched(lambda: (x * 2).sum())
+    assert nodes(seen)[0].name == "x"
+
+
+# ----------------------------------------------------------------------------- memory
+
+
+def test_watching_keeps_nothing_alive():
+    x = torch.ones(100, requires_grad=True)
+    gc.disable()
+    try:
+        with dg.record() as rec:
+            h = x.exp()  # saved by MulBackward0 below: alive while the graph is
+            loss = (h * h).sum()
+        node_info = loss.grad_fn.metadata["dyngraph"]
+        alive_h, alive_info = weakref.ref(h), weakref.ref(node_info)
+        del h, loss, node_info
+        assert alive_h() is None and alive_info() is None  # freed by reference counting alone
+    finally:
+        gc.enable()
+    assert len(rec.nodes) == 4
+
+
+def test_events_carry_previews_never_tensors():
+    x = torch.ones(3, requires_grad=True)
+    seen = watched(lambda: (x * 2).sum().backward())
+    for event in seen:
+        for value in event:
+            assert not isinstance(value, torch.Tensor)
+            if isinstance(value, tuple):
+                assert not any(isinstance(v, torch.Tensor) for v in value)
+
+
+# ----------------------------------------------------------------------------- tools
+
+
+def test_draw_walks_grad_fn():
+    x = torch.ones(3, requires_grad=True)
+    loss = (x * 2).tanh().sum()
+    before = dg.draw(loss).recording
+    assert [n.op for n in before.nodes.values()] == [
+        "leaf", "MulBackward0", "TanhBackward0", "SumBackward0"]
+    assert not any(n.freed for n in before.nodes.values())
+    loss.backward()
+    after = dg.draw(loss).recording
+    assert [n.freed for n in after.nodes.values() if n.op == "TanhBackward0"] == [True]
+    assert list(after.nodes) == list(before.nodes)  # the same ids: the same diagram
+    assert "TanhBackward0" in dg.draw(loss).to_dot()
+
+
+def test_recording_saves_and_loads(tmp_path):
+    x = torch.ones(3, requires_grad=True)
+    with dg.record() as rec:
+        (x * 2).sum().backward()
+    rec.save(tmp_path / "torch.json")
+    loaded = dg.load_recording(tmp_path / "torch.json")
+    assert [n.op for n in loaded.nodes.values()] == ["leaf", "MulBackward0", "SumBackward0"]
+
+
+def test_watch_view_shows_torch_code():
+    pytest.importorskip("anywidget")
+    from dyngraph.jupyter import GraphView
+
+    x = torch.ones(3, requires_grad=True)
+    view = GraphView()
+    with dg.watch(view, display=False):
+        (x * 2).sum().backward()
+    recording = view.recording
+    assert [n.op for n in recording.nodes.values()] == ["leaf", "MulBackward0", "SumBackward0"]
+    assert recording.nodes[max(recording.nodes)].grad_preview == (1.0,)

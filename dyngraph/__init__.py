@@ -25,6 +25,7 @@ from .factories import (
     eye,
     float32,
     float64,
+    from_numpy,
     full,
     full_like,
     int32,
@@ -71,16 +72,23 @@ from .functions import (  # issue 13 names first, then the original ones
     triu,
     unbind,
     abs,
+    argmax,
+    argmin,
     cat,
     clamp,
+    clone,
     cos,
     exp,
     log,
+    log2,
+    log10,
     log_softmax,
     logsumexp,
     matmul,
     maximum,
+    max,
     mean,
+    min,
     minimum,
     permute,
     relu,
@@ -109,6 +117,13 @@ from . import memory
 from .checkpoint import checkpoint
 from .trace import StaticGraph, TracerWarning, load_static, trace
 
+# --- PyTorch's dtype names: dg.float is float32 and dg.int is int32, as in PyTorch. They
+# shadow the builtins float/int/bool in this module only, whose code below uses none of them.
+float = float32  # noqa: A001
+double = float64
+long = int64
+int = int32  # noqa: A001
+bool = bool_  # noqa: A001
 
 
 def watch(*args: object, **kwargs: object) -> object:
@@ -144,4 +159,7 @@ __all__ = [
     "all", "amax", "amin", "any", "bmm", "chunk", "cumsum", "einsum", "flip", "gather", "log1p",
     "masked_fill", "mm", "norm", "outer", "prod", "scatter_add", "sign", "sort", "split",
     "square", "std", "t", "topk", "tril", "triu", "unbind",
+    # issue 13: PyTorch's spellings and dtype names
+    "argmax", "argmin", "bool", "clone", "double", "float", "from_numpy", "int", "log10", "log2",
+    "long", "max", "min",
 ]

@@ -65,6 +65,22 @@ def tensor(
     return Tensor(array, requires_grad=requires_grad, name=name)
 
 
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing ``array``'s memory (no copy), as ``torch.from_numpy``: changes to one
+    are seen in the other. numpy's writes are not counted by the version counter (NOTE
+    [version counters]): change the values through the tensor's in-place ops instead.
+
+    >>> a = np.array([1.0, 2.0]); t = dg.from_numpy(a); a[0] = 5.0   # t is now [5., 2.]
+    """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"can't convert np.ndarray of type {array.dtype}: use bool, integer or float arrays"
+        )
+    return Tensor(array)
+
+
 def _shape(shape: tuple) -> tuple[int, ...]:
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])

@@ -33,7 +33,7 @@ import numpy as np
 
 from . import anomaly, backend, events, grad_mode
 from . import tensor as tensor_module
-from .tensor import Tensor, new_node_id, wrap_output
+from .tensor import Tensor, VersionCounter, new_node_id, wrap_output
 
 
 class Function:
@@ -60,11 +60,12 @@ class Function:
         "__weakref__",
     )
 
-    output_version = 0  # bumped when the output tensor is modified in place
+    output_counter: VersionCounter | None = None  # the output's, once it needs one (see tensor.py)
     hooks: dict | None = None  # tensor hooks of this node's output (Tensor.register_hook)
     retained: weakref.ref | None = None  # the output tensor, after Tensor.retain_grad()
     where: events.Where | None = None  # the forward line, recorded in anomaly mode
     create_graph = False  # True while backward runs with create_graph=True (see autograd.py)
+    sets_dtype = False  # True for ops whose output dtype is an option (Cast): no type promotion
 
     # ------------------------------------------------------------------ the choke point
 
@@ -118,6 +119,8 @@ class Function:
             raise  # a custom op's own error, unchanged
         if type(out) is not array_type:
             out = _as_output_array(cls, ctx.xp, out)
+        if out.dtype is _FLOAT64 and not cls.sets_dtype:
+            out = _promote_like_torch(cls, arrays, out)
         if not record:
             tensor = wrap_output(out, None)
             if tracer is not None:
@@ -173,13 +176,28 @@ class Function:
             return _saved_as_tensors(self, arrays)
         return arrays
 
+    def watch_output(self, counter: VersionCounter) -> None:
+        """The output is now held by a tensor that has a counter already (an in-place op
+        recorded out of place, Tensor._become): the output is at that counter's version."""
+        self.output_counter = counter
+        if self.saved_arrays:
+            sources = list(self._saved_sources)
+            for k in range(1, len(sources), 3):
+                if sources[k] is _OUTPUT:
+                    sources[k + 1] = counter.value
+            self._saved_sources = tuple(sources)
+
     def _check_saved_versions(self) -> None:
         sources = self._saved_sources
         for k in range(0, len(sources), 3):
             source, version = sources[k + 1], sources[k + 2]
-            now = self.output_version if source is _OUTPUT else source._version
+            is_output = source is _OUTPUT
+            if is_output:
+                now = 0 if self.output_counter is None else self.output_counter.value
+            else:
+                now = source.version
             if now != version:
-                what = "its output" if source is _OUTPUT else f"an input of shape {source.shape}"
+                what = "its output" if is_output else f"an input of shape {source.shape}"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: {what} saved by {self.name} is at version {now}; "
@@ -228,7 +246,8 @@ def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any)
     """For each saved array that is an input Tensor's (or the output), remember which and that
     tensor's version now, so that backward can detect a later in-place change: a flat tuple of
     (position in saved_arrays, Tensor or _OUTPUT, version) triples. (Arrays made inside forward
-    cannot be changed by anyone else; the output's version lives on the node.)"""
+    cannot be changed by anyone else. The node must not hold its output tensor, so the output's
+    counter lives on the node: NOTE [version counters] in tensor.py.)"""
     sources = []
     for position, saved in enumerate(ctx.saved_arrays):
         if saved is None:
@@ -238,7 +257,8 @@ def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any)
             continue
         for arg, array in zip(args, arrays):
             if array is saved and arg is not array:  # it came from this input Tensor
-                sources += (position, arg, arg._version)
+                counter = arg._counter
+                sources += (position, arg, 0 if counter is None else counter.value)
                 break
     ctx._saved_sources = tuple(sources)
     ctx._inplace_clock = tensor_module.inplace_clock
@@ -252,8 +272,10 @@ def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
     result = []
     for position, array in enumerate(arrays):
         source = origin.get(position)
-        if source is _OUTPUT:  # a fresh handle on the same node
-            result.append(wrap_output(array, ctx))
+        if source is _OUTPUT:  # a fresh handle on the same node, and on its counter
+            handle = wrap_output(array, ctx)
+            handle._counter = ctx.output_counter
+            result.append(handle)
         elif source is not None and source.array is array:
             result.append(source)
         elif array is None or isinstance(array, (int, float)):
@@ -261,6 +283,29 @@ def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
         else:
             result.append(Tensor(array))
     return tuple(result)
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _promote_like_torch(cls: type, arrays: list, out: Any) -> Any:
+    """NOTE [type promotion] numpy and PyTorch agree when floats meet floats; they differ when
+    integers meet floats: numpy makes float64 (int64 * float32, int64 * 2.5, int / int, exp of
+    an int tensor), PyTorch keeps the float tensors' dtype, or its default float32 when the only
+    floats were Python (or numpy) numbers. So a float64 result of a built-in op none of whose
+    input arrays is float64 becomes the widest float dtype among them, else float32. The check
+    in ``apply`` is one identity test; this runs only for float64 results."""
+    if not cls.__module__.startswith("dyngraph."):
+        return out  # a custom op's forward decides its own dtype
+    widest = None
+    for array in arrays:
+        dtype = getattr(array, "dtype", None)
+        if dtype is None or isinstance(array, np.generic) or dtype.kind != "f":
+            continue  # numbers are weak, as in PyTorch; integer and bool arrays do not count
+        if dtype == _FLOAT64:
+            return out
+        widest = dtype if widest is None else np.promote_types(widest, dtype)
+    return out.astype(tensor_module.DEFAULT_FLOAT if widest is None else widest)
 
 
 def _as_output_array(cls: type, xp: Any, out: Any) -> Any:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import ops
+from .ops.dims import normalize_dim, one_spelling
 from .tensor import Tensor
 
 
@@ -75,38 +76,82 @@ def matmul(x: Any, y: Any) -> Tensor:
     return ops.MatMul.apply(x, y)
 
 
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:  # noqa: A001
-    return ops.Sum.apply(_tensor(x), axis=axis, keepdims=keepdims)
+def sum(x: Any, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,  # noqa: A001
+        keepdims: bool | None = None) -> Tensor:
+    return _tensor(x).sum(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def mean(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return ops.Mean.apply(_tensor(x), axis=axis, keepdims=keepdims)
+def mean(x: Any, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+         keepdims: bool | None = None) -> Tensor:
+    return _tensor(x).mean(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
-def softmax(x: Any, axis: int = -1) -> Tensor:
-    return ops.Softmax.apply(_tensor(x), axis=axis)
+def max(x: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - PyTorch's name
+    """dg.max(x), dg.max(x, dim) -> (values, indices), dg.max(x, other) = maximum."""
+    return _tensor(x).max(*args, **kwargs)
 
 
-def log_softmax(x: Any, axis: int = -1) -> Tensor:
-    return ops.LogSoftmax.apply(_tensor(x), axis=axis)
+def min(x: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 - PyTorch's name
+    return _tensor(x).min(*args, **kwargs)
 
 
-def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Tensor:
-    return ops.LogSumExp.apply(_tensor(x), axis=axis, keepdims=keepdims)
+def argmax(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _tensor(x).argmax(dim, keepdim)
 
 
-def cat(tensors: Sequence[Any], axis: int = 0) -> Tensor:
-    """Join tensors along an existing axis."""
+def argmin(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return _tensor(x).argmin(dim, keepdim)
+
+
+def log10(x: Any) -> Tensor:
+    return ops.Log10.apply(_tensor(x))
+
+
+def log2(x: Any) -> Tensor:
+    return ops.Log2.apply(_tensor(x))
+
+
+def clone(x: Any) -> Tensor:
+    return _tensor(x).clone()
+
+
+def softmax(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
+    return _tensor(x).softmax(dim, axis=axis)
+
+
+def log_softmax(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
+    return _tensor(x).log_softmax(dim, axis=axis)
+
+
+def logsumexp(x: Any, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+              keepdims: bool | None = None) -> Tensor:
+    return _tensor(x).logsumexp(dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def cat(tensors: Sequence[Any], dim: Any = None, *, axis: Any = None) -> Tensor:
+    """Join tensors along an existing dimension ``dim`` (default 0)."""
     if not tensors:
         raise ValueError("cat() needs at least one tensor")
-    return ops.Cat.apply(*[_tensor(t) for t in tensors], axis=axis)
+    tensors = [_tensor(t) for t in tensors]
+    for i, t in enumerate(tensors):
+        if t.ndim == 0:
+            raise RuntimeError(
+                f"zero-dimensional tensor (at position {i}) cannot be concatenated: use stack, "
+                "or reshape it to 1-D first"
+            )
+    dim = normalize_dim(one_spelling("cat", "dim", dim, "axis", axis, 0), tensors[0].ndim,
+                        "dim", "cat")
+    return ops.Cat.apply(*tensors, axis=dim)
 
 
-def stack(tensors: Sequence[Any], axis: int = 0) -> Tensor:
-    """Join tensors of equal shape along a new axis."""
+def stack(tensors: Sequence[Any], dim: Any = None, *, axis: Any = None) -> Tensor:
+    """Join tensors of equal shape along a new dimension ``dim`` (default 0)."""
     if not tensors:
         raise ValueError("stack() needs at least one tensor")
-    return ops.Stack.apply(*[_tensor(t) for t in tensors], axis=axis)
+    tensors = [_tensor(t) for t in tensors]
+    dim = normalize_dim(one_spelling("stack", "dim", dim, "axis", axis, 0), tensors[0].ndim + 1,
+                        "dim", "stack")
+    return ops.Stack.apply(*tensors, axis=dim)
 
 
 def reshape(x: Tensor, *shape: Any) -> Tensor:

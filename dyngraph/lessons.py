@@ -40,3 +40,17 @@ def check(name: str, passed: bool, hint: str = "") -> bool:
     """Print PASS or FAIL (with a hint on failure) for a yes/no exercise."""
     print(f"{name}: PASS" if passed else f"{name}: FAIL{' - ' + hint if hint else ''}")
     return bool(passed)
+
+
+def optional_torch() -> Any:
+    """Return the ``torch`` module for a lesson's "Now in PyTorch" cells, or None after printing
+    one line saying how to install it. Cells guard themselves with ``if torch:``.
+
+    dyngraph never needs PyTorch; the lessons only compare with it where it is installed.
+    """
+    try:
+        import torch
+    except ImportError:
+        print("PyTorch is not installed: pip install torch==2.13.0 to run the 'Now in PyTorch' cells")
+        return None
+    return torch

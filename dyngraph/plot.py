@@ -44,7 +44,7 @@ def _figure(width: float = 6.0, height: float = 3.5) -> Figure:
 def _number(value: Any) -> float:
     """A plain float from a Python number, a numpy scalar or a one-element Tensor."""
     if isinstance(value, Tensor):
-        return float(value.numpy().reshape(()))
+        return float(value.detach().numpy().reshape(()))
     return float(value)
 
 

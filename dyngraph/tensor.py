@@ -12,10 +12,11 @@ happens in ``Function.apply``.
 from __future__ import annotations
 
 import itertools
+import math
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -35,6 +36,37 @@ data_read_hook: Callable[[Tensor, str], None] | None = None
 # it has not moved by backward time, no saved array can have been modified (the fast path).
 inplace_clock = 0
 
+# NOTE [version counters] One counter per array memory, not per Tensor object. Every tensor that
+# aliases another's memory - a view from reshape / view / transpose / permute / expand / T /
+# squeeze / unsqueeze / flatten or basic indexing (when numpy made a view, not a copy),
+# ``detach()``, ``.data`` - shares its VersionCounter, so an in-place change through any alias
+# bumps the one counter a graph's saved-value check reads ("modified by an inplace operation" at
+# backward, as in PyTorch). (PyTorch gives ``.data`` a fresh counter, its escape hatch around
+# the check; dyngraph shares it: never a silently wrong gradient.) Counters are made lazily: a
+# tensor starts with ``_counter = None`` (version 0) and gets one when it is first bumped or
+# aliased, so Function.apply allocates nothing. A node remembers (saved position, input Tensor,
+# its version now) for each saved input, and reads the Tensor's counter at backward; it must not
+# hold its own output (no cycles), so an op's output keeps its counter on its node
+# (``Function.output_counter``), where the check for a saved output reads it. A recorded
+# in-place op (``h += 1`` on a tensor in a graph) runs out of place and the name takes the result
+# (Tensor._become): the tensor keeps its counter, which becomes the new node's output counter,
+# so the version keeps counting.
+# numpy writes cannot bump a counter: ``x.numpy()`` refuses a tensor that requires grad (as in
+# PyTorch: use ``x.detach().numpy()``), and the array an alias of such a tensor hands to numpy
+# (``x.detach().numpy()``, ``x.data.numpy()``, ``np.asarray(x)``) is a read-only view - the
+# memory is the graph's. A tensor never linked to one that requires grad gives numpy its array
+# itself, writable, as PyTorch does; writes through it are not counted (``dg.from_numpy`` too).
+
+
+class VersionCounter:
+    """How many in-place changes one array's memory has seen (NOTE [version counters])."""
+
+    __slots__ = ("value", "guarded")
+
+    def __init__(self) -> None:
+        self.value = 0
+        self.guarded = False  # shared with a tensor that requires grad: numpy gets it read-only
+
 
 class Tensor:
     """An n-dimensional array that can take part in a computation graph.
@@ -53,7 +85,7 @@ class Tensor:
         "_grad",
         "name",
         "id",
-        "_version",
+        "_counter",  # the VersionCounter shared with every alias of the array, or None (version 0)
         "_announced",  # events.epoch when subscribers were last told about this tensor
         "_hooks",  # leaf hooks (non-leaf hooks live on grad_fn)
         "__weakref__",
@@ -89,23 +121,47 @@ class Tensor:
         self._grad = None
         self.name = None if name is None else str(name)
         self.id = new_node_id()
-        self._version = 0
+        self._counter = None
         self._announced = 0
         self._hooks = None
         self._requires_grad = False
-        if requires_grad:
-            self.requires_grad_(True)
+        if requires_grad is not False:
+            self.requires_grad_(requires_grad)  # a bool, or a clear TypeError
 
     # ------------------------------------------------------------------ basic properties
 
     @property
-    def data(self) -> Any:
-        # NOTE interim: the raw array; issue 13 turns this into PyTorch's detached Tensor alias.
-        return self.array
+    def data(self) -> Tensor:
+        """This tensor's values as a Tensor outside the graph (requires_grad=False), sharing
+        its memory and its version counter: ``p.data += -lr * p.grad`` updates ``p``.
+
+        (The raw numpy/cupy array is ``.array``; ``.numpy()`` hands it to numpy.)"""
+        out = wrap_output(self.array, None)
+        out.name = self.name
+        return self._alias(out)
 
     @data.setter
     def data(self, value: Any) -> None:
-        self.array = value.array if isinstance(value, Tensor) else value
+        """``p.data = t`` (a Tensor, or a numpy/cupy array): this tensor now holds that array
+        (any shape; a tensor that requires grad keeps a floating point dtype). Its version
+        counter stays: the graph keeps what it saved, the old array, unchanged."""
+        array = value.array if isinstance(value, Tensor) else value
+        if not (isinstance(array, np.ndarray) or hasattr(array, "__array_namespace__")):
+            raise TypeError(
+                f"Variable data has to be a tensor, but got {type(value).__name__}: assign a "
+                "Tensor or a numpy array (e.g. x.data = dg.tensor(...))"
+            )
+        if self._requires_grad and array.dtype.kind != "f":
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or complex "
+                f"dtype, not {array.dtype}"
+            )
+        if backend.device_of(array) != self.device:
+            raise RuntimeError(
+                f"data on {backend.device_of(array)} cannot be set on a tensor on {self.device}: "
+                "move it first (.to(device))"
+            )
+        self.array = array
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -125,8 +181,39 @@ class Tensor:
 
     @property
     def version(self) -> int:
-        """How many in-place operations changed this tensor."""
-        return self._version
+        """How many in-place operations changed this tensor's memory, through it or through any
+        alias of it (NOTE [version counters])."""
+        return self._shared_counter().value
+
+    def _shared_counter(self) -> VersionCounter:
+        """This tensor's version counter, made now if it has none yet (an op's output's lives
+        on its node, which may have saved the output)."""
+        counter = self._counter
+        if counter is None:
+            node = self.grad_fn
+            if node is None:
+                counter = VersionCounter()
+            else:
+                counter = node.output_counter
+                if counter is None:
+                    counter = node.output_counter = VersionCounter()
+            self._counter = counter
+        return counter
+
+    def _alias(self, out: Tensor) -> Tensor:
+        """``out`` holds this tensor's memory (or part of it): one version counter for both."""
+        counter = self._shared_counter()
+        out._counter = counter
+        if self._requires_grad or out._requires_grad:
+            counter.guarded = True
+        return out
+
+    def _view(self, out: Tensor) -> Tensor:
+        """``out`` came from a shape op or indexing: an alias when the op made a view."""
+        other = out.array
+        if other is self.array or (other.base is not None and _may_share_memory(other, self.array)):
+            return self._alias(out)
+        return out
 
     @property
     def is_leaf(self) -> bool:
@@ -174,12 +261,17 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         """The tensor with its dimensions reversed (a transpose for matrices)."""
-        return Permute.apply(self, axes=tuple(reversed(range(self.ndim))))
+        return self._view(Permute.apply(self, axes=tuple(reversed(range(self.ndim)))))
 
     # ------------------------------------------------------------------ autograd controls
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Ask autograd to track operations on this leaf (in place; returns self)."""
+        if not isinstance(requires_grad, (bool, np.bool_)):
+            raise TypeError(
+                f"requires_grad must be a bool (True or False), not "
+                f"{type(requires_grad).__name__}"
+            )
         requires_grad = bool(requires_grad)
         if requires_grad and self.array.dtype.kind != "f":  # real floats (no complex autograd here)
             raise RuntimeError(
@@ -200,8 +292,12 @@ class Tensor:
         return self
 
     def detach(self) -> Tensor:
-        """A new leaf sharing this tensor's data, outside the graph (requires_grad=False)."""
-        return Tensor(self.array, name=self.name)
+        """A new leaf sharing this tensor's data and version counter, outside the graph
+        (requires_grad=False): in-place changes through either one are seen by both, and by
+        backward's check of saved values (NOTE [version counters])."""
+        out = wrap_output(self.array, None)
+        out.name = self.name
+        return self._alias(out)
 
     def retain_grad(self) -> None:
         """Keep .grad for this non-leaf tensor too during backward (leaves always keep it)."""
@@ -239,8 +335,27 @@ class Tensor:
     # ------------------------------------------------------------------ conversions
 
     def numpy(self) -> np.ndarray:
-        """The data as a numpy array (a copy from the GPU; the same memory on the CPU)."""
-        return backend.to_numpy(self.array)
+        """The data as a numpy array (a copy from the GPU; the same memory on the CPU).
+
+        Refused for a tensor that requires grad, as in PyTorch: use ``x.detach().numpy()``.
+        Read-only when the memory is also a graph's (an alias of a tensor that requires grad),
+        since numpy writes bypass the version counter (NOTE [version counters])."""
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._host_array()
+
+    def _host_array(self) -> np.ndarray:
+        array = self.array
+        if type(array) is not np.ndarray:
+            return backend.to_numpy(array)  # a host copy: numpy writes cannot reach the tensor
+        counter = self._counter
+        if counter is not None and counter.guarded and array.flags.writeable:
+            array = array.view()
+            array.flags.writeable = False
+        return array
 
     def item(self) -> float | int | bool:
         if data_read_hook is not None:
@@ -257,16 +372,28 @@ class Tensor:
             data_read_hook(self, "tolist()")
         return backend.to_numpy(self.array).tolist()
 
-    def to(self, target: Any) -> Tensor:
-        """A copy on another device (``'cpu'``/``'cuda'``) or with another dtype."""
-        if isinstance(target, str) and target.lower().split(":")[0] in ("cpu", "cuda"):
-            device = backend.normalize_device(target)
-            if device == self.device:
-                return self
-            backend.module_for(device)  # raises the install hint when CUDA is missing
-            return ToDevice.apply(self, device=device)
-        dtype = resolve_dtype(target)
-        return self if dtype == self.dtype else Cast.apply(self, dtype=dtype)
+    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+        """A copy on another device (``'cpu'``/``'cuda'``), with another dtype, or both:
+        ``x.to('cuda')``, ``x.to(dg.float64)``, ``x.to('cpu', dg.float32)``, ``x.to(other)``
+        (other's device and dtype). Returns ``self`` when nothing changes; differentiable."""
+        for arg in args:
+            if isinstance(arg, Tensor):
+                device, dtype = arg.device, arg.dtype
+            elif isinstance(arg, str) and arg.lower().split(":")[0] in ("cpu", "cuda"):
+                device = arg
+            else:
+                dtype = arg
+        out = self
+        if device is not None:
+            device = backend.normalize_device(device)
+            if device != out.device:
+                backend.module_for(device)  # raises the install hint when CUDA is missing
+                out = ToDevice.apply(out, device=device)
+        if dtype is not None:
+            dtype = resolve_dtype(dtype)
+            if dtype != out.dtype:
+                out = Cast.apply(out, dtype=dtype)
+        return out
 
     def cpu(self) -> Tensor:
         return self.to("cpu")
@@ -280,9 +407,24 @@ class Tensor:
     def double(self) -> Tensor:
         return self.to(np.float64)
 
+    def int(self) -> Tensor:
+        return self.to(np.int32)
+
+    def bool(self) -> Tensor:
+        return self.to(np.bool_)
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        array = backend.to_numpy(self.array)
-        return array if dtype is None else array.astype(dtype)
+        if self._requires_grad:  # np.asarray(x) reads; it cannot write into x's graph
+            array = self.array
+            if type(array) is np.ndarray and array.flags.writeable:
+                array = array.view()
+                array.flags.writeable = False
+            array = backend.to_numpy(array)
+        else:
+            array = self._host_array()
+        if copy:
+            return np.array(array, dtype=dtype, copy=True)
+        return array if dtype is None else array.astype(dtype, copy=False)
 
     def __float__(self) -> float:
         return float(self.item())
@@ -313,6 +455,10 @@ class Tensor:
         return self.shape if dim is None else self.shape[dim]
 
     def numel(self) -> int:
+        """How many numbers the tensor holds (the product of its shape)."""
+        return int(self.array.size)
+
+    def nelement(self) -> int:
         return int(self.array.size)
 
     def dim(self) -> int:
@@ -408,11 +554,13 @@ class Tensor:
     def __itruediv__(self, other: Any) -> Tensor:
         return self._inplace(Div, "true_divide", other)
 
-    def add_(self, other: Any) -> Tensor:
-        return self._inplace(Add, "add", other)
+    def add_(self, other: Any, alpha: Any = 1) -> Tensor:
+        """self += alpha * other, in place (``p.data.add_(g, alpha=-lr)``)."""
+        return self._inplace(Add, "add", other if alpha == 1 else other * alpha)
 
-    def sub_(self, other: Any) -> Tensor:
-        return self._inplace(Sub, "subtract", other)
+    def sub_(self, other: Any, alpha: Any = 1) -> Tensor:
+        """self -= alpha * other, in place."""
+        return self._inplace(Sub, "subtract", other if alpha == 1 else other * alpha)
 
     def mul_(self, other: Any) -> Tensor:
         return self._inplace(Mul, "multiply", other)
@@ -427,6 +575,29 @@ class Tensor:
         if self._records_inplace(None):
             return self.mul_(0).add_(value)  # as a graph: x * 0 + value
         self.array.fill(value)
+        self._bump_version()
+        return self
+
+    def copy_(self, src: Any) -> Tensor:
+        """Copy ``src``'s values into this tensor, in place (broadcast to its shape, converted to
+        its dtype and device). Like every in-place op it bumps the version counter and refuses
+        a leaf that requires grad outside ``no_grad()``; the gradient flows to ``src``."""
+        src_shape = tuple(getattr(src, "shape", ()))
+        try:
+            broadcast = np.broadcast_shapes(self.shape, src_shape)
+        except ValueError:
+            broadcast = None
+        if broadcast != self.shape:
+            raise RuntimeError(
+                f"copy_: the source of shape {src_shape} cannot be broadcast to the tensor's "
+                f"shape {tuple(self.shape)}"
+            )
+        if self._records_inplace(src):
+            self._bump_version()
+            self._become(SetItem.apply(self, src, key=Ellipsis))  # z = x with z[...] = src
+            return self
+        xp = backend.get_array_module(self.array)
+        xp.copyto(self.array, backend.to_device(_data_of(src), self.device), casting="unsafe")
         self._bump_version()
         return self
 
@@ -494,15 +665,16 @@ class Tensor:
         self._requires_grad = out._requires_grad
         self.id = out.id
         self._announced = out._announced
+        if out.grad_fn is not None:  # the node's output is this tensor now, with its counter
+            out.grad_fn.watch_output(self._shared_counter())
 
     def _bump_version(self) -> None:
         global inplace_clock
         inplace_clock += 1
-        self._version += 1
-        if self.grad_fn is not None:  # the node that made this tensor may have saved it
-            self.grad_fn.output_version += 1
+        counter = self._shared_counter()
+        counter.value += 1
         if events.active:
-            events.emit(events.VersionBumped(self.id, self._version))
+            events.emit(events.VersionBumped(self.id, counter.value))
 
     # ------------------------------------------------------------------ op methods
 
@@ -511,6 +683,16 @@ class Tensor:
 
     def log(self) -> Tensor:
         return Log.apply(self)
+
+    def log10(self) -> Tensor:
+        return Log10.apply(self)
+
+    def log2(self) -> Tensor:
+        return Log2.apply(self)
+
+    def clone(self) -> Tensor:
+        """A copy with its own memory, still in the graph (the gradient flows back to self)."""
+        return Clone.apply(self)
 
     def sqrt(self) -> Tensor:
         return Sqrt.apply(self)
@@ -551,82 +733,152 @@ class Tensor:
     def matmul(self, other: Any) -> Tensor:
         return MatMul.apply(self, other)
 
-    def sum(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return Sum.apply(self, axis=axis, keepdims=keepdims)
+    # Reductions take PyTorch's dim= / keepdim= and numpy's axis= / keepdims= (one of each pair).
 
-    def mean(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return Mean.apply(self, axis=axis, keepdims=keepdims)
+    def sum(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+            keepdims: bool | None = None) -> Tensor:
+        """Sum over ``dim`` (an int, a tuple, or None for every dimension); ``keepdim=True``
+        keeps the reduced dimensions with size 1."""
+        dim, keepdim = _reduction_args("sum", self.ndim, dim, axis, keepdim, keepdims)
+        return Sum.apply(self, axis=dim, keepdims=keepdim)
 
-    def max(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return Max.apply(self, axis=axis, keepdims=keepdims)
+    def mean(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+             keepdims: bool | None = None) -> Tensor:
+        """Mean over ``dim`` (an int, a tuple, or None for every dimension)."""
+        dim, keepdim = _reduction_args("mean", self.ndim, dim, axis, keepdim, keepdims)
+        return Mean.apply(self, axis=dim, keepdims=keepdim)
 
-    def min(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return Min.apply(self, axis=axis, keepdims=keepdims)
+    def max(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+            keepdims: bool | None = None) -> Any:
+        """The largest value. With ``dim`` (one int), a (values, indices) pair as in PyTorch:
+        ``values, idx = x.max(1)``; with a Tensor, the elementwise ``maximum``."""
+        if isinstance(dim, Tensor):
+            return Maximum.apply(self, dim)
+        dim, keepdim = _reduction_args("max", self.ndim, dim, axis, keepdim, keepdims)
+        values = Max.apply(self, axis=dim, keepdims=keepdim)
+        if not isinstance(dim, int):
+            return values  # every dimension (or a tuple of them, like torch.amax): values only
+        return ValuesIndices(values, self.argmax(dim, keepdim))
 
-    def var(self, axis: Any = None, keepdims: bool = False, correction: int = 1) -> Tensor:
-        """Variance; ``correction=1`` (the default, as in PyTorch) divides by N - 1."""
-        return Var.apply(self, axis=axis, keepdims=keepdims, correction=correction)
+    def min(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+            keepdims: bool | None = None) -> Any:
+        """The smallest value. With ``dim`` (one int), a (values, indices) pair as in PyTorch;
+        with a Tensor, the elementwise ``minimum``."""
+        if isinstance(dim, Tensor):
+            return Minimum.apply(self, dim)
+        dim, keepdim = _reduction_args("min", self.ndim, dim, axis, keepdim, keepdims)
+        values = Min.apply(self, axis=dim, keepdims=keepdim)
+        if not isinstance(dim, int):
+            return values
+        return ValuesIndices(values, self.argmin(dim, keepdim))
 
-    def logsumexp(self, axis: Any = None, keepdims: bool = False) -> Tensor:
-        return LogSumExp.apply(self, axis=axis, keepdims=keepdims)
+    def argmax(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Tensor:
+        """Index of the largest value along ``dim`` (of the flattened tensor when None); the
+        first one on ties. int64, outside the graph (indices have no gradient)."""
+        return self._arg_extreme("argmax", dim, keepdim, axis)
 
-    def softmax(self, axis: int = -1) -> Tensor:
-        return Softmax.apply(self, axis=axis)
+    def argmin(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Tensor:
+        """Index of the smallest value along ``dim`` (see argmax)."""
+        return self._arg_extreme("argmin", dim, keepdim, axis)
 
-    def log_softmax(self, axis: int = -1) -> Tensor:
-        return LogSoftmax.apply(self, axis=axis)
+    def _arg_extreme(self, name: str, dim: Any, keepdim: bool, axis: Any) -> Tensor:
+        dim = one_spelling(name, "dim", dim, "axis", axis)
+        xp = backend.get_array_module(self.array)
+        if dim is None:
+            index = getattr(xp, name)(self.array).astype(np.int64)
+            return Tensor(index.reshape((1,) * self.ndim) if keepdim else index)
+        dim = normalize_dim(dim, self.ndim, "dim", name)
+        if self.ndim == 0:
+            return Tensor(xp.zeros((), dtype=np.int64))
+        index = getattr(xp, name)(self.array, axis=dim, keepdims=bool(keepdim))
+        return Tensor(index.astype(np.int64))
+
+    def var(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None, *,
+            correction: Any = None, axis: Any = None, keepdims: bool | None = None) -> Tensor:
+        """Variance over ``dim``: the sum of squared deviations divided by N - correction;
+        ``correction=1`` (the default, as in PyTorch; ``unbiased=True``) or 0
+        (``unbiased=False``)."""
+        dim, keepdim = _reduction_args("var", self.ndim, dim, axis, keepdim, keepdims)
+        if unbiased is not None and correction is not None:
+            raise TypeError("var() got both unbiased= and correction=: pass only one")
+        if unbiased is not None:
+            correction = 1 if unbiased else 0
+        correction = 1 if correction is None else correction
+        return Var.apply(self, axis=dim, keepdims=keepdim, correction=correction)
+
+    def logsumexp(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
+                  keepdims: bool | None = None) -> Tensor:
+        """log(sum(exp(x))) over ``dim``, computed without overflow."""
+        dim, keepdim = _reduction_args("logsumexp", self.ndim, dim, axis, keepdim, keepdims)
+        return LogSumExp.apply(self, axis=dim, keepdims=keepdim)
+
+    def softmax(self, dim: Any = None, *, axis: Any = None) -> Tensor:
+        """exp(x) / sum(exp(x)) along ``dim`` (default -1, the last)."""
+        dim = normalize_dim(one_spelling("softmax", "dim", dim, "axis", axis, -1), self.ndim,
+                            "dim", "softmax")
+        return Softmax.apply(self, axis=dim)
+
+    def log_softmax(self, dim: Any = None, *, axis: Any = None) -> Tensor:
+        """x - logsumexp(x) along ``dim`` (default -1): a numerically safe log(softmax(x))."""
+        dim = normalize_dim(one_spelling("log_softmax", "dim", dim, "axis", axis, -1),
+                            self.ndim, "dim", "log_softmax")
+        return LogSoftmax.apply(self, axis=dim)
 
     def reshape(self, *shape: Any) -> Tensor:
-        return Reshape.apply(self, shape=_shape_arg(shape))
+        return self._view(Reshape.apply(self, shape=_shape_arg(shape)))
 
     def view(self, *shape: Any) -> Tensor:
-        return Reshape.apply(self, shape=_shape_arg(shape))
+        return self._view(Reshape.apply(self, shape=_shape_arg(shape)))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Merge dimensions ``start_dim`` to ``end_dim`` into one (a view when possible)."""
         if self.ndim == 0:
-            return Reshape.apply(self, shape=(1,))
-        start, end = start_dim % self.ndim, end_dim % self.ndim
-        shape = self.shape[:start] + (-1,) + self.shape[end + 1 :]
-        return Reshape.apply(self, shape=shape)
+            normalize_dim(start_dim, 0, "start_dim", "flatten")
+            normalize_dim(end_dim, 0, "end_dim", "flatten")
+            return self._view(Reshape.apply(self, shape=(1,)))
+        start = normalize_dim(start_dim, self.ndim, "start_dim", "flatten")
+        end = normalize_dim(end_dim, self.ndim, "end_dim", "flatten")
+        if start > end:
+            raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        merged = math.prod(self.shape[start : end + 1])
+        shape = self.shape[:start] + (merged,) + self.shape[end + 1 :]
+        return self._view(Reshape.apply(self, shape=shape))
 
-    def squeeze(self, axis: int | None = None) -> Tensor:
-        if axis is None:
-            shape = tuple(n for n in self.shape if n != 1)
-        elif self.shape[axis % self.ndim] == 1:
-            axis = axis % self.ndim
-            shape = self.shape[:axis] + self.shape[axis + 1 :]
-        else:
-            shape = self.shape  # PyTorch: squeezing a dimension that is not 1 does nothing
-        return Reshape.apply(self, shape=shape)
+    def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
+        """Remove dimensions of size 1: all of them, or those of ``dim`` (an int or a tuple);
+        a named dimension whose size is not 1 stays, as in PyTorch."""
+        dims = normalize_dims(one_spelling("squeeze", "dim", dim, "axis", axis), self.ndim,
+                              "dim", "squeeze")
+        if dims is None:
+            dims = range(self.ndim)
+        elif isinstance(dims, int):
+            dims = (dims,)
+        shape = tuple(n for i, n in enumerate(self.shape) if not (n == 1 and i in dims))
+        return self._view(Reshape.apply(self, shape=shape))
 
-    def unsqueeze(self, axis: int) -> Tensor:
-        if not -(self.ndim + 1) <= axis <= self.ndim:
-            raise IndexError(
-                f"unsqueeze: dimension {axis} is out of range for a tensor with {self.ndim} "
-                f"dimension(s) (allowed: {-(self.ndim + 1)} to {self.ndim})"
-            )
-        axis = axis % (self.ndim + 1)
-        return Reshape.apply(self, shape=self.shape[:axis] + (1,) + self.shape[axis:])
+    def unsqueeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
+        """Insert a dimension of size 1 at ``dim`` (-1 appends one)."""
+        dim = one_spelling("unsqueeze", "dim", dim, "axis", axis)
+        if dim is None:
+            raise TypeError("unsqueeze() missing 1 required positional argument: 'dim'")
+        dim = normalize_dim(dim, self.ndim + 1, "dim", "unsqueeze")
+        return self._view(Reshape.apply(self, shape=self.shape[:dim] + (1,) + self.shape[dim:]))
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
         """Swap two dimensions (PyTorch's transpose(dim0, dim1))."""
-        for dim in (dim0, dim1):
-            if not -self.ndim <= dim < max(self.ndim, 1):
-                raise IndexError(
-                    f"transpose: dimension {dim} is out of range for a tensor of shape "
-                    f"{tuple(self.shape)} (it has {self.ndim} dimension(s))"
-                )
+        dim0 = normalize_dim(dim0, self.ndim, "dim0", "transpose")
+        dim1 = normalize_dim(dim1, self.ndim, "dim1", "transpose")
         if self.ndim < 2:
-            return Reshape.apply(self, shape=self.shape)  # nothing to swap, as in PyTorch
+            return self._view(Reshape.apply(self, shape=self.shape))  # nothing to swap
         axes = list(range(self.ndim))
         axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
-        return Permute.apply(self, axes=tuple(axes))
+        return self._view(Permute.apply(self, axes=tuple(axes)))
 
     def swapaxes(self, axis0: int, axis1: int) -> Tensor:
         return self.transpose(axis0, axis1)
 
     def permute(self, *axes: Any) -> Tensor:
-        return Permute.apply(self, axes=_shape_arg(axes))
+        return self._view(Permute.apply(self, axes=_shape_arg(axes)))
 
     def expand(self, *sizes: Any) -> Tensor:
         """Broadcast to a larger shape without copying (-1 keeps a dimension)."""
@@ -635,10 +887,11 @@ class Tensor:
         shape = tuple(
             self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes)
         )
-        return Expand.apply(self, shape=shape)
+        return self._view(Expand.apply(self, shape=shape))
 
     def __getitem__(self, key: Any) -> Tensor:
-        return Index.apply(self, key=normalize_key(key, backend.get_array_module(self.array)))
+        key = normalize_key(key, backend.get_array_module(self.array))
+        return self._view(Index.apply(self, key=key))
 
     # ------------------------------------------------------------------ more ops (PyTorch names)
     # Issue 13. Each takes PyTorch's dim= / keepdim= (numpy's axis= / keepdims= too), checks its
@@ -899,10 +1152,33 @@ def wrap_output(data: Any, grad_fn: Any) -> Tensor:
     tensor._grad = None
     tensor.name = None
     tensor.id = new_node_id() if grad_fn is None else grad_fn.id
-    tensor._version = 0
+    tensor._counter = None
     tensor._announced = 0
     tensor._hooks = None
     return tensor
+
+
+def _may_share_memory(a: Any, b: Any) -> bool:
+    """Could arrays ``a`` and ``b`` overlap in memory? (A cheap bounds check: numpy's, CuPy's.)"""
+    if type(a) is np.ndarray:
+        return type(b) is np.ndarray and np.may_share_memory(a, b)
+    check = getattr(backend.get_array_module(a), "may_share_memory", None)
+    return True if check is None else bool(check(a, b))
+
+
+class ValuesIndices(NamedTuple):
+    """What ``x.max(dim)`` and ``x.min(dim)`` return, as PyTorch does: ``values, idx =
+    x.max(1)``, or ``.values`` and ``.indices``."""
+
+    values: Tensor
+    indices: Tensor
+
+
+def _reduction_args(fn: str, ndim: int, dim: Any, axis: Any, keepdim: Any,
+                    keepdims: Any) -> tuple[Any, bool]:
+    """dim (normalized; None for every dimension) and keepdim, from either spelling."""
+    dim = normalize_dims(one_spelling(fn, "dim", dim, "axis", axis), ndim, "dim", fn)
+    return dim, bool(one_spelling(fn, "keepdim", keepdim, "keepdims", keepdims, False))
 
 
 def _data_of(value: Any) -> Any:
@@ -936,7 +1212,7 @@ _DTYPE_NAMES = {
     "int32": np.int32,
     "int64": np.int64,
     "long": np.int64,
-    "int": np.int64,
+    "int": np.int32,  # as in PyTorch: torch.int is int32
     "bool": np.bool_,
 }
 
@@ -1007,6 +1283,7 @@ def _need_matrix(tensor: Tensor, fn: str) -> None:
 # NOTE [import order] The ops import Function, which imports Tensor from this module; so the op
 # classes used by the dunders above are imported at the bottom, once Tensor exists.
 from .ops import dims as _dims  # noqa: E402 - dimension arguments of the more ops
+from .ops.dims import normalize_dim, normalize_dims, one_spelling  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
     Abs,
     Add,
@@ -1015,6 +1292,8 @@ from .ops.elementwise import (  # noqa: E402
     Div,
     Exp,
     Log,
+    Log2,
+    Log10,
     Maximum,
     Minimum,
     Mul,
@@ -1032,7 +1311,16 @@ from .ops.linalg import Outer  # noqa: E402
 from .ops.matmul import MatMul  # noqa: E402
 from .ops.pointwise import Log1p, Sign, Square  # noqa: E402
 from .ops.reduce import LogSoftmax, LogSumExp, Max, Mean, Min, Softmax, Sum, Var  # noqa: E402
-from .ops.shape import Cast, Expand, Index, Permute, Reshape, SetItem, ToDevice  # noqa: E402
+from .ops.shape import (  # noqa: E402
+    Cast,
+    Clone,
+    Expand,
+    Index,
+    Permute,
+    Reshape,
+    SetItem,
+    ToDevice,
+)
 from .ops.stats import (  # noqa: E402
     CumSum,
     Norm,

@@ -469,7 +469,7 @@ class _Recorder:
 
     def _remember(self, tensor: Tensor, ref: Ref) -> None:
         self.sources[tensor.id] = ref
-        self.versions[tensor.id] = tensor._version
+        self.versions[tensor.id] = tensor.version
         self.by_data.setdefault(id(tensor.array), ref)
         self.keep.append(tensor.array)
 
@@ -485,13 +485,13 @@ class _Recorder:
         if isinstance(arg, Tensor):
             ref = self.sources.get(arg.id)
             if ref is not None:
-                if arg._version != self.versions[arg.id]:
+                if arg.version != self.versions[arg.id]:
                     self.warn(
                         "a tensor was changed in place by an operation the trace could not "
                         "record (an in-place op under no_grad, or on a tensor outside the "
                         "graph); the replay will use the value it had before"
                     )
-                    self.versions[arg.id] = arg._version
+                    self.versions[arg.id] = arg.version
                 return ref
             if arg.id > self.first_id:
                 self.warn(

@@ -317,6 +317,12 @@ ELEMENTWISE += [
 _AXES: list[Any] = [None, 0, 1, -1, (0, 1)]
 
 
+def _values(result: Any) -> Any:
+    """x.max(dim) is a (values, indices) pair, as in PyTorch; x.max() and x.max((0, 1)) a
+    Tensor."""
+    return result[0] if isinstance(result, tuple) else result
+
+
 def _reduction_cases() -> list[OpCase]:
     out = []
     for axis in _AXES:
@@ -338,12 +344,12 @@ def _reduction_cases() -> list[OpCase]:
                      lambda x, k=keepdims, d=dims: x.mean(dim=d(x), keepdim=k),
                      normal(2, 3)),
                 case(f"max-{tag}",
-                     lambda x, a=axis, k=keepdims: x.max(axis=a, keepdims=k),
+                     lambda x, a=axis, k=keepdims: _values(x.max(axis=a, keepdims=k)),
                      lambda x, a=axis, k=keepdims: x.max(axis=a, keepdims=k),
                      lambda x, k=keepdims, d=dims: x.amax(dim=d(x), keepdim=k),
                      distinct(2, 3)),
                 case(f"min-{tag}",
-                     lambda x, a=axis, k=keepdims: x.min(axis=a, keepdims=k),
+                     lambda x, a=axis, k=keepdims: _values(x.min(axis=a, keepdims=k)),
                      lambda x, a=axis, k=keepdims: x.min(axis=a, keepdims=k),
                      lambda x, k=keepdims, d=dims: x.amin(dim=d(x), keepdim=k),
                      distinct(2, 3)),
@@ -367,7 +373,7 @@ REDUCTIONS = _reduction_cases() + [
     case("mean-3d-axis=(-1,0)-keepdims", lambda x: x.mean(axis=(-1, 0), keepdims=True),
          lambda x: x.mean(axis=(-1, 0), keepdims=True),
          lambda x: x.mean(dim=(-1, 0), keepdim=True), normal(2, 3, 2)),
-    case("max-3d-axis=1", lambda x: x.max(axis=1), lambda x: x.max(axis=1),
+    case("max-3d-axis=1", lambda x: x.max(axis=1).values, lambda x: x.max(axis=1),
          lambda x: x.amax(dim=1), distinct(2, 3, 2)),
     case("sum-1d", lambda x: x.sum(), lambda x: x.sum(), lambda x: x.sum(), normal(5)),
     case("var-correction=0", lambda x: x.var(axis=1, correction=0),

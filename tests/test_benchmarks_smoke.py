@@ -79,7 +79,7 @@ def test_w2_steps_match_numpy_floor() -> None:
         np.testing.assert_allclose(dg_loss, np_loss, **FLOAT32)
         for dg_p, np_p in zip(dg_params, np_params, strict=True):
             assert dg_p.grad is None
-            np.testing.assert_allclose(dg_p.numpy(), np_p, **FLOAT32)
+            np.testing.assert_allclose(dg_p.detach().numpy(), np_p, **FLOAT32)
     assert not np.allclose(np_params[0], initial[0])  # the step did move the weights
 
 
@@ -136,7 +136,7 @@ def test_w4_chain_matches_numpy_floor_and_measures() -> None:
     h = w4_graph_build.dyngraph_chain(x, w, b, 50)
     intermediates = w4_graph_build.numpy_chain(x_np, w_np, b_np, 50)
     assert len(intermediates) == 50
-    np.testing.assert_allclose(h.numpy(), intermediates[-1], **FLOAT32)
+    np.testing.assert_allclose(h.detach().numpy(), intermediates[-1], **FLOAT32)
 
     assert (
         w4_graph_build.traced_bytes_alive(lambda: w4_graph_build.numpy_chain(x_np, w_np, b_np, 50))

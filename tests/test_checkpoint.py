@@ -75,9 +75,9 @@ def test_the_result_is_one_checkpoint_node_saving_only_inputs():
     y = dg.checkpoint(block, x)
     assert isinstance(y.grad_fn, Checkpoint)
     saved = y.grad_fn.saved_arrays
-    assert saved[0] is x.data  # the segment's input ...
-    assert all(any(a is p.data for p in block.parameters()) for a in saved[1:])  # ... its weights
-    np.testing.assert_allclose(y.numpy(), block(x).numpy())
+    assert saved[0] is x.array  # the segment's input ...
+    assert all(any(a is p.array for p in block.parameters()) for a in saved[1:])  # ... its weights
+    np.testing.assert_allclose(y.detach().numpy(), block(x).detach().numpy())
 
 
 def rnn_params(n_in=3, n_hidden=5):

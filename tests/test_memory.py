@@ -18,7 +18,7 @@ import dyngraph as dg
 def _graph_refs(tensors, leaves):
     """Weakrefs to the tensors, their nodes, and every array the nodes saved (except the leaves'
     own data, which the leaves keep alive by design)."""
-    leaf_arrays = {id(leaf.data) for leaf in leaves}
+    leaf_arrays = {id(leaf.array) for leaf in leaves}
     tensor_refs = [weakref.ref(t) for t in tensors]
     node_refs = [weakref.ref(t.grad_fn) for t in tensors]
     saved_refs = []
@@ -74,7 +74,7 @@ def test_everything_is_freed_once_every_name_is_deleted():
         ]
         assert len(saved_refs) >= 3
         del nodes
-        leaf_refs = [weakref.ref(x), weakref.ref(x.data)]
+        leaf_refs = [weakref.ref(x), weakref.ref(x.array)]
         y.backward()
         grad_ref = weakref.ref(x.grad)
         del x, y

@@ -112,7 +112,7 @@ def _compare_with_torch(torch, mine, theirs, dg_inputs, torch_inputs, call_dg, c
     loss.backward()
     torch_loss.backward()
     for out, exp in zip(outs, expected):
-        np.testing.assert_allclose(out.numpy(), exp.detach().numpy(), **FLOAT64)
+        np.testing.assert_allclose(out.detach().numpy(), exp.detach().numpy(), **FLOAT64)
     torch_params = dict(theirs.named_parameters())
     assert [name for name, _ in mine.named_parameters()] == list(torch_params)
     for name, param in mine.named_parameters():
@@ -174,7 +174,7 @@ def test_unbatched_cell_input_matches_torch(torch):
     x = np.random.default_rng(0).standard_normal(3)
     out = mine(dg.tensor(x, dtype=dg.float64))
     assert out.shape == (4,)
-    np.testing.assert_allclose(out.numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
+    np.testing.assert_allclose(out.detach().numpy(), theirs(torch.from_numpy(x)).detach().numpy(),
                                **FLOAT64)
 
 
@@ -185,7 +185,7 @@ def test_embedding_matches_torch(torch):
     mine.load_state_dict(theirs.state_dict())
     indices = np.array([[1, 5, 1], [0, 2, 1]])
     out, expected = mine(indices), theirs(torch.from_numpy(indices))
-    np.testing.assert_allclose(out.numpy(), expected.detach().numpy(), **FLOAT64)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), **FLOAT64)
     upstream = np.random.default_rng(1).standard_normal(out.shape)
     (out * upstream).sum().backward()
     (expected * torch.from_numpy(upstream)).sum().backward()
@@ -206,7 +206,7 @@ def test_parameter_order_and_state_dict_keys_match_torch(torch):
     mine.load_state_dict(theirs.state_dict())
     x = np.random.default_rng(0).standard_normal((4, 2)).astype(np.float32)
     expected = theirs.fc2(theirs.act(theirs.fc1(torch.from_numpy(x)))).detach().numpy()
-    np.testing.assert_allclose(mine(dg.tensor(x)).numpy(), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(mine(dg.tensor(x)).detach().numpy(), expected, rtol=1e-5, atol=1e-6)
 
 
 # ---------------------------------------------------------------------------- initialisation
@@ -217,7 +217,7 @@ def test_default_initialisation_follows_pytorch_and_the_seed():
     fc = nn.Linear(25, 40)
     bound = 1 / 5  # 1 / sqrt(in_features)
     for param in (fc.weight, fc.bias):
-        values = param.numpy()
+        values = param.detach().numpy()
         assert values.dtype == np.float32
         assert np.abs(values).max() <= bound
         assert np.abs(values).max() > 0.9 * bound  # uniform over the whole range
@@ -225,14 +225,14 @@ def test_default_initialisation_follows_pytorch_and_the_seed():
 
     cell = nn.LSTMCell(3, 16)
     assert cell.weight_ih.shape == (64, 3) and cell.weight_hh.shape == (64, 16)
-    assert max(np.abs(p.numpy()).max() for p in cell.parameters()) <= 1 / 4
+    assert max(np.abs(p.detach().numpy()).max() for p in cell.parameters()) <= 1 / 4
 
-    emb = nn.Embedding(200, 50).weight.numpy()
+    emb = nn.Embedding(200, 50).weight.detach().numpy()
     assert abs(emb.mean()) < 0.05 and abs(emb.std() - 1) < 0.05
 
     dg.manual_seed(0)
     again = nn.Linear(25, 40)
-    np.testing.assert_array_equal(again.weight.numpy(), fc.weight.numpy())
+    np.testing.assert_array_equal(again.weight.detach().numpy(), fc.weight.detach().numpy())
 
 
 def test_parameter_is_a_leaf_tensor_that_requires_grad():
@@ -317,7 +317,8 @@ def test_sequential_and_module_list():
     model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
     assert len(model) == 3 and isinstance(model[1], nn.ReLU)
     x = dg.randn(4, 2)
-    np.testing.assert_allclose(model(x).numpy(), model[2](model[1](model[0](x))).numpy())
+    expected = model[2](model[1](model[0](x))).detach().numpy()
+    np.testing.assert_allclose(model(x).detach().numpy(), expected)
     assert [name for name, _ in model[:2].named_children()] == ["0", "1"]
 
     layers = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
@@ -361,7 +362,7 @@ def test_state_dict_is_an_ordered_snapshot_of_numpy_arrays():
     assert list(state) == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
     assert all(type(v) is np.ndarray for v in state.values())
     state["fc1.bias"][:] = 123.0  # a copy: the model is unchanged
-    assert not np.any(model.fc1.bias.numpy() == 123.0)
+    assert not np.any(model.fc1.bias.detach().numpy() == 123.0)
 
 
 def test_load_state_dict_copies_in_place():
@@ -370,13 +371,13 @@ def test_load_state_dict_copies_in_place():
     dg.manual_seed(2)
     target = MLP()
     params_before = list(target.parameters())
-    arrays_before = [p.data for p in params_before]
+    arrays_before = [p.array for p in params_before]
     result = target.load_state_dict(source.state_dict())
     assert result == ([], [])
     assert list(target.parameters()) == params_before  # same Parameter objects ...
-    assert [p.data for p in target.parameters()] == arrays_before  # ... and the same arrays
+    assert [p.array for p in target.parameters()] == arrays_before  # ... and the same arrays
     x = dg.randn(5, 2)
-    np.testing.assert_array_equal(target(x).numpy(), source(x).numpy())
+    np.testing.assert_array_equal(target(x).detach().numpy(), source(x).detach().numpy())
     assert target.fc1.weight.version == 1  # an in-place change, like any other
 
 
@@ -591,7 +592,8 @@ def test_modules_run_on_every_backend(backend):
         h, c = cell(dg.tensor(x, device=device))
         out = fc(h)
         out.sum().backward()
-        return out.numpy(), [p.grad.numpy() for p in (*cell.parameters(), *fc.parameters())]
+        grads = [p.grad.numpy() for p in (*cell.parameters(), *fc.parameters())]
+        return out.detach().numpy(), grads
 
     cpu_out, cpu_grads = run("cpu")
     out, grads = run(backend.device)

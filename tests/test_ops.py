@@ -37,7 +37,7 @@ def test_forward_matches_numpy(case, backend):
     assert out.device == backend.device
     assert out.shape == expected.shape
     assert out.dtype == np.float32
-    np.testing.assert_allclose(out.numpy(), expected, **FLOAT32_FORWARD)
+    np.testing.assert_allclose(out.detach().numpy(), expected, **FLOAT32_FORWARD)
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=ids(ALL_CASES))
@@ -108,7 +108,7 @@ def test_result_dtype_follows_numpy_promotion(op, operands, backend):
 
     out = op(*tensors)
     assert out.dtype == expected.dtype
-    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-6)
+    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-6)
     out.sum().backward()
     for t in tensors:
         if isinstance(t, dg.Tensor):
@@ -135,7 +135,7 @@ def _nonzero_values(shape, dtype):
 def test_dropout_in_eval_mode_is_identity(backend):
     x = backend.tensor(_nonzero_values((4, 5), np.float32), requires_grad=True)
     y = F.dropout(x, p=0.5, training=False)
-    np.testing.assert_array_equal(y.numpy(), x.numpy())
+    np.testing.assert_array_equal(y.detach().numpy(), x.detach().numpy())
     assert y.dtype == np.float32
     (y * 3.0).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.full((4, 5), 3.0, np.float32))
@@ -147,7 +147,7 @@ def test_dropout_scales_kept_values_and_gradient_by_one_over_keep(backend, p):
     values = _nonzero_values((20, 50), np.float32)
     x = backend.tensor(values, requires_grad=True)
     y = F.dropout(x, p=p, training=True)
-    out = y.numpy()
+    out = y.detach().numpy()
     kept = out != 0  # inputs are never 0, so a 0 output means "dropped"
 
     assert y.dtype == np.float32 and y.shape == x.shape

@@ -57,7 +57,7 @@ def _run_dyngraph(make_optimizer, steps: int = STEPS) -> list[np.ndarray]:
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return [p.numpy() for p in params]
+    return [p.detach().numpy() for p in params]
 
 
 def _sgd_by_hand(lr, momentum=0.0, weight_decay=0.0, nesterov=False, dampening=0.0):
@@ -157,9 +157,9 @@ def test_adam_first_step_moves_each_weight_by_about_lr():
     p = nn.Parameter(dg.tensor([3.0, -0.001, 50.0], dtype=dg.float64))
     (p * p).sum().backward()
     dg.optim.Adam([p], lr=0.1).step()
-    np.testing.assert_allclose(p.numpy(), [2.9, 0.099, 49.9], rtol=1e-4)
+    np.testing.assert_allclose(p.detach().numpy(), [2.9, 0.099, 49.9], rtol=1e-4)
     # ... exactly: lr * |g| / (|g| + eps), with |g| = 0.002 for the small weight
-    assert math.isclose(float(p.numpy()[1]), -0.001 + 0.1 * 0.002 / (0.002 + 1e-8),
+    assert math.isclose(float(p.detach().numpy()[1]), -0.001 + 0.1 * 0.002 / (0.002 + 1e-8),
                         rel_tol=1e-12)
 
 
@@ -194,16 +194,16 @@ def test_adam_matches_torch_in_float32_on_a_model(torch):
 def test_step_updates_in_place_and_records_nothing(make):
     model = nn.Linear(2, 2)
     params = list(model.parameters())
-    arrays = [p.data for p in params]
-    before = [p.numpy().copy() for p in params]
+    arrays = [p.array for p in params]
+    before = [p.detach().numpy().copy() for p in params]
     opt = make(model.parameters())
     events = []
     model(dg.randn(3, 2)).sum().backward()
     with dg.events.subscribe(events.append):
         opt.step()
     assert list(model.parameters()) == params  # the same Parameter objects
-    assert [p.data for p in model.parameters()] == arrays  # holding the same arrays
-    assert all(not np.allclose(p.numpy(), b) for p, b in zip(params, before))  # changed
+    assert [p.array for p in model.parameters()] == arrays  # holding the same arrays
+    assert all(not np.allclose(p.detach().numpy(), b) for p, b in zip(params, before))  # changed
     assert all(p.is_leaf and p.requires_grad and p.grad_fn is None for p in params)
     assert [e.kind for e in events if e.kind == "node_created"] == []  # nothing recorded
     assert all(p.version == 1 for p in params)  # one in-place update each
@@ -216,9 +216,9 @@ def test_parameters_without_a_gradient_are_skipped():
     (used * 3).sum().backward()
     opt.step()
     assert unused.grad is None
-    np.testing.assert_array_equal(unused.numpy(), [1.0, 1.0])
+    np.testing.assert_array_equal(unused.detach().numpy(), [1.0, 1.0])
     assert unused not in opt.state and used in opt.state
-    assert not np.allclose(used.numpy(), [1.0, 1.0])
+    assert not np.allclose(used.detach().numpy(), [1.0, 1.0])
 
 
 def test_zero_grad_sets_every_gradient_to_none():
@@ -273,4 +273,4 @@ def test_optimizer_works_on_every_backend(backend):
     (p * p).sum().backward()
     opt.step()
     assert p.device == backend.device
-    np.testing.assert_allclose(p.numpy(), [0.9, -1.9], rtol=1e-5)
+    np.testing.assert_allclose(p.detach().numpy(), [0.9, -1.9], rtol=1e-5)

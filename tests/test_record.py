@@ -312,7 +312,7 @@ def test_a_recording_never_keeps_a_graph_alive():
         x = dg.tensor(np.ones(1000, dtype=np.float32), requires_grad=True)
         h = x.exp()
         y = (h * h).sum()
-        refs = [weakref.ref(h), weakref.ref(h.grad_fn), weakref.ref(y), weakref.ref(h.data)]
+        refs = [weakref.ref(h), weakref.ref(h.grad_fn), weakref.ref(y), weakref.ref(h.array)]
         del h, y
         assert [r() for r in refs] == [None] * 4
         assert len(rec.nodes) == 4  # the recording lives on, with its model of the graph

@@ -126,7 +126,7 @@ def test_detach_shares_data_and_leaves_the_graph():
     assert d.requires_grad is False
     assert d.grad_fn is None
     assert d.is_leaf
-    assert d.data is y.data
+    assert d.array is y.array
     np.testing.assert_array_equal(d.numpy(), [2.0, 4.0])
 
 

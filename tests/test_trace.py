@@ -59,7 +59,7 @@ def test_replay_equals_eager_on_new_inputs():
     graph = dg.trace(mlp, randn(5, 4, seed=1))
     for seed in range(2, 5):
         x = randn(5, 4, seed=seed)
-        np.testing.assert_allclose(graph(x).numpy(), mlp(x).numpy(), rtol=1e-6)
+        np.testing.assert_allclose(graph(x).detach().numpy(), mlp(x).detach().numpy(), rtol=1e-6)
     assert graph.run(x).shape == (5, 3)
 
 
@@ -91,7 +91,7 @@ def test_replay_accepts_numpy_arrays_and_lists():
         np.testing.assert_allclose(graph(x.numpy()).numpy(), mlp(x).numpy(), rtol=1e-6)
         from_lists = graph(x.numpy().tolist())  # Python floats become float32, as in dg.tensor
     assert from_lists.dtype == np.float32
-    np.testing.assert_allclose(from_lists.numpy(), mlp(x).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(from_lists.detach().numpy(), mlp(x).detach().numpy(), rtol=1e-6)
 
 
 def test_several_inputs_and_outputs_rnn_step():
@@ -129,7 +129,7 @@ def test_captured_weights_are_read_at_each_replay():
     graph = dg.trace(mlp, x)
     with dg.no_grad():
         params[2] *= 2.0  # an optimizer step: in place
-    np.testing.assert_allclose(graph(x).numpy(), mlp(x).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(graph(x).detach().numpy(), mlp(x).detach().numpy(), rtol=1e-6)
 
 
 def test_unused_steps_are_dropped():
@@ -353,6 +353,6 @@ def test_w5_benchmark_models_replay_like_eager():
     xs, h = w5_trace.rnn_inputs()
     with dg.no_grad():
         traced = dg.trace(step, xs, h)(xs, h)
-    np.testing.assert_allclose(traced.numpy(), step(xs, h).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(traced.detach().numpy(), step(xs, h).detach().numpy(), rtol=1e-6)
     results = w5_trace.run(quick=True)
     assert [r.name.split(" ")[0] for r in results] == ["W5"] * 3

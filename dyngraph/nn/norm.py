@@ -111,7 +111,7 @@ class _BatchNorm(Module):
                     f"{tuple(x.shape)}"
                 )
             mean = x.mean(axes, True)
-            var = x.var(axes, True, correction=0)
+            var = x.var(axes, keepdim=True, correction=0)
             if self.training and self.track_running_stats:
                 self._update_running_stats(mean, var, count)
         else:

@@ -1,9 +1,10 @@
 """Every op, forward and backward side by side, written once against the array module ``xp``.
 
-- ``elementwise``: + - * / ** neg abs exp log sqrt sin cos tanh sigmoid relu clamp maximum
-  minimum where
+- ``elementwise``: + - * / ** neg abs exp log log10 log2 sqrt sin cos tanh sigmoid relu clamp
+  maximum minimum where
 - ``reduce``: sum mean max min var logsumexp softmax log_softmax
-- ``shape``: reshape permute expand cast to-device index set-item cat stack
+- ``shape``: reshape permute expand clone cast to-device index set-item cat stack
+- ``dims``: not an op: the one helper that checks dimension arguments (PyTorch's errors)
 - ``matmul``: @ (1-D, 2-D, batched)
 - ``nn``: fused losses (cross-entropy, nll, binary cross-entropy with and without logits)
 - ``pointwise``: sign log1p square and the activations leaky_relu gelu softplus logsigmoid
@@ -22,6 +23,8 @@ from .elementwise import (
     Div,
     Exp,
     Log,
+    Log2,
+    Log10,
     Maximum,
     Minimum,
     Mul,
@@ -41,7 +44,19 @@ from .matmul import MatMul
 from .nn import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy, NLLLoss
 from .pointwise import Gelu, LeakyRelu, Log1p, LogSigmoid, Sign, Softplus, Square
 from .reduce import LogSoftmax, LogSumExp, Max, Mean, Min, Softmax, Sum, Var
-from .shape import Cast, Cat, Expand, Index, IndexAdd, Permute, Reshape, SetItem, Stack, ToDevice
+from .shape import (
+    Cast,
+    Cat,
+    Clone,
+    Expand,
+    Index,
+    IndexAdd,
+    Permute,
+    Reshape,
+    SetItem,
+    Stack,
+    ToDevice,
+)
 from .stats import CumSum, Norm, Prod, Sort, TopK
 
 __all__ = [
@@ -54,4 +69,5 @@ __all__ = [
     "Gather", "Gelu", "LeakyRelu", "Log1p", "LogSigmoid", "MaskedFill", "MaxPool", "NLLLoss",
     "Norm", "Outer", "Prod", "Repeat", "ScatterAdd", "Sign", "Softplus", "Sort", "Square",
     "TopK", "Tril", "Triu",
+    "Clone", "Log10", "Log2",  # issue 13: PyTorch's spellings
 ]

@@ -74,7 +74,8 @@ class Div(Function):
 
 
 class Pow(Function):
-    """z = x ** y;  dz/dx = y * x ** (y - 1),  dz/dy = z * log(x)"""
+    """z = x ** y;  dz/dx = y * x ** (y - 1) (0 where y = 0, even at x = 0, as in PyTorch),
+    dz/dy = z * log(x)"""
 
     @staticmethod
     def forward(ctx, x, y):
@@ -86,7 +87,12 @@ class Pow(Function):
     def backward(ctx, gz):
         x, y, z = ctx.saved_tensors
         need_x, need_y = ctx.needs_input_grad
-        gx = gz * y * x ** (y - 1) if need_x else None
+        gx = None
+        if need_x and isinstance(y, (int, float)):
+            gx = gz * 0.0 if y == 0 else gz * y * x ** (y - 1)  # x ** 0 is constant: no 0 * inf
+        elif need_x:
+            zero = y == 0
+            gx = ctx.xp.where(zero, 0.0, gz * y * x ** ctx.xp.where(zero, 1.0, y - 1))
         if need_y:  # NOTE: math.log keeps a Python-number base weakly typed (float32 stays float32)
             log_x = math.log(x) if isinstance(x, (int, float)) else ctx.xp.log(x)
             gy = gz * z * log_x
@@ -151,6 +157,34 @@ class Log(Function):
     def backward(ctx, gz):
         (x,) = ctx.saved_tensors
         return gz / x
+
+
+class Log10(Function):
+    """z = log10(x);  dz/dx = 1 / (x ln 10)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.log10(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return gz / (x * math.log(10.0))
+
+
+class Log2(Function):
+    """z = log2(x);  dz/dx = 1 / (x ln 2)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.log2(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return gz / (x * math.log(2.0))
 
 
 class Sqrt(Function):

@@ -49,8 +49,22 @@ class Expand(Function):
         return gz
 
 
+class Clone(Function):
+    """z = a copy of x (its own memory);  dz/dx = 1"""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, gz):
+        return gz
+
+
 class Cast(Function):
     """z = x converted to another dtype;  dz/dx: gz converted back"""
+
+    sets_dtype = True  # Function.apply keeps the dtype it asked for (no type promotion)
 
     @staticmethod
     def forward(ctx, x, dtype):

@@ -18,7 +18,7 @@ from .tensor import Tensor
 
 def _array(value: Any) -> np.ndarray:
     if isinstance(value, Tensor):
-        return value.numpy()
+        return value.detach().numpy()
     return np.asarray(value)
 
 

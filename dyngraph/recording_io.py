@@ -23,6 +23,7 @@ from .record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording
 
 FORMAT = "dyngraph-recording"
 SCHEMA_VERSION = 1
+KNOWN_SCHEMA_VERSIONS = (1,)  # every schema version the loader reads; anything else is refused
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 12  # the deepest a valid file goes is 5 ($ / nodes / [i] / where / [j])
 MAX_STRING = 100_000
@@ -249,6 +250,13 @@ def _from_document(document: Any) -> Recording:
             "$.schema_version",
             f"this recording has schema_version {version}, newer than the {SCHEMA_VERSION} "
             "this dyngraph understands: upgrade dyngraph to load it",
+        )
+    if version not in KNOWN_SCHEMA_VERSIONS:  # 0 too: no dyngraph ever wrote it
+        _fail(
+            "$.schema_version",
+            f"this recording has schema_version {version}, which no dyngraph writes (this one "
+            f"reads {', '.join(map(str, KNOWN_SCHEMA_VERSIONS))}): the file is damaged or was "
+            "not written by dyngraph",
         )
     unknown = set(document) - _TOP_FIELDS
     if unknown:

@@ -276,6 +276,19 @@ def test_a_newer_schema_version_is_refused_naming_both_versions(tmp_path):
     assert "upgrade" in message
 
 
+@pytest.mark.parametrize("version", [0, -1, SCHEMA_VERSION + 1, "1", 1.0, None, True])
+def test_every_unknown_schema_version_is_refused(tmp_path, version):
+    document = _document()
+    document["schema_version"] = version
+    message = _refused(tmp_path, document, "$.schema_version")
+    if version == 0:
+        assert "schema_version 0" in message and "reads 1" in message
+
+
+def test_the_current_schema_version_loads(tmp_path):
+    assert load_recording(_write(tmp_path, _document())) is not None
+
+
 def test_not_json_at_all(tmp_path):
     _refused(tmp_path, "this is not json", "not a dyngraph recording")
     path = tmp_path / "latin1.json"

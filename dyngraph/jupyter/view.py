@@ -96,6 +96,7 @@ class GraphView(anywidget.AnyWidget):
         max_visible: int = 300,
         tween_max_nodes: int = 60,
         rankdir: str = "TB",
+        collapse_over: int = 150,
     ) -> None:
         super().__init__()
         if pace < 0 or rate <= 0:
@@ -114,7 +115,7 @@ class GraphView(anywidget.AnyWidget):
             "rules": derivative_rules(),
         }
         self.options = {"tween_max_nodes": tween_max_nodes, "max_nodes": max_visible,
-                        "title": title, "speed": 1.0}
+                        "collapse_over": collapse_over, "title": title, "speed": 1.0}
         self._seq = 0
         self._batch: list = []  # events received since the last flush
         self._due = [0.0]  # when the next flush is due (time.monotonic()); shared with the listener
@@ -292,7 +293,8 @@ class GraphView(anywidget.AnyWidget):
         """The widget where widgets work; a static SVG (or DOT and a hint) everywhere else."""
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        fallback = dot.mimebundle(self.recording, repr(self))
+        # browser=False: the widget itself is the picture drawn in the browser
+        fallback = dot.mimebundle(self.recording, repr(self), browser=False)
         data = {**fallback, **data, "text/plain": fallback["text/plain"]}
         return data, metadata
 

@@ -245,7 +245,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
     const win = doc.defaultView;
     const tallest = Math.max(220, Math.min(820, Math.round((win && win.innerHeight ? win.innerHeight : 900) * 0.78)));
-    graphEl.style.height = `${Math.min(tallest, Math.max(180, Math.ceil(height * FIT_MAX) + 16))}px`;
+    // As tall as the drawing is at the scale its width allows (no empty bands), within limits.
+    const across = graphEl.clientWidth > 0 && width > 0 ? Math.min(FIT_MAX, (graphEl.clientWidth - 8) / width) : FIT_MAX;
+    graphEl.style.height = `${Math.min(tallest, Math.max(180, Math.ceil(height * across) + 16))}px`;
     if (state.zoom.user) applyZoom();
     else fit();
   }

@@ -6,7 +6,8 @@
 
 Workloads: W1 (per-op overhead), W1E (W1 with a recording subscriber), W1V (W1 with a live
 GraphView), W2 (MLP step), W3 (RNN), W3E (W3 with a recording subscriber), W3V (W3 with a live
-GraphView), W4 (graph building), W5 (eager vs traced replay, dg.trace).
+GraphView), W4 (graph building), W5 (eager vs traced replay, dg.trace), W6 (PyTorch code watched
+through dyngraph.torch, against bare torch; no rows without torch).
 A MISS is reported, not raised: the exit status is non-zero only if a workload crashed.
 """
 
@@ -21,7 +22,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from benchmarks import w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build, w5_trace
+from benchmarks import w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build, w5_trace, w6_torch_watch
 from benchmarks.harness import Result, format_table
 
 WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
@@ -34,6 +35,7 @@ WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
     "W3V": w3_rnn.run_with_view,
     "W4": w4_graph_build.run,
     "W5": w5_trace.run,
+    "W6": w6_torch_watch.run,
 }
 
 

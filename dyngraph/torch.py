@@ -52,6 +52,7 @@ make no node, as in dyngraph; their results appear as data leaves where an op us
 from __future__ import annotations
 
 import inspect
+import math
 import os
 import weakref
 from collections.abc import Iterator
@@ -109,14 +110,22 @@ def name(tensor: torch.Tensor, label: str) -> torch.Tensor:
 # --------------------------------------------------------------------------- ids
 
 
-def _node_info(node: Any) -> _Info:
-    """The _Info of an autograd node (kept in its metadata), made on first sight."""
-    if type(node).__name__ == "AccumulateGrad":
-        return _leaf_info(node.variable)
+def _node_info(node: Any, hook: bool = True) -> _Info:
+    """The _Info of an autograd node, kept in its metadata, made on first sight. A leaf's lives
+    in _leaves, and in its AccumulateGrad node's metadata too (a quicker look-up), put there
+    when the node's prehook is registered (``hook``; dg.draw registers none)."""
     metadata = node.metadata
     info = metadata.get(_KEY)
     if info is None:
-        info = metadata[_KEY] = _Info()
+        if type(node).__name__ == "AccumulateGrad":
+            variable = node.variable
+            info = _leaf_info(variable)
+            if not hook:
+                return info
+            node.register_prehook(_grad_hook(info, weakref.ref(variable)))
+        else:
+            info = _Info()
+        metadata[_KEY] = info
     return info
 
 
@@ -136,11 +145,37 @@ def _numbered(info: _Info) -> int:
 # --------------------------------------------------------------------------- values
 
 
+_dtype_names: dict[Any, str] = {}
+
+
 def _dtype(tensor: torch.Tensor) -> str:
-    return str(tensor.dtype).removeprefix("torch.")
+    """'float32' for a tensor of torch.float32 (as dyngraph names dtypes)."""
+    dtype = tensor.dtype
+    name_ = _dtype_names.get(dtype)
+    if name_ is None:
+        name_ = _dtype_names[dtype] = str(dtype).removeprefix("torch.")
+    return name_
+
+
+def _small_values(tensor: torch.Tensor) -> list | None:
+    """Every number of a small CPU tensor of up to two dimensions, row-major, or None.
+    NOTE: ``tolist()`` is the cheapest way out of a small tensor (a third of ``numpy()``)."""
+    if tensor.is_cuda or tensor.numel() > events.SMALL_PREVIEW:
+        return None
+    values = tensor.tolist()
+    if type(values) is not list:
+        return [values]
+    if values and type(values[0]) is list:
+        if values[0] and type(values[0][0]) is list:
+            return None
+        return [v for row in values for v in row]
+    return values
 
 
 def _preview(tensor: torch.Tensor) -> tuple:
+    values = _small_values(tensor)
+    if values is not None:
+        return tuple(values[: events.PREVIEW_SIZE])
     try:
         return events.preview(tensor.detach().numpy())
     except (TypeError, RuntimeError):  # on a GPU, bfloat16, conjugated: a few numbers only
@@ -149,6 +184,12 @@ def _preview(tensor: torch.Tensor) -> tuple:
 
 
 def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
+    values = _small_values(tensor)
+    if values is not None and (not values or type(values[0]) is float):
+        norm = math.hypot(*values)
+        if norm == math.inf and any(v != v for v in values):  # hypot lets inf beat nan
+            norm = math.nan
+        return tuple(values[: events.PREVIEW_SIZE]), norm
     try:
         return events.preview_and_norm(tensor.detach().numpy())
     except (TypeError, RuntimeError):
@@ -164,18 +205,18 @@ def _saved_bytes(node: Any) -> int:
             attr for attr in dir(node) if attr.startswith("_saved_")
         )
     total = 0
-    seen = set()
+    seen = []  # (address, size) of each tensor counted
     for attr in names:
         try:
             value = getattr(node, attr)
         except RuntimeError:  # freed already
             return 0
-        for item in value if isinstance(value, (tuple, list)) else (value,):
+        for item in value if type(value) is tuple or type(value) is list else (value,):
             if isinstance(item, torch.Tensor) and item.layout == torch.strided:
-                key = (item.untyped_storage().data_ptr(), item.storage_offset(), item.shape)
+                key = (item.data_ptr(), item.numel() * item.element_size())
                 if key not in seen:
-                    seen.add(key)
-                    total += item.numel() * item.element_size()
+                    seen.append(key)
+                    total += key[1]
     return total
 
 
@@ -236,10 +277,10 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
         for parent, _ in reversed(item.next_functions):
             if parent is None:
                 continue
+            if _node_info(parent).announced == epoch:  # (a leaf's gets its prehook here)
+                continue
             if type(parent).__name__ == "AccumulateGrad":
-                variable = parent.variable
-                _hook(parent, _leaf_info(variable), leaf=True)
-                stack.append((variable, False))
+                stack.append((parent.variable, False))
             else:
                 stack.append((parent, False))
     for item, info in order:
@@ -260,7 +301,9 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
                     data_info.announced = epoch
                     events.emit(_leaf_event(tensor, _numbered(data_info), where))
                 inputs.append(data_info.id)
-        _hook(item, info, leaf=False)
+        if not info.hooked:
+            info.hooked = True
+            item.register_prehook(_grad_hook(info, None))
         if not info.saved_bytes:
             info.saved_bytes = _saved_bytes(item)
         if output is None:  # made inside a composite op, or before watching: no value known
@@ -270,7 +313,8 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
             label = _names.get(output, (None,))[0]
             event = events.NodeCreated(
                 _numbered(info), item.name(), tuple(inputs), tuple(output.shape),
-                _dtype(output), output.device.type, True, False, label, scope, where,
+                _dtype(output), "cuda" if output.is_cuda else output.device.type, True,
+                False, label, scope, where,
                 _preview(output), info.saved_bytes,
             )
         events.emit(event)
@@ -285,20 +329,6 @@ def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
         leaf_scope if leaf_scope is not None else (),  # data: no module
         where, _preview(tensor),
     )
-
-
-def _hook(node: Any, info: _Info, leaf: bool) -> None:
-    """Register the prehook that reports the node's gradient (once per node)."""
-    if leaf:  # an AccumulateGrad node lives as long as its graph: mark the node itself
-        metadata = node.metadata
-        if _KEY in metadata:
-            return
-        metadata[_KEY] = True
-        node.register_prehook(_grad_hook(info, weakref.ref(node.variable)))
-        return
-    if not info.hooked:
-        info.hooked = True
-        node.register_prehook(_grad_hook(info, None))
 
 
 def _grad_hook(info: _Info, leaf: Any) -> Any:
@@ -364,7 +394,7 @@ class _EventMode(TorchFunctionMode):
         if not events.active:
             return out
         nodes, outputs = [], {}
-        for tensor in _tensors(out):
+        for tensor in (out,) if type(out) is torch.Tensor else _tensors(out):
             grad_fn = tensor.grad_fn
             if grad_fn is not None:
                 info = _node_info(grad_fn)
@@ -481,7 +511,7 @@ def from_tensor(tensor: torch.Tensor) -> Recording:
     stack: list = [(root, False)]
     while stack:
         item, expanded = stack.pop()
-        info = _leaf_info(item) if isinstance(item, torch.Tensor) else _node_info(item)
+        info = _leaf_info(item) if isinstance(item, torch.Tensor) else _node_info(item, False)
         if expanded:
             order.append((item, info))
             continue
@@ -515,6 +545,7 @@ def from_tensor(tensor: torch.Tensor) -> Recording:
                         _saved_bytes(item), freed=_is_freed(item))
             for position, (parent, _) in enumerate(item.next_functions):
                 if parent is not None:
-                    recording.edges.append(Edge(_node_info(parent).id, info.id, position))
+                    recording.edges.append(Edge(_node_info(parent, False).id, info.id,
+                                                position))
         recording.nodes[info.id] = node
     return recording

@@ -148,6 +148,21 @@ def test_without_any_graphviz_or_jupyter_display_is_the_dot_after_one_line(
         assert dot[0].startswith("digraph")
 
 
+def test_a_views_static_fallback_is_the_wheels_svg_and_never_a_second_player(no_dot, monkeypatch):
+    view_module = pytest.importorskip("dyngraph.jupyter.view", reason="no jupyter extra")
+    rec, _ = _run()
+    view = view_module.GraphView.from_recording(rec)
+    if graphviz_render._wheel_available():
+        data, _ = view._repr_mimebundle_()
+        assert "<svg" in data["image/svg+xml"]
+    monkeypatch.setattr(graphviz_render, "_wheel_available", lambda: False)
+    data, _ = view._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "text/html" not in data and "image/svg+xml" not in data  # the widget is the picture
+    _one_hint(data["text/plain"])
+    view.close()
+
+
 # ----------------------------------------------------------------------------- the lessons
 
 

@@ -22,6 +22,8 @@ NOTE [event rules]
 
 from __future__ import annotations
 
+import bisect
+import dis
 import math
 import os
 import sys
@@ -43,12 +45,14 @@ new_event = tuple.__new__  # new_event(NodeCreated, (id, op, ...)): see NOTE [ev
 
 
 class Where(NamedTuple):
-    """The learner's line that created a node: file, line number, function, IPython cell."""
+    """The learner's line that created a node: file, line number, function, IPython cell, and
+    the variable the line assigns its result to (NOTE [variable names])."""
 
     file: str
     line: int
     function: str
     cell: int | None = None  # IPython execution count when the line is in a notebook cell
+    target: str | None = None  # "h" for the instruction that makes h in h = x * w, else None
 
 
 class NodeCreated(NamedTuple):
@@ -292,7 +296,107 @@ def _new_where(frame: Any) -> Where:
     """The Where of a frame of the learner's code."""
     code = frame.f_code
     return Where(code.co_filename, frame.f_lineno, code.co_name,
-                 _ipython_cell(frame, code.co_filename))
+                 _ipython_cell(frame, code.co_filename), _target(code, frame.f_lasti))
+
+
+# NOTE [variable names] A node made by ``h = x * w`` is labelled ``h``: the name the learner's
+# line assigns the value to, read from the bytecode. The instruction running in the learner's
+# frame (``f_lasti``: the multiply, or the call) is followed by the one that stores its result:
+# STORE_NAME / STORE_FAST / STORE_GLOBAL / STORE_DEREF h give ``h`` (``h += x`` too: the
+# in-place op is followed by the store of h), LOAD self; STORE_ATTR h gives ``self.h``; anything
+# else - an operand of a bigger expression, a call argument, tuple unpacking, a return - gives
+# no name. That is per instruction, so it lives in the cached Where and costs nothing in a loop.
+# One instruction can make several nodes (``loss = F.cross_entropy(z, y)``, ``h = layer(x)``):
+# only the node whose value the instruction itself produces is named, the one that every frame
+# of dyngraph between the op and the learner hands straight back (``assigned_name``).
+_STORES = {"STORE_NAME", "STORE_FAST", "STORE_GLOBAL", "STORE_DEREF"}
+_LOADS = {"LOAD_NAME", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_GLOBAL",
+          "LOAD_DEREF"}
+_SKIPPED = {"EXTENDED_ARG", "CACHE", "NOP"}
+_RETURNS = {"RETURN_VALUE"}
+_instructions: dict[int, tuple[Any, list, list[int]]] = {}  # id(code) -> (code, its
+# instructions without EXTENDED_ARG / CACHE / NOP, their offsets)
+
+
+def _following(code: Any, lasti: int) -> tuple[list, int]:
+    """The instructions of ``code`` and the index of the one after the instruction at ``lasti``.
+    NOTE: on 3.11 and 3.12 ``f_lasti`` can point into an instruction's inline cache (a CALL's,
+    while the callee runs), so the instruction is the last one starting at or before it."""
+    entry = _instructions.get(id(code))
+    if entry is None or entry[0] is not code:
+        if len(_instructions) > 1_000:
+            _instructions.clear()
+        kept = [i for i in dis.get_instructions(code) if i.opname not in _SKIPPED]
+        entry = _instructions[id(code)] = (code, kept, [i.offset for i in kept])
+    return entry[1], bisect.bisect_right(entry[2], lasti)
+
+
+def _target(code: Any, lasti: int) -> str | None:
+    """The variable (or ``obj.attribute``) the instruction at ``lasti`` stores its value in."""
+    try:
+        instructions, k = _following(code, lasti)
+    except Exception:  # bytecode this Python's dis cannot read: no name, never an error
+        return None
+    if k >= len(instructions):
+        return None
+    first = instructions[k]
+    if first.opname in _STORES:  # but a, b = x * 2, w * 2 stores twice in a row: no name
+        if k + 1 < len(instructions) and instructions[k + 1].opname.startswith("STORE_"):
+            return None
+        return str(first.argval)
+    if first.opname == "STORE_FAST_LOAD_FAST":  # 3.13: h = ...; then a load of the next line
+        return str(first.argval[0])
+    if first.opname in _LOADS:  # obj.attr = value: the value is computed first, then obj
+        parts = [str(first.argval)]
+        for instruction in instructions[k + 1:]:
+            if instruction.opname == "LOAD_ATTR":
+                parts.append(str(instruction.argval))
+            elif instruction.opname == "STORE_ATTR":
+                return ".".join([*parts, str(instruction.argval)])
+            else:
+                return None
+    return None
+
+
+_hands_back: dict[tuple[int, int], tuple[Any, bool]] = {}  # (id(code), offset) -> (code, bool)
+_BECOMES_SELF = "_inplace"  # Tensor._inplace: the op's result becomes the tensor it returns
+
+
+def assigned_name(where: Where | None, depth: int = 1) -> str | None:
+    """The learner's name for the value an op made, or None (NOTE [variable names]): the target
+    of ``where`` when each dyngraph frame from ``depth`` frames up (1: the caller) out to the
+    learner's frame returns that value as it is."""
+    if where is None or where.target is None:
+        return None
+    frame = sys._getframe(depth + 1)
+    while frame is not None:
+        code = frame.f_code
+        internal = _is_internal_file.get(code.co_filename)
+        if internal is None:
+            internal = _is_internal_file[code.co_filename] = code.co_filename.startswith(
+                _PACKAGE_DIR)
+        if not internal:
+            return where.target
+        key = (id(code), frame.f_lasti)
+        cached = _hands_back.get(key)
+        if cached is None or cached[0] is not code:
+            if len(_hands_back) > 10_000:
+                _hands_back.clear()
+            cached = _hands_back[key] = (code, _returns_value(code, frame.f_lasti))
+        if not cached[1]:
+            return None
+        frame = frame.f_back
+    return None
+
+
+def _returns_value(code: Any, lasti: int) -> bool:
+    if code.co_name == _BECOMES_SELF:
+        return True
+    try:
+        instructions, k = _following(code, lasti)
+    except Exception:
+        return False
+    return k < len(instructions) and instructions[k].opname in _RETURNS
 
 
 def _ipython_cell(frame: Any, filename: str) -> int | None:

@@ -377,9 +377,10 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
     for array in ctx.saved_arrays:
         saved_bytes += getattr(array, "nbytes", 0)
     out = tensor.array
+    name = events.assigned_name(where, 2)  # h in h = x * w (NOTE [variable names])
     events.emit(events.new_event(events.NodeCreated, (
         tensor.id, type(ctx).__name__, tuple(input_ids), out.shape, events.dtype_name(out.dtype),
-        backend.device_of(out), True, False, None, scope, where, events.preview(out),
+        backend.device_of(out), True, False, name, scope, where, events.preview(out),
         saved_bytes, events.recomputing, elapsed,
     )))
 
@@ -392,8 +393,11 @@ def announce_tensor(
     if tensor.grad_fn is not None:
         announce_graph((tensor,))
         return
-    if where is None:
+    name = tensor.name
+    if where is None:  # announced as it is made: x = dg.tensor(..., requires_grad=True) is x
         where = events.where_from_stack()
+        if name is None and where is not None and not tensor.is_parameter:
+            name = where.target
     op = "parameter" if tensor.is_parameter else "leaf"
     tensor._announced = events.epoch
     events.emit(
@@ -402,7 +406,7 @@ def announce_tensor(
             op,
             (),
             tensor.array,
-            tensor.name,
+            name,
             tensor._requires_grad,
             tensor.grad_fn is None,
             where,

@@ -185,14 +185,17 @@ def _shape_in(value: Any, path: str) -> tuple[int, ...]:
 def _where_in(value: Any, path: str) -> tuple | None:
     if value is None:
         return None
-    _expect(value, list, path, "[file, line, function, cell] or null")
-    if len(value) != 4:
-        _fail(path, "expected [file, line, function, cell]")
+    _expect(value, list, path, "[file, line, function, cell, target] or null")
+    if len(value) not in (4, 5):  # recordings made before Where.target have four
+        _fail(path, "expected [file, line, function, cell, target]")
     file = _expect(value[0], str, f"{path}[0]", "a file name")
     line = _count(value[1], f"{path}[1]")
     function = _expect(value[2], str, f"{path}[2]", "a function name")
     cell = None if value[3] is None else _count(value[3], f"{path}[3]")
-    return (file, line, function, cell)
+    target = value[4] if len(value) == 5 else None
+    if target is not None:
+        _expect(target, str, f"{path}[4]", "a variable name")
+    return (file, line, function, cell, target)
 
 
 def _node_in(value: Any, path: str) -> Node:

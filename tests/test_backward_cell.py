@@ -36,7 +36,9 @@ def shape_of(rec, only=None):
     """A recording with ids replaced by creation rank: nodes, edges and timeline steps."""
     ids = sorted(i for i in rec.nodes if only is None or i in only)
     rank = {node_id: r for r, node_id in enumerate(ids)}
-    nodes = [(rec.nodes[i].op, rec.nodes[i].name, rec.nodes[i].shape) for i in ids]
+    # ops announced at backward have no source line, so no variable name: compare leaves' names
+    nodes = [(rec.nodes[i].op, rec.nodes[i].name if rec.nodes[i].kind != "op" else None,
+              rec.nodes[i].shape) for i in ids]
     edges = sorted((rank[e.src], rank[e.dst]) for e in rec.edges if e.src in rank and e.dst in rank)
     steps = []
     for kind, *rest in rec.timeline:

@@ -175,7 +175,7 @@ def test_where_from_stack_skips_dyngraph_frames_and_is_cached():
 def test_where_from_stack_outside_any_file_and_at_the_top():
     namespace = {"where": events._speedups.where_from_stack}
     exec(compile("result = where()", "<learner>", "exec"), namespace)
-    assert namespace["result"] == events.Where("<learner>", 1, "<module>", None)
+    assert namespace["result"] == events.Where("<learner>", 1, "<module>", None, "result")
     with pytest.raises(ValueError):  # too deep: sys._getframe's error, as in Python
         events._speedups.where_from_stack(10_000)
     with pytest.raises(TypeError):

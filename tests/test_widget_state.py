@@ -79,7 +79,7 @@ def test_the_header_says_how_to_read_events_and_carries_vocabulary_and_rules():
     header = view.header
     assert set(header["vocabulary"]["node"]) == {"leaf", "parameter", "constant", "op"}
     assert header["fields"]["node_created"] == list(dg.events.NodeCreated._fields)
-    assert header["fields"]["where"] == ["file", "line", "function", "cell"]
+    assert header["fields"]["where"] == ["file", "line", "function", "cell", "target"]
     assert header["rules"]["Mul"].startswith("z = x * y")
     rows = snapshot_of(view)["events"]
     mul = next(n for n in of_kind(view, rows, "node_created") if n["op"] == "Mul")

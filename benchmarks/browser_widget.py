@@ -26,8 +26,17 @@ from pathlib import Path
 from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, Lab, _free_port, _get_json
 from tests.browser.labtools import open_notebook, run_cell, wait_idle, write_notebook
 from tests.browser.measure import (
-    INSTALL_OBSERVERS, INTERACT, LOOP_CELL, MLP_CELL, RNN_CELL, SETUP, fit, long_tasks_since,
-    now, responsiveness, wait_drawn,
+    INSTALL_OBSERVERS,
+    INTERACT,
+    LOOP_CELL,
+    MLP_CELL,
+    RNN_CELL,
+    SETUP,
+    fit,
+    long_tasks_since,
+    now,
+    responsiveness,
+    wait_drawn,
 )
 
 

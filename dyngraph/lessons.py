@@ -51,6 +51,7 @@ def optional_torch() -> Any:
     try:
         import torch
     except ImportError:
-        print("PyTorch is not installed: pip install torch==2.13.0 to run the 'Now in PyTorch' cells")
+        print("PyTorch is not installed: pip install torch==2.13.0 "
+              "to run the 'Now in PyTorch' cells")
         return None
     return torch

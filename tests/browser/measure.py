@@ -72,7 +72,8 @@ FIT = """(i) => {
     let inside = 0, smallest = Infinity;
     for (const n of nodes) {
         const r = n.getBoundingClientRect();
-        if (r.top >= top - 1 && r.left >= left - 1 && r.bottom <= bottom + 1 && r.right <= right + 1) inside++;
+        if (r.top >= top - 1 && r.left >= left - 1
+            && r.bottom <= bottom + 1 && r.right <= right + 1) inside++;
         for (const t of n.querySelectorAll('text')) {
             const m = t.getScreenCTM();
             const size = parseFloat(getComputedStyle(t).fontSize) * Math.hypot(m.a, m.b);
@@ -92,7 +93,8 @@ INTERACT = """async ([i, kind, value]) => {
     const target = pane.querySelector('svg') || pane;
     const result = await new Promise((resolve) => {
         let t0 = 0;
-        const mo = new MutationObserver(() => { mo.disconnect(); resolve(performance.now() - t0); });
+        const mo = new MutationObserver(() => {
+            mo.disconnect(); resolve(performance.now() - t0); });
         mo.observe(target, {subtree: true, childList: true, attributes: true, characterData: true});
         setTimeout(() => { mo.disconnect(); resolve(-1); }, 10000);
         t0 = performance.now();
@@ -119,7 +121,8 @@ def wait_drawn(page, i: int, timeout: float = 60) -> None:
         done = page.evaluate(
             """(i) => { const r = document.querySelectorAll('.dg-root')[i]; if (!r) return false;
             const g = r.querySelector('.dg-graph');
-            return !!g.querySelector('svg g.node') && g.dataset.shownStep === r.querySelector('.dg-scrub').value; }""",
+            return !!g.querySelector('svg g.node')
+                && g.dataset.shownStep === r.querySelector('.dg-scrub').value; }""",
             i,
         )
         if done:

@@ -17,7 +17,8 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 def scale(page, i: int) -> float:
     return page.evaluate(
-        "(i) => Number(document.querySelectorAll('.dg-root')[i].querySelector('.dg-graph').dataset.scale)", i
+        "(i) => Number(document.querySelectorAll('.dg-root')[i]"
+        ".querySelector('.dg-graph').dataset.scale)", i
     )
 
 
@@ -40,7 +41,8 @@ def readable(root, figures: dict) -> None:
 
 
 def show(page, i: int) -> None:
-    page.evaluate("(i) => document.querySelectorAll('.dg-root')[i].scrollIntoView({block: 'start'})", i)
+    page.evaluate(
+        "(i) => document.querySelectorAll('.dg-root')[i].scrollIntoView({block: 'start'})", i)
     time.sleep(0.4)
 
 

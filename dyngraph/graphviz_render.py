@@ -59,11 +59,17 @@ class GraphvizMissing(RuntimeError):
     """Neither Graphviz's ``dot`` program nor the pygraphviz wheel is installed."""
 
 
-# What the child process runs: DOT on stdin, SVG on stdout, one line on stderr if it fails.
+# What the child process runs: DOT on stdin, SVG on stdout, one line on stderr if it fails
+# (exit status _BROKEN_WHEEL when pygraphviz does not import).
+_BROKEN_WHEEL = 3
 _CHILD = """\
 import sys
 try:
     import pygraphviz
+except ImportError as exc:
+    print(exc, file=sys.stderr)
+    sys.exit(3)  # _BROKEN_WHEEL
+try:
     graph = pygraphviz.AGraph(string=sys.stdin.buffer.read().decode("utf-8"))
     sys.stdout.buffer.write(graph.draw(format="svg", prog="dot"))
 except Exception as exc:
@@ -107,8 +113,12 @@ def render_svg(dot_source: str, timeout: float = 10.0) -> str:
         ) from None
     except OSError as exc:  # say, an interpreter that cannot start itself again
         raise GraphvizMissing(f"Graphviz could not be started ({exc}): {INSTALL}.") from None
+    message = done.stderr.decode("utf-8", "replace").strip()
+    if done.returncode == _BROKEN_WHEEL and command[0] == sys.executable:
+        raise GraphvizMissing(f"pygraphviz is installed but does not import ({message}): "
+                              f"{INSTALL}.")
     if done.returncode != 0:
-        raise RuntimeError(f"Graphviz failed: {done.stderr.decode('utf-8', 'replace').strip()}")
+        raise RuntimeError(f"Graphviz failed: {message}")
     svg = done.stdout.decode("utf-8")
     check_inert_svg(svg)
     return svg

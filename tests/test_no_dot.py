@@ -97,6 +97,17 @@ def test_a_graphviz_error_in_the_wheel_is_one_clear_line(no_dot):
     assert "Traceback" not in str(failure.value)
 
 
+def test_a_wheel_that_does_not_import_counts_as_no_graphviz(no_dot, monkeypatch):
+    monkeypatch.setattr(graphviz_render, "_wheel_available", lambda: True)
+    monkeypatch.setattr(graphviz_render, "_CHILD", graphviz_render._CHILD.replace(
+        "import pygraphviz", "import pygraphviz_not_there_at_all as pygraphviz"))
+    monkeypatch.setattr(graphviz_render, "_jupyter_available", lambda: False)
+    rec, _ = _run()
+    with pytest.raises(GraphvizMissing, match="does not import.*pip install pygraphviz"):
+        rec.to_svg()
+    _one_hint(rec._repr_mimebundle_()["text/plain"])
+
+
 def test_rendering_never_imports_pygraphviz_into_the_kernel():
     code = ("import sys, dyngraph as dg\n"
             "assert 'pygraphviz' not in sys.modules\n"

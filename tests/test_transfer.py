@@ -19,17 +19,6 @@ import dyngraph
 
 DEFAULT_TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
 
-# Programs that stop on dyngraph for an API another part of issue 13 is adding: while the API
-# is missing they are expected failures (not strict: they pass once it lands).
-WAITING_ON = {
-    "autograd_basics": "Tensor.sum(dim=, keepdim=)",
-    "poly_autograd": "dtype names (dg.float)",
-    "makemore_mlp": "Tensor.argmax(dim=)",
-    "char_rnn": "Tensor.argmax(dim=, keepdim=)",
-    "mlp_adam": "Tensor.argmax(dim=), Tensor.float()",
-}
-
-
 def run_both(name: str):
     """(dyngraph results, torch results or None, the reason torch did not run)."""
     module = importlib.import_module(f"transfer_programs.{name}")
@@ -61,12 +50,7 @@ def max_difference(mine: dict, theirs: dict) -> float:
 
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_runs_the_same_on_torch_and_dyngraph(name):
-    try:
-        mine, theirs, tolerance = run_both(name)
-    except (AttributeError, TypeError) as exc:
-        if name in WAITING_ON:
-            pytest.xfail(f"waits on {WAITING_ON[name]}: {exc}")
-        raise
+    mine, theirs, tolerance = run_both(name)
     assert all(np.all(np.isfinite(v)) for v in mine.values() if v.dtype.kind == "f"), mine
     if theirs is None:
         pytest.skip("PyTorch is not installed: the dyngraph side ran, nothing to compare with")
@@ -74,6 +58,7 @@ def test_program_runs_the_same_on_torch_and_dyngraph(name):
     for key, a in mine.items():
         b = theirs[key]
         assert a.shape == b.shape, f"{name}: {key} has shape {a.shape}, torch's {b.shape}"
+        assert a.dtype == b.dtype, f"{name}: {key} is {a.dtype}, torch's {b.dtype}"
         if a.dtype.kind == "b" or b.dtype.kind == "b":
             np.testing.assert_array_equal(a, b, err_msg=f"{name}: {key}")
         else:

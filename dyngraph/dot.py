@@ -70,7 +70,9 @@ ALLOWED_ATTRIBUTES = frozenset(
     }
 )
 MAX_LABEL_CHARS = 120  # longer names are cut with an ellipsis (a 1 MB name must not hang dot)
-COMPACT_VALUES = 3  # numbers in a compact label's preview (the inspector shows them all)
+# A compact label (the widget's) shows the values of tensors of at most this many elements: the
+# loss keeps its number, a (32, 16) activation shows only its shape (the inspector has the rest).
+COMPACT_VALUES = 1
 DEFAULT_MAX_NODES = 200  # the node budget of one diagram
 
 # ----------------------------------------------------------------------------- escaping
@@ -170,15 +172,26 @@ class _Box:
         return f'{self.name} [label="{label}", {_attribute_list(tuple(self.attrs.items()))}];'
 
 
-def graph_header(rankdir: str = "TB", title: str | None = None) -> list[str]:
-    """The graph, node and edge defaults every diagram starts with."""
+def graph_header(rankdir: str = "TB", title: str | None = None, *, compact: bool = False
+                 ) -> list[str]:
+    """The graph, node and edge defaults every diagram starts with.
+
+    ``compact``: the live widget's geometry. Its labels are short (op, name, shape) and its
+    drawing must fit a notebook pane with labels of at least 8 px, so nodes, ranks and label
+    margins are tighter and the font a little larger than a static picture's, which keeps
+    more air (it is read at its own size, not fitted into a pane).
+    """
     graph_attrs = {"rankdir": rankdir, "bgcolor": "transparent", "nodesep": "0.25",
                    "ranksep": "0.35"}
+    node_attrs = {"fontname": "Helvetica", "fontsize": "10", "margin": "0.08,0.04"}
+    if compact:
+        graph_attrs.update(nodesep="0.12", ranksep="0.18")
+        node_attrs.update(fontsize="11", margin="0.04,0.02", height="0.3", width="0.4")
     if title:
         graph_attrs.update(label=title, labelloc="t")
     return [
         f"  graph {attributes(**graph_attrs)};",
-        f"  node {attributes(fontname='Helvetica', fontsize='10', margin='0.08,0.04')};",
+        f"  node {attributes(**node_attrs)};",
         f"  edge {attributes(color=GREY, arrowsize='0.6')};",
     ]
 
@@ -196,8 +209,9 @@ def node_statement(
 
     The base style of its kind comes first; each state that applies adds a second attribute list
     on top (DOT lets a later list override an earlier one). The widget composes exactly the same
-    statement from ``vocabulary()``, so every diagram speaks one vocabulary. ``limit`` cuts the
-    value and gradient previews to that many numbers (the widget's compact labels: 3).
+    statement from ``vocabulary()``, so every diagram speaks one vocabulary. ``limit`` makes the
+    label compact (the widget's, COMPACT_VALUES): value and gradient lines only for tensors of at
+    most that many elements.
     """
     anomaly = node.anomaly
     lines = _label_lines(node, values, grads, shapes, anomaly, limit)
@@ -303,9 +317,11 @@ def _label_lines(
     if shapes and node.shape is not None and (node.shape or node.kind != CONSTANT):
         dtype = "" if node.dtype in ("float32", "", "float", "int") else f" {node.dtype}"
         lines.append(f"{tuple(node.shape)}{dtype}")
-    if values and node.preview:
+    # A compact label (limit) shows previews only of tensors small enough to show whole.
+    whole = limit is None or _numel(node.shape) <= limit
+    if values and node.preview and whole:
         lines.append(format_values(node.preview, _numel(node.shape), limit))
-    if grads and node.grad_preview is not None:
+    if grads and node.grad_preview is not None and whole:
         summed = " (summed)" if node.accumulated else ""  # fan-in: several paths added up
         lines.append(f"grad{summed} " + format_values(node.grad_preview, _numel(node.shape), limit))
     if node.saved_bytes and not node.freed:
@@ -343,6 +359,9 @@ FREED_STYLES = {
 ANOMALY_STYLE = {"fillcolor": VERMILLION}
 CLUSTER_STYLE = {"style": "rounded,dashed", "color": GREY, "fontcolor": "#666666",
                  "labeljust": "l"}
+# Added to a cluster in the widget's compact drawing: less padding around its nodes (the default
+# is 8 pt) and a label in the nodes' font rather than Graphviz's 14 pt Times.
+COMPACT_CLUSTER_STYLE = {"margin": "4", "fontname": "Helvetica", "fontsize": "11"}
 HIDDEN_STYLE = {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY}
 # A box standing for several nodes: a collapsed scope, and a rolled-up loop (drawn as a stack).
 GROUP_STYLE = {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": LIGHT_GREY,
@@ -376,6 +395,7 @@ def vocabulary() -> dict[str, Any]:
         "output": OUTPUT_ATTRIBUTES,
         "grad_edges": list(_GRAD_EDGE_BODIES),
         "cluster": _CLUSTER_BODY,
+        "compact_cluster": _body(COMPACT_CLUSTER_STYLE),
         "hidden": _body(HIDDEN_STYLE),
         "group": _body(GROUP_STYLE),
         "loop": _body(LOOP_STYLE),

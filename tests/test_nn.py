@@ -552,7 +552,7 @@ def test_parameters_are_announced_in_their_module_scope_with_their_names():
     ]
 
 
-def test_sequential_children_are_scoped_by_position_and_scopes_nest():
+def test_sequential_children_are_scoped_by_position_and_class_and_scopes_nest():
     class Net(nn.Module):
         def __init__(self):
             super().__init__()
@@ -564,7 +564,8 @@ def test_sequential_children_are_scoped_by_position_and_scopes_nest():
     net = Net()
     nodes = _scopes_by_op(lambda: net(dg.randn(1, 2)))
     scopes = {scope for op, scope in nodes if op not in ("leaf", "parameter", "constant")}
-    assert scopes == {("Net", "body", "0"), ("Net", "body", "1")}
+    # a bare position is not a name a learner can read: the class goes with it
+    assert scopes == {("Net", "body", "0 \u00b7 Linear"), ("Net", "body", "1 \u00b7 Tanh")}
     top = _scopes_by_op(lambda: nn.Tanh()(dg.randn(2, requires_grad=True)))
     assert ("Tanh", ("Tanh",)) in top  # a module without a parent: its class name
 

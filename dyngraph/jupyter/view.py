@@ -108,7 +108,7 @@ class GraphView(anywidget.AnyWidget):
         self.max_nodes = max_nodes
         self.max_events = max_events
         self.header = {
-            "lines": dot.graph_header(rankdir),
+            "lines": dot.graph_header(rankdir, compact=True),  # the widget's geometry
             "vocabulary": dot.vocabulary(),
             "fields": {**{cls.kind: list(cls._fields) for cls in EVENT_TYPES},
                        "where": list(events.Where._fields)},

@@ -16,10 +16,12 @@ From that tree the module derives everything else: ``parameters()`` for the opti
 ``state_dict()`` for saving, ``train()`` / ``eval()`` for dropout, and a nested ``repr``.
 
 NOTE [scopes] Calling a module runs its ``forward`` inside ``dg.scope(name)``, where ``name`` is
-the attribute name the module is registered under in its parent ("fc1"; "0", "1", ... inside a
-Sequential), or its class name when it has no parent. Scopes nest, so the nodes of ``fc1`` in
-the model above carry the scope ``("MLP", "fc1")`` and diagrams can draw (or collapse) them as
-one box. A module registered in two parents keeps the name of the latest registration.
+the attribute name the module is registered under in its parent ("fc1"), or its class name when
+it has no parent. A bare position says nothing on a diagram, so a child registered under a
+number (inside a Sequential, a ModuleList) is scoped as the number and its class: "0 · Linear",
+"1 · Tanh". Scopes nest, so the nodes of ``fc1`` in the model above carry the scope
+``("MLP", "fc1")`` and diagrams can draw (or collapse) them as one box. A module registered in
+two parents keeps the name of the latest registration.
 
 NOTE [saving] ``save`` / ``load`` go through numpy's ``.npz`` format (a zip of plain arrays) and
 never through pickle: loading a file from someone else must not run their code. ``np.load`` is
@@ -214,7 +216,8 @@ class Module:
         self._parameters.pop(name, None)
         self._buffers.pop(name, None)
         self._modules[name] = module
-        object.__setattr__(module, "_scope_name", name)
+        scope = f"{name} \u00b7 {type(module).__name__}" if name.isdigit() else name
+        object.__setattr__(module, "_scope_name", scope)  # NOTE [scopes]
         object.__setattr__(self, name, module)
 
     # ------------------------------------------------------------------ walking the tree

@@ -63,7 +63,7 @@ def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     root = page.locator(".dg-root").nth(0)
     assert mlp["nodes"] >= 15
     assert mlp["share"] >= 0.9, mlp  # the whole graph in view ...
-    readable(root, mlp)  # ... at a readable size, or as an overview with zoom at hand
+    assert mlp["smallest"] >= 8, mlp  # ... with every label readable (8 px or more)
     assert "parameter" in root.locator(".dg-legend").inner_text()
     DOCS.mkdir(exist_ok=True)
     page.screenshot(path=str(DOCS / "mlp.png"))
@@ -91,7 +91,7 @@ def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     print("RNN fit", rnn)
     assert rnn["nodes"] <= 60, rnn  # ~276 nodes, rolled up
     assert rnn["share"] >= 0.9, rnn
-    readable(page.locator(".dg-root").nth(1), rnn)
+    assert rnn["smallest"] >= 8, rnn  # rolled up, it fits readably too
     loop = page.locator(".dg-root").nth(1).locator("g.node", has_text="iterations")
     assert loop.count() == 1
     assert "\u00d728 iterations" in loop.text_content()

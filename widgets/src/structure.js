@@ -25,8 +25,9 @@ export const MIN_REPEATS = 3;
 export const MAX_PERIOD = 64;
 /** Past this many boxes, top-level scopes collapse (options.collapse_over). */
 export const COLLAPSE_OVER = 150;
-/** dot.py COMPACT_VALUES, used when the vocabulary does not say. */
-export const COMPACT_VALUES = 3;
+/** dot.py COMPACT_VALUES, used when the vocabulary does not say: compact labels show the values
+ * of tensors of at most this many elements (the loss), only the shape of the others. */
+export const COMPACT_VALUES = 1;
 
 /**
  * @typedef {import("./timeline.js").NodeRecord} NodeRecord
@@ -295,7 +296,8 @@ function clusterStatements(boxes, indices, vocabulary, members) {
       if (title) {
         lines.push(`${indent}subgraph ${title} {`);
         const label = `label="${escape(name, maxChars)}"`;
-        lines.push(`${indent}  graph [${[label, vocabulary.cluster].filter(Boolean).join(", ")}];`);
+        const style = [label, vocabulary.cluster, vocabulary.compact_cluster].filter(Boolean).join(", ");
+        lines.push(`${indent}  graph [${style}];`);
       }
       open.push({ name, title });
     }

@@ -284,7 +284,8 @@ export function anomalyOf(node, state) {
 
 /**
  * The lines of a node's label, as plain text (port of dot.py `_label_lines` with values,
- * grads and shapes on; `limit` cuts the previews to that many numbers, as `limit=` does there).
+ * grads and shapes on; `limit` makes the label compact, as `limit=` does there: value and
+ * gradient lines only for tensors of at most `limit` elements).
  * @param {NodeData} node
  * @param {NodeState} state
  * @param {{limit?: number|null}} [options]
@@ -309,12 +310,14 @@ export function labelLines(node, state, options = {}) {
     const suffix = dtype === "float32" || dtype === "" || dtype === "float" || dtype === "int" ? "" : ` ${dtype}`;
     lines.push(shapeText(shape) + suffix);
   }
-  if (Array.isArray(node.preview) && node.preview.length > 0) {
+  // A compact label (limit) shows previews only of tensors small enough to show whole.
+  const whole = limit == null || numel(shape || []) <= limit;
+  if (Array.isArray(node.preview) && node.preview.length > 0 && whole) {
     lines.push(formatValues(node.preview, shape || [], dtype, limit));
   }
   const grad = state && state.grad;
   const freed = Boolean(state && state.freed);
-  if (grad && Array.isArray(grad.preview)) {
+  if (grad && Array.isArray(grad.preview) && whole) {
     lines.push(`grad${grad.summed ? " (summed)" : ""} ${formatValues(grad.preview, shape || [], dtype, limit)}`);
   }
   if (Number(node.saved) > 0 && !freed) lines.push(`saved ${formatBytes(Number(node.saved))}`);

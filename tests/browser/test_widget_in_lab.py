@@ -44,9 +44,11 @@ with dg.watch(tween_max_nodes=20, max_visible=400) as big:
 
 
 def graph_nodes(page, widget: int = 0) -> int:
+    """Boxes drawn at the position shown. The widget lays out the whole recording once and
+    restyles it per step (widgets/PROTOCOL.md): boxes not there yet carry `dg-future`."""
     return page.evaluate(
         "(i) => { const r = document.querySelectorAll('.dg-root')[i];"
-        " return r ? r.querySelectorAll('.dg-graph svg g.node').length : -1; }",
+        " return r ? r.querySelectorAll('.dg-graph svg g.node:not(.dg-future)').length : -1; }",
         widget,
     )
 
@@ -115,15 +117,18 @@ def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):
     position = root.locator(".dg-position")
     wait_for(lambda: "backward finished" in position.inner_text(), timeout=20)
     root.locator("button.dg-start-backward").click()
-    wait_for(lambda: "backward from Sum" in position.inner_text(), timeout=10)
+    wait_for(lambda: "backward from loss (Sum)" in position.inner_text(), timeout=10)
     settle(page)
-    def with_gradient() -> set[str]:  # the first label line of every node showing a gradient
+    def with_gradient() -> set[tuple[str, ...]]:
+        """The label lines of every node drawn as holding its gradient at the position: the
+        restyle marks it with the class `dg-grad` (`dg-summed` when paths met), not a label line
+        (compact labels have none; see widgets/src/view.js `restyle`)."""
         labels = page.evaluate(
             "Array.from(document.querySelectorAll('.dg-root')[0]"
-            ".querySelectorAll('.dg-graph svg g.node'))"
+            ".querySelectorAll('.dg-graph svg g.node.dg-grad, .dg-graph svg g.node.dg-summed'))"
             ".map(g => Array.from(g.querySelectorAll('text')).map(t => t.textContent))"
         )
-        return {lines[0] for lines in labels if any(t.startswith("grad ") for t in lines)}
+        return {tuple(lines) for lines in labels}
 
     shown = with_gradient()  # at the start of backward: at most the loss's own gradient
     arrived = sorted(shown)  # node labels, in the order their gradients appeared
@@ -137,8 +142,11 @@ def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):
         now = with_gradient()
         arrived.extend(sorted(now - shown))
         shown = now
-    assert arrived[:3] == ["Sum", "Tanh", "Mul"], arrived  # engine order: newest node first
-    assert set(arrived[3:]) == {"w", HOSTILE}, arrived
+    # engine order, newest node first: loss = t.sum(), t = h.tanh(), h = x * w (an op's label
+    # is its variable's name over the op), then the two leaves
+    ops = [lines[:2] for lines in arrived[:3]]
+    assert ops == [("loss", "Sum"), ("t", "Tanh"), ("h", "Mul")], arrived
+    assert {lines[0] for lines in arrived[3:]} == {"w", HOSTILE}, arrived
 
     # --- scrub to the start: nothing drawn; keyboard steps forward one node
     page.evaluate(
@@ -162,9 +170,11 @@ def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "widget.png"), full_page=True)
 
-    # --- a 300-node update drawn with tweens off: how long it takes
+    # --- a 300-node update drawn with tweens off: how long it takes. The loop is rolled up into
+    # one box; opening it lays out every iteration (the budget keeps max_visible boxes).
     run_cell(page, 2)
     wait_idle(page)
+    page.locator(".dg-root").nth(1).get_by_role("button", name="expand", exact=False).first.click()
     wait_for(lambda: graph_nodes(page, 1) >= 300, timeout=60)
     time.sleep(1.0)
     render_ms = page.evaluate(

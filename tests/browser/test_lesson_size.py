@@ -117,10 +117,23 @@ def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     page.screenshot(path=str(ARTIFACTS / "mlp_dark.png"))
     page.evaluate("() => window.jupyterapp.commands.execute('apputils:change-theme',"
                   " {theme: 'JupyterLab Light'})")
-    page.set_viewport_size({"width": 900, "height": 1000})
+    page.set_viewport_size({"width": 800, "height": 1000})
     time.sleep(1.0)
     show(page, 1)
     narrow = fit(page, 1)
     print("RNN fit, narrow", narrow)
     page.screenshot(path=str(ARTIFACTS / "rnn30_narrow.png"))
     assert narrow["share"] >= 0.9, narrow
+    show(page, 0)
+    page.screenshot(path=str(ARTIFACTS / "mlp_narrow.png"))
+    for i in (0, 1):  # the pane took the height of the drawing at its new width: no empty band
+        band = page.evaluate(PANE_BAND, i)
+        assert band["gap"] < 40 or band["pane"] >= band["tallest"] - 1, band
+
+
+PANE_BAND = """(i) => {
+    const pane = document.querySelectorAll('.dg-root')[i].querySelector('.dg-graph');
+    const drawing = pane.querySelector('svg g.graph').getBoundingClientRect();
+    return {pane: pane.clientHeight, gap: pane.clientHeight - drawing.height,
+            tallest: Math.min(820, Math.round(innerHeight * 0.78))};
+}"""

@@ -243,13 +243,25 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     svg.setAttribute("width", "100%");
     svg.setAttribute("height", "100%");
     svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
-    const win = doc.defaultView;
-    const tallest = Math.max(220, Math.min(820, Math.round((win && win.innerHeight ? win.innerHeight : 900) * 0.78)));
-    // As tall as the drawing is at the scale its width allows (no empty bands), within limits.
-    const across = graphEl.clientWidth > 0 && width > 0 ? Math.min(FIT_MAX, (graphEl.clientWidth - 8) / width) : FIT_MAX;
-    graphEl.style.height = `${Math.min(tallest, Math.max(180, Math.ceil(height * across) + 16))}px`;
+    sizePane();
     if (state.zoom.user) applyZoom();
     else fit();
+  }
+
+  /**
+   * The pane as tall as the drawing is at the scale its width allows (no empty bands), within
+   * limits: after each layout, and again whenever the pane's width or the window's height
+   * changes (a narrow window, a resized sidebar), so the height never stays the one computed
+   * for another width.
+   */
+  function sizePane() {
+    const { width, height } = state.size;
+    if (!width || !height) return;
+    const win = doc.defaultView;
+    const tallest = Math.max(220, Math.min(820, Math.round((win && win.innerHeight ? win.innerHeight : 900) * 0.78)));
+    const across = graphEl.clientWidth > 0 ? Math.min(FIT_MAX, (graphEl.clientWidth - 8) / width) : FIT_MAX;
+    const px = `${Math.min(tallest, Math.max(180, Math.ceil(height * across) + 16))}px`;
+    if (graphEl.style.height !== px) graphEl.style.height = px;
   }
 
   function fit() {
@@ -909,8 +921,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const win = doc.defaultView;
   if (win && "ResizeObserver" in win) {
     let last = "";
+    let lastWidth = -1;
     const observer = new win.ResizeObserver(() => {
       const pane = paneSize();
+      if (pane.width !== lastWidth) {
+        lastWidth = pane.width;
+        sizePane(); // a new width: a new height (which calls this observer again, to refit)
+      }
       const now = `${pane.width}x${pane.height}`;
       if (now === last) return;
       last = now;
@@ -919,6 +936,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     });
     observer.observe(graphEl);
     disposers.push(() => observer.disconnect());
+    listen(win, "resize", () => sizePane()); // the window's height bounds the pane's
   }
   listen(codeScroll, "click", (/** @type {MouseEvent} */ e) => {
     const target = /** @type {Element|null} */ (e.target);

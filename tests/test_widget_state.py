@@ -81,6 +81,9 @@ def test_the_header_says_how_to_read_events_and_carries_vocabulary_and_rules():
     assert header["fields"]["node_created"] == list(dg.events.NodeCreated._fields)
     assert header["fields"]["where"] == ["file", "line", "function", "cell", "target"]
     assert header["rules"]["Mul"].startswith("z = x * y")
+    # a node watched in PyTorch is named by its grad_fn: the same op's rule
+    assert header["rules"]["MulBackward0"] == header["rules"]["Mul"]
+    assert header["rules"]["MmBackward0"] == header["rules"]["MatMul"]
     rows = snapshot_of(view)["events"]
     mul = next(n for n in of_kind(view, rows, "node_created") if n["op"] == "Mul")
     assert (mul["shape"], mul["dtype"], mul["scope"]) == ([2], "float32", ["layer"])

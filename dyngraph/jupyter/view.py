@@ -398,14 +398,28 @@ def _plain(value: Any) -> Any:
 
 _RULES: dict[str, str] = {}
 
+# PyTorch's grad_fn names whose stem is not a dyngraph op's name (dyngraph/torch.py shows a
+# node as PyTorch names it, NOTE [op names] there): the dyngraph op with the same derivative.
+_TORCH_STEMS = {"Mm": "MatMul", "Bmm": "MatMul", "T": "Permute", "Transpose": "Permute",
+                "View": "Reshape", "UnsafeView": "Reshape", "Squeeze": "Reshape",
+                "Unsqueeze": "Reshape", "NllLoss": "NLLLoss"}
+
 
 def derivative_rules() -> dict[str, str]:
     """Each built-in op's local derivative: the first line of its docstring
-    (``Mul``: ``z = x * y;  dz/dx = y,  dz/dy = x``), shown by the inspector."""
+    (``Mul``: ``z = x * y;  dz/dx = y,  dz/dy = x``), shown by the inspector; also under the
+    names PyTorch gives the same op's backward node (``MulBackward0``, ``CumsumBackward0``),
+    for graphs watched in PyTorch."""
     if not _RULES:
         for name, cls in vars(ops).items():
             if isinstance(cls, type) and issubclass(cls, Function):
                 doc = inspect.getdoc(cls)
                 if doc:
                     _RULES[name] = doc.splitlines()[0]
+        stems = {name: name for name in _RULES}
+        stems.update({name[0] + name[1:].lower(): name for name in _RULES})  # Cumsum, Topk
+        stems.update(_TORCH_STEMS)
+        for stem, name in stems.items():
+            for overload in ("0", "1"):  # PowBackward0 (a scalar power), PowBackward1 (a tensor)
+                _RULES.setdefault(f"{stem}Backward{overload}", _RULES[name])
     return _RULES

@@ -34,6 +34,9 @@ static PyObject *is_internal_file = NULL;    /* events._is_internal_file: filena
 static PyObject *where_cache = NULL;         /* events._where_cache: key -> (code, Where) */
 static PyObject *package_dir = NULL;         /* events._PACKAGE_DIR */
 static PyObject *getframe = NULL;            /* sys._getframe */
+static PyObject *hands_back_cache = NULL;    /* events._hands_back_cache: (code, lasti) -> bool */
+static PyObject *hands_back = NULL;          /* events._hands_back(code, lasti) -> bool */
+static PyObject *unnamed = NULL;             /* events._unnamed(where) -> Where */
 static Py_ssize_t where_cache_limit = 10000;
 
 static int configured(void)
@@ -180,21 +183,62 @@ static int internal_file(PyObject *filename)
     return (int)match;
 }
 
+/* 1 if this frame of dyngraph's returns the value of the call it makes, 0 if not, -1 on error
+   (events._hands_back, whose cache is read here first). */
+static int frame_hands_back(PyCodeObject *code, PyObject *frame)
+{
+    PyObject *lasti = PyLong_FromLong(PyFrame_GetLasti((PyFrameObject *)frame));
+    if (lasti == NULL) {
+        return -1;
+    }
+    PyObject *key = PyTuple_Pack(2, (PyObject *)code, lasti);
+    Py_DECREF(lasti);
+    if (key == NULL) {
+        return -1;
+    }
+    PyObject *known = PyDict_GetItemWithError(hands_back_cache, key); /* borrowed */
+    if (known != NULL) {
+        Py_DECREF(key);
+        return known == Py_True;
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(key);
+        return -1;
+    }
+    PyObject *result = PyObject_CallFunctionObjArgs(hands_back, PyTuple_GET_ITEM(key, 0),
+                                                    PyTuple_GET_ITEM(key, 1), NULL);
+    Py_DECREF(key);
+    if (result == NULL) {
+        return -1;
+    }
+    int truth = PyObject_IsTrue(result);
+    Py_DECREF(result);
+    return truth;
+}
+
 static PyObject *where_from_stack(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     /* sys._getframe(0) called from here is our caller's frame: the Python definition's
        frame ``depth`` is frame ``depth - 1`` here. */
     long depth = 1;
+    int named = 0;
+    int handed_back = 1;
     if (!configured()) {
         return NULL;
     }
-    if (nargs > 1) {
-        PyErr_SetString(PyExc_TypeError, "where_from_stack() takes at most one argument");
+    if (nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "where_from_stack() takes at most two arguments");
         return NULL;
     }
-    if (nargs == 1) {
+    if (nargs >= 1) {
         depth = PyLong_AsLong(args[0]);
         if (depth == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    if (nargs == 2) {
+        named = PyObject_IsTrue(args[1]);
+        if (named < 0) {
             return NULL;
         }
     }
@@ -218,6 +262,14 @@ static PyObject *where_from_stack(PyObject *module, PyObject *const *args, Py_ss
         }
         if (!internal) {
             break;
+        }
+        if (named && handed_back) {
+            handed_back = frame_hands_back(code, frame);
+            if (handed_back < 0) {
+                Py_DECREF(code);
+                Py_DECREF(frame);
+                return NULL;
+            }
         }
         Py_DECREF(code);
         code = NULL;
@@ -260,6 +312,9 @@ done:
     Py_XDECREF(key);
     Py_DECREF(code);
     Py_DECREF(frame);
+    if (where != NULL && !handed_back) { /* a part of what the line assigns: no target */
+        Py_SETREF(where, PyObject_CallOneArg(unnamed, where));
+    }
     return where;
 }
 
@@ -267,15 +322,16 @@ done:
 
 static PyObject *configure(PyObject *module, PyObject *args)
 {
-    PyObject *objects[7];
-    if (!PyArg_ParseTuple(args, "OOOO!O!UO", &objects[0], &objects[1], &objects[2],
+    PyObject *objects[10];
+    if (!PyArg_ParseTuple(args, "OOOO!O!UOO!OO", &objects[0], &objects[1], &objects[2],
                           &PyDict_Type, &objects[3], &PyDict_Type, &objects[4], &objects[5],
-                          &objects[6])) {
+                          &objects[6], &PyDict_Type, &objects[7], &objects[8], &objects[9])) {
         return NULL;
     }
-    PyObject **slots[7] = {&py_preview, &py_preview_and_norm, &new_where, &is_internal_file,
-                           &where_cache, &package_dir, &getframe};
-    for (int i = 0; i < 7; i++) {
+    PyObject **slots[10] = {&py_preview, &py_preview_and_norm, &new_where, &is_internal_file,
+                            &where_cache, &package_dir, &getframe, &hands_back_cache,
+                            &hands_back, &unnamed};
+    for (int i = 0; i < 10; i++) {
         Py_XSETREF(*slots[i], Py_NewRef(objects[i]));
     }
     Py_RETURN_NONE;
@@ -288,7 +344,8 @@ static PyMethodDef methods[] = {
      "events.where_from_stack, in C."},
     {"configure", configure, METH_VARARGS,
      "configure(preview, preview_and_norm, new_where, is_internal_file, where_cache, "
-     "package_dir, getframe): the Python definitions and caches (events.py calls it once)."},
+     "package_dir, getframe, hands_back_cache, hands_back, unnamed): the Python definitions "
+     "and caches (events.py calls it once)."},
     {NULL, NULL, 0, NULL},
 };
 

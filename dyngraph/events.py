@@ -265,10 +265,13 @@ _is_internal_file: dict[str, bool] = {}  # filename -> inside the dyngraph packa
 _where_cache: dict[tuple[int, int], tuple[Any, Where]] = {}
 
 
-def where_from_stack(depth: int = 1) -> Where | None:
+def where_from_stack(depth: int = 1, named: bool = False) -> Where | None:
     """The first frame outside the dyngraph package: the learner's line. The search starts
-    ``depth`` frames up (1: the caller), so a caller can pass over frames known to be ours."""
+    ``depth`` frames up (1: the caller), so a caller can pass over frames known to be ours.
+    ``named`` (an op's output): the Where keeps its ``target`` only when every dyngraph frame on
+    the way out hands the value back as it is (NOTE [variable names])."""
     frame = sys._getframe(depth)
+    handed_back = True
     while frame is not None:
         code = frame.f_code
         filename = code.co_filename
@@ -277,6 +280,8 @@ def where_from_stack(depth: int = 1) -> Where | None:
             internal = _is_internal_file[filename] = filename.startswith(_PACKAGE_DIR)
         if not internal:
             break
+        if named and handed_back:
+            handed_back = _hands_back(code, frame.f_lasti)
         frame = frame.f_back
     if frame is None:
         return None
@@ -284,12 +289,13 @@ def where_from_stack(depth: int = 1) -> Where | None:
     key = (id(code), frame.f_lasti)
     cached = _where_cache.get(key)
     if cached is not None and cached[0] is code:
-        return cached[1]
-    if len(_where_cache) > 10_000:
-        _where_cache.clear()
-    where = _new_where(frame)
-    _where_cache[key] = (code, where)
-    return where
+        where = cached[1]
+    else:
+        if len(_where_cache) > 10_000:
+            _where_cache.clear()
+        where = _new_where(frame)
+        _where_cache[key] = (code, where)
+    return where if handed_back else _unnamed(where)
 
 
 def _new_where(frame: Any) -> Where:
@@ -308,7 +314,8 @@ def _new_where(frame: Any) -> Where:
 # no name. That is per instruction, so it lives in the cached Where and costs nothing in a loop.
 # One instruction can make several nodes (``loss = F.cross_entropy(z, y)``, ``h = layer(x)``):
 # only the node whose value the instruction itself produces is named, the one that every frame
-# of dyngraph between the op and the learner hands straight back (``assigned_name``).
+# of dyngraph between the op and the learner hands straight back: ``where_from_stack(named=True)``
+# checks that on its way out of the package and drops the target of the others.
 _STORES = {"STORE_NAME", "STORE_FAST", "STORE_GLOBAL", "STORE_DEREF"}
 _LOADS = {"LOAD_NAME", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW", "LOAD_GLOBAL",
           "LOAD_DEREF"}
@@ -358,35 +365,32 @@ def _target(code: Any, lasti: int) -> str | None:
     return None
 
 
-_hands_back: dict[tuple[int, int], tuple[Any, bool]] = {}  # (id(code), offset) -> (code, bool)
+# (code, offset) -> does that instruction return the value it just got? Only dyngraph's own code
+# objects are keys (the walk stops at the learner's frame), so holding them keeps nothing alive.
+_hands_back_cache: dict[tuple[Any, int], bool] = {}
 _BECOMES_SELF = "_inplace"  # Tensor._inplace: the op's result becomes the tensor it returns
+_unnamed_cache: dict[int, tuple[Where, Where]] = {}  # id(a Where) -> (it, it without target)
 
 
-def assigned_name(where: Where | None, depth: int = 1) -> str | None:
-    """The learner's name for the value an op made, or None (NOTE [variable names]): the target
-    of ``where`` when each dyngraph frame from ``depth`` frames up (1: the caller) out to the
-    learner's frame returns that value as it is."""
-    if where is None or where.target is None:
-        return None
-    frame = sys._getframe(depth + 1)
-    while frame is not None:
-        code = frame.f_code
-        internal = _is_internal_file.get(code.co_filename)
-        if internal is None:
-            internal = _is_internal_file[code.co_filename] = code.co_filename.startswith(
-                _PACKAGE_DIR)
-        if not internal:
-            return where.target
-        key = (id(code), frame.f_lasti)
-        cached = _hands_back.get(key)
-        if cached is None or cached[0] is not code:
-            if len(_hands_back) > 10_000:
-                _hands_back.clear()
-            cached = _hands_back[key] = (code, _returns_value(code, frame.f_lasti))
-        if not cached[1]:
-            return None
-        frame = frame.f_back
-    return None
+def _hands_back(code: Any, lasti: int) -> bool:
+    """Does this frame of dyngraph's return, as it is, the value of the call it is making?"""
+    key = (code, lasti)
+    known = _hands_back_cache.get(key)
+    if known is None:
+        known = _hands_back_cache[key] = _returns_value(code, lasti)
+    return known
+
+
+def _unnamed(where: Where) -> Where:
+    """The same line without a target: the node is a part of what the line assigns."""
+    if where.target is None:
+        return where
+    cached = _unnamed_cache.get(id(where))
+    if cached is None or cached[0] is not where:
+        if len(_unnamed_cache) > 10_000:
+            _unnamed_cache.clear()
+        cached = _unnamed_cache[id(where)] = (where, where._replace(target=None))
+    return cached[1]
 
 
 def _returns_value(code: Any, lasti: int) -> bool:
@@ -479,7 +483,8 @@ if not os.environ.get("DYNGRAPH_PURE_PYTHON"):
         _speedups = None
 if _speedups is not None:
     _speedups.configure(_py_preview, _py_preview_and_norm, _new_where, _is_internal_file,
-                        _where_cache, _PACKAGE_DIR, sys._getframe)
+                        _where_cache, _PACKAGE_DIR, sys._getframe, _hands_back_cache,
+                        _hands_back, _unnamed)
     preview = _speedups.preview  # noqa: F811 - the same function, faster
     preview_and_norm = _speedups.preview_and_norm  # noqa: F811
     where_from_stack = _speedups.where_from_stack  # noqa: F811

@@ -358,7 +358,7 @@ def _explain_failure(cls: type, arrays: list, exc: Exception) -> tuple[type, str
 
 def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | None) -> None:
     """Emit node_created for the output (and first for inputs nobody has been told about)."""
-    where = events.where_from_stack(3)  # from apply's caller on
+    where = events.where_from_stack(3, True)  # from apply's caller on; named: h in h = x * w
     scope = events._scope
     epoch = events.epoch
     input_ids = []
@@ -377,7 +377,7 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
     for array in ctx.saved_arrays:
         saved_bytes += getattr(array, "nbytes", 0)
     out = tensor.array
-    name = events.assigned_name(where, 2)  # h in h = x * w (NOTE [variable names])
+    name = None if where is None else where.target  # NOTE [variable names]
     events.emit(events.new_event(events.NodeCreated, (
         tensor.id, type(ctx).__name__, tuple(input_ids), out.shape, events.dtype_name(out.dtype),
         backend.device_of(out), True, False, name, scope, where, events.preview(out),

@@ -179,4 +179,4 @@ def test_where_from_stack_outside_any_file_and_at_the_top():
     with pytest.raises(ValueError):  # too deep: sys._getframe's error, as in Python
         events._speedups.where_from_stack(10_000)
     with pytest.raises(TypeError):
-        events._speedups.where_from_stack(1, 2)
+        events._speedups.where_from_stack(1, True, 3)

@@ -111,3 +111,27 @@ def test_the_target_lives_in_the_cached_where_and_nothing_is_named_without_liste
         y = h.exp()
     assert rec.nodes[y.id].where[4] == "y"  # (file, line, function, cell, target)
     assert events.Where._fields[-1] == "target"
+
+
+@pytest.mark.parametrize("implementation", ["python", "c"])
+def test_the_c_walk_and_the_python_definition_name_the_same_nodes(monkeypatch, implementation):
+    if implementation == "c":
+        if events._speedups is None:
+            pytest.skip("dyngraph._speedups is not built here (no C compiler, or "
+                        "DYNGRAPH_PURE_PYTHON is set): only the Python definition runs")
+        walk = events._speedups.where_from_stack
+    else:
+        walk = events._py_where_from_stack
+    monkeypatch.setattr(events, "where_from_stack", walk)
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    target = dg.tensor([0.0, 1.0])
+    with dg.record() as rec:
+        h = (x * 2.0).tanh()
+        loss = F.mse_loss(h, target)  # noqa: F841 (the name is what is tested)
+    ops = names(rec)
+    assert ops[:2] == [("Mul", None), ("Tanh", "h")]
+    assert ops[-1][1] == "loss" and all(name is None for _, name in ops[2:-1])
+    inside, last = [n.where for n in sorted(rec.nodes.values(), key=lambda n: n.order)
+                    if n.kind == "op"][-2:]
+    assert inside[4] is None and last[4] == "loss"  # the same line, a target only on the last
+    assert inside[:4] == last[:4]

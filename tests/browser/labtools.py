@@ -59,3 +59,15 @@ def open_notebook(page, lab, name: str) -> None:
     page.goto(lab.url(name))
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
     lab.wait_for_kernel(name)
+
+
+def wait_for(predicate, timeout: float = 60, interval: float = 0.1):
+    """Poll ``predicate()`` until it returns something true, and return that; fail after
+    ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise TimeoutError(f"condition not reached in {timeout} s")

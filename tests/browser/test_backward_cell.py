@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dyngraph.dot import GRAD_SCALE
 
-from .labtools import open_notebook, run_cell, wait_idle, write_notebook
+from .labtools import open_notebook, run_cell, wait_for, wait_idle, write_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -52,16 +52,6 @@ DRAWN = """() => {
         strokes: strokes,
     };
 }"""
-
-
-def wait_for(predicate, timeout: float = 60, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
 
 
 def test_backward_in_its_own_cell_draws_the_graph_and_the_gradients(lab, page):

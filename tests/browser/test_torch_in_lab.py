@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .labtools import open_notebook, run_cell, wait_idle, write_notebook
+from .labtools import open_notebook, run_cell, wait_for, wait_idle, write_notebook
 
 pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
 
@@ -61,16 +61,6 @@ DRAWN = """() => {
         clusters: Array.from(svg.querySelectorAll('g.cluster > text')).map(t => t.textContent),
     };
 }"""
-
-
-def wait_for(predicate, timeout: float = 60, interval: float = 0.2):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    return predicate()
 
 
 def test_torch_graph_drawn_mid_backward(lab, page):

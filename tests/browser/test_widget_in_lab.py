@@ -18,6 +18,7 @@ from .labtools import (
     cells_running,
     open_notebook,
     run_cell,
+    wait_for,
     wait_idle,
     write_notebook,
 )
@@ -71,16 +72,6 @@ SHOWN = (
 def settle(page, widget: int = 0) -> None:
     """Until the drawing shows the slider's position (renders are asynchronous)."""
     wait_for(lambda: (lambda pair: pair[0] == pair[1])(page.evaluate(SHOWN, widget)), timeout=15)
-
-
-def wait_for(predicate, timeout: float = 30, interval: float = 0.1):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise TimeoutError("condition not reached")
 
 
 def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):

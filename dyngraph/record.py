@@ -16,6 +16,7 @@ dropped instead of stored.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
@@ -26,6 +27,46 @@ from . import events
 
 DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EVENTS = 200_000
+
+SOURCE_CONTEXT = 2  # lines kept around each line that made a node, in recordings and pages
+
+# NOTE [safe to share] A recording, a page or a saved notebook goes to other people: it names a
+# source file relative to the working directory (a bare file name when the file is elsewhere),
+# never by its absolute path, which tells the learner's home directory; and it keeps the lines
+# that made nodes, with SOURCE_CONTEXT lines around them, never the whole file (the rest of a
+# script may hold anything). Other lines are kept as empty lines, so line numbers still hold.
+
+
+def shared_path(file: str) -> str:
+    """How a shared recording or page names a source file: ``lessons/run.py`` for a file under
+    the working directory, ``run.py`` for one elsewhere; ``<stdin>``-style names unchanged."""
+    if not file or file.startswith("<"):
+        return file
+    if os.path.isabs(file):
+        try:
+            relative = os.path.relpath(file)
+        except ValueError:  # another drive (Windows)
+            relative = os.pardir
+        file = os.path.basename(file) if relative.startswith(os.pardir) else relative
+    elif os.pardir in file.replace("\\", "/").split("/"):
+        file = os.path.basename(file)
+    return file.replace(os.sep, "/")
+
+
+def shared_source(lines: list[str], used: Any, context: int = SOURCE_CONTEXT) -> str:
+    """The text of a source file as a recording or page keeps it: the ``used`` line numbers
+    (1-based) with ``context`` lines around each; every other line empty, and nothing after
+    the last line kept (NOTE [safe to share])."""
+    keep = set()
+    for line in used:
+        keep.update(range(line - context, line + context + 1))
+    last = min(max(keep, default=0), len(lines))
+    return "".join(
+        (lines[i - 1] if lines[i - 1].endswith("\n") else lines[i - 1] + "\n") if i in keep
+        else "\n"
+        for i in range(1, last + 1)
+    )
+
 
 # The kinds of node a diagram distinguishes (see dot.py for how each is drawn).
 LEAF, PARAMETER, CONSTANT, OP = "leaf", "parameter", "constant", "op"
@@ -227,17 +268,19 @@ class Recording:
         return mimebundle(self, repr(self))
 
     def save(self, path: Any) -> None:
-        """Write the recording as versioned JSON (see dyngraph/recording_io.py)."""
+        """Write the recording as versioned JSON (see dyngraph/recording_io.py): no source
+        text, and file names relative to the working directory (NOTE [safe to share])."""
         from .recording_io import save_recording
 
         save_recording(self, path)
 
-    def to_html(self, path: Any, title: str = "dyngraph") -> None:
+    def to_html(self, path: Any, title: str = "dyngraph", source: bool = True) -> None:
         """One self-contained HTML file with this recording and the player (works offline,
-        for slides and course pages)."""
+        for slides and course pages). The page keeps the source lines that made nodes, with a
+        few lines around them, and relative file names; ``source=False``: no source text."""
         from .jupyter.view import GraphView
 
-        GraphView.from_recording(self, title=title).save_html(path)
+        GraphView.from_recording(self, title=title, source=source).save_html(path)
 
     def diff(self, other: Recording) -> Any:
         """One diagram of two runs of the same code, marking what exists in only one."""

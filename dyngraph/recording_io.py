@@ -19,7 +19,7 @@ import os
 from typing import Any
 
 from . import safe_json
-from .record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording
+from .record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording, shared_path
 
 FORMAT = "dyngraph-recording"
 SCHEMA_VERSION = 1
@@ -76,7 +76,8 @@ def to_document(recording: Recording) -> dict[str, Any]:
                 "shape": list(node.shape), "dtype": node.dtype, "device": node.device,
                 "requires_grad": node.requires_grad, "preview": json_values(node.preview),
                 "scope": list(node.scope),
-                "where": None if node.where is None else list(node.where),
+                "where": None if node.where is None else [shared_path(node.where[0]),
+                                                          *node.where[1:]],
                 "order": node.order, "saved_bytes": node.saved_bytes,
                 "grad_preview": json_values(node.grad_preview),
                 "grad_norm": json_number(node.grad_norm), "accumulated": node.accumulated,

@@ -36,7 +36,7 @@ import traitlets
 
 from .. import dot, events, ops
 from ..function import Function
-from ..record import Recording
+from ..record import Recording, shared_path, shared_source
 
 STATIC = Path(__file__).parent / "static"
 MAX_SOURCE_CHARS = 20_000  # source text sent per file (notebook cells are short)
@@ -97,6 +97,7 @@ class GraphView(anywidget.AnyWidget):
         tween_max_nodes: int = 60,
         rankdir: str = "TB",
         collapse_over: int = 150,
+        source: bool = True,
     ) -> None:
         super().__init__()
         if pace < 0 or rate <= 0:
@@ -117,13 +118,17 @@ class GraphView(anywidget.AnyWidget):
         self.options = {"tween_max_nodes": tween_max_nodes, "max_nodes": max_visible,
                         "collapse_over": collapse_over, "title": title, "speed": 1.0}
         self._seq = 0
+        self._snapshot_seq = -1  # the seq the snapshot trait was made at (NOTE [state at rest])
         self._batch: list = []  # events received since the last flush
         self._due = [0.0]  # when the next flush is due (time.monotonic()); shared with the listener
         self._packed: list[bytes] = []  # every batch, packed: the snapshot is made of them
         self._sent = 0  # how many of them deltas have carried
         self._unsent_sources: dict[str, str] = {}  # source texts found but not sent yet
         self._node_ids: set[int] = set()  # the nodes kept
-        self._sources: dict[str, str] = {}  # file -> its text, for every file a node points at
+        self._sources: dict[str, str] = {}  # shared file name -> the lines of it a page keeps
+        self.source = source  # False: send no source text at all
+        self._wheres: dict[Any, tuple] = {}  # a Where -> the same with its file as pages name it
+        self._used: dict[str, tuple[str, set[int]]] = {}  # file -> (shared name, lines of nodes)
         self._kept_events = 0
         self._dropped_nodes = 0
         self._dropped_events = 0
@@ -143,11 +148,13 @@ class GraphView(anywidget.AnyWidget):
         return self
 
     def detach(self) -> None:
-        """Stop listening and deliver the final state."""
+        """Stop listening and deliver the final state: the last delta, and the whole state in
+        ``snapshot`` (NOTE [state at rest])."""
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
         self.flush()
+        self._rest()
 
     def close(self) -> None:
         self.detach()
@@ -197,6 +204,8 @@ class GraphView(anywidget.AnyWidget):
         kept = []
         keep = kept.append
         sources = {}
+        wheres = self._wheres
+        grown: set[str] = set()  # files with a line that made a node for the first time
         node_ids = self._node_ids
         node_room = self.max_nodes - len(node_ids)
         room = self.max_events - self._kept_events
@@ -211,9 +220,12 @@ class GraphView(anywidget.AnyWidget):
                 node_room -= 1
                 node_ids.add(event.id)
                 where = event.where
-                if where is not None and where.file not in self._sources:
-                    text = "".join(linecache.getlines(where.file))[:MAX_SOURCE_CHARS]
-                    self._sources[where.file] = sources[where.file] = text
+                if where is not None:  # named as pages name it (NOTE [safe to share], record.py)
+                    shared = wheres.get(where)
+                    if shared is None:
+                        shared = wheres[where] = self._share(where, grown)
+                    event = list(event)
+                    event[_WHERE] = shared
             elif (kind == "grad_computed" or kind == "version_bumped") and event.id not in node_ids:
                 continue
             if room <= 0:
@@ -222,7 +234,23 @@ class GraphView(anywidget.AnyWidget):
             room -= 1
             keep((kind, tuple(event)))  # a plain tuple packs without a call back into Python
         self._kept_events = self.max_events - room
+        for file in grown if self.source else ():
+            shared, used = self._used[file]
+            text = shared_source(linecache.getlines(file), used)[:MAX_SOURCE_CHARS]
+            self._sources[shared] = sources[shared] = text
         return kept, sources
+
+    def _share(self, where: Any, grown: set[str]) -> tuple:
+        """``where`` with its file named as pages name it; notes its line as one that made a
+        node (in ``grown`` when that line is new)."""
+        file = where.file
+        if file not in self._used:
+            self._used[file] = (shared_path(file), set())
+        shared, used = self._used[file]
+        if where.line not in used:
+            used.add(where.line)
+            grown.add(file)
+        return (shared, *where[1:])
 
     def _pack_delta(self, batches: list[bytes], sources: dict[str, str]) -> bytes:
         return pack({
@@ -235,8 +263,20 @@ class GraphView(anywidget.AnyWidget):
     def resync(self) -> None:
         """Set the snapshot to everything so far (what a late or out-of-step view starts from)."""
         self.flush()
-        self.snapshot = self._pack_delta(self._packed, self._sources)
+        self._rest()
         self.send_state("snapshot")  # also when unchanged: the view that asked must hear back
+
+    # NOTE [state at rest] While code runs, only deltas are sent (the snapshot would repeat
+    # every batch at every update). Once the view stops changing (the end of a watch block, of
+    # a replay), the snapshot holds the whole state, with the seq of the last delta, which a
+    # view on screen recognises as the state it has: a notebook saved then keeps the graph in
+    # its widget state, and shows and plays it with no kernel; a view displayed again needs no
+    # round trip. The snapshot is made of the batches already packed (a copy of bytes).
+    def _rest(self) -> None:
+        """Make the snapshot the whole state so far, unless it is already."""
+        if self._snapshot_seq != self._seq or not self.snapshot:
+            self.snapshot = self._pack_delta(self._packed, self._sources)
+            self._snapshot_seq = self._seq
 
     def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:
         if isinstance(content, dict) and content.get("type") == "resync":

@@ -14,11 +14,14 @@ $(STAMP): pyproject.toml setup.py dyngraph/_speedups.c
 
 venv: $(STAMP)
 
-## make test: set up and pass every test (lint, unit, property, browser tests, and the lessons).
+## make test: set up and pass every test (lint, unit, property, browser tests, and the lessons:
+## the learner's version, every exercise "not attempted yet", and the solution version, all PASS).
 test: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q tests
-	$(PY) -m pytest -q --nbval-lax notebooks
+	@# the lessons once, in both versions: each exercise checked blank, then with its solution
+	$(PY) tools/exercises.py both build/lessons
+	$(PY) -m pytest -q --nbval-lax build/lessons
 	@if command -v npm >/dev/null 2>&1; then \
 		cd widgets && npm ci --silent --no-audit --no-fund && npm test; \
 	else echo "npm not found: skipping the widget's JavaScript unit tests"; fi

@@ -5,10 +5,25 @@ learner sees *how far* off an answer is, not just that it is wrong.
 
 >>> compare("dL/dx", my_grad, x.grad)
 dL/dx        | exact: True  | close: True  | max diff: 0
+
+Exercises use ``check_answer`` and ``hint``. An exercise cell starts with a placeholder (``...``, or
+a function body that raises ``NotImplementedError``); its check cell prints one of three things:
+
+>>> check_answer("03.1", "df/dx", my_df_dx, x.grad)
+03.1 df/dx: not attempted yet (replace the ... above; a hint: hint("03.1"))
+03.1 df/dx: PASS
+03.1 df/dx: not yet: yours is 12, 3 too low; a hint: hint("03.1")
+
+``hint("03.1")`` prints the first hint, ``hint("03.1", 2)`` the next; never the answer. The
+solutions live in the lessons, in the exercise cells' metadata; ``tools/exercises.py`` writes the
+solution version of the lessons (and the one ``make test`` runs, where every exercise is checked
+as the learner opens it and then with its solution). Set ``DYNGRAPH_EXERCISES`` to ``learner`` or
+``solution`` to make a check that does not say what that version expects raise AssertionError.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import numpy as np
@@ -55,3 +70,101 @@ def optional_torch() -> Any:
               "to run the 'Now in PyTorch' cells")
         return None
     return torch
+
+
+# ----------------------------------------------------------------------------- exercises
+
+NOT_ATTEMPTED = "not attempted yet"
+
+# NOTE [hints] One entry per exercise, "LL.N" (lesson, exercise): hints in the order they are
+# revealed, each a nudge towards the method, never the answer itself.
+HINTS: dict[str, tuple[str, ...]] = {
+    "03.1": ("df/dx: differentiate x² (power rule) and keep the other factor, y, as it is.",
+             "df/dy: y appears twice, in x²·y and in + y; add the derivative along each path."),
+    "03.2": ("Each backward() adds dm/dk into k.grad; what is dm/dk for m = 3k?",
+             "Nothing resets k.grad between the two calls."),
+    "03.3": ("An op is freed only if it saved tensors for its backward; read each docstring.",
+             "Which local rule needs no value at all? It passes the gradient on unchanged."),
+}
+
+
+def hint(exercise: str, n: int = 1) -> None:
+    """Print hint ``n`` (from 1) of an exercise, and how to ask for the next one."""
+    hints = HINTS.get(exercise)
+    if not hints:
+        print(f"no hints for exercise {exercise!r}")
+        return
+    n = min(max(n, 1), len(hints))
+    more = f"  (next: hint({exercise!r}, {n + 1}))" if n < len(hints) else "  (last hint)"
+    print(f"{exercise} hint {n}/{len(hints)}: {hints[n - 1]}{more}")
+
+
+def _difference(mine: Any, expected: Any, rtol: float, atol: float) -> str | None:
+    """None when ``mine`` matches ``expected``, else what differs and by how much."""
+    if isinstance(expected, (str, bool, type(None))) or isinstance(mine, (str, bool)):
+        return None if mine == expected else f"yours is {mine!r}, which is not it"
+    if isinstance(expected, (list, tuple)) and any(isinstance(e, str) for e in expected):
+        mine = list(mine) if isinstance(mine, (list, tuple)) else mine
+        if not isinstance(mine, list):
+            return f"expected a list of {len(expected)} names, yours is a {type(mine).__name__}"
+        for i, (m, e) in enumerate(zip(mine, expected)):
+            if m != e:
+                return f"item {i} differs: yours is {m!r}"
+        if len(mine) != len(expected):
+            return f"yours has {len(mine)} items, expected {len(expected)}"
+        return None
+    try:
+        a, b = _array(mine).astype(np.float64), _array(expected).astype(np.float64)
+    except (TypeError, ValueError):
+        return f"yours is a {type(mine).__name__}, expected a number or an array"
+    if a.shape != b.shape:
+        return f"shape: yours {a.shape}, expected {b.shape}"
+    if np.allclose(a, b, rtol=rtol, atol=atol):
+        return None
+    if a.size == 1:
+        gap = float(a.reshape(()) - b.reshape(()))
+        side = "high" if gap > 0 else "low"
+        return f"yours is {float(a.reshape(())):.6g}, {abs(gap):.3g} too {side}"
+    wrong = ~np.isclose(a, b, rtol=rtol, atol=atol)
+    worst = np.unravel_index(int(np.argmax(np.abs(a - b))), a.shape)
+    return (f"{int(wrong.sum())} of {a.size} entries differ, the most at index "
+            f"{tuple(int(i) for i in worst)} (max diff {float(np.max(np.abs(a - b))):.3g})")
+
+
+def _grade(mine: Any, expected: Any, rtol: float, atol: float) -> tuple[str, str]:
+    """("blank" | "pass" | "wrong", what differs) for one answer."""
+    if callable(mine) and not isinstance(mine, Tensor):
+        try:
+            mine = mine()
+        except NotImplementedError:
+            return "blank", ""
+        except Exception as err:  # the learner's code failed: say how
+            return "wrong", f"your code raised {type(err).__name__}: {err}"
+    if mine is ...:
+        return "blank", ""
+    detail = _difference(mine, expected, rtol, atol)
+    return ("pass", "") if detail is None else ("wrong", detail)
+
+
+def check_answer(exercise: str, name: str, mine: Any, expected: Any,
+                 rtol: float = 1e-4, atol: float = 1e-6) -> bool:
+    """Check one answer of exercise ``exercise`` and print one line: not attempted yet, PASS, or
+    what differs and by how much. ``mine`` may be a function of no arguments that computes the
+    answer from the learner's code (it is called here, so a placeholder that raises
+    ``NotImplementedError`` counts as not attempted). Returns True on PASS.
+
+    >>> check_answer("03.2", "k.grad", my_k_grad, k.grad)
+    03.2 k.grad: PASS
+    """
+    status, detail = _grade(mine, expected, rtol, atol)
+    ask = f'a hint: hint("{exercise}")'
+    line = {"blank": f"{NOT_ATTEMPTED} (replace the ... above; {ask})",
+            "pass": "PASS",
+            "wrong": f"not yet: {detail}; {ask}"}[status]
+    print(f"{exercise} {name}: {line}")
+    mode = os.environ.get("DYNGRAPH_EXERCISES", "")
+    wanted = {"learner": "blank", "solution": "pass"}.get(mode)
+    if wanted is not None and status != wanted:
+        raise AssertionError(f"exercise {exercise} ({name}): the {mode} version should say "
+                             f"{NOT_ATTEMPTED if wanted == 'blank' else 'PASS'}")
+    return status == "pass"

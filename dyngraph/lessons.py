@@ -79,12 +79,47 @@ NOT_ATTEMPTED = "not attempted yet"
 # NOTE [hints] One entry per exercise, "LL.N" (lesson, exercise): hints in the order they are
 # revealed, each a nudge towards the method, never the answer itself.
 HINTS: dict[str, tuple[str, ...]] = {
-    "03.1": ("df/dx: differentiate x² (power rule) and keep the other factor, y, as it is.",
-             "df/dy: y appears twice, in x²·y and in + y; add the derivative along each path."),
-    "03.2": ("Each backward() adds dm/dk into k.grad; what is dm/dk for m = 3k?",
-             "Nothing resets k.grad between the two calls."),
-    "03.3": ("An op is freed only if it saved tensors for its backward; read each docstring.",
-             "Which local rule needs no value at all? It passes the gradient on unchanged."),
+    "00.1": (
+        "The chain rule through two ops: Tanh's local derivative is 1 - tanh(u)² at its input"
+        " u = x·w; Mul's, with respect to w, is x.",
+        "Multiply the two local derivatives element by element, with numpy's np.tanh.",
+    ),
+    "00.2": (
+        "One op node per operation the expression performs; leaves are not ops.",
+        "Read the expression from the inside out: a product, a sum with a, an exponential, a "
+        "sum over elements.",
+    ),
+    "01.1": (
+        "Follow the graph from the leaves: first the Mul node a·b, then the Add node with c, "
+        "then Tanh.",
+        "a·b + c is a plain number here; math.tanh of it is f (dyngraph computes in float32, "
+        "the check allows for that).",
+    ),
+    "01.2": (
+        "A tensor is one node however many times it is used; each op adds one node.",
+        "Every op has one incoming edge per input: count the inputs of Add, Sub and Mul.",
+    ),
+    "02.1": (
+        "How many op nodes does one call of run(x, w) make? Look at its body.",
+        "Nothing is reused between calls: each one builds its whole graph again.",
+    ),
+    "02.2": (
+        "Count the tensors the ops save: Mul keeps both inputs, Tanh its output. Each is 5 "
+        "float32 numbers of 4 bytes.",
+        "After backward(), what did the graph_freed event release?",
+    ),
+    "03.1": (
+        "df/dx: differentiate x² (power rule) and keep the other factor, y, as it is.",
+        "df/dy: y appears twice, in x²·y and in + y; add the derivative along each path.",
+    ),
+    "03.2": (
+        "Each backward() adds dm/dk into k.grad; what is dm/dk for m = 3k?",
+        "Nothing resets k.grad between the two calls.",
+    ),
+    "03.3": (
+        "An op is freed only if it saved tensors for its backward; read each op's docstring.",
+        "Which local rule needs no value at all? It passes the gradient on unchanged.",
+    ),
 }
 
 

@@ -120,6 +120,34 @@ HINTS: dict[str, tuple[str, ...]] = {
         "An op is freed only if it saved tensors for its backward; read each op's docstring.",
         "Which local rule needs no value at all? It passes the gradient on unchanged.",
     ),
+    "04.1": (
+        "A trace writes down one step per op the function runs; Python arithmetic on plain "
+        "numbers is not an op.",
+        "Read the lambda from the inside out: how many ops does (t * 2 + 1).relu().sum() "
+        "call?",
+    ),
+    "04.2": (
+        "The trace froze x.shape[0] because it was a Python int; use an op that divides by "
+        "the number of rows itself.",
+        "dyngraph tensors have the same reductions as numpy arrays.",
+    ),
+    "05.1": (
+        "Decide the branch first: is the sum of [0.5, -3.0] positive? Then the loop count: "
+        "int of the largest absolute entry.",
+        "graph_size counts x, the branch's op, one Mul per loop step and the final Sum; the "
+        "condition ops and the constants are not counted.",
+    ),
+    "05.2": (
+        "The replay does not look at the input's sign or size: it repeats exactly the ops of "
+        "run A, traced on [1, 2].",
+        "Run A was tanh, then two halvings, then a sum; apply them with numpy to [0.5, -3.0].",
+    ),
+    "05.3": (
+        "An output is a node no other node uses. Which ops' results went only into Python (an"
+        " if, a range) and never into h?",
+        "Abs is used by Max, so only Max is a dead end of the loop count; do not forget the "
+        "function's own result.",
+    ),
 }
 
 

@@ -25,7 +25,9 @@ gradcheck                     a "gradcheck ok" or "gradcheck FAILED" line
 device                        a "cuda" line when not on the CPU
 time                          a "0.12 ms" line when per-op time was recorded
 scope / module                a labelled cluster around its nodes, or one box when collapsed
-hidden nodes                  a grey note: "N nodes hidden" - never a silent cut
+hidden nodes                  a grey note: "N nodes hidden" (the oldest, past the picture's
+                              budget) and "N nodes not recorded" (they ran, past the recording's
+                              max_nodes) - never a silent cut
 ============================  =====================================================================
 
 NOTE [safety] Names are untrusted text. Every label goes through ``quote``, which escapes what
@@ -294,9 +296,12 @@ def to_dot(
     lines = ["digraph dyngraph {", *graph_header(rankdir, title)]
     lines.extend(_clusters(boxes))
     lines.extend(_edges(model, nodes, owner, grads, edge_marks or {}))
-    if model.dropped_nodes:
-        note = attributes(label=f"{model.dropped_nodes} nodes not recorded", shape="note",
-                          style="filled", fillcolor=LIGHT_GREY, fontcolor=TEXT)
+    if model.dropped_nodes:  # NOTE: in a learner's words, what ran and is in no picture
+        kept = _count_nodes(len(model.nodes))
+        label = (f"{_count_nodes(model.dropped_nodes)} not recorded\n(they ran, but the recording"
+                 f"\nkept only the first {kept}:\nsee dg.record(max_nodes=...))")
+        note = attributes(label=label, shape="note", style="filled", fillcolor=LIGHT_GREY,
+                          fontcolor=TEXT)
         lines.append(f"  dropped {note};")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -517,7 +522,8 @@ def _plan_hiding(
     for _, item in hidden_items:
         hidden.extend(item.members if isinstance(item, _Box) else [item.id])
     kept_groups = [g for g in groups if all(g is not item for _, item in hidden_items)]
-    note = _Box("hidden", [f"{_count_nodes(len(hidden))} hidden", f"(max_nodes={max_nodes})"],
+    note = _Box("hidden", [f"{_count_nodes(len(hidden))} hidden",
+                           f"(the oldest: this picture draws at most {max_nodes} boxes)"],
                 {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY},
                 (), hidden)
     return [*kept_groups, note]

@@ -303,6 +303,9 @@ class GraphView(anywidget.AnyWidget):
         options.setdefault("max_nodes", max(len(recording.nodes), 1))
         options.setdefault("max_events", len(recording.nodes) + len(recording.timeline) + 1)
         view = cls(**options)
+        # What the recorder never kept is said on the page too (its notice under the graph).
+        view._dropped_nodes = recording.dropped_nodes
+        view._dropped_events = recording.dropped_events
         view._replay(recording.events())
         return view
 

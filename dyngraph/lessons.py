@@ -148,6 +148,22 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Abs is used by Max, so only Max is a dead end of the loop count; do not forget the "
         "function's own result.",
     ),
+    "06.1": (
+        "The size grows by the same number of nodes per step: how many does one step add, "
+        "judging from sizes[1] and sizes[2]?",
+        "A length-12 sequence has 11 more steps than a length-1 sequence.",
+    ),
+    "06.2": (
+        "Padded into one batch, every row is as long as the longest sequence.",
+        "Computed steps are rows times the longest length; real steps are the sum of the "
+        "lengths.",
+    ),
+    "06.3": (
+        "Call count on one sequence at a time: seq[None, :] is a batch of one, of shape (1, "
+        "length).",
+        "count returns a tensor of one element; .item() gives the number. Collect ten of them"
+        " in np.array.",
+    ),
 }
 
 

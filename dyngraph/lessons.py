@@ -164,6 +164,22 @@ HINTS: dict[str, tuple[str, ...]] = {
         "count returns a tensor of one element; .item() gives the number. Collect ten of them"
         " in np.array.",
     ),
+    "07.1": (
+        "encode calls combine once per inner node of the tree, and never at a leaf.",
+        "A binary tree with n leaves: each inner node joins two subtrees into one. How many "
+        "joins turn n leaves into one root?",
+    ),
+    "07.2": (
+        "Count three kinds of nodes: per leaf (the embedding lookup), per inner node (Cat, "
+        "then the ops of Linear, then Tanh), and the parameters used.",
+        "A Linear call records Permute (the transposed weight), MatMul and Add; the number of"
+        " inner nodes is exercise 1's answer.",
+    ),
+    "07.3": (
+        "Same shape as encode: a leaf returns its embedding, an inner node combines its "
+        "children's results.",
+        "Instead of cat and combine, add the two children's results with +.",
+    ),
 }
 
 

@@ -7,7 +7,8 @@
    a node is newer and has already added its contribution when the node's turn comes: a
    topological order, and a deterministic one. A loop, not recursion: a 100 000-op chain is fine.
 2. **Chain rule.** Hand the node's complete gradient to the op's ``backward``, which returns one
-   gradient per input, and add each into its parent's running sum (fan-in accumulates).
+   gradient per input, and add each into its parent's running sum (fan-in accumulates). While
+   someone listens, each of those contributions is an ``edge_grad`` event.
 3. **Un-broadcast, once, here.** When an input was broadcast in forward, its gradient arrives
    with the broadcast shape; ``sum_to_shape`` sums it back. No op repeats that logic.
 4. **Free.** Unless ``retain_graph=True``, each node releases what it saved as soon as it ran;
@@ -164,6 +165,10 @@ class BackwardPass:
         """Run every node's backward, newest first. Leaves the leaves' gradients in grads."""
         grads, fanned_in, wanted = self.grads, self.fanned_in, self.wanted
         retain_graph, create_graph = self.retain_graph, self.create_graph
+        # NOTE: bound once per pass; the event code below runs per node and per edge
+        emit, new_event, preview, preview_and_norm = (
+            events.emit, events.new_event, events.preview, events.preview_and_norm)
+        GradComputed, EdgeGrad = events.GradComputed, events.EdgeGrad
         # Pending nodes, newest first: a max-heap on id (heapq is a min-heap, hence -id).
         pending = [(-key.id, key) for key in grads if isinstance(key, Function)]
         heapq.heapify(pending)
@@ -172,8 +177,10 @@ class BackwardPass:
             g = grads.pop(node)
             if node.hooks or node.retained is not None or wanted:
                 g = self.observe(node, g)
-            if events.active:
-                _emit_grad(node.id, g, node in fanned_in)
+            if events.active:  # as _emit_grad does, written out: this runs per node
+                data = g.array if isinstance(g, Tensor) else g
+                values, norm = preview_and_norm(data)
+                emit(new_event(GradComputed, (node.id, values, norm, node in fanned_in)))
 
             if create_graph:
                 input_grads = _call_backward_recorded(node, g)
@@ -186,11 +193,16 @@ class BackwardPass:
             if anomaly.enabled:
                 anomaly.check_gradients(node, input_grads)
 
-            for parent, gi in zip(node.parents, input_grads):
+            for position, (parent, gi) in enumerate(zip(node.parents, input_grads)):
                 if parent is None or gi is None:
                     continue
-                if gi.shape != parent.shape:
+                shape = gi.shape
+                if shape != parent.shape:
                     gi = sum_to_shape(gi, parent.shape, node, input_grads)
+                if events.active:  # what this edge carried (NOTE [edge gradients] in events.py)
+                    data = gi.array if isinstance(gi, Tensor) else gi
+                    emit(new_event(EdgeGrad, (node.id, parent.id, position, preview(data),
+                                              None if shape == data.shape else shape)))
                 if parent in grads:
                     grads[parent] = grads[parent] + gi
                     fanned_in.add(parent)

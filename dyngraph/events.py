@@ -93,6 +93,27 @@ class GradComputed(NamedTuple):
     accumulated: bool  # summed from several paths (fan-in), or added onto an existing leaf .grad
 
 
+class EdgeGrad(NamedTuple):
+    """What one edge carried back: ``node``'s backward handed input ``input`` (its argument
+    number ``position``) this contribution, upstream gradient times local derivative, already
+    summed back to the input's shape (NOTE [edge gradients])."""
+
+    kind = "edge_grad"
+    node: int  # the node the gradient leaves (the op whose backward ran)
+    input: int  # the input it reaches
+    position: int
+    preview: tuple[float, ...]
+    reduced_from: tuple[int, ...] | None  # the shape before the un-broadcast sum, or None
+
+
+# NOTE [edge gradients] The chain rule, one edge at a time: an ``edge_grad`` per input of a node,
+# in engine order, right after that node's ``grad_computed`` and before the input's own. The
+# contributions into an input add up to its gradient (fan-in: ``b = a * a`` sends two), so a
+# viewer can show "upstream x local = contribution" and "a + b = total". The event carries a
+# preview and no norm: it is emitted once per edge while someone listens, which is about as often
+# as node_created, and a norm would cost a pass over the array for a number nobody draws.
+
+
 class BackwardFinished(NamedTuple):
     kind = "backward_finished"
     root: int
@@ -123,6 +144,7 @@ Event = (
     NodeCreated
     | BackwardStarted
     | GradComputed
+    | EdgeGrad
     | BackwardFinished
     | BackwardFailed
     | GraphFreed

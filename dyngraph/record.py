@@ -145,6 +145,10 @@ class Recording:
                 node.grad_preview, node.grad_norm = event.preview, event.norm
                 node.accumulated = event.accumulated
                 self._step(("grad", event.id))
+        elif kind == "edge_grad":  # kept in the step itself: an input may receive several
+            if event.node in self.nodes and event.input in self.nodes:
+                self._step(("edge_grad", event.node, event.input, event.position,
+                            tuple(event.preview), event.reduced_from))
         elif kind == "graph_freed":
             ids = tuple(i for i in event.ids if i in self.nodes)
             for i in ids:
@@ -207,6 +211,8 @@ class Recording:
                 node = self.nodes[rest[0]]
                 yield events.GradComputed(node.id, node.grad_preview or (),
                                           node.grad_norm or 0.0, node.accumulated)
+            elif kind == "edge_grad":
+                yield events.EdgeGrad(*rest)
             elif kind == "freed":
                 yield events.GraphFreed(tuple(rest[0]))
             elif kind == "version":

@@ -22,8 +22,8 @@ from . import safe_json
 from .record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording, shared_path
 
 FORMAT = "dyngraph-recording"
-SCHEMA_VERSION = 1
-KNOWN_SCHEMA_VERSIONS = (1,)  # every schema version the loader reads; anything else is refused
+SCHEMA_VERSION = 2  # 2: "edge_grad" timeline steps (what each edge carried back)
+KNOWN_SCHEMA_VERSIONS = (1, 2)  # every schema version the loader reads; anything else is refused
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 12  # the deepest a valid file goes is 5 ($ / nodes / [i] / where / [j])
 MAX_STRING = 100_000
@@ -43,7 +43,8 @@ _KINDS = {LEAF, PARAMETER, CONSTANT, OP}
 _STEP_ARITY = {  # timeline step kind -> the types of its fields after the kind
     "node": (int,), "grad": (int,), "freed": (list,), "version": (int, int),
     "backward_started": (int,), "backward_finished": (int,), "backward_failed": (int, str),
-}
+    "edge_grad": (int, int, int, "values", "shape or null"),  # node, input, position, preview,
+}  # and the shape before the un-broadcast sum
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 # ----------------------------------------------------------------------------- saving
@@ -96,9 +97,16 @@ def to_document(recording: Recording) -> dict[str, Any]:
         "edges": [[e.src, e.dst, e.position] for e in recording.edges],
         "timeline": [
             [step[0], *(list(x) if isinstance(x, tuple) else x for x in step[1:])]
+            if step[0] != "edge_grad" else _edge_step_out(step)
             for step in recording.timeline
         ],
     }
+
+
+def _edge_step_out(step: tuple) -> list:
+    kind, node, input_id, position, preview, reduced_from = step
+    return [kind, node, input_id, position, json_values(preview),
+            None if reduced_from is None else list(reduced_from)]
 
 
 def dumps(recording: Recording) -> str:
@@ -313,6 +321,11 @@ def _step_in(value: Any, path: str, recording: Recording) -> tuple:
             out.append(_count(field_value, f"{path}[{j}]"))
         elif expected is str:
             out.append(_expect(field_value, str, f"{path}[{j}]", "a string"))
+        elif expected == "values":
+            out.append(_values_in(_expect(field_value, list, f"{path}[{j}]", "a list of numbers"),
+                                  f"{path}[{j}]"))
+        elif expected == "shape or null":
+            out.append(None if field_value is None else _shape_in(field_value, f"{path}[{j}]"))
         else:
             _expect(field_value, list, f"{path}[{j}]", "a list of node ids")
             out.append(tuple(_count(v, f"{path}[{j}][{k}]") for k, v in enumerate(field_value)))

@@ -27,6 +27,8 @@ def _summary(log):
             rows.append((e.kind, e.id))
         elif e.kind == "graph_freed":
             rows.append((e.kind, e.ids))
+        elif e.kind == "edge_grad":
+            rows.append((e.kind, e.node, e.input, e.position))
         elif e.kind == "version_bumped":
             rows.append((e.kind, e.id, e.version))
         else:
@@ -53,7 +55,9 @@ def test_golden_event_sequence_of_a_small_program():
         ("node_created", y.id, "Sum", (mul_id,)),
         ("backward_started", y.id),
         ("grad_computed", y.id),
+        ("edge_grad", y.id, mul_id, 0),  # what each edge carried back, before its input's grad
         ("grad_computed", mul_id),
+        ("edge_grad", mul_id, x.id, 0),  # the constant 2 receives nothing
         ("grad_computed", x.id),
         ("graph_freed", (mul_id,)),  # only Mul saved something; Sum saved nothing
         ("backward_finished", y.id),
@@ -174,6 +178,7 @@ def test_every_kind_of_event_is_produced_by_the_fixture_program():
         "node_created",
         "backward_started",
         "grad_computed",
+        "edge_grad",
         "backward_finished",
         "backward_failed",
         "graph_freed",

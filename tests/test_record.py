@@ -152,7 +152,9 @@ def test_timeline_of_forward_and_backward_steps_including_freed():
         ("node", y.id),
         ("backward_started", y.id),
         ("grad", y.id),
+        ("edge_grad", y.id, mul_id, 0, (1.0, 1.0), None),  # what the edge carried back
         ("grad", mul_id),
+        ("edge_grad", mul_id, x.id, 0, (2.0, 2.0), None),  # none to the constant 2
         ("grad", x.id),
         ("freed", (mul_id,)),
         ("backward_finished", y.id),

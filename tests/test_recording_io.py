@@ -114,7 +114,7 @@ def test_a_loaded_recording_displays_exactly_like_the_live_one(tmp_path, build):
     for options in ({}, {"collapse": True}, {"values": False, "rankdir": "LR"},
                     {"max_nodes": 3}):
         assert loaded.to_dot(**options) == rec.to_dot(**options)
-    assert loaded.timeline == rec.timeline
+    assert repr(loaded.timeline) == repr(rec.timeline)  # as text: a NaN in a preview != itself
     assert loaded.nodes.keys() == rec.nodes.keys() and loaded.edges == rec.edges
 
 

@@ -309,7 +309,7 @@ def test_repr_is_deterministic_and_the_mimebundle_has_a_static_fallback():
     view = GraphView(rate=1e9).attach()
     small_program()
     view.detach()
-    assert repr(view) == "GraphView(nodes=5, edges=4, steps=13)"
+    assert repr(view) == "GraphView(nodes=5, edges=4, steps=17)"
     data, _ = view._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in data
     assert "image/svg+xml" in data or "digraph dyngraph" in data["text/plain"]

@@ -180,6 +180,27 @@ HINTS: dict[str, tuple[str, ...]] = {
         "children's results.",
         "Instead of cat and combine, add the two children's results with +.",
     ),
+    "08.1": (
+        "Which branch does p = 0.68 take? Backward only visits the parameters of the modules "
+        "that ran.",
+        "Names look like gate.weight, big.0.bias, small.weight: list those of the module that"
+        " never ran.",
+    ),
+    "08.2": (
+        "Use items.detach().numpy() and query.detach().numpy(); a matrix-vector product gives"
+        " one score per item.",
+        "Softmax: exponentiate the scores, then divide by their sum.",
+    ),
+    "08.3": (
+        "Score all 5 padded rows against the query, then dg.where(mask, scores, -1e9) so "
+        "padded rows get weight 0.",
+        "Then softmax over axis 0 and average the padded items with those weights, as attend "
+        "does.",
+    ),
+    "08.4": (
+        "p = 0.41 sends input 4 to the small expert. Each Linear records three ops.",
+        "After the expert: the line return self.small(x) * (1 - p) runs two more ops.",
+    ),
 }
 
 
@@ -198,6 +219,12 @@ def _difference(mine: Any, expected: Any, rtol: float, atol: float) -> str | Non
     """None when ``mine`` matches ``expected``, else what differs and by how much."""
     if isinstance(expected, (str, bool, type(None))) or isinstance(mine, (str, bool)):
         return None if mine == expected else f"yours is {mine!r}, which is not it"
+    if isinstance(expected, (set, frozenset)):
+        if not isinstance(mine, (set, frozenset)):
+            return f"expected a set, yours is a {type(mine).__name__}"
+        extra, missing = len(set(mine) - expected), len(expected - set(mine))
+        return None if not extra and not missing else (
+            f"{extra} of yours should not be there, {missing} missing")
     if isinstance(expected, (list, tuple)) and any(isinstance(e, str) for e in expected):
         mine = list(mine) if isinstance(mine, (list, tuple)) else mine
         if not isinstance(mine, list):

@@ -19,7 +19,7 @@ exercises = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(exercises)
 
 LESSONS = exercises.lessons()
-_PENDING = {f"{n:02d}" for n in range(19)} - {"00", "01", "02", "03", "04", "05", "06", "07"}  # TODO: convert
+_PENDING = {f"{n:02d}" for n in range(19)} - {"00", "01", "02", "03", "04", "05", "06", "07", "08"}  # TODO: convert
 
 
 @pytest.fixture(autouse=True)
@@ -58,6 +58,7 @@ def test_right_answers_pass(capsys, mine, expected):
     (["Mul", "Add"], ["Mul", "Sigmoid"], "item 1 differs: yours is 'Add'"),
     (["Mul"], ["Mul", "Sigmoid"], "yours has 1 items, expected 2"),
     (lambda: 1 / 0, 1.0, "your code raised ZeroDivisionError"),
+    ({"a", "b"}, {"b", "c", "d"}, "1 of yours should not be there, 2 missing"),
 ])
 def test_wrong_answers_say_what_differs_and_by_how_much(capsys, mine, expected, says):
     assert lessons.check_answer("03.1", "x", mine, expected) is False

@@ -21,7 +21,7 @@ from typing import Any
 
 from dyngraph import dot, events
 from dyngraph.jupyter.view import GraphView, derivative_rules
-from dyngraph.record import Node, Recording
+from dyngraph.record import Node, Recording, shared_path
 from dyngraph.recording_io import json_number, json_values
 
 FIXTURE = Path(__file__).resolve().parents[1] / "widgets" / "test" / "fixtures" / "vocabulary.json"
@@ -130,6 +130,8 @@ def fold_case() -> dict[str, Any]:
         node(6, "Sum", (5, 99), (nan,), shape=()),  # input 99 was never announced
         events.BackwardStarted(6, False, False),
         events.GradComputed(6, (1.0,), 1.0, False),
+        events.EdgeGrad(6, 5, 0, (1.0, nan), (3,)),
+        events.EdgeGrad(6, 99, 1, (1.0,), None),  # to an input never announced
         events.GradComputed(5, (1.0, 1.0), math.sqrt(2.0), False),
         events.GradComputed(42, (1.0,), 1.0, False),  # a node never announced
         events.GradComputed(1, (inf, 1.0), inf, True),
@@ -149,12 +151,18 @@ def fold_case() -> dict[str, Any]:
             grad = next(e for e in spine if e.kind == "grad_computed" and e.id == rest[0])
             steps.append(["grad", grad.id, json_values(grad.preview), json_number(grad.norm),
                           grad.accumulated])
+        elif kind == "edge_grad":
+            node, input_id, position, preview, reduced_from = rest
+            steps.append([kind, node, input_id, position, json_values(preview),
+                          None if reduced_from is None else list(reduced_from)])
         else:
             steps.append([kind, *(list(x) if isinstance(x, tuple) else x for x in rest)])
     return {
         "header": {"fields": view.header["fields"], "rules": view.header["rules"]},
         "snapshot": {"base64": base64.b64encode(view.snapshot).decode("ascii")},
-        "nodes": [node_data(n) for n in recording.nodes.values()],
+        # files as the view names them (NOTE [safe to share] in record.py)
+        "nodes": [{**node_data(n), "file": shared_path(n.where[0]) if n.where else None}
+                  for n in recording.nodes.values()],
         "edges": [[e.src, e.dst, e.position] for e in recording.edges
                   if e.src in recording.nodes],
         "steps": steps,

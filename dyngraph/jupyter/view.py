@@ -226,7 +226,9 @@ class GraphView(anywidget.AnyWidget):
                         shared = wheres[where] = self._share(where, grown)
                     event = list(event)
                     event[_WHERE] = shared
-            elif (kind == "grad_computed" or kind == "version_bumped") and event.id not in node_ids:
+            elif ((kind == "grad_computed" or kind == "version_bumped") and event.id not in node_ids
+                  or kind == "edge_grad" and (event.node not in node_ids
+                                              or event.input not in node_ids)):
                 continue
             if room <= 0:
                 self._dropped_events += 1

@@ -96,6 +96,14 @@ export function foldEvents(events, header, isKnown) {
           folded.steps.push(["grad", e.id, jsonValues(e.preview), jsonValue(e.norm), Boolean(e.accumulated)]);
         }
         break;
+      case "edge_grad":
+        // what one edge carried back: [kind, node, input, position, preview, shape before the
+        // un-broadcast sum or null] (PROTOCOL.md, "The fold")
+        if (known(e.node) && known(e.input)) {
+          folded.steps.push(["edge_grad", e.node, e.input, e.position, jsonValues(e.preview),
+            Array.isArray(e.reduced_from) ? e.reduced_from : null]);
+        }
+        break;
       case "graph_freed":
         folded.steps.push(["freed", (Array.isArray(e.ids) ? e.ids : []).filter(known)]);
         break;

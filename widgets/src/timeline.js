@@ -181,17 +181,18 @@ export class Timeline {
    * @returns {GraphState}
    */
   graphAt(t, header, options = {}) {
-    const { seen, visible, grads, freed, lastGrad, error, newest } = this.stateAt(t);
+    const { seen, visible, grads, freed, lastGrad, lastEdge, error, newest } = this.stateAt(t);
     t = clamp(t, 0, this.steps.length);
     const vocabulary = (header && header.vocabulary) || {};
-    return this._graph(t, header, options, vocabulary, { seen, visible, grads, freed, lastGrad, error, newest });
+    return this._graph(t, header, options, vocabulary, { seen, visible, grads, freed, lastGrad, lastEdge, error, newest });
   }
 
   /**
    * The state of every node at position t, without any DOT: what a playback step changes.
    * @param {number} t
    * @returns {{t: number, seen: Set<number>, visible: number[], grads: Map<number, GradData & {step: number}>,
-   *   freed: Set<number>, lastGrad: number|null, error: string|null, newest: number|null}}
+   *   freed: Set<number>, lastGrad: number|null, lastEdge: [number, number]|null, error: string|null,
+   *   newest: number|null}}  lastEdge: [input, node] of an edge_grad step just before t
    */
   stateAt(t) {
     t = clamp(t, 0, this.steps.length);
@@ -201,10 +202,13 @@ export class Timeline {
     const grads = new Map();
     const freed = new Set();
     let lastGrad = null;
+    /** @type {[number, number]|null} */
+    let lastEdge = null;
     let error = null;
     let newest = null;
     for (let i = 0; i < t; i++) {
       const step = this.steps[i];
+      if (step[0] !== "edge_grad") lastEdge = null;
       switch (step[0]) {
         case "node":
           if (this.nodes.has(step[1]) && !seen.has(step[1])) {
@@ -216,6 +220,9 @@ export class Timeline {
         case "grad":
           grads.set(step[1], { preview: step[2], norm: step[3] ?? null, summed: Boolean(step[4]), step: i });
           lastGrad = step[1];
+          break;
+        case "edge_grad": // the contribution travels along input -> node, into the input
+          lastEdge = [step[2], step[1]];
           break;
         case "freed":
           for (const id of Array.isArray(step[1]) ? step[1] : [step[1]]) freed.add(id);
@@ -235,7 +242,7 @@ export class Timeline {
           break; // "version" and kinds added later do not change the drawing
       }
     }
-    return { t, seen, visible, grads, freed, lastGrad, error, newest };
+    return { t, seen, visible, grads, freed, lastGrad, lastEdge, error, newest };
   }
 
   /** The latest gradient of every node over the whole timeline. */
@@ -249,7 +256,7 @@ export class Timeline {
    * @param {ReturnType<Timeline["stateAt"]>} walk
    * @returns {GraphState}
    */
-  _graph(t, header, options, vocabulary, { seen, visible, grads, freed, lastGrad, error, newest }) {
+  _graph(t, header, options, vocabulary, { seen, visible, grads, freed, lastGrad, lastEdge, error, newest }) {
 
     // Outputs: visible nodes that no visible edge leaves (decided before the budget).
     const consumed = new Set();
@@ -287,7 +294,9 @@ export class Timeline {
       if (!shownSet.has(e.src) || !shownSet.has(e.dst)) continue;
       const grad = grads.get(e.src);
       lines.push("  " + edgeStatement(e.src, e.dst, grad ? grad.norm : null, vocabulary));
-      if (lastGrad !== null && e.src === lastGrad) highlight.push([e.src, e.dst]);
+      if (lastEdge ? e.src === lastEdge[0] && e.dst === lastEdge[1] : lastGrad !== null && e.src === lastGrad) {
+        highlight.push([e.src, e.dst]);
+      }
     }
     lines.push("}");
 
@@ -409,6 +418,8 @@ export class Timeline {
         return `new ${name(step[1])}`;
       case "grad":
         return `gradient of ${name(step[1])}`;
+      case "edge_grad":
+        return `${name(step[1])} sends to ${name(step[2])}`;
       case "freed": {
         const ids = Array.isArray(step[1]) ? step[1] : [step[1]];
         return `freed ${ids.length} buffer${ids.length === 1 ? "" : "s"}`;

@@ -3,6 +3,7 @@
 // no d3 and runs under jsdom.
 
 import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
+import { chainRuleAt } from "./chainrule.js";
 import { decodeTrait } from "./events.js";
 import { createScheduler, useTweens } from "./coalesce.js";
 import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, renderRows, basename } from "./text.js";
@@ -167,7 +168,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const inspectorHead = make(doc, "div", { className: "dg-panel-title", text: "inspector" });
   const inspectorBody = make(doc, "div", { className: "dg-inspector-body" });
   inspector.append(inspectorHead, inspectorBody);
-  side.append(codePanel, inspector);
+  // the chain rule at the active node of a backward step (src/chainrule.js), as text
+  const chainPanel = make(doc, "section", { className: "dg-panel dg-chain", attrs: { "aria-label": "chain rule" } });
+  const chainHead = make(doc, "div", { className: "dg-panel-title", text: "chain rule" });
+  const chainBody = make(doc, "div", { className: "dg-inspector-body dg-chain-body" });
+  chainPanel.append(chainHead, chainBody);
+  chainPanel.hidden = true;
+  side.append(codePanel, chainPanel, inspector);
   main.append(graphWrap, side);
 
   const notes = make(doc, "div", { className: "dg-notes" });
@@ -346,6 +353,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
         setText(item.texts[box.savedLine], freed ? "freed" : box.lines[box.savedLine]);
       }
     }
+    const lastEdge = g.lastEdge;
+    const edgeInto = lastEdge ? (s.boxes.find((b) => b.members.includes(lastEdge[1])) || { name: null }).name : null;
     for (const edge of s.edges) {
       const item = state.elements.get(edge.name);
       if (!item) continue;
@@ -358,7 +367,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
           break;
         }
       }
-      const flow = g.lastGrad !== null && edge.sources.includes(g.lastGrad);
+      const flow = g.lastEdge
+        ? edge.sources.includes(g.lastEdge[0]) && edgeInto === edge.dst // the contribution's edge
+        : g.lastGrad !== null && edge.sources.includes(g.lastGrad);
       const key = `${visible}|${norm}|${flow}`;
       if (item.applied === key) continue;
       item.applied = key;
@@ -612,6 +623,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     updateEmpty(g);
     updateCode(g);
     updateInspector(g);
+    updateChainRule(g);
     updateNotes();
     const structure = currentStructure();
     if (structure.dot !== state.renderedDot) {
@@ -695,6 +707,15 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (!g.shown.includes(id)) {
       inspectorBody.appendChild(make(doc, "div", { className: "dg-muted", text: "Not drawn at this position of the timeline." }));
     }
+  }
+
+  /** @param {import("./timeline.js").GraphState} g */
+  function updateChainRule(g) {
+    const rule = chainRuleAt(timeline.steps, timeline.nodes, timeline.edges.values(), g.t);
+    chainPanel.hidden = rule === null;
+    if (rule === null) return;
+    setText(chainHead, rule.title);
+    renderRows(doc, chainBody, rule.rows);
   }
 
   function updateNotes() {

@@ -1,0 +1,134 @@
+// Pure: the chain rule's arithmetic at a position of the timeline, as rows of text for the
+// "chain rule" panel (PROTOCOL.md, "Chain rule panel"). During backward the active node is the
+// one of the newest `grad` or `edge_grad` step: its gradient (the upstream gradient), and for
+// each edge its backward has sent so far, "upstream × local derivative = contribution"; at a
+// node that several edges sent to, "a + b = total". Numbers come from the steps themselves
+// (edge_grad carries each contribution); nothing here computes a gradient.
+
+import { formatValues, shapeText } from "./vocabulary.js";
+import { nodeTitle } from "./timeline.js";
+
+/**
+ * @typedef {import("./vocabulary.js").NodeData} NodeData
+ * @typedef {{node: number, input: number, position: number, preview: any[], reducedFrom: number[]|null}} EdgeStep
+ * @typedef {{title: string, rows: Array<[string, string]>}} ChainRule
+ */
+
+/**
+ * The chain-rule rows at position t (steps[0:t]), or null outside a backward pass.
+ * @param {Array<any[]>} steps
+ * @param {Map<number, NodeData>} nodes
+ * @param {Iterable<{src: number, dst: number, pos: number}>} graphEdges  the recording's edges
+ * @param {number} t
+ * @returns {ChainRule|null}
+ */
+export function chainRuleAt(steps, nodes, graphEdges, t) {
+  let start = -1;
+  for (let i = Math.min(t, steps.length) - 1; i >= 0; i--) {
+    const kind = steps[i][0];
+    if (kind === "backward_finished" || kind === "backward_failed") return null;
+    if (kind === "backward_started") { start = i; break; }
+  }
+  if (start < 0) return null;
+  /** @type {Map<number, {preview: any[], summed: boolean}>} */
+  const grads = new Map();
+  /** @type {EdgeStep[]} */
+  const edges = [];
+  let active = null;
+  for (let i = start + 1; i < t && i < steps.length; i++) {
+    const step = steps[i];
+    if (step[0] === "grad") {
+      grads.set(step[1], { preview: asList(step[2]), summed: Boolean(step[4]) });
+      active = step[1];
+    } else if (step[0] === "edge_grad") {
+      edges.push({ node: step[1], input: step[2], position: Number(step[3]) || 0,
+        preview: asList(step[4]), reducedFrom: Array.isArray(step[5]) ? step[5] : null });
+      active = step[1];
+    }
+  }
+  if (active === null) return null;
+  const node = nodes.get(active);
+  const grad = grads.get(active);
+  /** @type {Array<[string, string]>} */
+  const rows = [];
+  const into = edges.filter((e) => e.input === active);
+  if (grad && into.length > 1) {
+    const terms = into.map((e) => values(e.preview, node));
+    rows.push(["fan-in", `${terms.join(" + ")} = ${values(grad.preview, node)}`]);
+    rows.push(["from", into.map((e) => label(nodes.get(e.node), e.node)).join(" + ")]);
+  }
+  const upstream = grad ? values(grad.preview, node) : "not yet";
+  rows.push(["upstream gradient", into.length === 0 && grad ? `${upstream} (where backward starts)` : upstream]);
+  /** @type {number[]} */
+  const inputs = [];
+  for (const e of graphEdges) if (e.dst === active) inputs[e.pos] = e.src;
+  let inputCount = inputs.length;
+  for (const e of edges) if (e.node === active) inputCount = Math.max(inputCount, e.position + 1);
+  for (const e of edges) {
+    if (e.node !== active) continue;
+    const input = nodes.get(e.input);
+    const local = localDerivative(node, e.position, inputCount, inputs.map((id) => nodes.get(id)));
+    let text = `${upstream} \u00D7 ${local} = ${values(e.preview, input)}`;
+    if (e.reducedFrom) {
+      text += ` (summed over the broadcast: ${shapeText(e.reducedFrom)} \u2192 ${shapeText(shapeOf(input))})`;
+    }
+    rows.push([`\u2192 ${label(input, e.input)} (input ${e.position})`, text]);
+  }
+  return { title: `chain rule at ${label(node, active)}`, rows };
+}
+
+/**
+ * The local derivative of `node` with respect to its input `position`, as text: the part of the
+ * op's rule (`dz/dy = x`), with the input's numbers where the rule names one variable of the
+ * forward formula (`z = x * y`: x is input 0, y input 1, z the node itself).
+ * @param {NodeData|undefined} node
+ * @param {number} position
+ * @param {number} inputCount
+ * @param {Array<NodeData|undefined>} inputs  the node's inputs, by position
+ * @returns {string}
+ */
+export function localDerivative(node, position, inputCount, inputs) {
+  const rule = node && typeof node.rule === "string" ? node.rule : "";
+  const semi = rule.indexOf(";");
+  if (semi < 0) return "(local derivative)";
+  const section = rule.slice(semi + 1).trim();
+  const parts = section.split(/,\s+(?=d\w*\/d)/).map((p) => p.trim().replace(/,$/, ""));
+  const part = parts.length === inputCount ? parts[position] : inputCount === 1 ? parts[0] : section;
+  const sides = part.split("=").map((s) => s.trim());
+  const last = sides[sides.length - 1];
+  if (sides.length >= 2 && rule.startsWith("z = ")) {
+    /** @type {NodeData|undefined} */
+    let source;
+    if (last === "x" || last === "y") source = inputs[last === "x" ? 0 : 1];
+    else if (last === "z") source = node;
+    if (source && Array.isArray(source.preview) && source.preview.length) {
+      return `${values(source.preview, source)} (${part})`;
+    }
+    if (/^-?\d+$/.test(last)) return `${last} (${part})`;
+  }
+  return `(${part})`;
+}
+
+/** @param {unknown} v @returns {any[]} */
+function asList(v) {
+  return Array.isArray(v) ? v : [];
+}
+
+/** @param {NodeData|undefined} node @returns {number[]} */
+function shapeOf(node) {
+  return node && Array.isArray(node.shape) ? node.shape : [];
+}
+
+/** "[2, 3] (2,)": a preview with the node's shape (no shape for a scalar). */
+function values(/** @type {any[]} */ preview, /** @type {NodeData|undefined} */ node) {
+  const shape = shapeOf(node);
+  const text = formatValues(preview, shape, node ? String(node.dtype ?? "") : "");
+  return shape.length ? `${text} ${shapeText(shape)}` : text;
+}
+
+/** What the panel calls a node: "a (leaf)", "b (Mul)", "Sum". */
+function label(/** @type {NodeData|undefined} */ node, /** @type {number} */ id) {
+  if (!node) return `#${id}`;
+  const title = nodeTitle(node);
+  return node.name != null && node.name !== "" ? `${node.name} (${title})` : title;
+}

@@ -1,0 +1,143 @@
+// The chain-rule panel's arithmetic (src/chainrule.js), from timeline steps as the fold makes
+// them: b = a * a (fan-in) and a bias broadcast over a batch.
+import { test, describe } from "node:test";
+import assert from "node:assert/strict";
+import { chainRuleAt, localDerivative } from "../src/chainrule.js";
+import { Timeline } from "../src/timeline.js";
+import { foldEvents } from "../src/events.js";
+import { createView } from "../src/view.js";
+import { dom, fakeModel, sample, stubRenderer } from "./helpers.js";
+
+const MUL = "z = x * y;  dz/dx = y,  dz/dy = x";
+const SUM = "z = sum of x over axis;  dz/dx = 1 (gz is broadcast back over the summed axes)";
+const ADD = "z = x + y;  dz/dx = 1,  dz/dy = 1";
+
+const node = (id, op, shape, preview, name = null, rule = null) => ({
+  id, kind: op === "leaf" ? "leaf" : "op", op, name, shape, dtype: "float32", device: "cpu",
+  preview, scope: [], file: null, line: null, cell: null, saved: 0, recomputed: false,
+  elapsed: null, rule,
+});
+
+// a = [2, 3]; b = a * a; loss = b.sum(); loss.backward()
+const FAN_IN = {
+  nodes: [node(1, "leaf", [2], [2, 3], "a"), node(2, "Mul", [2], [4, 9], "b", MUL),
+    node(3, "Sum", [], [13], "loss", SUM)],
+  edges: [[1, 2, 0], [1, 2, 1], [2, 3, 0]],
+  steps: [["node", 1], ["node", 2], ["node", 3], ["backward_started", 3],
+    ["grad", 3, [1], 1, false],
+    ["edge_grad", 3, 2, 0, [1, 1], null],
+    ["grad", 2, [1, 1], 1.414, false],
+    ["edge_grad", 2, 1, 0, [2, 3], null],
+    ["edge_grad", 2, 1, 1, [2, 3], null],
+    ["grad", 1, [4, 6], 7.2, true],
+    ["backward_finished", 3]],
+};
+
+function timelineOf(state) {
+  const tl = new Timeline();
+  tl.offer({ seq: 1, ...state });
+  return tl;
+}
+
+const at = (tl, t) => chainRuleAt(tl.steps, tl.nodes, tl.edges.values(), t);
+
+describe("chain rule panel", () => {
+  test("nothing before backward, nor after it finishes", () => {
+    const tl = timelineOf(FAN_IN);
+    assert.equal(at(tl, 3), null);
+    assert.equal(at(tl, 4), null); // started, no gradient yet
+    assert.equal(at(tl, tl.steps.length), null);
+  });
+
+  test("the root's gradient is where backward starts", () => {
+    const tl = timelineOf(FAN_IN);
+    const rule = at(tl, 5);
+    assert.equal(rule.title, "chain rule at loss (Sum)");
+    assert.deepEqual(rule.rows, [["upstream gradient", "[1] (where backward starts)"]]);
+  });
+
+  test("each edge: upstream × local derivative = contribution, with the input's numbers", () => {
+    const tl = timelineOf(FAN_IN);
+    const rule = at(tl, 9); // both edges of the Mul sent
+    assert.equal(rule.title, "chain rule at b (Mul)");
+    assert.deepEqual(rule.rows, [
+      ["upstream gradient", "[1, 1] (2,)"],
+      ["\u2192 a (leaf) (input 0)", "[1, 1] (2,) \u00D7 [2, 3] (2,) (dz/dx = y) = [2, 3] (2,)"],
+      ["\u2192 a (leaf) (input 1)", "[1, 1] (2,) \u00D7 [2, 3] (2,) (dz/dy = x) = [2, 3] (2,)"],
+    ]);
+    assert.equal(at(tl, 8).rows.length, 2, "one edge at a time");
+  });
+
+  test("fan-in: a + b = total at the node that received both", () => {
+    const tl = timelineOf(FAN_IN);
+    const rule = at(tl, 10);
+    assert.equal(rule.title, "chain rule at a (leaf)");
+    assert.deepEqual(rule.rows[0], ["fan-in", "[2, 3] (2,) + [2, 3] (2,) = [4, 6] (2,)"]);
+    assert.deepEqual(rule.rows[1], ["from", "b (Mul) + b (Mul)"]);
+    assert.deepEqual(rule.rows[2], ["upstream gradient", "[4, 6] (2,)"]);
+  });
+
+  test("a broadcast bias names the un-broadcast sum", () => {
+    const tl = timelineOf({
+      nodes: [node(1, "leaf", [2, 4], [], "z"), node(2, "leaf", [4], [0.1, 0.2, 0.3, 0.4], "bias"),
+        node(3, "Add", [2, 4], [], "pre", ADD)],
+      edges: [[1, 3, 0], [2, 3, 1]],
+      steps: [["node", 1], ["node", 2], ["node", 3], ["backward_started", 3],
+        ["grad", 3, [1, 1, 1, 1, 1, 1], 2.83, false],
+        ["edge_grad", 3, 1, 0, [1, 1, 1, 1, 1, 1], null],
+        ["edge_grad", 3, 2, 1, [2, 2, 2, 2], [2, 4]]],
+    });
+    const rows = at(tl, 7).rows;
+    assert.equal(rows[1][1], "[1, 1, 1, 1, 1, 1, ...] (2, 4) \u00D7 1 (dz/dx = 1) = [1, 1, 1, 1, 1, 1, ...] (2, 4)");
+    assert.equal(rows[2][0], "\u2192 bias (leaf) (input 1)");
+    assert.equal(rows[2][1], "[1, 1, 1, 1, 1, 1, ...] (2, 4) \u00D7 1 (dz/dy = 1) = [2, 2, 2, 2] (4,) "
+      + "(summed over the broadcast: (2, 4) \u2192 (4,))");
+  });
+
+  test("a rule that is not one variable is shown as the formula", () => {
+    const tanh = node(5, "Tanh", [2], [0.5, 0.1], null, "z = tanh(x);  dz/dx = 1 - tanh(x)^2 = 1 - z^2");
+    assert.equal(localDerivative(tanh, 0, 1, []), "(dz/dx = 1 - tanh(x)^2 = 1 - z^2)");
+    const exp = node(6, "Exp", [2], [1, 2.718], null, "z = exp(x);  dz/dx = exp(x) = z");
+    assert.equal(localDerivative(exp, 0, 1, []), "[1, 2.718] (2,) (dz/dx = exp(x) = z)");
+    assert.equal(localDerivative(node(7, "Custom", [], []), 0, 1, []), "(local derivative)");
+  });
+
+  test("the fold keeps edge_grad events of known nodes, and the step highlights its edge", () => {
+    const fields = { edge_grad: ["node", "input", "position", "preview", "reduced_from"] };
+    const folded = foldEvents([["edge_grad", [2, 1, 0, [2, NaN], [3]]], ["edge_grad", [2, 9, 1, [1], null]]],
+      { fields }, (id) => id === 1 || id === 2);
+    assert.deepEqual(folded.steps, [["edge_grad", 2, 1, 0, [2, "NaN"], [3]]]);
+    const tl = timelineOf(FAN_IN);
+    assert.deepEqual(tl.stateAt(8).lastEdge, [1, 2]);
+    assert.equal(tl.stateAt(10).lastEdge, null);
+    assert.equal(tl.describeStep(7), "b (Mul) sends to a (leaf)");
+  });
+});
+
+describe("the chain rule panel in a view", () => {
+  test("shows the arithmetic as text at each backward step, and highlights the edge", async () => {
+    const { host } = dom();
+    const s = sample();
+    const hostile = structuredClone(FAN_IN);
+    hostile.nodes[0].name = "<img src=x onerror=alert(1)>";
+    const model = fakeModel({ header: s.header, snapshot: { seq: 1, ...hostile }, delta: {}, options: s.options });
+    const cleanup = createView({ model, el: host, createRenderer: stubRenderer().factory });
+    const view = cleanup.view;
+    const panel = host.querySelector('[aria-label="chain rule"]');
+    view.setPosition(3);
+    assert.equal(panel.hidden, true);
+    view.setPosition(8);
+    await view.scheduler.idle();
+    assert.equal(panel.hidden, false);
+    assert.match(panel.textContent, /chain rule at b \(Mul\)/);
+    assert.match(panel.textContent, /\[1, 1\] \(2,\) \u00D7 \[2, 3\] \(2,\) \(dz\/dx = y\) = \[2, 3\] \(2,\)/);
+    const flowing = [...host.querySelectorAll("g.edge.dg-flow")].map((g) => g.querySelector("title").textContent);
+    assert.deepEqual(flowing, ["n1->n2"]);
+    view.setPosition(10);
+    assert.match(panel.textContent, /fan-in\[2, 3\] \(2,\) \+ \[2, 3\] \(2,\) = \[4, 6\] \(2,\)/);
+    assert.equal(panel.querySelector("img"), null, "names are text, never HTML");
+    view.setPosition(11);
+    assert.equal(panel.hidden, true, "hidden once backward finished");
+    cleanup();
+  });
+});

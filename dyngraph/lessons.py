@@ -201,6 +201,20 @@ HINTS: dict[str, tuple[str, ...]] = {
         "p = 0.41 sends input 4 to the small expert. Each Linear records three ops.",
         "After the expert: the line return self.small(x) * (1 - p) runs two more ops.",
     ),
+    "09.1": (
+        "The in-place h /= ... overwrote the output that Exp saved for its backward.",
+        "Write the division so that it makes a new tensor and binds it to the name h.",
+    ),
+    "09.2": (
+        "Backward starts at the output and reaches a tensor only after every tensor computed "
+        "from it.",
+        "register_hook(fn) calls fn(grad); a lambda that appends a name works. Freeze the "
+        "loop variable with a default argument, as above.",
+    ),
+    "09.3": (
+        "The derivative of sqrt(s) is 1 / (2 sqrt(s)): infinite at s = 0. Keep s away from 0.",
+        "Add a tiny constant to the sum of squares before taking the square root.",
+    ),
 }
 
 

@@ -215,6 +215,22 @@ HINTS: dict[str, tuple[str, ...]] = {
         "The derivative of sqrt(s) is 1 / (2 sqrt(s)): infinite at s = 0. Keep s away from 0.",
         "Add a tiny constant to the sum of squares before taking the square root.",
     ),
+    "10.1": (
+        "What does each op need in backward? Mul's gradient for a is grad * b, and for b is "
+        "grad * a.",
+        "Sum's backward only spreads the gradient over the input's shape. A float32 number is"
+        " 4 bytes.",
+    ),
+    "10.2": (
+        "backward() releases every saved array as it goes, unless told to keep them.",
+        "With retain_graph=True nothing is released: the graph holds what it held after "
+        "forward (exercise 1).",
+    ),
+    "10.3": (
+        "Start from checkpointed_loss above and change the segment length.",
+        "Each dg.checkpoint(run_layers, h, layers[start : start + 8]) call is one segment; "
+        "two of them cover the 16 layers.",
+    ),
 }
 
 

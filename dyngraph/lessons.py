@@ -231,6 +231,19 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Each dg.checkpoint(run_layers, h, layers[start : start + 8]) call is one segment; "
         "two of them cover the 16 layers.",
     ),
+    "11.1": (
+        "Work on the whole (rows, 16) tensor at once: square every entry, add along each row,"
+        " take the square root.",
+        "sum takes an axis argument: axis=1 adds along each row.",
+    ),
+    "11.2": (
+        "dg.trace(fn, *example_inputs) takes several example inputs after the function.",
+        "The StaticGraph it returns is called like the function: graph(x, h).",
+    ),
+    "11.3": (
+        "Per row the loop runs three ops: vectors[i] (an Index), the * weights, the .sum().",
+        "Then dg.stack collects the 200 results in one more op.",
+    ),
 }
 
 

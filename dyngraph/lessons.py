@@ -244,6 +244,19 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Per row the loop runs three ops: vectors[i] (an Index), the * weights, the .sum().",
         "Then dg.stack collects the 200 results in one more op.",
     ),
+    "12.1": (
+        "Three calls: dg.trace(model, example), graph.save(path) (it returns the path to "
+        "load), dg.load_static(path).",
+        "Save under os.path.join(tmp, some_name); the loaded graph is called like the model.",
+    ),
+    "12.2": (
+        "document is the parsed JSON: a dict whose \"steps\" entry is a list of dicts.",
+        "Each step dict has an \"op\" key; collect them in order with a list comprehension.",
+    ),
+    "12.3": (
+        "Count three kinds: the input x, each Linear's weight and bias, and the ops.",
+        "Each Linear records Permute, MatMul and Add; the Tanh sits between the two layers.",
+    ),
 }
 
 

@@ -1,0 +1,85 @@
+"""A notebook saved with widget state shows and plays its graph with no kernel behind it.
+
+JupyterLab saves widget state when the widget manager's ``saveState`` setting is on (set here
+through the settings REST API, as Settings -> "Save Widget State Automatically" would). Once a
+watch block ends, a view's ``snapshot`` trait holds the whole graph (NOTE [state at rest] in
+dyngraph/jupyter/view.py), so the saved file carries it. The kernel is then shut down and the
+page reloaded: the notebook's new kernel has never heard of the widget (a resync request would
+go unanswered), so what is drawn and played comes from the saved file alone.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+
+from .labtools import open_notebook, run_cell, wait_for, wait_idle, write_notebook
+
+CELL = """\
+x = dg.tensor([1.0, 2.0], requires_grad=True, name="x")
+w = dg.tensor([0.5, -1.0], requires_grad=True, name="w")
+with dg.watch():
+    h = x * w
+    y = h.tanh()
+    loss = y.sum()
+    loss.backward()
+"""
+
+DRAWN = ("() => { const r = document.querySelector('.dg-root');"
+         " return r ? r.querySelectorAll('.dg-graph svg g.node:not(.dg-future)').length : -1; }")
+
+
+def _request(lab, method: str, path: str, body: object = None) -> object:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{lab.base}{path}?token={lab.token}", data=data,
+                                     method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        text = response.read()
+    return json.loads(text) if text else None
+
+
+def _saved_snapshot(path) -> int:
+    """Bytes of the GraphView snapshot saved in the notebook file (0 when none)."""
+    try:
+        notebook = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    state = notebook.get("metadata", {}).get("widgets", {}).get(
+        "application/vnd.jupyter.widget-state+json", {}).get("state", {})
+    for model in state.values():
+        for buffer in model.get("buffers", []):
+            if buffer.get("path") == ["snapshot"]:
+                return len(buffer.get("data", ""))
+    return 0
+
+
+def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made_it(lab, page):
+    _request(lab, "PUT", "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin",
+             {"raw": json.dumps({"saveState": True})})
+    name = "saved.ipynb"
+    write_notebook(lab.root / name, ["import dyngraph as dg", CELL])
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    wait_idle(page)
+    run_cell(page, 1)
+    wait_idle(page)
+    wait_for(lambda: page.evaluate(DRAWN) == 5, timeout=30)  # x, w, Mul, Tanh, Sum
+
+    page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
+    wait_for(lambda: _saved_snapshot(lab.root / name) > 0, timeout=30)
+    for kernel in _request(lab, "GET", "/api/kernels"):
+        _request(lab, "DELETE", f"/api/kernels/{kernel['id']}")
+
+    page.goto(lab.url(name))  # a fresh page; the notebook gets a new, empty kernel
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+    wait_for(lambda: page.evaluate(DRAWN) == 5, timeout=60)
+    root = page.locator(".dg-root").first
+    assert "Sum" in root.locator(".dg-graph svg").evaluate("s => s.textContent")
+
+    # play it from the start: the timeline came with the saved state too
+    root.get_by_role("slider", name="position in the timeline").fill("0")
+    wait_for(lambda: page.evaluate(DRAWN) < 5, timeout=10)
+    root.get_by_role("button", name="play / pause (Space)").click()
+    wait_for(lambda: "backward finished" in root.locator(".dg-position").inner_text(),
+             timeout=30)
+    assert page.evaluate(DRAWN) == 5

@@ -257,6 +257,15 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Count three kinds: the input x, each Linear's weight and bias, and the ops.",
         "Each Linear records Permute, MatMul and Add; the Tanh sits between the two layers.",
     ),
+    "13.1": (
+        "Only the loop's length differs between the runs; count the nodes one iteration adds.",
+        "One iteration: the row seq[t] (an Index node), then MatMul, Add and Tanh.",
+    ),
+    "13.2": (
+        "register_hook(fn) on z calls fn(grad) when the gradient of z is ready; a lambda can "
+        "store it in the dict.",
+        "Register the hook before calling backward(); afterwards read captured[\"dz\"].",
+    ),
 }
 
 

@@ -266,6 +266,22 @@ HINTS: dict[str, tuple[str, ...]] = {
         "store it in the dict.",
         "Register the hook before calling backward(); afterwards read captured[\"dz\"].",
     ),
+    "14.1": (
+        "A padded batch has as many row-steps as rows times the longest length; the real ones"
+        " are the sum of the lengths.",
+        "The share of padding is 1 minus real over padded.",
+    ),
+    "14.2": (
+        "Each step: clear the gradient, compute the loss, backward, then let the optimizer "
+        "step.",
+        "optimizer.zero_grad() must run every step, before backward(): gradients accumulate.",
+    ),
+    "14.3": (
+        "One RNNCell step records a Linear-like triple for the input and one for the state, "
+        "then an Add and a Tanh.",
+        "With a mask, each step also runs dg.where; the padded batch has as many steps as its"
+        " longest sequence (20).",
+    ),
 }
 
 

@@ -282,6 +282,20 @@ HINTS: dict[str, tuple[str, ...]] = {
         "With a mask, each step also runs dg.where; the padded batch has as many steps as its"
         " longest sequence (20).",
     ),
+    "15.1": (
+        "backward returns grad_y times the local derivative dy/dx; the docstring states it, "
+        "with s the saved sigmoid.",
+        "x and s from ctx.saved_tensors are plain arrays: write the docstring's formula with "
+        "them, then multiply by grad_y.",
+    ),
+    "15.2": (
+        "Call backward() on the sum of Swish.apply(t); the gradient lands in t.grad.",
+        "This uses your backward from exercise 1: solve that first.",
+    ),
+    "15.3": (
+        "A recording holds leaves, constants (the 1 and the 2 are tensors too) and ops.",
+        "The naive version runs Exp, Add, Log where the custom one runs one Softplus node.",
+    ),
 }
 
 

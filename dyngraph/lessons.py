@@ -296,6 +296,22 @@ HINTS: dict[str, tuple[str, ...]] = {
         "A recording holds leaves, constants (the 1 and the 2 are tensors too) and ops.",
         "The naive version runs Exp, Add, Log where the custom one runs one Softplus node.",
     ),
+    "16.1": (
+        "Run the model on X under dg.no_grad(): no graph is needed to evaluate.",
+        "argmax over axis 1 of the logits is the predicted class; compare with y_np and take "
+        "the mean.",
+    ),
+    "16.2": (
+        "Copy the training loop above: forward, loss, zero_grad, backward, step, with Xm and "
+        "ym.",
+        "Adam with a learning rate around 0.05 and a few hundred steps is plenty; evaluate "
+        "under dg.no_grad().",
+    ),
+    "16.3": (
+        "Each Linear records a Permute of its weight, a MatMul and an Add; the relu runs in "
+        "MLP.forward itself.",
+        "Parameters: each Linear has a weight and a bias.",
+    ),
 }
 
 

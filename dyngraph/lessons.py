@@ -312,6 +312,28 @@ HINTS: dict[str, tuple[str, ...]] = {
         "MLP.forward itself.",
         "Parameters: each Linear has a weight and a bias.",
     ),
+    "17.1": (
+        "Only use what both libraries spell the same: torch_like.tensor(values, "
+        "requires_grad=True), *, .sum(), .backward(), .grad.",
+        "Make the tensor, square it element by element, sum, call backward, return the "
+        "tensor's grad.",
+    ),
+    "17.2": (
+        "theirs = torch.nn.GRU(...) and mine = dg.nn.GRU(...) with the same arguments; then "
+        "mine.load_state_dict(theirs.state_dict()).",
+        "A GRU returns (output, last hidden state); call each on its own library's tensor "
+        "made from inputs.",
+    ),
+    "17.3": (
+        "dg.manual_seed and torch.manual_seed seed two different random generators.",
+        "The program loaded START into both models: why would it need to?",
+    ),
+    "17.4": (
+        "A Sequential's children have no attribute names, so each frame reads the child's "
+        "position and its class, joined by \" · \".",
+        "The model is Sequential(Linear(2, 16), Tanh(), Linear(16, 2)); positions count from "
+        "0.",
+    ),
 }
 
 

@@ -19,7 +19,7 @@ exercises = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(exercises)
 
 LESSONS = exercises.lessons()
-_PENDING = {f"{n:02d}" for n in range(19)} - {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16"}  # TODO: convert
+_PENDING = {f"{n:02d}" for n in range(19)} - {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "13", "14", "15", "16", "17"}  # TODO: convert
 
 
 @pytest.fixture(autouse=True)

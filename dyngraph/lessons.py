@@ -334,6 +334,22 @@ HINTS: dict[str, tuple[str, ...]] = {
         "The model is Sequential(Linear(2, 16), Tanh(), Linear(16, 2)); positions count from "
         "0.",
     ),
+    "18.1": (
+        "PyTorch names a node after the backward function of the op that made it: the op's "
+        "name, then Backward, then a variant number.",
+        "Indexing one element with v[0] is a select in PyTorch's vocabulary.",
+    ),
+    "18.2": (
+        "How many paths lead from the loss back to v?",
+        "The accumulated flag is set when a node's gradient was summed from more than one "
+        "path (lesson 03's fan-in).",
+    ),
+    "18.3": (
+        "An in-place op bumps a version counter, and the timeline records that as its own "
+        "step.",
+        "The retain_graph section above printed the kinds of steps a backward adds; which one"
+        " does a failing backward end with?",
+    ),
 }
 
 

@@ -120,6 +120,11 @@ HINTS: dict[str, tuple[str, ...]] = {
         "An op is freed only if it saved tensors for its backward; read each op's docstring.",
         "Which local rule needs no value at all? It passes the gradient on unchanged.",
     ),
+    "03.4": (
+        "The newest op runs first: L's Add passes its upstream gradient, 1, times dz/dy = 1, to u.",
+        "Then v = u * u, whose gradient is 3: each of its two edges carries 3 times the other "
+        "input, u = 2.",
+    ),
     "04.1": (
         "A trace writes down one step per op the function runs; Python arithmetic on plain "
         "numbers is not an op.",

@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test lint bench venv clean
+.PHONY: lab test site lint bench venv clean
 
 $(STAMP): pyproject.toml setup.py dyngraph/_speedups.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ lab: $(STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=. $(if $(filter 0,$(shell id -u)),--allow-root) \
 		notebooks/00_tour.ipynb
 
+## make site: execute the lessons and build them as a static site in site/ (open
+## site/index.html): nbconvert pages whose graphs play offline (tools/build_site.py).
+site: $(STAMP)
+	$(PY) tools/build_site.py --out site
+
 lint: $(STAMP)
 	$(PY) -m ruff check .
 
@@ -40,4 +45,4 @@ bench: $(STAMP)
 	$(PY) -m benchmarks.run
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache site

@@ -26,13 +26,20 @@ def _script_json(value: Any) -> str:
 
 def _parts(state: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
     """The state as JSON can carry it, the bundle as a data: URL, and the style sheet."""
-    state = {**state, "snapshot": {"base64": base64.b64encode(state["snapshot"]).decode("ascii")}}
+    return (_json_state(state), *_bundle_parts())
+
+
+def _json_state(state: dict[str, Any]) -> dict[str, Any]:
+    return {**state, "snapshot": {"base64": base64.b64encode(state["snapshot"]).decode("ascii")}}
+
+
+def _bundle_parts() -> tuple[str, str]:
     bundle = (STATIC / "graphview.js").read_text(encoding="utf-8")
     css_path = STATIC / "graphview.css"
     css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""
     bundle_url = "data:text/javascript;charset=utf-8," + _percent_encode(bundle)
     css = css.replace("</", "<\\/")  # nothing in the style sheet can close the element
-    return state, bundle_url, css
+    return bundle_url, css
 
 
 def write_html(state: dict[str, Any], path: Any, title: str = "dyngraph") -> None:
@@ -70,6 +77,38 @@ import {{ mountStandalone }} from "{bundle_url}";
 const el = document.getElementById("{element}");
 el.replaceChildren();
 mountStandalone(el, {_script_json(state)});
+</script>
+"""
+
+
+PLAYER_CLASS = "dyngraph-player"
+
+
+def player_element(state: dict[str, Any], placeholder: str) -> str:
+    """A player's place in a page of many (the course site, tools/build_site.py): its state as
+    JSON data, mounted by the page's one ``page_loader()``; ``placeholder`` shows until then
+    (or where scripts do not run)."""
+    return (f'<div class="{PLAYER_CLASS}"><script type="application/json">'
+            f"{_script_json(_json_state(state))}</script>"
+            f"<pre>{html.escape(placeholder)}</pre></div>")
+
+
+def page_loader() -> str:
+    """The bundle and its style sheet, once per page, mounting every ``player_element`` of the
+    page. The bundle travels as a data: URL (base64: a quarter smaller than percent-encoding):
+    a page opened from disk (file://) may not import a module from a file next to it."""
+    _, css = _bundle_parts()
+    bundle = (STATIC / "graphview.js").read_bytes()
+    bundle_url = "data:text/javascript;base64," + base64.b64encode(bundle).decode("ascii")
+    return f"""<style>{css}</style>
+<script type="module">
+import {{ mountStandalone }} from "{bundle_url}";
+for (const el of document.querySelectorAll("div.{PLAYER_CLASS}:not([data-mounted])")) {{
+  el.setAttribute("data-mounted", "");
+  const state = JSON.parse(el.querySelector('script[type="application/json"]').textContent);
+  el.replaceChildren();
+  mountStandalone(el, state);
+}}
 </script>
 """
 

@@ -10,9 +10,9 @@ Exercises use ``check_answer`` and ``hint``. An exercise cell starts with a plac
 a function body that raises ``NotImplementedError``); its check cell prints one of three things:
 
 >>> check_answer("03.1", "df/dx", my_df_dx, x.grad)
-03.1 df/dx: not attempted yet (replace the ... above; a hint: hint("03.1"))
+03.1 df/dx: not attempted yet (replace the ... above; a hint: lessons.hint("03.1"))
 03.1 df/dx: PASS
-03.1 df/dx: not yet: yours is 12, 3 too low; a hint: hint("03.1")
+03.1 df/dx: not yet: yours is 9, 3 too low; a hint: lessons.hint("03.1")
 
 ``hint("03.1")`` prints the first hint, ``hint("03.1", 2)`` the next; never the answer. The
 solutions live in the lessons, in the exercise cells' metadata; ``tools/exercises.py`` writes the
@@ -121,9 +121,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Which local rule needs no value at all? It passes the gradient on unchanged.",
     ),
     "03.4": (
-        "The newest op runs first: L's Add passes its upstream gradient, 1, times dz/dy = 1, to u.",
-        "Then v = u * u, whose gradient is 3: each of its two edges carries 3 times the other "
-        "input, u = 2.",
+        "The newest op runs first: L's Add passes its upstream gradient, 1, times dz/dy = 1, "
+        "to u.",
+        "Then v = u * u, whose gradient is 3: each of its two edges carries 3 times the other"
+        " input, u = 2.",
     ),
     "04.1": (
         "A trace writes down one step per op the function runs; Python arithmetic on plain "
@@ -294,7 +295,8 @@ HINTS: dict[str, tuple[str, ...]] = {
         "them, then multiply by grad_y.",
     ),
     "15.2": (
-        "Call backward() on the sum of Swish.apply(t); the gradient lands in t.grad.",
+        "Call backward() on the sum of Swish.apply(t); the gradient lands in the leaf's "
+        ".grad.",
         "This uses your backward from exercise 1: solve that first.",
     ),
     "15.3": (
@@ -385,7 +387,7 @@ def _difference(mine: Any, expected: Any, rtol: float, atol: float) -> str | Non
             return f"expected a list of {len(expected)} names, yours is a {type(mine).__name__}"
         for i, (m, e) in enumerate(zip(mine, expected)):
             if m != e:
-                return f"item {i} differs: yours is {m!r}"
+                return f"item {i + 1} differs: yours is {m!r}"
         if len(mine) != len(expected):
             return f"yours has {len(mine)} items, expected {len(expected)}"
         return None
@@ -433,7 +435,7 @@ def check_answer(exercise: str, name: str, mine: Any, expected: Any,
     03.2 k.grad: PASS
     """
     status, detail = _grade(mine, expected, rtol, atol)
-    ask = f'a hint: hint("{exercise}")'
+    ask = f'a hint: lessons.hint("{exercise}")'
     line = {"blank": f"{NOT_ATTEMPTED} (replace the ... above; {ask})",
             "pass": "PASS",
             "wrong": f"not yet: {detail}; {ask}"}[status]

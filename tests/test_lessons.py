@@ -54,7 +54,7 @@ def test_right_answers_pass(capsys, mine, expected):
     (15.5, 12.0, "3.5 too high"),
     (np.zeros(3), [0.0, 2.0, 0.0], "1 of 3 entries differ, the most at index (1,) (max diff 2)"),
     (np.zeros(2), np.zeros(3), "shape: yours (2,), expected (3,)"),
-    (["Mul", "Add"], ["Mul", "Sigmoid"], "item 1 differs: yours is 'Add'"),
+    (["Mul", "Add"], ["Mul", "Sigmoid"], "item 2 differs: yours is 'Add'"),
     (["Mul"], ["Mul", "Sigmoid"], "yours has 1 items, expected 2"),
     (lambda: 1 / 0, 1.0, "your code raised ZeroDivisionError"),
     ({"a", "b"}, {"b", "c", "d"}, "1 of yours should not be there, 2 missing"),
@@ -63,7 +63,7 @@ def test_wrong_answers_say_what_differs_and_by_how_much(capsys, mine, expected, 
     assert lessons.check_answer("03.1", "x", mine, expected) is False
     out = capsys.readouterr().out
     assert out.startswith("03.1 x: not yet: ") and says in out, out
-    assert 'hint("03.1")' in out
+    assert 'lessons.hint("03.1")' in out
 
 
 def test_versions_raise_when_a_check_says_otherwise(monkeypatch, capsys):

@@ -24,10 +24,9 @@ NOTE [which torch mechanisms] Only public ones, and nothing of torch is patched:
   ``TBackward0`` and ``AddmmBackward0``) shows them all.
 - ``torch.autograd.graph.Node.register_prehook`` on each node (``AccumulateGrad`` for leaves):
   it runs when the node's gradient is complete, in the engine's order: ``grad_computed``.
-- ``grad_fn.metadata``, the dict PyTorch keeps on each node, carries the node's dyngraph id:
-  a Python wrapper of a node comes and goes and cannot be weakly referenced, so ``id()`` would
-  not do, and holding the nodes would keep the graph alive. Leaves and data tensors get theirs
-  from a ``torch.utils.weak.WeakIdKeyDictionary``. Ids come from dyngraph's own counter.
+- ``grad_fn.metadata``, the dict PyTorch keeps on each node, carries the node's dyngraph id
+  (see ``_node_info``); leaves and data tensors get theirs from ``_leaves``. Ids come from
+  dyngraph's own counter.
 - ``torch.nn.modules.module.register_module_forward_pre_hook`` / ``..._forward_hook`` give the
   scopes (``("MLP", "fc1")``) and the names of parameters (``weight``, ``bias``).
 - Saved tensors are read from the ``_saved_*`` attributes autograd documents for every node
@@ -62,7 +61,6 @@ from typing import Any
 import torch
 from torch.nn.modules import module as _torch_module
 from torch.overrides import TorchFunctionMode
-from torch.utils.weak import WeakIdKeyDictionary
 
 from . import events
 from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
@@ -75,23 +73,73 @@ _KEY = "dyngraph"  # the key of a node's dyngraph _Info in grad_fn.metadata
 
 
 class _Info:
-    """What dyngraph knows of one node or leaf: plain numbers, nothing of the graph."""
+    """What dyngraph knows of one node or leaf: plain numbers, nothing of the graph. It is also
+    the node's grad prehook (``__call__``): the graph holds no cycle through it, at most a weak
+    reference to a leaf."""
 
-    __slots__ = ("id", "announced", "consumers", "saved_bytes", "hooked", "__weakref__")
+    __slots__ = ("id", "announced", "consumers", "saved_bytes", "hooked", "leaf", "__weakref__")
 
     def __init__(self) -> None:
         self.id = 0  # given when it is first told about (or drawn): ids follow creation order
         self.announced = -1  # events.epoch when the subscribers were last told about it
         self.consumers = 0  # how many ops use it: more than one means gradients are summed
         self.saved_bytes = 0
-        self.hooked = False  # its grad prehook is registered
+        self.hooked = False  # it is its node's grad prehook
+        self.leaf: Any = None  # a weakref to the leaf tensor, for a leaf's
+
+    def __call__(self, grad_outputs: tuple) -> None:
+        """The node's gradient is complete (PyTorch calls this, in its backward order)."""
+        if not events.active or not grad_outputs:
+            return
+        grad = grad_outputs[0]
+        if grad is None:
+            return
+        accumulated = self.consumers > 1
+        if self.leaf is not None:
+            tensor = self.leaf()
+            accumulated = accumulated or (tensor is not None and tensor.grad is not None)
+        preview, norm = _preview_and_norm(grad)
+        events.emit(events.GradComputed(self.id, preview, norm, accumulated))
+        if _pass and self.saved_bytes:
+            _pass[-1].append(self.id)
 
 
-_leaves: Any = WeakIdKeyDictionary()  # leaf or data tensor -> _Info
-_names: Any = WeakIdKeyDictionary()  # tensor -> (name, scope) the learner or a module gave it
+class _ByIdentity:
+    """A map from tensors, held weakly, to values (``==`` of tensors compares their numbers, so
+    they cannot be keys of a dict).
+
+    NOTE [speed] A dict keyed by ``id()`` with a weak reference beside each value, to tell the
+    tensor from a later one at the same address. torch's ``WeakIdKeyDictionary`` does the same
+    but makes a Python object per look-up, and a watched op looks up each of its inputs. Entries
+    of dead tensors are swept when the dict has doubled since the last sweep."""
+
+    def __init__(self) -> None:
+        self._items: dict[int, tuple[Any, Any]] = {}
+        self._sweep_at = 1024
+
+    def get(self, tensor: Any, default: Any = None) -> Any:
+        item = self._items.get(id(tensor))
+        if item is None or item[0]() is not tensor:
+            return default
+        return item[1]
+
+    def __contains__(self, tensor: Any) -> bool:
+        item = self._items.get(id(tensor))
+        return item is not None and item[0]() is tensor
+
+    def __setitem__(self, tensor: Any, value: Any) -> None:
+        self._items[id(tensor)] = (weakref.ref(tensor), value)
+        if len(self._items) > self._sweep_at:
+            for key in [key for key, (ref, _) in self._items.items() if ref() is None]:
+                del self._items[key]
+            self._sweep_at = max(1024, 2 * len(self._items))
+
+
+_leaves = _ByIdentity()  # leaf or data tensor -> _Info
+_names = _ByIdentity()  # tensor -> (name, scope) the learner or a module gave it
 _module_path: list[str] = []  # the names of the modules whose forward is running
 _pass: list[Any] = []  # the backward passes running: [ids of nodes that freed what they saved]
-_saved_names: dict[type, tuple[str, ...]] = {}  # node type -> its _saved_* attribute names
+_saved_names: dict[type, tuple[str, ...]] = {}  # node type -> its _saved_* attributes of tensors
 
 
 def is_torch_tensor(value: Any) -> bool:
@@ -111,9 +159,11 @@ def name(tensor: torch.Tensor, label: str) -> torch.Tensor:
 
 
 def _node_info(node: Any, hook: bool = True) -> _Info:
-    """The _Info of an autograd node, kept in its metadata, made on first sight. A leaf's lives
-    in _leaves, and in its AccumulateGrad node's metadata too (a quicker look-up), put there
-    when the node's prehook is registered (``hook``; dg.draw registers none)."""
+    """The _Info of an autograd node, made on first sight and kept in ``grad_fn.metadata``, the
+    dict PyTorch keeps on each node: a Python wrapper of a node comes and goes and cannot be
+    weakly referenced, so ``id()`` would not do, and holding the nodes would keep the graph
+    alive. ``hook``: the _Info becomes the node's grad prehook (dg.draw registers none). A
+    leaf's _Info lives in ``_leaves``, and in its AccumulateGrad node's metadata too."""
     metadata = node.metadata
     info = metadata.get(_KEY)
     if info is None:
@@ -122,11 +172,20 @@ def _node_info(node: Any, hook: bool = True) -> _Info:
             info = _leaf_info(variable)
             if not hook:
                 return info
-            node.register_prehook(_grad_hook(info, weakref.ref(variable)))
+            info.leaf = weakref.ref(variable)
+            info.hooked = False  # a new AccumulateGrad: the leaf's last one may have gone
         else:
             info = _Info()
         metadata[_KEY] = info
+    if hook and not info.hooked:
+        info.hooked = True
+        node.register_prehook(info)
     return info
+
+
+def _known(node: Any) -> _Info | None:
+    """The _Info of a node seen before, or None (makes nothing)."""
+    return node.metadata.get(_KEY)
 
 
 def _leaf_info(tensor: torch.Tensor) -> _Info:
@@ -157,6 +216,10 @@ def _dtype(tensor: torch.Tensor) -> str:
     return name_
 
 
+def _device(tensor: torch.Tensor) -> str:
+    return "cuda" if tensor.is_cuda else tensor.device.type
+
+
 def _small_values(tensor: torch.Tensor) -> list | None:
     """Every number of a small CPU tensor of up to two dimensions, row-major, or None.
     NOTE: ``tolist()`` is the cheapest way out of a small tensor (a third of ``numpy()``)."""
@@ -172,12 +235,16 @@ def _small_values(tensor: torch.Tensor) -> list | None:
     return values
 
 
+def _numpy(tensor: torch.Tensor) -> Any:
+    return tensor.detach().numpy() if tensor.requires_grad else tensor.numpy()
+
+
 def _preview(tensor: torch.Tensor) -> tuple:
     values = _small_values(tensor)
     if values is not None:
         return tuple(values[: events.PREVIEW_SIZE])
     try:
-        return events.preview(tensor.detach().numpy())
+        return events.preview(_numpy(tensor))
     except (TypeError, RuntimeError):  # on a GPU, bfloat16, conjugated: a few numbers only
         flat = tensor.detach().reshape(-1)[: events.PREVIEW_SIZE]
         return tuple(flat.to("cpu", torch.float64).tolist())
@@ -191,7 +258,7 @@ def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
             norm = math.nan
         return tuple(values[: events.PREVIEW_SIZE]), norm
     try:
-        return events.preview_and_norm(tensor.detach().numpy())
+        return events.preview_and_norm(_numpy(tensor))
     except (TypeError, RuntimeError):
         return _preview(tensor), float(torch.linalg.vector_norm(tensor.detach().double()))
 
@@ -201,23 +268,40 @@ def _saved_bytes(node: Any) -> int:
     a tensor saved twice counts once)."""
     names = _saved_names.get(type(node))
     if names is None:
-        names = _saved_names[type(node)] = tuple(
-            attr for attr in dir(node) if attr.startswith("_saved_")
-        )
+        names = _saved_names[type(node)] = _saved_tensor_names(node)
     total = 0
-    seen = []  # (address, size) of each tensor counted
+    seen: set = set()  # the address of each tensor counted
     for attr in names:
         try:
             value = getattr(node, attr)
         except RuntimeError:  # freed already
             return 0
-        for item in value if type(value) is tuple or type(value) is list else (value,):
-            if isinstance(item, torch.Tensor) and item.layout == torch.strided:
-                key = (item.data_ptr(), item.numel() * item.element_size())
-                if key not in seen:
-                    seen.append(key)
-                    total += key[1]
+        for item in (value,) if type(value) is not tuple and type(value) is not list else value:
+            if isinstance(item, torch.Tensor) and item.layout is torch.strided:
+                address = item.data_ptr()
+                if address not in seen:
+                    seen.add(address)
+                    total += item.nbytes
     return total
+
+
+def _saved_tensor_names(node: Any) -> tuple[str, ...]:
+    """The ``_saved_*`` attributes of a node's type that can hold tensors: not the numbers,
+    sizes and strides (``_saved_alpha``, ``_saved_self_sym_sizes``) an op saves beside them.
+    NOTE: reading each attribute makes a Python object; the numbers are a third of them."""
+    names = []
+    for attr in dir(node):
+        if attr.startswith("_saved_"):
+            try:
+                value = getattr(node, attr)
+            except RuntimeError:  # freed: its kind is not known, so it is kept
+                names.append(attr)
+                continue
+            items = value if type(value) is tuple or type(value) is list else (value,)
+            if value is None or any(isinstance(item, torch.Tensor) for item in items) or (
+                    not items):
+                names.append(attr)
+    return tuple(names)
 
 
 def _is_freed(node: Any) -> bool:
@@ -237,6 +321,9 @@ def _is_freed(node: Any) -> bool:
 def _where() -> events.Where | None:
     """The learner's line: the first frame outside dyngraph and torch (torch's own files are
     added to the spine's table of internal files the first time one is found)."""
+    where = events.where_from_stack(2)  # (1 is the mode's frame)
+    if where is None or not where.file.startswith(_TORCH_DIR):
+        return where
     internal = events._is_internal_file
     for _ in range(64):
         where = events.where_from_stack(1)
@@ -287,37 +374,58 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
         if isinstance(item, torch.Tensor):
             events.emit(_leaf_event(item, _numbered(info), where))
             continue
-        inputs = []
-        for parent, _ in item.next_functions:
-            if parent is not None:
-                parent_info = _node_info(parent)
-                parent_info.consumers += 1
-                inputs.append(parent_info.id)
-        output = outputs.get(id(info))
-        if output is not None:
-            for tensor in data:
-                data_info = _leaf_info(tensor)
-                if data_info.announced != epoch:
-                    data_info.announced = epoch
-                    events.emit(_leaf_event(tensor, _numbered(data_info), where))
-                inputs.append(data_info.id)
-        if not info.hooked:
-            info.hooked = True
-            item.register_prehook(_grad_hook(info, None))
-        if not info.saved_bytes:
-            info.saved_bytes = _saved_bytes(item)
-        if output is None:  # made inside a composite op, or before watching: no value known
-            event = events.NodeCreated(_numbered(info), item.name(), tuple(inputs), (), "", "cpu",
-                                       True, False, None, scope, where, (), info.saved_bytes)
-        else:
-            label = _names.get(output, (None,))[0]
-            event = events.NodeCreated(
-                _numbered(info), item.name(), tuple(inputs), tuple(output.shape),
-                _dtype(output), "cuda" if output.is_cuda else output.device.type, True,
-                False, label, scope, where,
-                _preview(output), info.saved_bytes,
-            )
-        events.emit(event)
+        parents = [_node_info(parent) for parent, _ in item.next_functions if parent is not None]
+        _emit_node(item, info, parents, outputs.get(id(info)), where, scope, data)
+
+
+def _announce_op(node: Any, info: _Info, output: torch.Tensor, where: Any, scope: tuple,
+                 data: tuple) -> None:
+    """_announce for the commonest case, one node made by the op the mode saw, whose inputs
+    were all told about already (a chain, a loop): no walk. NOTE: a third of the cost of
+    watching an op was the walk's bookkeeping."""
+    epoch = events.epoch
+    parents = []
+    for parent, _ in node.next_functions:
+        if parent is not None:
+            parent_info = _node_info(parent)
+            if parent_info.announced != epoch:
+                _announce([node], {id(info): output}, where, scope, data)
+                return
+            parents.append(parent_info)
+    info.announced = epoch
+    _emit_node(node, info, parents, output, where, scope, data)
+
+
+def _emit_node(node: Any, info: _Info, parents: list, output: torch.Tensor | None, where: Any,
+               scope: tuple, data: tuple) -> None:
+    """node_created for one autograd node whose inputs (``parents``: their _Info) were told
+    about; ``output`` is the tensor it produced, if the mode saw it."""
+    inputs = []
+    for parent_info in parents:
+        parent_info.consumers += 1
+        inputs.append(parent_info.id)
+    if output is not None:
+        epoch = events.epoch
+        for tensor in data:
+            data_info = _leaf_info(tensor)
+            if data_info.announced != epoch:
+                data_info.announced = epoch
+                events.emit(_leaf_event(tensor, _numbered(data_info), where))
+            inputs.append(data_info.id)
+    if not info.saved_bytes:
+        info.saved_bytes = _saved_bytes(node)
+    if output is None:  # made inside a composite op, or before watching: no value known
+        event = events.NodeCreated(_numbered(info), node.name(), tuple(inputs), (), "", "cpu",
+                                   True, False, None, scope, where, (), info.saved_bytes)
+    else:
+        label = _names.get(output, (None,))[0]
+        event = events.NodeCreated(
+            _numbered(info), node.name(), tuple(inputs), tuple(output.shape),
+            _dtype(output), "cpu" if output.is_cpu else _device(output), True,
+            False, label, scope, where,
+            _preview(output), info.saved_bytes,
+        )
+    events.emit(event)
 
 
 def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
@@ -329,28 +437,6 @@ def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
         leaf_scope if leaf_scope is not None else (),  # data: no module
         where, _preview(tensor),
     )
-
-
-def _grad_hook(info: _Info, leaf: Any) -> Any:
-    """The prehook of one node: it holds the node's _Info and at most a weakref to a leaf, so
-    the graph holds no cycle through it."""
-
-    def hook(grad_outputs: tuple) -> None:
-        if not events.active:
-            return
-        grad = grad_outputs[0] if grad_outputs else None
-        if grad is None:
-            return
-        accumulated = info.consumers > 1
-        if leaf is not None:
-            tensor = leaf()
-            accumulated = accumulated or (tensor is not None and tensor.grad is not None)
-        preview, norm = _preview_and_norm(grad)
-        events.emit(events.GradComputed(info.id, preview, norm, accumulated))
-        if _pass and info.saved_bytes:
-            _pass[-1].append(info.id)
-
-    return hook
 
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:
@@ -381,32 +467,63 @@ class _EventMode(TorchFunctionMode):
             kwargs = {}
         if not events.active:
             return func(*args, **kwargs)
-        if func in _BACKWARD:
-            return _run_backward(func, args, kwargs)
-        name_ = getattr(func, "__name__", "")
-        inplace = (name_.endswith("_") and not name_.startswith("_")) or name_ in _INPLACE_DUNDERS
-        target = args[0] if inplace and args and isinstance(args[0], torch.Tensor) else None
+        inplace = _inplace.get(func)
+        if inplace is None:
+            if func in _BACKWARD:
+                return _run_backward(func, args, kwargs)
+            inplace = _inplace[func] = _is_inplace(func)
         before = None
-        if target is not None and target.requires_grad:
-            grad_fn = target.grad_fn
-            before = _node_info(grad_fn) if grad_fn is not None else _leaves.get(target)
+        if inplace and args and isinstance(args[0], torch.Tensor) and args[0].requires_grad:
+            target = args[0]
+            before = _known(target.grad_fn) if target.grad_fn is not None else _leaves.get(target)
         out = func(*args, **kwargs)
         if not events.active:
             return out
-        nodes, outputs = [], {}
-        for tensor in (out,) if type(out) is torch.Tensor else _tensors(out):
-            grad_fn = tensor.grad_fn
+        epoch = events.epoch
+        if type(out) is torch.Tensor:  # NOTE: most calls return one tensor; a quicker path
+            grad_fn = out.grad_fn
             if grad_fn is not None:
                 info = _node_info(grad_fn)
-                if info.announced != events.epoch:
-                    nodes.append(grad_fn)
-                    outputs[id(info)] = tensor
-        if nodes:
-            data = tuple(t for t in _tensors(args) if not t.requires_grad)
-            _announce(nodes, outputs, _where(), events._scope + tuple(_module_path), data)
-        if before is not None and before.announced == events.epoch:
-            events.emit(events.VersionBumped(before.id, target._version))
+                if info.announced != epoch:
+                    _announce_op(grad_fn, info, out, _where(), _scope(), _data(args))
+        else:
+            nodes, outputs = [], {}
+            for tensor in _tensors(out):
+                grad_fn = tensor.grad_fn
+                if grad_fn is not None:
+                    info = _node_info(grad_fn)
+                    if info.announced != epoch:
+                        nodes.append(grad_fn)
+                        outputs[id(info)] = tensor
+            if nodes:
+                _announce(nodes, outputs, _where(), _scope(), _data(args))
+        if before is not None and before.announced == epoch:
+            events.emit(events.VersionBumped(before.id, args[0]._version))
         return out
+
+
+def _scope() -> tuple:
+    return events._scope + tuple(_module_path) if _module_path else events._scope
+
+
+def _data(args: tuple) -> tuple:
+    """The tensors needing no gradient among an op's arguments."""
+    data = ()
+    for arg in args:
+        if type(arg) is torch.Tensor or isinstance(arg, torch.Tensor):
+            if not arg.requires_grad:
+                data += (arg,)
+        elif isinstance(arg, (tuple, list)):
+            data += tuple(t for t in _tensors(arg) if not t.requires_grad)
+    return data
+
+
+_inplace: dict[Any, bool] = {}  # a torch function (not backward) -> does it change its input?
+
+
+def _is_inplace(func: Any) -> bool:
+    name_ = getattr(func, "__name__", "")
+    return (name_.endswith("_") and not name_.startswith("_")) or name_ in _INPLACE_DUNDERS
 
 
 def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:

@@ -274,7 +274,7 @@ def test_watching_keeps_nothing_alive():
         with dg.record() as rec:
             h = x.exp()  # saved by MulBackward0 below: alive while the graph is
             loss = (h * h).sum()
-        node_info = loss.grad_fn.metadata["dyngraph"]
+        node_info = dgt._known(loss.grad_fn)
         alive_h, alive_info = weakref.ref(h), weakref.ref(node_info)
         del h, loss, node_info
         assert alive_h() is None and alive_info() is None  # freed by reference counting alone
@@ -330,3 +330,61 @@ def test_watch_view_shows_torch_code():
     recording = view.recording
     assert [n.op for n in recording.nodes.values()] == ["leaf", "MulBackward0", "SumBackward0"]
     assert recording.nodes[max(recording.nodes)].grad_preview == (1.0,)
+
+
+# ----------------------------------------------------------------------------- speed-ups
+
+
+def test_saved_bytes_count_saved_tensors_only_and_each_once():
+    a = torch.ones(2, 3, requires_grad=True)
+    b = torch.ones(3, 4, requires_grad=True)
+    x = torch.ones(5, requires_grad=True)
+
+    def run():
+        a @ b  # saves both matrices, and their sizes and strides (numbers: not counted)
+        x * x  # saves x twice
+        x + 1  # saves no tensor
+
+    by_op = {e.op: e for e in nodes(watched(run))}
+    assert by_op["MmBackward0"].saved_bytes == (6 + 12) * 4
+    assert by_op["MulBackward0"].saved_bytes == 5 * 4
+    assert by_op["AddBackward0"].saved_bytes == 0
+
+
+def test_graph_drawn_then_watched_shows_every_gradient():
+    x = torch.ones(3, requires_grad=True)
+    loss = (x * 2).tanh().sum()
+    drawn = dg.draw(loss).recording  # registers no hook
+    seen = watched(loss.backward)
+    grads = [e.id for e in seen if e.kind == "grad_computed"]
+    assert sorted(grads) == sorted(drawn.nodes)  # the ids dg.draw gave, one gradient each
+
+
+def test_tensor_table_forgets_dead_tensors():
+    table = dgt._ByIdentity()
+    kept = torch.ones(1)
+    table[kept] = "kept"
+    other = torch.ones(1)
+    assert table.get(kept) == "kept" and kept in table
+    assert table.get(other) is None and other not in table
+    for _ in range(5000):
+        table[torch.ones(1)] = "gone"  # each dies at once
+    assert len(table._items) < 2100 and table.get(kept) == "kept"
+
+
+def test_data_inputs_in_lists_and_keywords_of_inplace_ops():
+    w = torch.ones(2, requires_grad=True)
+    c = torch.full((2,), 3.0)
+
+    def run():
+        y = torch.cat([w, c])  # a list argument: c is data
+        z = y * 1
+        z.add_(torch.ones(4), alpha=2)  # in place, with a keyword
+        z.sum().backward()
+
+    seen = watched(run)
+    assert ops(seen)[:3] == ["leaf", "leaf", "CatBackward0"]
+    cat = next(e for e in nodes(seen) if e.op == "CatBackward0")
+    assert len(cat.inputs) == 2
+    assert "version_bumped" in kinds(seen)
+    assert torch.equal(w.grad, torch.ones(2))

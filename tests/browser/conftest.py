@@ -140,7 +140,12 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def browser(lab):
+def chromium():
+    """Headless Chromium, no JupyterLab (static pages: tests/browser/test_site.py). One per
+    session: Playwright's sync API runs one at a time."""
+    reason = _chromium_missing()
+    if reason:
+        pytest.skip(reason)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -149,6 +154,11 @@ def browser(lab):
         )
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="session")
+def browser(lab, chromium):
+    return chromium
 
 
 @pytest.fixture

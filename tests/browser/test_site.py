@@ -16,7 +16,7 @@ import pytest
 
 import dyngraph as dg
 
-from .conftest import CHROMIUM, CHROMIUM_ARGS, _chromium_missing
+from .conftest import _chromium_missing
 from .labtools import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,20 +24,6 @@ LESSONS = ["00_tour.ipynb", "01_what_is_a_graph.ipynb"]
 
 DRAWN = ("(root) => root.querySelectorAll("
          "'.dg-graph svg g.node:not(.dg-future)').length")
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    reason = _chromium_missing()
-    if reason:
-        pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                             args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture

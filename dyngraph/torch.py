@@ -288,7 +288,7 @@ def _saved_bytes(node: Any) -> int:
 def _saved_tensor_names(node: Any) -> tuple[str, ...]:
     """The ``_saved_*`` attributes of a node's type that can hold tensors: not the numbers,
     sizes and strides (``_saved_alpha``, ``_saved_self_sym_sizes``) an op saves beside them.
-    NOTE: reading each attribute makes a Python object; the numbers are a third of them."""
+    NOTE [speed]: reading an attribute makes a Python object; the numbers need not be read."""
     names = []
     for attr in dir(node):
         if attr.startswith("_saved_"):
@@ -381,8 +381,8 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
 def _announce_op(node: Any, info: _Info, output: torch.Tensor, where: Any, scope: tuple,
                  data: tuple) -> None:
     """_announce for the commonest case, one node made by the op the mode saw, whose inputs
-    were all told about already (a chain, a loop): no walk. NOTE: a third of the cost of
-    watching an op was the walk's bookkeeping."""
+    were all told about already (a chain, a loop). NOTE [speed]: no stack, no second reading
+    of ``next_functions`` (figures: benchmarks/README.md, W6)."""
     epoch = events.epoch
     parents = []
     for parent, _ in node.next_functions:
@@ -526,10 +526,16 @@ def _is_inplace(func: Any) -> bool:
     return (name_.endswith("_") and not name_.startswith("_")) or name_ in _INPLACE_DUNDERS
 
 
+_signatures: dict[Any, inspect.Signature] = {}  # of the _BACKWARD functions (slow to make)
+
+
 def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
     """Tensor.backward / autograd.backward / autograd.grad, with backward_started before and
     graph_freed and backward_finished (or backward_failed) after."""
-    bound = inspect.signature(func).bind(*args, **kwargs).arguments
+    signature = _signatures.get(func)
+    if signature is None:
+        signature = _signatures[func] = inspect.signature(func)
+    bound = signature.bind(*args, **kwargs).arguments
     roots = bound.get("self", bound.get("tensors", bound.get("outputs")))
     roots = [t for t in _tensors(roots if roots is not None else ())]
     create_graph = bool(bound.get("create_graph", False))

@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+def screenshot(page, name: str, docs: bool = False) -> Path:
+    """Save a screenshot in tests/browser/artifacts/. The pictures the README shows (``docs``)
+    are copied into docs/ only with DYNGRAPH_UPDATE_DOCS=1, so a test run leaves the tree clean."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / name
+    page.screenshot(path=str(path))
+    if docs and os.environ.get("DYNGRAPH_UPDATE_DOCS"):
+        DOCS.mkdir(exist_ok=True)
+        (DOCS / name).write_bytes(path.read_bytes())
+    return path
 
 
 def write_notebook(path: Path, cells: list[str]) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dyngraph.dot import GRAD_SCALE
 
-from .labtools import open_notebook, run_cell, wait_for, wait_idle, write_notebook
+from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,5 +92,4 @@ def test_backward_in_its_own_cell_draws_the_graph_and_the_gradients(lab, page):
     page.evaluate("document.querySelector('.dg-root').scrollIntoView({block: 'start'})")
     root.get_by_role("button", name="fit").click()  # the whole graph in the picture
     time.sleep(1.0)  # let the last transition end before the picture
-    (ROOT / "docs").mkdir(exist_ok=True)
-    page.screenshot(path=str(ROOT / "docs" / "backward_cell.png"), full_page=False)
+    screenshot(page, "backward_cell.png", docs=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from .labtools import open_notebook, run_cell, wait_for, wait_idle, write_notebook
+from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -121,8 +121,7 @@ def test_stepping_through_backward_shows_the_chain_rule_arithmetic(lab, page):
     page.evaluate("document.querySelector('.dg-root').scrollIntoView({block: 'start'})")
     fan_in.get_by_role("button", name="fit").click()
     time.sleep(1.0)  # let the last transition end before the picture
-    (ROOT / "docs").mkdir(exist_ok=True)
-    page.screenshot(path=str(ROOT / "docs" / "fanin_step.png"), full_page=False)
+    screenshot(page, "fanin_step.png", docs=True)
 
     # the same recording as a standalone page, opened from a file
     html = lab.root / "fanin.html"

@@ -7,12 +7,9 @@ screenshot into tests/browser/artifacts/. The precise figures are benchmarks/bro
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
-from .labtools import ARTIFACTS, open_notebook, run_cell, wait_idle, write_notebook
+from .labtools import ARTIFACTS, open_notebook, run_cell, screenshot, wait_idle, write_notebook
 from .measure import MLP_CELL, RNN_CELL, SETUP, fit, responsiveness, wait_drawn
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def scale(page, i: int) -> float:
@@ -65,8 +62,7 @@ def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     assert mlp["share"] >= 0.9, mlp  # the whole graph in view ...
     assert mlp["smallest"] >= 8, mlp  # ... with every label readable (8 px or more)
     assert "parameter" in root.locator(".dg-legend").inner_text()
-    DOCS.mkdir(exist_ok=True)
-    page.screenshot(path=str(DOCS / "mlp.png"))
+    screenshot(page, "mlp.png", docs=True)
     before = scale(page, 0)
     root.get_by_role("button", name="zoom in (+)").click()
     assert scale(page, 0) > before * 1.1
@@ -95,7 +91,7 @@ def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     loop = page.locator(".dg-root").nth(1).locator("g.node", has_text="iterations")
     assert loop.count() == 1
     assert "\u00d728 iterations" in loop.text_content()
-    page.screenshot(path=str(DOCS / "rnn30.png"))
+    screenshot(page, "rnn30.png", docs=True)
     loop.click()
     expanded = until(lambda: (lambda f: f["nodes"] > 200 and f)(fit(page, 1)))
     assert expanded["share"] >= 0.9, expanded  # an overview of all 277, zoom at hand

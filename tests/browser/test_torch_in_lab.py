@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from .labtools import open_notebook, run_cell, wait_for, wait_idle, write_notebook
+from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
 
 pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
 
@@ -105,5 +105,4 @@ def test_torch_graph_drawn_mid_backward(lab, page):
     page.evaluate("document.querySelector('.dg-root').scrollIntoView({block: 'start'})")
     root.get_by_role("button", name="fit").click()
     time.sleep(1.0)  # let the last transition end before the picture
-    (ROOT / "docs").mkdir(exist_ok=True)
-    page.screenshot(path=str(ROOT / "docs" / "torch_backward.png"), full_page=False)
+    screenshot(page, "torch_backward.png", docs=True)

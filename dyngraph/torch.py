@@ -321,7 +321,7 @@ def _is_freed(node: Any) -> bool:
 def _where() -> events.Where | None:
     """The learner's line: the first frame outside dyngraph and torch (torch's own files are
     added to the spine's table of internal files the first time one is found)."""
-    where = events.where_from_stack(2)  # (1 is the mode's frame)
+    where = events.where_from_stack(2)  # from the mode's frame (1 would be this one)
     if where is None or not where.file.startswith(_TORCH_DIR):
         return where
     internal = events._is_internal_file

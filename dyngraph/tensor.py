@@ -901,30 +901,25 @@ class Tensor:
             *, correction: int | None = None, axis: Any = None,
             keepdims: bool | None = None) -> Tensor:
         """Standard deviation: sqrt(var); ``correction=1`` (the default) divides by N - 1."""
-        dims, keep = _reduce_args(self, "std", dim, axis, keepdim, keepdims)
-        if unbiased is not None:
-            if correction is not None:
-                raise TypeError("std() got both unbiased= and correction=: pass only one")
-            correction = int(bool(unbiased))
-        correction = 1 if correction is None else correction
-        return Sqrt.apply(Var.apply(self, axis=dims, keepdims=keep, correction=correction))
+        return Sqrt.apply(self.var(dim, unbiased, keepdim, correction=correction, axis=axis,
+                                   keepdims=keepdims))
 
     def prod(self, dim: int | None = None, keepdim: bool | None = None, *, axis: Any = None,
              keepdims: bool | None = None) -> Tensor:
         """Product of the elements (over one dimension, or all of them)."""
-        dim = _dims.one_spelling("prod", "dim", dim, "axis", axis)
-        keep = bool(_dims.one_spelling("prod", "keepdim", keepdim, "keepdims", keepdims, False))
-        dim = None if dim is None else _dims.normalize_dim(dim, self.ndim, fn="prod")
+        dim = one_spelling("prod", "dim", dim, "axis", axis)
+        keep = bool(one_spelling("prod", "keepdim", keepdim, "keepdims", keepdims, False))
+        dim = None if dim is None else normalize_dim(dim, self.ndim, fn="prod")
         if self.ndim == 0:
             dim = None
         return Prod.apply(self, dim=dim, keepdim=keep)
 
     def cumsum(self, dim: int | None = None, *, axis: int | None = None) -> Tensor:
         """Running sum along ``dim``: z_i = x_0 + ... + x_i."""
-        dim = _dims.one_spelling("cumsum", "dim", dim, "axis", axis)
+        dim = one_spelling("cumsum", "dim", dim, "axis", axis)
         if dim is None:
             raise TypeError("cumsum() missing 1 required argument: 'dim'")
-        dim = _dims.normalize_dim(dim, self.ndim, fn="cumsum")
+        dim = normalize_dim(dim, self.ndim, fn="cumsum")
         if self.ndim == 0:
             return CumSum.apply(self.reshape(1), dim=0).reshape(())
         return CumSum.apply(self, dim=dim)
@@ -933,7 +928,7 @@ class Tensor:
              axis: Any = None, keepdims: bool | None = None) -> Tensor:
         """The p-norm (sum |x|^p)^(1/p) over ``dim`` (all elements by default); 'fro' (the
         default) and 2 are sqrt(sum x^2); p=float('inf') is max |x|."""
-        dims, keep = _reduce_args(self, "norm", dim, axis, keepdim, keepdims)
+        dims, keep = _reduction_args("norm", self.ndim, dim, axis, keepdim, keepdims)
         if p == "fro":
             p = 2.0
         if isinstance(p, str) or not p > 0:
@@ -945,35 +940,35 @@ class Tensor:
     def amax(self, dim: Any = (), keepdim: bool | None = None, *, axis: Any = None,
              keepdims: bool | None = None) -> Tensor:
         """Maximum over ``dim`` (every dimension when dim=() or None); ties share the gradient."""
-        dims, keep = _reduce_args(self, "amax", None if dim == () else dim, axis, keepdim,
+        dims, keep = _reduction_args("amax", self.ndim, None if dim == () else dim, axis, keepdim,
                                   keepdims)
         return Max.apply(self, axis=dims, keepdims=keep)
 
     def amin(self, dim: Any = (), keepdim: bool | None = None, *, axis: Any = None,
              keepdims: bool | None = None) -> Tensor:
         """Minimum over ``dim`` (every dimension when dim=() or None); ties share the gradient."""
-        dims, keep = _reduce_args(self, "amin", None if dim == () else dim, axis, keepdim,
+        dims, keep = _reduction_args("amin", self.ndim, None if dim == () else dim, axis, keepdim,
                                   keepdims)
         return Min.apply(self, axis=dims, keepdims=keep)
 
     def all(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
             keepdims: bool | None = None) -> Tensor:
         """True where every element (over ``dim``) is nonzero: a boolean tensor, no gradient."""
-        dims, keep = _reduce_args(self, "all", dim, axis, keepdim, keepdims)
+        dims, keep = _reduction_args("all", self.ndim, dim, axis, keepdim, keepdims)
         return Tensor(backend.get_array_module(self.array).all(self.array, axis=dims,
                                                                keepdims=keep))
 
     def any(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
             keepdims: bool | None = None) -> Tensor:
         """True where some element (over ``dim``) is nonzero: a boolean tensor, no gradient."""
-        dims, keep = _reduce_args(self, "any", dim, axis, keepdim, keepdims)
+        dims, keep = _reduction_args("any", self.ndim, dim, axis, keepdim, keepdims)
         return Tensor(backend.get_array_module(self.array).any(self.array, axis=dims,
                                                                keepdims=keep))
 
     def sort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> SortResult:
         """(values, indices): the values sorted along ``dim`` and where each came from.
         (Always a stable sort: equal values keep their order.)"""
-        dim = _dims.normalize_dim(dim, self.ndim, fn="sort")
+        dim = normalize_dim(dim, self.ndim, fn="sort")
         if self.ndim == 0:
             return SortResult(Reshape.apply(self, shape=()), Tensor(np.int64(0)))
         xp = backend.get_array_module(self.array)
@@ -982,7 +977,7 @@ class Tensor:
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopKResult:
         """(values, indices) of the k largest (largest=False: smallest) elements along dim."""
-        dim = _dims.normalize_dim(dim, self.ndim, fn="topk")
+        dim = normalize_dim(dim, self.ndim, fn="topk")
         xp = backend.get_array_module(self.array)
         indices = Tensor(topk_order(xp, self.array, k, dim, largest).astype(xp.int64))
         return TopKResult(TopK.apply(self, k=k, dim=dim, largest=largest), indices)
@@ -990,7 +985,7 @@ class Tensor:
     def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
         """Pieces along ``dim``: each of size ``split_size`` (the last may be smaller), or of
         the sizes in a list."""
-        dim = _dims.normalize_dim(dim, self.ndim, fn="split")
+        dim = normalize_dim(dim, self.ndim, fn="split")
         n = self.shape[dim]
         if isinstance(split_size_or_sections, (list, tuple)):
             sizes = [int(s) for s in split_size_or_sections]
@@ -1015,24 +1010,24 @@ class Tensor:
         """At most ``chunks`` pieces of equal size along ``dim`` (the last may be smaller)."""
         if chunks <= 0:
             raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
-        n = self.shape[_dims.normalize_dim(dim, self.ndim, fn="chunk")]
+        n = self.shape[normalize_dim(dim, self.ndim, fn="chunk")]
         return self.split(max(-(-n // chunks), 1), dim)
 
     def unbind(self, dim: int = 0) -> tuple[Tensor, ...]:
         """The slices along ``dim``, that dimension removed: x.unbind(0) == (x[0], x[1], ...)."""
-        dim = _dims.normalize_dim(dim, self.ndim, fn="unbind")
+        dim = normalize_dim(dim, self.ndim, fn="unbind")
         lead = (slice(None),) * dim
         return tuple(self[lead + (i,)] for i in range(self.shape[dim]))
 
     def gather(self, dim: int, index: Any) -> Tensor:
         """out[i][j] = x[index[i][j]][j] (dim=0): values picked along ``dim`` by ``index``."""
-        dim = _dims.normalize_dim(dim, self.ndim, fn="gather")
+        dim = normalize_dim(dim, self.ndim, fn="gather")
         index = _index_arg(self, "gather", index, dim)
         return Gather.apply(self, index, dim=dim)
 
     def scatter_add(self, dim: int, index: Any, src: Any) -> Tensor:
         """A copy of x with src[i][j] added at x[index[i][j]][j] (dim=0); repeats accumulate."""
-        dim = _dims.normalize_dim(dim, self.ndim, fn="scatter_add")
+        dim = normalize_dim(dim, self.ndim, fn="scatter_add")
         index = _index_arg(self, "scatter_add", index, dim)
         return ScatterAdd.apply(self, index, src, dim=dim)
 
@@ -1050,7 +1045,7 @@ class Tensor:
 
     def flip(self, *dims: Any) -> Tensor:
         """x reversed along each of ``dims``."""
-        dims = tuple(_dims.normalize_dim(d, self.ndim, fn="flip") for d in _shape_arg(dims))
+        dims = tuple(normalize_dim(d, self.ndim, fn="flip") for d in _shape_arg(dims))
         return Flip.apply(self, dims=dims)
 
     def repeat(self, *sizes: Any) -> Tensor:
@@ -1233,14 +1228,6 @@ def resolve_dtype(dtype: Any) -> np.dtype:
 # ---------------------------------------------------------------------------- more ops: arguments
 
 
-def _reduce_args(tensor: Tensor, fn: str, dim: Any, axis: Any, keepdim: Any,
-                 keepdims: Any) -> tuple[Any, bool]:
-    """(dims, keepdim) of a reduction, from PyTorch's or numpy's spelling, checked."""
-    dim = _dims.one_spelling(fn, "dim", dim, "axis", axis)
-    keep = _dims.one_spelling(fn, "keepdim", keepdim, "keepdims", keepdims, False)
-    return _dims.normalize_dims(dim, tensor.ndim, fn=fn), bool(keep)
-
-
 def _index_arg(tensor: Tensor, fn: str, index: Any, dim: int) -> Any:
     """The index of gather / scatter_add, checked as PyTorch checks it (dtype, dimensions,
     sizes, range); returned as given (a Tensor stays an input of the node)."""
@@ -1282,7 +1269,6 @@ def _need_matrix(tensor: Tensor, fn: str) -> None:
 
 # NOTE [import order] The ops import Function, which imports Tensor from this module; so the op
 # classes used by the dunders above are imported at the bottom, once Tensor exists.
-from .ops import dims as _dims  # noqa: E402 - dimension arguments of the more ops
 from .ops.dims import normalize_dim, normalize_dims, one_spelling  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
     Abs,

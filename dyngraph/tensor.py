@@ -410,6 +410,10 @@ class Tensor:
     def int(self) -> Tensor:
         return self.to(np.int32)
 
+    def long(self) -> Tensor:
+        """The values as int64 (class indices for cross_entropy, nll_loss, one_hot, gather)."""
+        return self.to(np.int64)
+
     def bool(self) -> Tensor:
         return self.to(np.bool_)
 
@@ -1109,10 +1113,6 @@ class Tensor:
     def outer(self, vec2: Any) -> Tensor:
         """z[i, j] = x[i] * y[j] for vectors x and y."""
         return Outer.apply(self, vec2)
-
-    def long(self) -> Tensor:
-        """The values as int64 (class indices for cross_entropy, nll_loss, one_hot, gather)."""
-        return self.to(np.int64)
 
     # ------------------------------------------------------------------ display
 

@@ -58,13 +58,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import torch
-from torch.nn.modules import module as _torch_module
-from torch.overrides import TorchFunctionMode
-
 from . import events
+from .extras import needs
 from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
 from .tensor import new_node_id
+
+with needs("torch", "dyngraph.torch (PyTorch code as an event source)"):
+    import torch
+    from torch.nn.modules import module as _torch_module
+    from torch.overrides import TorchFunctionMode
 
 __all__ = ["watching", "name", "from_tensor", "is_torch_tensor"]
 

@@ -1,10 +1,15 @@
 """The Python side of the widgets: GraphView (anywidget), watch(), the %%dyngraph magic.
 
-Imported only on demand (``dg.watch`` and ``%load_ext dyngraph`` import it): the engine never
-imports widget, IPython or plotting libraries.
+Imported only on demand (``dg.watch`` in a notebook, ``Recording.to_html`` and
+``%load_ext dyngraph`` import it): the engine never imports widget, IPython or plotting
+libraries. They come with the jupyter extra; without it, importing this package says so
+(``dyngraph.extras``) rather than failing on the first missing module.
 """
 
-from .view import GraphView
-from .watch import load_ipython_extension, watch
+from ..extras import needs
+
+with needs("jupyter", "The live graph widget (dg.watch() in a notebook, GraphView, HTML pages)"):
+    from .view import GraphView
+    from .watch import load_ipython_extension, watch
 
 __all__ = ["GraphView", "load_ipython_extension", "watch"]

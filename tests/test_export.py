@@ -19,8 +19,8 @@ import pytest
 
 import dyngraph as dg
 import dyngraph.nn.functional as F
+import dyngraph.static_io as static_io
 
-trace_module = sys.modules["dyngraph.trace"]  # (the function dg.trace shadows the module)
 ROOT = Path(__file__).resolve().parents[1]
 
 TARGET = dg.tensor(np.array([0, 2, 1, 3], dtype=np.int64))
@@ -276,7 +276,7 @@ def test_deep_nesting_is_rejected_before_parsing(tmp_path):
 
 def test_file_size_is_checked_before_reading(saved, monkeypatch):
     path, _ = saved
-    monkeypatch.setattr(trace_module, "MAX_JSON_BYTES", 100)
+    monkeypatch.setattr(static_io, "MAX_JSON_BYTES", 100)
     path.write_text("not even JSON " * 50)  # the size error comes first
     with pytest.raises(ValueError, match="the 100-byte limit"):
         dg.load_static(path)
@@ -284,7 +284,7 @@ def test_file_size_is_checked_before_reading(saved, monkeypatch):
 
 def test_weights_size_is_checked(saved, monkeypatch):
     path, _ = saved
-    monkeypatch.setattr(trace_module, "MAX_WEIGHT_BYTES", 64)
+    monkeypatch.setattr(static_io, "MAX_WEIGHT_BYTES", 64)
     with pytest.raises(ValueError, match="over the 64-byte limit"):
         dg.load_static(path)
 

@@ -4,14 +4,25 @@ Timing uses ``time.perf_counter`` and reports medians. The garbage collector is 
 whatever state it is in: collections triggered by a workload are part of its real cost.
 Whatever the timed function returns is released only after the clock stops, so a workload
 can hand back a graph without its teardown being counted (W4 relies on this).
+
+PyTorch, where it imports, runs side by side with dyngraph and the numpy floor: the three are
+timed alternately in one process, and torch gets as many threads as numpy's BLAS has (see
+``torch_threads_like_numpy``), so a matrix multiply gets the same cores in all three.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import glob
+import os
 import statistics
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from types import ModuleType
+
+import numpy as np
 
 import dyngraph as dg
 
@@ -32,25 +43,140 @@ def median_seconds(fn: Callable[[], object], repeat: int = 20, warmup: int = 3) 
     return statistics.median(time_once(fn) for _ in range(repeat))
 
 
+def interleaved_median_seconds(
+    fns: Sequence[Callable[[], object]], repeat: int = 20, warmup: int = 3
+) -> list[float]:
+    """Median seconds per call of each function in ``fns``, in the same order.
+
+    The functions are timed in turn (one call of each, then again), so slow drift in the
+    machine (another process, CPU clock changes) affects all of them alike and their ratios
+    stay meaningful.
+    """
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, fn_times in zip(fns, times, strict=True):
+            fn_times.append(time_once(fn))
+    return [statistics.median(fn_times) for fn_times in times]
+
+
 def paired_median_seconds(
     fn_a: Callable[[], object],
     fn_b: Callable[[], object],
     repeat: int = 20,
     warmup: int = 3,
 ) -> tuple[float, float]:
-    """Median seconds per call of ``fn_a`` and of ``fn_b``.
+    """Median seconds per call of ``fn_a`` and of ``fn_b``, timed alternately."""
+    t_a, t_b = interleaved_median_seconds([fn_a, fn_b], repeat=repeat, warmup=warmup)
+    return t_a, t_b
 
-    The two are timed alternately, so slow drift in the machine (another process, CPU clock
-    changes) affects both alike and their ratio stays meaningful.
+
+# PyTorch, side by side
+
+
+def import_torch() -> ModuleType | None:
+    """The ``torch`` module, or None where it is not importable (the suite runs without it)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def _openblas_thread_functions() -> tuple[Callable[[], int], Callable[[int], None]] | None:
+    """OpenBLAS's ``get_num_threads`` and ``set_num_threads`` inside numpy, or None.
+
+    numpy's wheels bundle OpenBLAS (``numpy.libs/libscipy_openblas*.so``) under prefixed names.
+    Other builds (MKL, Accelerate, a system OpenBLAS) are not looked for: None.
     """
-    for _ in range(warmup):
-        fn_a()
-        fn_b()
-    times_a, times_b = [], []
-    for _ in range(repeat):
-        times_a.append(time_once(fn_a))
-        times_b.append(time_once(fn_b))
-    return statistics.median(times_a), statistics.median(times_b)
+    libs = os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs")
+    for path in glob.glob(os.path.join(libs, "*openblas*.so*")):
+        library = ctypes.CDLL(path)  # already loaded by numpy: this only looks it up
+        for prefix, suffix in (("scipy_", "64_"), ("", "64_"), ("scipy_", ""), ("", "")):
+            get_name = f"{prefix}openblas_get_num_threads{suffix}"
+            set_name = f"{prefix}openblas_set_num_threads{suffix}"
+            if hasattr(library, get_name) and hasattr(library, set_name):
+                get_threads, set_threads = getattr(library, get_name), getattr(library, set_name)
+                get_threads.restype = ctypes.c_int
+                set_threads.argtypes = [ctypes.c_int]
+                return get_threads, set_threads
+    return None
+
+
+def numpy_blas_threads() -> int | None:
+    """How many threads numpy's BLAS uses for a matrix multiply, or None if unknown."""
+    functions = _openblas_thread_functions()
+    return None if functions is None else int(functions[0]())
+
+
+@contextlib.contextmanager
+def blas_threads(threads: int) -> Iterator[str]:
+    """Inside the block numpy's BLAS (where it can be set) and torch (where it imports) use
+    ``threads`` threads; both restored afterwards. Yields a line saying what was set.
+
+    NOTE [threads]: the suite compares engines, not thread pools, so every implementation gets
+    the same cores. Its default is one thread: on a small machine that other programs share,
+    a BLAS or OpenMP pool of as many threads as cores spins waiting for cores it does not get
+    (W2's numpy step measured 0.7 ms single-threaded and 60 ms with two threads on 2 busy
+    cores), and two pools timed in turn in one process steal each other's cores.
+    """
+    openblas = _openblas_thread_functions()
+    torch = import_torch()
+    numpy_before = None if openblas is None else openblas[0]()
+    torch_before = None if torch is None else torch.get_num_threads()
+    if openblas is not None:
+        openblas[1](threads)
+    if torch is not None:
+        torch.set_num_threads(threads)
+    numpy_now = numpy_blas_threads()
+    try:
+        yield (f"BLAS threads: numpy {'?' if numpy_now is None else numpy_now}"
+               f"{'' if openblas is not None else ' (not OpenBLAS: left as configured)'}, "
+               f"torch {torch.get_num_threads() if torch is not None else '- (' + NO_TORCH + ')'}")
+    finally:
+        if openblas is not None:
+            openblas[1](numpy_before)
+        if torch is not None:
+            torch.set_num_threads(torch_before)
+
+
+@contextlib.contextmanager
+def torch_threads_like_numpy(torch: ModuleType) -> Iterator[int]:
+    """Inside the block torch's intra-op threads equal numpy's BLAS threads (all cores when
+    numpy's cannot be read, as OpenBLAS does by default); restored afterwards. Yields the
+    count. A workload run on its own (not through ``benchmarks.run``) stays fair this way."""
+    before = torch.get_num_threads()
+    threads = numpy_blas_threads() or os.cpu_count() or 1
+    torch.set_num_threads(threads)
+    try:
+        yield threads
+    finally:
+        torch.set_num_threads(before)
+
+
+def side_by_side_median_seconds(
+    dyngraph_fn: Callable[[], object],
+    floor_fn: Callable[[], object],
+    make_torch_fn: Callable[[ModuleType], Callable[[], object]],
+    repeat: int = 20,
+    warmup: int = 3,
+) -> tuple[float, float, float | None]:
+    """Median seconds per call of dyngraph, the numpy floor and PyTorch, timed in turn.
+
+    ``make_torch_fn(torch)`` gives torch's version (it is handed the module so that a workload
+    never imports torch itself); torch's time is None where torch is not importable. Torch runs
+    with numpy's BLAS thread count (``torch_threads_like_numpy``).
+    """
+    torch = import_torch()
+    if torch is None:
+        t_dg, t_floor = interleaved_median_seconds([dyngraph_fn, floor_fn], repeat, warmup)
+        return t_dg, t_floor, None
+    with torch_threads_like_numpy(torch):
+        fns = [dyngraph_fn, floor_fn, make_torch_fn(torch)]
+        t_dg, t_floor, t_torch = interleaved_median_seconds(fns, repeat, warmup)
+    return t_dg, t_floor, t_torch
 
 
 def with_recording_subscriber(fn: Callable[[], object]) -> Callable[[], object]:
@@ -118,7 +244,9 @@ class Result:
     """One line of the results table.
 
     ``floor`` is the same quantity for the hand-written numpy version (or, for the subscriber
-    overhead rows, for dyngraph without a subscriber); ``ratio`` is value / floor.
+    overhead rows, for dyngraph without a subscriber); ``torch`` is the same quantity for
+    PyTorch (None where it was not run). ``passed`` is None when the target cannot be judged
+    (a target against torch where torch is not importable).
     """
 
     name: str
@@ -126,24 +254,56 @@ class Result:
     floor: float | None
     unit: str
     target: str
-    passed: bool
+    passed: bool | None
     note: str = ""
+    torch: float | None = None
 
     @property
     def ratio(self) -> float | None:
+        """dyngraph / floor."""
         if not self.floor:
             return None
         return self.value / self.floor
 
+    @property
+    def torch_ratio(self) -> float | None:
+        """dyngraph / torch."""
+        if not self.torch:
+            return None
+        return self.value / self.torch
 
-def check_value(name: str, value: float, floor: float | None, unit: str, limit: float) -> Result:
+
+NO_TORCH = "torch not importable"
+
+
+def check_value(
+    name: str, value: float, floor: float | None, unit: str, limit: float,
+    torch: float | None = None,
+) -> Result:
     """A result whose target is an absolute limit on the dyngraph value."""
-    return Result(name, value, floor, unit, f"<= {limit:g} {unit}", value <= limit)
+    return Result(name, value, floor, unit, f"<= {limit:g} {unit}", value <= limit, torch=torch)
 
 
-def check_ratio(name: str, value: float, floor: float, unit: str, limit: float) -> Result:
+def check_ratio(
+    name: str, value: float, floor: float, unit: str, limit: float, torch: float | None = None
+) -> Result:
     """A result whose target is a limit on the ratio value / floor."""
-    return Result(name, value, floor, unit, f"<= {limit:g}x", value / floor <= limit)
+    return Result(name, value, floor, unit, f"<= {limit:g}x", value / floor <= limit, torch=torch)
+
+
+def scaled(seconds: float | None, per_second: float) -> float | None:
+    """``seconds`` in a table unit (``per_second`` = 1e6 / ops gives microseconds per op)."""
+    return None if seconds is None else seconds * per_second
+
+
+def check_torch_ratio(
+    name: str, value: float, floor: float | None, torch: float | None, unit: str, limit: float
+) -> Result:
+    """A result whose target is a limit on the ratio value / torch; not judged without torch."""
+    target = f"<= {limit:g}x torch"
+    if torch is None:
+        return Result(name, value, floor, unit, target, None, NO_TORCH)
+    return Result(name, value, floor, unit, target, value / torch <= limit, torch=torch)
 
 
 def _number(x: float | None) -> str:
@@ -154,17 +314,24 @@ def _number(x: float | None) -> str:
     return f"{x:.3g}"
 
 
+def _ratio(x: float | None) -> str:
+    return "-" if x is None else f"{x:.2f}x"
+
+
+STATUS = {True: "MET", False: "MISS", None: "n/a"}
+
+
 def format_table(results: Iterable[Result]) -> str:
-    """The results as a fixed-width text table."""
-    header = ("workload", "dyngraph", "floor", "unit", "ratio", "target", "status", "note")
+    """The results as a fixed-width text table: each value, its floor and torch's, both
+    ratios (dyngraph / floor, dyngraph / torch), the target and MET, MISS or n/a."""
+    header = ("workload", "dyngraph", "floor", "torch", "unit", "dg/floor", "dg/torch",
+              "target", "status", "note")
     rows = [header]
     for r in results:
-        ratio = "-" if r.ratio is None else f"{r.ratio:.2f}x"
-        status = "PASS" if r.passed else "MISS"
-        row = (r.name, _number(r.value), _number(r.floor), r.unit, ratio, r.target, status, r.note)
-        rows.append(row)
+        rows.append((r.name, _number(r.value), _number(r.floor), _number(r.torch), r.unit,
+                     _ratio(r.ratio), _ratio(r.torch_ratio), r.target, STATUS[r.passed], r.note))
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    right = {1, 2, 4}  # numeric columns are right-aligned
+    right = {1, 2, 3, 5, 6}  # numeric columns are right-aligned
     lines = []
     for row in rows:
         cells = []

@@ -8,6 +8,9 @@ Workloads: W1 (per-op overhead), W1E (W1 with a recording subscriber), W1V (W1 w
 GraphView), W2 (MLP step), W3 (RNN), W3E (W3 with a recording subscriber), W3V (W3 with a live
 GraphView), W4 (graph building), W5 (eager vs traced replay, dg.trace), W6 (PyTorch code watched
 through dyngraph.torch, against bare torch; no rows without torch).
+W1 to W4 run PyTorch side by side with dyngraph and the numpy floor where torch imports; the
+table gives both ratios. numpy's BLAS and torch run with one thread unless --threads says
+otherwise (harness.blas_threads says why).
 A MISS is reported, not raised: the exit status is non-zero only if a workload crashed.
 """
 
@@ -23,7 +26,7 @@ from collections.abc import Callable
 import numpy as np
 
 from benchmarks import w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build, w5_trace, w6_torch_watch
-from benchmarks.harness import Result, format_table
+from benchmarks.harness import NO_TORCH, Result, blas_threads, format_table, import_torch
 
 WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
     "W1": w1_per_op.run,
@@ -45,6 +48,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--quick", action="store_true", help="few repeats and small W4 sizes (smoke run)"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        metavar="N",
+        help="threads for numpy's BLAS and for torch, the same for both (default 1)",
     )
     parser.add_argument(
         "--only",
@@ -82,20 +92,23 @@ def main(argv: list[str] | None = None) -> int:
         print(error, file=sys.stderr)
         return 2
 
-    print(
-        f"python {platform.python_version()}, numpy {np.__version__}, "
-        f"{os.cpu_count()} cores, event previews in {spine_helpers()}, "
-        f"{'quick' if args.quick else 'full'} run\n",
-        flush=True,
-    )
+    torch = import_torch()
     results: list[Result] = []
     failures: list[str] = []
-    for name in names:
-        print(f"running {name} ...", file=sys.stderr, flush=True)
-        try:
-            results.extend(WORKLOADS[name](args.quick))
-        except Exception:  # report and carry on: one broken workload should not hide the rest
-            failures.append(f"{name} failed:\n{traceback.format_exc()}")
+    with blas_threads(args.threads) as threads:
+        print(
+            f"python {platform.python_version()}, numpy {np.__version__}, "
+            f"torch {torch.__version__ if torch is not None else '- (' + NO_TORCH + ')'}, "
+            f"{os.cpu_count()} cores, {threads}, event previews in {spine_helpers()}, "
+            f"{'quick' if args.quick else 'full'} run\n",
+            flush=True,
+        )
+        for name in names:
+            print(f"running {name} ...", file=sys.stderr, flush=True)
+            try:
+                results.extend(WORKLOADS[name](args.quick))
+            except Exception:  # report and carry on: one broken workload should not hide the rest
+                failures.append(f"{name} failed:\n{traceback.format_exc()}")
 
     print(format_table(results), flush=True)
     for failure in failures:

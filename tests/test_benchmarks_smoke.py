@@ -183,7 +183,7 @@ def test_harness_times_and_formats() -> None:
     assert passed.passed and passed.ratio == 2.0
     assert not missed.passed
     table = harness.format_table([passed, missed])
-    assert "PASS" in table and "MISS" in table and "2.00x" in table
+    assert "MET" in table and "MISS" in table and "2.00x" in table
 
 
 def test_runner_selects_workloads() -> None:

@@ -107,7 +107,7 @@ from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck
 from .record import Recording, draw, record
 from .recording_io import load_recording
-from .dot import diff
+from .graph_diff import diff
 
 # --- toolbox A: optim, data (nn is imported above) ---
 from . import data, optim

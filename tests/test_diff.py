@@ -9,7 +9,8 @@ from support import edges_of, nodes_of
 
 import dyngraph as dg
 import dyngraph.graphviz_render as graphviz_render
-from dyngraph.dot import BLUE, VERMILLION, GraphDiff
+from dyngraph.dot import BLUE, VERMILLION
+from dyngraph.graph_diff import GraphDiff
 
 NO_GRAPHVIZ = "no Graphviz: neither dot nor the pygraphviz wheel (pip install pygraphviz)"
 

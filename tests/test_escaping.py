@@ -16,7 +16,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import dyngraph as dg
-from dyngraph.dot import ALLOWED_ATTRIBUTES, MAX_LABEL_CHARS, attributes, check_inert_svg, quote
+from dyngraph.dot import ALLOWED_ATTRIBUTES, MAX_LABEL_CHARS, attributes, quote
+from dyngraph.graphviz_render import check_inert_svg
 
 NO_DOT = "Graphviz's dot program is not installed (apt-get install graphviz)"
 needs_dot = pytest.mark.skipif(shutil.which("dot") is None, reason=NO_DOT)

@@ -17,7 +17,7 @@ from test_escaping import HOSTILE, assert_inert, expected, svg_texts, visible_li
 
 import dyngraph as dg
 import dyngraph.graphviz_render as graphviz_render
-from dyngraph.dot import GraphvizMissing
+from dyngraph.graphviz_render import GraphvizMissing
 
 ROOT = Path(__file__).resolve().parent.parent
 NO_WHEEL = "the pygraphviz wheel is not installed (pip install pygraphviz)"

@@ -1,6 +1,8 @@
 """Layering: the engine depends on numpy only. `import dyngraph` loads no notebook, plotting or
 GPU package, and no engine module imports one (dyngraph/jupyter/ and dyngraph/plot.py, which sit
-on top of the engine, are the exceptions; backend.py alone may load cupy, lazily)."""
+on top of the engine, are the exceptions; backend.py alone may load cupy, lazily). Floors are
+one-way: no engine module imports the Jupyter layer, not even inside a function, bar the
+NOTE [known exceptions] below."""
 
 from __future__ import annotations
 
@@ -150,10 +152,122 @@ def test_only_backend_imports_cupy_and_only_lazily(path):
 
 
 @pytest.mark.parametrize("path", _engine_modules(), ids=lambda p: p.relative_to(PACKAGE).as_posix())
-def test_engine_module_does_not_import_the_widget_layer_at_import_time(path):
+def test_engine_module_does_not_import_plot_at_import_time(path):
     offending = []
     for name, line in _module_level_imports(path):
         parts = name.lstrip(".").split(".")
-        if "jupyter" in parts or parts[-1] == "plot" or name in ("dyngraph.plot", ".plot"):
+        if parts[-1] == "plot" or name in ("dyngraph.plot", ".plot"):
             offending.append(f"line {line}: {name}")
     assert offending == []
+
+
+# ----------------------------------------------------------------------------- engine -> jupyter
+
+JUPYTER = "dyngraph.jupyter"
+
+# NOTE [known exceptions] Engine code that still reaches up into the Jupyter layer, by (module,
+# function). Issue 14 ("one-way floors") asks for none; each entry says why it is here and what
+# removes it, and test_known_exceptions_still_exist fails once one is fixed, so the list only
+# shrinks. Do not add to it: put the code in dyngraph/jupyter/ instead.
+KNOWN_JUPYTER_IMPORTS = {
+    # issue 14: Recording.to_html builds a GraphView to write the page. Fix: the page is the
+    # Jupyter layer's job (dyngraph.jupyter.save_html(recording, path), with Recording.to_html
+    # gone or reached from there), so record.py names no widget.
+    ("record.py", "Recording.to_html"),
+    # issue 14: a picture with no Graphviz falls back to the widget's player drawn in the
+    # browser. Fix: the Jupyter layer registers that fallback with graphviz_render when it is
+    # imported (a renderer hook), so the engine never names it.
+    ("graphviz_render.py", "picture"),
+    # By design, not a leak: dg.watch() and %load_ext dyngraph are the documented front doors of
+    # the Jupyter layer (DESIGN.md, public API); they import it only when called.
+    ("__init__.py", "watch"),
+    ("__init__.py", "load_ipython_extension"),
+}
+
+
+def _package_of(path: Path) -> list[str]:
+    """``dyngraph/nn/init.py`` -> ["dyngraph", "nn"]: what ``from . import x`` is relative to."""
+    return ["dyngraph", *path.relative_to(PACKAGE).parent.parts]
+
+
+def _imported_names(node: ast.AST, package: list[str]) -> list[str]:
+    """The absolute module names an import statement may load (``from . import jupyter`` counts
+    as ``dyngraph.jupyter``)."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if not isinstance(node, ast.ImportFrom):
+        return []
+    if node.level:
+        base = package[: len(package) - node.level + 1]
+        module = ".".join(base + ([node.module] if node.module else []))
+    else:
+        module = node.module or ""
+    return [module] + [f"{module}.{alias.name}" for alias in node.names]
+
+
+def _jupyter_imports(source: str, package: list[str]) -> list[tuple[str, int, str]]:
+    """(enclosing function, line, module) for every import of dyngraph.jupyter in a module's
+    source, at module level ("<module>") or inside functions and methods ("Class.method")."""
+    tree = ast.parse(source)
+    found = []
+    stack: list[tuple[ast.AST, str]] = [(tree, "<module>")]
+    while stack:
+        node, where = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            inner = where
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                inner = child.name if where == "<module>" else f"{where}.{child.name}"
+            for name in _imported_names(child, package):
+                if name == JUPYTER or name.startswith(JUPYTER + "."):
+                    found.append((where, child.lineno, name))
+                    break
+            stack.append((child, inner))
+    return sorted(found, key=lambda item: item[1])
+
+
+def _jupyter_imports_in(path: Path) -> list[tuple[str, int, str]]:
+    return _jupyter_imports(path.read_text(encoding="utf-8"), _package_of(path))
+
+
+def test_the_jupyter_scan_sees_lazy_and_relative_imports():
+    """The scan itself, on a module placed at dyngraph/nn/: every spelling of an import of the
+    Jupyter layer is found and attributed to its function; other relative imports are not."""
+    source = textwrap.dedent(
+        """
+        import dyngraph.jupyter.view
+        class Model:
+            def show(self):
+                from ..jupyter import view
+                from .. import jupyter
+                from .tensor import Tensor
+        def helper():
+            from dyngraph import jupyter
+        """
+    )
+    found = [(where, line) for where, line, _ in _jupyter_imports(source, ["dyngraph", "nn"])]
+    assert found == [("<module>", 2), ("Model.show", 5), ("Model.show", 6), ("helper", 9)]
+
+
+@pytest.mark.parametrize("path", _engine_modules(), ids=lambda p: p.relative_to(PACKAGE).as_posix())
+def test_engine_module_does_not_import_the_jupyter_layer_even_lazily(path):
+    relative = path.relative_to(PACKAGE).as_posix()
+    offending = [
+        f"line {line}: {name} (in {where})"
+        for where, line, name in _jupyter_imports_in(path)
+        if (relative, where) not in KNOWN_JUPYTER_IMPORTS
+    ]
+    assert offending == [], (
+        f"{relative} imports the Jupyter layer: the engine must not depend on it (issue 14, "
+        "one-way floors); move the code that needs the widget into dyngraph/jupyter/"
+    )
+
+
+def test_known_exceptions_still_exist():
+    """An exception that is fixed leaves the list, so it cannot hide a new import later."""
+    found = {
+        (path.relative_to(PACKAGE).as_posix(), where)
+        for path in _engine_modules()
+        for where, _, _ in _jupyter_imports_in(path)
+    }
+    stale = sorted(KNOWN_JUPYTER_IMPORTS - found)
+    assert stale == [], f"fixed, so remove from KNOWN_JUPYTER_IMPORTS: {stale}"

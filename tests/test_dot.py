@@ -7,7 +7,6 @@ import math
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 
 import numpy as np
@@ -628,30 +627,34 @@ def _mlp_recording(target: int) -> Recording:
     return rec
 
 
+# NOTE: what keeps a big recording quick to draw is checked here as behaviour (what Graphviz is
+# handed does not grow with the recording); how long drawing takes is a benchmark's to measure.
+
+
 @needs_graphviz
 @pytest.mark.parametrize("size", [50, 500, 10_000])
-def test_render_time_of_the_default_view(size):
+def test_the_default_view_accounts_for_every_node_and_graphviz_draws_each_box(size):
     rec = _mlp_recording(size)
     assert size <= len(rec.nodes) < size + 10
-    started = time.perf_counter()
     dot = rec.to_dot()
-    svg = dot_module.render_svg(dot)
-    elapsed = time.perf_counter() - started
-    started = time.perf_counter()
-    rec.to_svg()
-    to_svg = time.perf_counter() - started
-    print(f"\n{len(rec.nodes)} nodes: to_dot + render_svg {elapsed:.3f} s, to_svg {to_svg:.3f} s")
-    assert "<svg" in svg
-    assert elapsed < 10 and to_svg < 10  # a generous safety bound; the target is 2 s
+    _, single, grouped, hidden = _account(dot)
+    assert single + grouped + hidden == len(rec.nodes)  # drawn, rolled up, or counted as hidden
+    svg = rec.to_svg()
+    assert svg.count('class="node"') == len(nodes_of(dot))  # with any "not recorded" note
+
+
+def test_a_long_training_run_is_drawn_as_a_picture_the_size_of_a_few_steps():
+    few_steps = _account(_mlp_recording(50).to_dot())[0]  # under the budget: only the roll-up
+    many_steps = _account(_mlp_recording(10_000).to_dot())[0]  # keeps this picture small
+    # 200 times the nodes, the same picture: repeated iterations roll up into one box (plus one
+    # partial iteration and the "nodes not recorded" note past the recording's max_nodes)
+    assert many_steps <= few_steps + 3
 
 
 @needs_graphviz
-def test_render_time_of_a_budgeted_10000_node_chain():
+def test_a_10000_node_chain_is_drawn_within_the_budget():
     rec = _chain(10_000)
-    started = time.perf_counter()
     svg = rec.to_svg(summarize_loops=False)  # no loop summary: the budget alone
-    elapsed = time.perf_counter() - started
-    print(f"\n10000-node chain, budget only ({dot_module.DEFAULT_MAX_NODES} boxes): to_svg "
-          f"{elapsed:.3f} s")
     assert svg.count('class="node"') == dot_module.DEFAULT_MAX_NODES
-    assert elapsed < 10  # a generous safety bound; the target is 2 s
+    _, single, _, hidden = _account(rec.to_dot(summarize_loops=False))
+    assert single + hidden == 10_000

@@ -644,10 +644,10 @@ def test_the_default_view_accounts_for_every_node_and_graphviz_draws_each_box(si
 
 
 def test_a_long_training_run_is_drawn_as_a_picture_the_size_of_a_few_steps():
-    few_steps = _account(_mlp_recording(50).to_dot())[0]  # under the budget: only the roll-up
-    many_steps = _account(_mlp_recording(10_000).to_dot())[0]  # keeps this picture small
-    # 200 times the nodes, the same picture: repeated iterations roll up into one box (plus one
-    # partial iteration and the "nodes not recorded" note past the recording's max_nodes)
+    few_steps = _account(_mlp_recording(50).to_dot())[0]  # under the node budget
+    many_steps = _account(_mlp_recording(10_000).to_dot())[0]
+    # 200 times the nodes, the same picture, not one cut at the budget: repeated iterations roll
+    # up into one box (plus one partial iteration and the "nodes not recorded" note)
     assert many_steps <= few_steps + 3
 
 

@@ -8,9 +8,12 @@ lazily, the first time a GPU is asked for, so ``import dyngraph`` never loads it
 from __future__ import annotations
 
 import math
+import sys
 from types import ModuleType
 
 import numpy as np
+
+from .extras import install_command
 
 CPU = "cpu"
 CUDA = "cuda"
@@ -18,7 +21,7 @@ CUDA = "cuda"
 _cupy: ModuleType | None = None
 _cupy_checked = False
 
-GPU_INSTALL_HINT = 'install CuPy with `pip install "dyngraph[gpu]"` on a machine with a CUDA GPU'
+GPU_INSTALL_HINT = f"install CuPy with `{install_command('gpu')}` on a machine with a CUDA GPU"
 
 
 def _load_cupy() -> ModuleType | None:
@@ -77,6 +80,19 @@ def xp_of(array_type: type) -> ModuleType:
     if array_type is np.ndarray or _cupy is None:
         return np
     return _cupy if issubclass(array_type, _cupy.ndarray) else np
+
+
+def is_array(value: object) -> bool:
+    """True for an array a Tensor can hold as it is: a numpy array (subclasses included) or a
+    cupy array. False for Python numbers, numpy scalars, lists.
+
+    NOTE: by type, not by an attribute such as ``__array_namespace__`` (numpy 1.x arrays lack
+    it). A cupy array can only exist once cupy is imported, so this looks cupy up in
+    sys.modules and never imports it."""
+    if isinstance(value, np.ndarray):
+        return True
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and isinstance(value, cupy.ndarray)
 
 
 def device_of(array: object) -> str:

@@ -48,8 +48,10 @@ import subprocess
 import sys
 from typing import Any
 
+from .extras import install_command
+
 INSTALL = (
-    "`pip install pygraphviz` (Graphviz in a wheel; part of `pip install \"dyngraph[jupyter]\"`) "
+    f"`pip install pygraphviz` (Graphviz in a wheel; part of `{install_command('jupyter')}`) "
     "or install Graphviz's `dot` (apt-get / brew / conda install graphviz)"
 )
 HINT = f"No Graphviz here to draw this picture: {INSTALL}; or use the live widget: dg.watch()."

@@ -23,6 +23,7 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .extras import require
 from .memory import Sample
 from .tensor import Tensor
 
@@ -36,9 +37,8 @@ BLUE, ORANGE, GREEN, RED, GREY = "#0072B2", "#E69F00", "#009E73", "#D55E00", "#9
 
 
 def _figure(width: float = 6.0, height: float = 3.5) -> Figure:
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=(width, height), layout="constrained")
+    figure = require("matplotlib.figure", "jupyter", "dyngraph.plot (the lessons' figures)")
+    return figure.Figure(figsize=(width, height), layout="constrained")
 
 
 def _number(value: Any) -> float:

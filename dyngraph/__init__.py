@@ -127,13 +127,23 @@ int = int32  # noqa: A001
 bool = bool_  # noqa: A001
 
 
-def watch(*args: object, **kwargs: object) -> object:
-    """A live graph widget for the block: ``with dg.watch(pace=0.3): ...`` (needs Jupyter;
-    see dyngraph.jupyter.watch). ``with dg.watch(): loss.backward()`` shows the graph behind
-    ``loss`` built in an earlier cell; ``with dg.watch(view):`` continues an earlier view."""
-    from .jupyter import watch as _watch
+def watch(view: object = None, display: object = None, **options: object) -> object:
+    """Watch the graphs the block builds: ``with dg.watch(pace=0.3): ...``.
 
-    return _watch(*args, **kwargs)
+    In a notebook (a Jupyter kernel): a live graph widget (dyngraph.jupyter.watch, the jupyter
+    extra). ``with dg.watch(): loss.backward()`` shows the graph behind ``loss`` built in an
+    earlier cell; ``with dg.watch(view):`` continues an earlier view.
+    In a script or a terminal: a text outline printed as the code runs (dyngraph.outline.watch),
+    unless a ``view`` or ``display=`` asks for the widget itself.
+    In both, ``html="graph.html"`` also writes the self-contained page and prints its path."""
+    from .outline import in_notebook
+    from .outline import watch as _watch_outline
+
+    if view is None and display is None and not in_notebook():
+        return _watch_outline(**options)
+    from .jupyter import watch as _watch_view
+
+    return _watch_view(view, display, **options)
 
 
 def load_ipython_extension(ipython: object) -> None:

@@ -4,6 +4,8 @@ root and the gradients flowing (NOTE [graphs built before anyone listened] in fu
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
@@ -213,6 +215,8 @@ def test_one_view_across_two_cells_continues_its_timeline_without_duplicates(mon
 
     shown = []
     monkeypatch.setattr(IPython.display, "display", shown.append)
+    # a notebook's kernel, where dg.watch() is the widget (outside one it prints an outline)
+    monkeypatch.setattr(IPython, "get_ipython", lambda: SimpleNamespace(kernel=object()))
     with dg.watch() as view:  # cell 1: the forward pass
         loss = all_grad_program()
     assert repr(view) == "GraphView(nodes=8, edges=8, steps=8)"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -11,9 +12,8 @@ from .view import GraphView
 
 
 @contextmanager
-def watch(view: GraphView | None = None, display: bool | None = None, **options: Any) -> Iterator[
-    GraphView
-]:
+def watch(view: GraphView | None = None, display: bool | None = None,
+          html: str | os.PathLike | None = None, **options: Any) -> Iterator[GraphView]:
     """Display a live GraphView and record everything built inside the block.
 
     >>> with dg.watch(pace=0.3) as view:
@@ -37,6 +37,9 @@ def watch(view: GraphView | None = None, display: bool | None = None, **options:
 
     ``display``: show the view in this cell's output. By default a new view is shown and a view
     passed in is not (it is on screen already); ``display=True`` shows it here too.
+
+    ``html="graph.html"``: when the block ends, also write the view as a self-contained page
+    (``GraphView.save_html``) and print its path.
     """
     if display is None:
         display = view is None
@@ -57,6 +60,9 @@ def watch(view: GraphView | None = None, display: bool | None = None, **options:
             yield view
     finally:
         view.detach()
+        if html is not None:
+            view.save_html(html)
+            print(f"dg.watch: wrote the graph's page to {os.fspath(html)} (open it in a browser)")
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -134,7 +134,7 @@ def blas_threads(threads: int) -> Iterator[str]:
     try:
         yield (f"BLAS threads: numpy {'?' if numpy_now is None else numpy_now}"
                f"{'' if openblas is not None else ' (not OpenBLAS: left as configured)'}, "
-               f"torch {torch.get_num_threads() if torch is not None else '- (' + NO_TORCH + ')'}")
+               f"torch {torch.get_num_threads() if torch is not None else '-'}")
     finally:
         if openblas is not None:
             openblas[1](numpy_before)

@@ -152,7 +152,8 @@ def test_unknown_device_is_refused():
 
 
 class FakeCudaArray(np.ndarray):
-    """A numpy array that backend.device_of (monkeypatched) reports as living on 'cuda'."""
+    """A numpy array that backend.device_of (monkeypatched) reports as living on 'cuda'. (No test
+    checks the fake itself: the tests below fail unless the engine sees it as cuda.)"""
 
 
 @pytest.fixture
@@ -166,10 +167,6 @@ def fake_cuda(monkeypatch):
     return lambda values: dg.Tensor(
         np.asarray(values, dtype=np.float32).view(FakeCudaArray), requires_grad=True
     )
-
-
-def test_fake_cuda_tensor_reports_cuda(fake_cuda):
-    assert fake_cuda([1.0]).device == "cuda"
 
 
 @pytest.mark.parametrize("cpu_first", [True, False], ids=["cpu_first", "cuda_first"])

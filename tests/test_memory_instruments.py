@@ -109,7 +109,7 @@ def test_profile_ops_times_each_recorded_op_in_order():
     w = f32(3, 4, requires_grad=True)
     times = dg.memory.profile_ops(lambda x: (x @ w).tanh().sum(), f32(2, 3))
     assert [op for op, _ in times] == ["MatMul", "Tanh", "Sum"]
-    assert all(isinstance(s, float) and s >= 0 for _, s in times)
+    assert all(isinstance(s, float) and s > 0 for _, s in times)  # each op was timed
     assert not dg.events.active and not dg.events.timing_enabled  # nothing left behind
 
 

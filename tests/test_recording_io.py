@@ -286,7 +286,9 @@ def test_every_unknown_schema_version_is_refused(tmp_path, version):
 
 
 def test_the_current_schema_version_loads(tmp_path):
-    assert load_recording(_write(tmp_path, _document())) is not None
+    document = _document()
+    loaded = load_recording(_write(tmp_path, document))
+    assert document["nodes"] and json.loads(recording_io.dumps(loaded)) == document
 
 
 def test_not_json_at_all(tmp_path):

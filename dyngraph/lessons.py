@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from .extras import install_command
 from .tensor import Tensor
 
 
@@ -66,7 +67,7 @@ def optional_torch() -> Any:
     try:
         import torch
     except ImportError:
-        print("PyTorch is not installed: pip install torch==2.13.0 "
+        print(f"PyTorch is not installed: {install_command('torch')} "
               "to run the 'Now in PyTorch' cells")
         return None
     return torch

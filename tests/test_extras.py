@@ -146,3 +146,12 @@ def test_the_extras_named_are_those_of_pyproject():
     jupyter = " ".join(project["optional-dependencies"]["jupyter"])
     for package in ("anywidget", "ormsgpack", "matplotlib"):  # what the jupyter messages name
         assert package in jupyter
+
+
+def test_the_lessons_say_which_extra_brings_pytorch(monkeypatch, capsys):
+    from dyngraph.lessons import optional_torch
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch fails, as if not installed
+    assert optional_torch() is None
+    assert capsys.readouterr().out == ('PyTorch is not installed: pip install "dyngraph[torch]" '
+                                       "to run the 'Now in PyTorch' cells\n")

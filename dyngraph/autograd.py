@@ -9,8 +9,9 @@
 2. **Chain rule.** Hand the node's complete gradient to the op's ``backward``, which returns one
    gradient per input, and add each into its parent's running sum (fan-in accumulates). While
    someone listens, each of those contributions is an ``edge_grad`` event.
-3. **Un-broadcast, once, here.** When an input was broadcast in forward, its gradient arrives
-   with the broadcast shape; ``sum_to_shape`` sums it back. No op repeats that logic.
+3. **Un-broadcast and cast, once, here.** When an input was broadcast in forward, its gradient
+   arrives with the broadcast shape; ``sum_to_shape`` sums it back. And a gradient is made the
+   dtype of its tensor before anyone sees it (NOTE [gradient dtype]). No op repeats that logic.
 4. **Free.** Unless ``retain_graph=True``, each node releases what it saved as soon as it ran;
    a second backward through it raises the "second time" error.
 
@@ -175,6 +176,8 @@ class BackwardPass:
         while pending:
             node = heapq.heappop(pending)[1]
             g = grads.pop(node)
+            if g.dtype != node.dtype:
+                g = in_dtype(g, node.dtype)
             if node.hooks or node.retained is not None or wanted:
                 g = self.observe(node, g)
             if events.active:  # as _emit_grad does, written out: this runs per node
@@ -234,6 +237,8 @@ class BackwardPass:
             g = self.grads[leaf]
             if only_ids is not None and id(leaf) not in only_ids:
                 continue
+            if g.dtype != leaf.dtype:
+                g = in_dtype(g, leaf.dtype)
             if leaf._hooks:
                 g = _run_hooks(leaf._hooks.values(), g, leaf.shape, self.create_graph)
             accumulated = leaf in self.fanned_in or leaf._grad is not None
@@ -246,6 +251,8 @@ class BackwardPass:
         for key, positions in self.wanted.items():
             if isinstance(key, Tensor) and key in self.grads:
                 g = self.grads[key]
+                if g.dtype != key.dtype:
+                    g = in_dtype(g, key.dtype)
                 if key._hooks:
                     g = _run_hooks(key._hooks.values(), g, key.shape, self.create_graph)
                 for i in positions:
@@ -253,13 +260,11 @@ class BackwardPass:
 
     def accumulate(self, tensor: Tensor, g: Any) -> None:
         """tensor.grad += g, keeping the tensor's dtype."""
+        if g.dtype != tensor.dtype:
+            g = in_dtype(g, tensor.dtype)
         if isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
-            if g.dtype != tensor.dtype:
-                g = g.to(tensor.dtype)
             tensor._grad = g if tensor._grad is None else tensor._grad + g
             return
-        if g.dtype != tensor.dtype:
-            g = g.astype(tensor.dtype)
         if tensor._grad is not None:
             tensor._grad = Tensor(tensor._grad.array + g)
             return
@@ -289,6 +294,19 @@ def _raise_wrong_count(node: Function, input_grads: tuple) -> None:
         f"{node.name}.backward returned {len(input_grads)} gradient(s) but the op has "
         f"{len(node.parents)} input(s): return one per input (None where there is none)"
     )
+
+
+def in_dtype(grad: Any, dtype: Any) -> Any:
+    """A gradient cast to the dtype of the tensor it belongs to.
+
+    NOTE [gradient dtype] A tensor's gradient has the tensor's dtype, as in PyTorch, whose
+    engine casts each gradient to its input's dtype. Two things make a backward formula hand
+    back another dtype: an input of a mixed-precision op (x32 * y64 sends a float64 gradient to
+    x32), and numpy 1.x, which computes float64 when a 0-d float32 array meets a Python number
+    (``gz * 2.0`` after a full reduction; numpy 2 keeps float32). The engine casts once per
+    node, here, instead of every formula guarding its constants. With create_graph=True the
+    gradient is a Tensor and the cast is recorded."""
+    return grad.to(dtype) if isinstance(grad, Tensor) else grad.astype(dtype)
 
 
 def sum_to_shape(grad: Any, shape: tuple[int, ...], node: Function, input_grads: tuple) -> Any:

@@ -43,7 +43,7 @@ class Function:
         parents            one entry per positional input: the input's ``grad_fn``, the input
                            itself when it is a leaf that requires grad, or None (no gradient)
         needs_input_grad   tuple of bools, one per positional input
-        id, shape          id and shape of the output tensor
+        id, shape, dtype   id, shape and dtype of the output tensor
         xp                 the array module of the inputs (numpy or cupy)
     """
 
@@ -52,6 +52,7 @@ class Function:
         "xp",  # the array module of the inputs
         "id",  # the id of the output tensor
         "shape",  # the shape of the output tensor
+        "dtype",  # the dtype of the output tensor (its gradient's, NOTE [gradient dtype])
         "needs_input_grad",  # per positional input: does backward need its gradient?
         "saved_arrays",  # what forward saved; None once backward released it
         "_saved_sources",  # (position, input Tensor or _OUTPUT, its version) per tracked array
@@ -91,15 +92,13 @@ class Function:
             else:
                 parents.append(None)
                 needs.append(False)
-                if not isinstance(arg, np.ndarray) and (
-                    isinstance(arg, np.generic) or not hasattr(arg, "__array_namespace__")
-                ):
+                if not backend.is_array(arg):
                     arrays.append(arg)  # a number (Python's or numpy's)
                     continue
                 data = arg  # a constant array
             if type(data) is not array_type:  # all arrays must live on one device
                 if array_type is not None:
-                    _raise_device_mismatch(cls, args)
+                    _check_one_device(cls, args)  # (array subclasses may mix on one device)
                 array_type = type(data)
             arrays.append(data)
 
@@ -128,7 +127,7 @@ class Function:
             return tensor
 
         ctx.id = new_node_id()
-        ctx.shape = out.shape
+        ctx.shape, ctx.dtype = out.shape, out.dtype
         tensor = wrap_output(out, ctx)
         if ctx.saved_arrays:
             _remember_saved_versions(ctx, args, arrays, out)
@@ -319,12 +318,18 @@ def _as_output_array(cls: type, xp: Any, out: Any) -> Any:
     return xp.asarray(out)  # numpy turns 0-d results into scalars; the graph wants arrays
 
 
-def _raise_device_mismatch(cls: type, args: tuple) -> None:
+def _check_one_device(cls: type, args: tuple) -> None:
+    """Called when the inputs' array types differ: raise when they live on two devices (a numpy
+    array and a subclass of it do not)."""
     devices = []
     for arg in args:
+        if not isinstance(arg, Tensor) and not backend.is_array(arg):
+            continue  # a number lives nowhere
         device = arg.device if isinstance(arg, Tensor) else backend.device_of(arg)
         if device not in devices:
             devices.append(device)
+    if len(devices) == 1:
+        return
     first, second = devices[0], devices[-1]
     raise RuntimeError(
         f"Expected all tensors to be on the same device, but {cls.__name__} got tensors on "

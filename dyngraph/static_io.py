@@ -171,7 +171,7 @@ def _encode(value: Any, path: str) -> Any:
         if isinstance(item, float) and not math.isfinite(item):
             item = repr(item)
         return {"scalar": item, "dtype": _dtype_name(value.dtype, path)}
-    if isinstance(value, np.ndarray) or hasattr(value, "__array_namespace__"):
+    if backend.is_array(value):
         if value.dtype.kind not in "iub":
             raise ValueError(f"{path}: only integer or boolean index arrays can be saved")
         return {"array": backend.to_numpy(value).tolist(), "dtype": _dtype_name(value.dtype, path)}

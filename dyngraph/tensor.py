@@ -110,9 +110,7 @@ class Tensor:
         if device is not None:
             xp = backend.module_for(backend.normalize_device(device))
             data = xp.asarray(backend.to_device(data, backend.normalize_device(device)))
-        elif type(data) is not np.ndarray and (
-            isinstance(data, np.generic) or not hasattr(data, "__array_namespace__")
-        ):
+        elif type(data) is not np.ndarray and not backend.is_array(data):
             data = np.asarray(data)  # numbers, lists, numpy scalars: a Tensor holds an array
         if dtype is not None and data.dtype != dtype:
             data = data.astype(dtype)
@@ -146,7 +144,7 @@ class Tensor:
         (any shape; a tensor that requires grad keeps a floating point dtype). Its version
         counter stays: the graph keeps what it saved, the old array, unchanged."""
         array = value.array if isinstance(value, Tensor) else value
-        if not (isinstance(array, np.ndarray) or hasattr(array, "__array_namespace__")):
+        if not backend.is_array(array):
             raise TypeError(
                 f"Variable data has to be a tensor, but got {type(value).__name__}: assign a "
                 "Tensor or a numpy array (e.g. x.data = dg.tensor(...))"

@@ -366,7 +366,7 @@ def _array_of(x: Any) -> Any:
     makes them (Python floats become float32)."""
     if isinstance(x, Tensor):
         return x.array
-    if isinstance(x, np.ndarray) or hasattr(x, "__array_namespace__"):
+    if backend.is_array(x):
         return x
     return factories.tensor(x).array
 
@@ -491,7 +491,7 @@ class _Recorder:
                     "replay uses its current value whatever the inputs"
                 )
             return self._capture(arg)
-        if isinstance(arg, np.ndarray) or hasattr(arg, "__array_namespace__"):
+        if backend.is_array(arg):
             ref = self.by_data.get(id(arg))
             if ref is not None:  # the array of a traced value, given to the op as it is
                 return ref._replace(raw=True)

@@ -413,7 +413,7 @@ def _warn_if_shapes_differ(fn: str, input: Tensor, target: Any) -> None:
 def _array(value: Any) -> Any:
     if isinstance(value, Tensor):
         return value.array
-    if hasattr(value, "__array_namespace__") or hasattr(value, "dtype"):
+    if backend.is_array(value):
         return value
     import numpy as np  # a Python list of class ids
 

@@ -91,3 +91,42 @@ export function stubRenderer() {
   });
   return { calls, factory };
 }
+
+/**
+ * A clock the test moves by hand: the global setTimeout / clearTimeout queue their callbacks
+ * until tick() reaches them, and restore() puts the real ones back. (node:test's mock.timers
+ * does the same, but it is experimental in Node 20 and 22 and prints a warning on every run.)
+ */
+export function fakeClock() {
+  const real = { setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout };
+  /** @type {Map<number, { at: number, run: () => void }>} timers by id, in the order set */
+  const pending = new Map();
+  let now = 0;
+  let nextId = 1;
+  globalThis.setTimeout = /** @type {any} */ ((fn, ms = 0, ...args) => {
+    const id = nextId++;
+    pending.set(id, { at: now + Math.max(0, ms), run: () => fn(...args) });
+    return id;
+  });
+  globalThis.clearTimeout = /** @type {any} */ ((id) => pending.delete(id));
+  return {
+    /** Move the clock on by `ms`, running each timer that falls due, earliest first. @param {number} ms */
+    tick(ms) {
+      const end = now + ms;
+      for (;;) {
+        /** @type {[number, { at: number, run: () => void }] | null} */
+        let due = null;
+        for (const entry of pending) if (entry[1].at <= end && (due === null || entry[1].at < due[1].at)) due = entry;
+        if (due === null) break;
+        pending.delete(due[0]);
+        now = due[1].at;
+        due[1].run(); // it may set further timers, due within this tick too
+      }
+      now = end;
+    },
+    restore() {
+      globalThis.setTimeout = real.setTimeout;
+      globalThis.clearTimeout = real.clearTimeout;
+    },
+  };
+}

@@ -1,9 +1,9 @@
-import { test, describe, mock, afterEach } from "node:test";
+import { test, describe, afterEach } from "node:test";
 import assert from "node:assert/strict";
 import { createView, STEP_MS } from "../src/view.js";
 import { readFileSync } from "node:fs";
 import { encode } from "@msgpack/msgpack";
-import { dom, fakeModel, sample, stubRenderer, flush } from "./helpers.js";
+import { dom, fakeModel, sample, stubRenderer, flush, fakeClock } from "./helpers.js";
 
 /** How to read events (the header's `fields`, as Python sends it; see fixtures/vocabulary.json). */
 const FIELDS = JSON.parse(readFileSync(new URL("./fixtures/vocabulary.json", import.meta.url), "utf8")).fold.header.fields;
@@ -30,7 +30,12 @@ function setup(overrides = {}) {
   return { window, document, host, model, renderer, cleanup, view, root, key, lastDot, s };
 }
 
-afterEach(() => mock.timers.reset());
+/** @type {ReturnType<typeof fakeClock> | null} the test's hand-moved clock, when it uses one */
+let clock = null;
+afterEach(() => {
+  clock?.restore();
+  clock = null;
+});
 
 describe("the view", () => {
   test("renders the whole recording at the end, built from elements, focusable root", async () => {
@@ -91,27 +96,27 @@ describe("keyboard", () => {
   });
 
   test("Space toggles play; playing advances one step per STEP_MS / speed", () => {
-    mock.timers.enable({ apis: ["setTimeout"] });
+    clock = fakeClock();
     const { key, view, root } = setup();
     key("Home");
     key(" ");
     assert.equal(view.state.playing, true);
     assert.equal(root.querySelector(".dg-play").getAttribute("aria-pressed"), "true");
-    mock.timers.tick(STEP_MS);
-    mock.timers.tick(STEP_MS);
+    clock.tick(STEP_MS);
+    clock.tick(STEP_MS);
     assert.equal(view.state.t, 2);
     key(" ");
     assert.equal(view.state.playing, false);
-    for (let i = 0; i < 5; i++) mock.timers.tick(STEP_MS);
+    for (let i = 0; i < 5; i++) clock.tick(STEP_MS);
     assert.equal(view.state.t, 2);
   });
 
   test("play from the end starts over, and stops at the end", () => {
-    mock.timers.enable({ apis: ["setTimeout"] });
+    clock = fakeClock();
     const { key, view } = setup();
     key(" ");
     assert.equal(view.state.t, 0);
-    for (let i = 0; i < 30; i++) mock.timers.tick(STEP_MS);
+    for (let i = 0; i < 30; i++) clock.tick(STEP_MS);
     assert.equal(view.state.t, 22);
     assert.equal(view.state.playing, false);
   });
@@ -277,7 +282,7 @@ describe("trait encodings", () => {
 
 describe("cleanup", () => {
   test("removes model listeners, DOM, timers, and the renderer", async () => {
-    mock.timers.enable({ apis: ["setTimeout"] });
+    clock = fakeClock();
     const { model, cleanup, host, key, view, renderer, root } = setup();
     key(" ");
     assert.equal(view.state.playing, true);
@@ -287,7 +292,7 @@ describe("cleanup", () => {
     assert.equal(host.querySelector(".dg-root"), null);
     assert.equal(renderer.calls.destroyed, true);
     const t = view.state.t;
-    for (let i = 0; i < 10; i++) mock.timers.tick(STEP_MS);
+    for (let i = 0; i < 10; i++) clock.tick(STEP_MS);
     assert.equal(view.state.t, t, "no timer left");
     key("ArrowRight", root);
     assert.equal(view.state.t, t, "no key listener left");

@@ -6,15 +6,15 @@
 Measures, it does not judge (the findings are in benchmarks/README.md, "Where the time goes").
 For each workload it prints:
 
-1. **Time and the cycle collector.** Median wall time of one run, with the garbage collector on
-   (as the suite runs it) and off, interleaved, and how many collections of each generation one
-   run triggers and how long they take (``gc.callbacks``).
+1. **Time and the cycle collector.** Median CPU time of one run (the harness's clock), with the
+   garbage collector on (as the suite runs it) and off, interleaved, and how many collections of
+   each generation one run triggers and how long they take (``gc.callbacks``).
 2. **A cProfile breakdown** into the engine's parts - the op methods on Tensor, ``Function.apply``
    and inside it the ops' ``forward`` and ``wrap_output``, the backward pass and inside it the
    ops' ``backward`` and the un-broadcast (``sum_to_shape``), the in-place update, anything in
    ``dyngraph/events.py`` (nobody listens here, so that should be nothing) - then the functions
    with the most time of their own. cProfile adds a cost per Python call, so its shares
-   overstate the parts that make many small calls: read them next to the wall times of (1).
+   overstate the parts that make many small calls: read them next to the times of (1).
 3. **Memory per node** while a forward graph is alive (the garbage collector off): objects the
    cycle collector tracks (``gc.get_objects()``) and memory blocks (``sys.getallocatedblocks()``),
    per node, and which types they are.
@@ -30,7 +30,6 @@ import gc
 import pstats
 import statistics
 import sys
-import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import dyngraph as dg
-from benchmarks import w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build
+from benchmarks import harness, w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build
 from benchmarks.harness import blas_threads, time_once
 
 W4_NODES = 10_000
@@ -132,14 +131,14 @@ class CollectionLog:
 
     def __call__(self, phase: str, info: dict) -> None:
         if phase == "start":
-            self._started = time.perf_counter()
+            self._started = harness.clock()
         else:
-            self.seconds += time.perf_counter() - self._started
+            self.seconds += harness.clock() - self._started
             self.counts[info["generation"]] += 1
 
 
-def time_with_and_without_gc(run: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Median seconds of ``run`` with the collector on and off, timed in turn."""
+def time_with_and_without_gc(run: Callable[[], object], repeat: int) -> tuple[list, list]:
+    """Seconds of each call of ``run`` with the collector on and off, timed in turn."""
     on, off = [], []
     for _ in range(repeat):
         on.append(time_once(run))
@@ -148,72 +147,81 @@ def time_with_and_without_gc(run: Callable[[], object], repeat: int) -> tuple[fl
             off.append(time_once(run))
         finally:
             gc.enable()
-    return statistics.median(on), statistics.median(off)
+    return on, off
 
 
 def report_time(workload: Workload, repeat: int) -> None:
     run, units, per = workload.run, workload.units, workload.per
     run()  # warm up
-    with_gc, without_gc = time_with_and_without_gc(run, repeat)
     log = CollectionLog()
     gc.callbacks.append(log)
     try:
-        for _ in range(repeat):
-            run()
+        with_gc, without_gc = time_with_and_without_gc(run, repeat)
     finally:
         gc.callbacks.remove(log)
     scale = 1e6 / units
-    print(f"  wall, median of {repeat}: {with_gc * scale:.3g} us/{per} with the collector on, "
-          f"{without_gc * scale:.3g} us/{per} off ({with_gc / without_gc:.2f}x)")
+    on, off = statistics.median(with_gc), statistics.median(without_gc)
+    print(f"  CPU time, median of {repeat}: {on * scale:.3g} us/{per} with the collector on, "
+          f"{off * scale:.3g} off ({on / off:.2f}x); means {statistics.mean(with_gc) * scale:.3g}"
+          f" and {statistics.mean(without_gc) * scale:.3g}")
     collections = ", ".join(f"gen{g}: {n / repeat:.3g}" for g, n in sorted(log.counts.items()))
     print(f"  collections per run: {collections or 'none'}; "
-          f"{log.seconds / repeat * scale:.3g} us/{per} inside them")
+          f"{log.seconds / repeat * scale:.3g} us/{per} inside them (a mean: compare the means)")
 
 
 # ---------------------------------------------------------------------------- 2. cProfile
 
 
-PARTS = (  # (label, file ending, function names or None for any; cumulative time)
-    ("Tensor op methods (__add__, tanh, ...)", "dyngraph/tensor.py",
+PARTS = (  # (label, file ending, function names or None for any, own time only?)
+    ("Tensor op methods' own time (dispatch)", "dyngraph/tensor.py",
      {"__add__", "__radd__", "__mul__", "__rmul__", "__matmul__", "__sub__", "tanh", "relu",
-      "sum", "__isub__"}),
-    ("Function.apply (forward, whole)", "dyngraph/function.py", {"apply"}),
-    ("  ops' forward", "dyngraph/ops/", {"forward"}),
-    ("  wrap_output", "dyngraph/tensor.py", {"wrap_output"}),
-    ("backward pass (BackwardPass.propagate)", "dyngraph/autograd.py", {"propagate"}),
-    ("  ops' backward", "dyngraph/ops/", {"backward"}),
-    ("  sum_to_shape (un-broadcast)", "dyngraph/autograd.py", {"sum_to_shape"}),
-    ("  in_dtype (gradient casts)", "dyngraph/autograd.py", {"in_dtype"}),
-    ("leaf .grad accumulation", "dyngraph/autograd.py", {"accumulate_into_leaves"}),
-    ("in-place update (Tensor._inplace)", "dyngraph/tensor.py", {"_inplace"}),
-    ("anything in events.py", "dyngraph/events.py", None),
+      "sum", "__isub__"}, True),
+    ("Function.apply (forward, whole)", "dyngraph/function.py", {"apply"}, False),
+    ("  ops' forward", "dyngraph/ops/", {"forward"}, False),
+    ("  _remember_saved_versions", "dyngraph/function.py", {"_remember_saved_versions"}, False),
+    ("  wrap_output", "dyngraph/tensor.py", {"wrap_output"}, False),
+    ("backward pass (BackwardPass.propagate)", "dyngraph/autograd.py", {"propagate"}, False),
+    ("  ops' backward", "dyngraph/ops/", {"backward"}, False),
+    ("  sum_to_shape (un-broadcast)", "dyngraph/autograd.py", {"sum_to_shape"}, False),
+    ("  in_dtype (gradient casts)", "dyngraph/autograd.py", {"in_dtype"}, False),
+    ("leaf .grad accumulation", "dyngraph/autograd.py", {"accumulate_into_leaves"}, False),
+    ("in-place update (Tensor._inplace)", "dyngraph/tensor.py", {"_inplace"}, False),
+    ("anything in events.py", "dyngraph/events.py", None, False),
 )
 
 
-def part_seconds(stats: pstats.Stats, file_end: str, names: set[str] | None) -> tuple[float, int]:
-    """Cumulative seconds and calls of the functions matching a part (outermost calls only:
-    cProfile's cumulative time already excludes recursive re-entries)."""
+def part_seconds(
+    stats: pstats.Stats, file_end: str, names: set[str] | None, own: bool
+) -> tuple[float, int]:
+    """Seconds (own, or with callees) and calls of the functions matching a part. cProfile's
+    time with callees already leaves out recursive re-entries."""
     seconds, calls = 0.0, 0
-    for (filename, _, name), (_, ncalls, _, cumulative, _) in stats.stats.items():
+    for (filename, _, name), (_, ncalls, own_time, cumulative, _) in stats.stats.items():
         if file_end in filename.replace("\\", "/") and (names is None or name in names):
-            seconds += cumulative
+            seconds += own_time if own else cumulative
             calls += ncalls
     return seconds, calls
 
 
 def report_profile(workload: Workload, repeat: int, top: int) -> None:
     profiler = cProfile.Profile()
+    log = CollectionLog()
+    gc.callbacks.append(log)
     profiler.enable()
-    for _ in range(repeat):
-        workload.run()
-    profiler.disable()
+    try:
+        for _ in range(repeat):
+            workload.run()
+    finally:
+        profiler.disable()
+        gc.callbacks.remove(log)
     stats = pstats.Stats(profiler)
     total = stats.total_tt
     scale = 1e6 / (repeat * workload.units)
-    print(f"  under cProfile: {total * scale:.3g} us/{workload.per} (profiled; parts overlap "
-          "where indented)")
-    for label, file_end, names in PARTS:
-        seconds, calls = part_seconds(stats, file_end, names)
+    print(f"  under cProfile: {total * scale:.3g} us/{workload.per}, of which "
+          f"{100 * log.seconds / total:.1f}% in the cycle collector (counted by cProfile in "
+          "whichever function allocated when it ran); parts overlap where indented:")
+    for label, file_end, names, own in PARTS:
+        seconds, calls = part_seconds(stats, file_end, names, own)
         if calls:
             print(f"    {label:44s} {100 * seconds / total:5.1f}%  {seconds * scale:8.3g} "
                   f"us/{workload.per}  {calls / repeat / workload.units:6.3g} calls/{workload.per}")
@@ -321,7 +329,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown workload(s): {', '.join(sorted(unknown))}", file=sys.stderr)
         return 2
     with blas_threads(1) as threads:
-        print(f"{threads}; event previews and all profiled below with nobody listening\n")
+        print(f"{threads}; nobody listens to events; {len(gc.get_objects())} objects tracked by "
+              "the cycle collector before the workloads (every full collection visits them)\n")
         for name in names:
             if name == "OPT":
                 print("OPT: optimizer steps on W2's parameters (784x256, 256, 256x10, 10)")

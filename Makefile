@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-.PHONY: lab test site lint bench venv clean
+.PHONY: lab test quick site lint bench venv clean
 
 $(STAMP): pyproject.toml setup.py dyngraph/_speedups.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ test: $(STAMP)
 	@if command -v npm >/dev/null 2>&1; then \
 		cd widgets && npm ci --silent --no-audit --no-fund && npm test; \
 	else echo "npm not found: skipping the widget's JavaScript unit tests"; fi
+
+## make quick: a check while you work: the tests without those marked `slow` (the browser tests,
+## the fresh virtualenv, whole lessons, long training loops); `make test` still runs them all.
+quick: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" tests
 
 ## make lab: set up and open the tour in JupyterLab.
 # Serves the project's root (the file browser shows everything) with the tour open; as root

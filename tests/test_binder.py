@@ -33,6 +33,7 @@ def test_readme_badge_opens_the_tour_in_jupyterlab():
     assert "urlpath=lab/tree/notebooks/00_tour.ipynb" in readme
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (ROOT / "notebooks" / "00_tour.ipynb").exists(), reason="no tour yet")
 def test_the_tour_runs_in_a_fresh_binder_environment(tmp_path):
     venv = tmp_path / "venv"

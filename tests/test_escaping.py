@@ -222,6 +222,7 @@ def test_any_name_gives_allow_listed_attributes_and_the_name_as_label(name, scop
 # ----------------------------------------------------------------------------- through Graphviz
 
 
+@pytest.mark.slow
 @needs_dot
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=any_names, scope=any_names)

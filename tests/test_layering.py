@@ -7,6 +7,7 @@ NOTE [known exceptions] below."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import os
 import subprocess
@@ -92,9 +93,15 @@ def _engine_modules() -> list[Path]:
     return modules
 
 
+@functools.cache
+def _tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once for all the tests that scan it."""
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
 def _imports(path: Path):
     """(top-level module name, line, at module level?) for every import statement in a file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = _tree(path)
     module_level = {id(node) for node in tree.body}
     for node in ast.walk(tree):
         top = id(node) in module_level
@@ -107,7 +114,7 @@ def _imports(path: Path):
 
 def _module_level_imports(path: Path):
     """Module-level imports also inside `if`/`try` blocks at the top of the file."""
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    tree = _tree(path)
     stack = list(tree.body)
     while stack:
         node = stack.pop()
@@ -205,10 +212,9 @@ def _imported_names(node: ast.AST, package: list[str]) -> list[str]:
     return [module] + [f"{module}.{alias.name}" for alias in node.names]
 
 
-def _jupyter_imports(source: str, package: list[str]) -> list[tuple[str, int, str]]:
-    """(enclosing function, line, module) for every import of dyngraph.jupyter in a module's
-    source, at module level ("<module>") or inside functions and methods ("Class.method")."""
-    tree = ast.parse(source)
+def _jupyter_imports(tree: ast.Module, package: list[str]) -> list[tuple[str, int, str]]:
+    """(enclosing function, line, module) for every import of dyngraph.jupyter in a module, at
+    module level ("<module>") or inside functions and methods ("Class.method")."""
     found = []
     stack: list[tuple[ast.AST, str]] = [(tree, "<module>")]
     while stack:
@@ -226,7 +232,7 @@ def _jupyter_imports(source: str, package: list[str]) -> list[tuple[str, int, st
 
 
 def _jupyter_imports_in(path: Path) -> list[tuple[str, int, str]]:
-    return _jupyter_imports(path.read_text(encoding="utf-8"), _package_of(path))
+    return _jupyter_imports(_tree(path), _package_of(path))
 
 
 def test_the_jupyter_scan_sees_lazy_and_relative_imports():
@@ -244,7 +250,8 @@ def test_the_jupyter_scan_sees_lazy_and_relative_imports():
             from dyngraph import jupyter
         """
     )
-    found = [(where, line) for where, line, _ in _jupyter_imports(source, ["dyngraph", "nn"])]
+    scanned = _jupyter_imports(ast.parse(source), ["dyngraph", "nn"])
+    found = [(where, line) for where, line, _ in scanned]
     assert found == [("<module>", 2), ("Model.show", 5), ("Model.show", 6), ("helper", 9)]
 
 

@@ -199,6 +199,7 @@ def _train(steps, checkpoints):
     return sizes, unreachable
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("with_subscriber", [False, True], ids=["plain", "counting_subscriber"])
 def test_no_memory_growth_over_2000_training_steps(with_subscriber):
     counts = collections.Counter()
@@ -218,6 +219,7 @@ def test_no_memory_growth_over_2000_training_steps(with_subscriber):
         assert counts["graph_freed"] == 2000
 
 
+@pytest.mark.slow
 def test_the_growth_measurement_does_detect_a_leak():
     """A control: a subscriber that keeps every event must show up as growth."""
     kept = []

@@ -393,6 +393,7 @@ def test_pack_padded_sequence_checks_the_order_and_pad_sequence_pads():
     assert padded.numpy()[2, 1:].tolist() == [[-1.0] * 3] * 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["RNN", "GRU", "LSTM"])
 def test_recurrent_layer_gradients_match_finite_differences(kind):
     layer = getattr(nn, kind)(2, 3, num_layers=2, bidirectional=True, dtype=dg.float64)

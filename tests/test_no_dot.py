@@ -193,6 +193,7 @@ def _path_without_dot() -> tuple[str, tempfile.TemporaryDirectory | None]:
     return os.pathsep.join(parts), keep
 
 
+@pytest.mark.slow
 @needs_wheel
 @pytest.mark.skipif(_which("dot") is None,
                     reason="no dot here: the lesson run of the test suite already runs without it")

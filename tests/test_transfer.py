@@ -48,6 +48,7 @@ def max_difference(mine: dict, theirs: dict) -> float:
     return worst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_runs_the_same_on_torch_and_dyngraph(name):
     mine, theirs, tolerance = run_both(name)

@@ -29,6 +29,16 @@ CHROMIUM_ARGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "tests" / "browser" / "artifacts"
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest's own -m "not slow" deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every browser test is ``slow`` (a JupyterLab and a Chromium each): ``make quick`` skips
+    them, ``make test`` runs them. (A conftest hook sees the whole session's items.)"""
+    for item in items:
+        if HERE in item.path.resolve().parents:
+            item.add_marker(pytest.mark.slow)
 
 
 def _chromium_missing() -> str | None:

@@ -10,7 +10,7 @@ GraphView), W4 (graph building), W5 (eager vs traced replay, dg.trace), W6 (PyTo
 through dyngraph.torch, against bare torch; no rows without torch).
 W1 to W4 run PyTorch side by side with dyngraph and the numpy floor where torch imports; the
 table gives both ratios. numpy's BLAS and torch run with one thread unless --threads says
-otherwise (harness.blas_threads says why).
+otherwise (harness.blas_threads says why), timed by the process's CPU time unless --clock wall.
 A MISS is reported, not raised: the exit status is non-zero only if a workload crashed.
 """
 
@@ -26,7 +26,15 @@ from collections.abc import Callable
 import numpy as np
 
 from benchmarks import w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build, w5_trace, w6_torch_watch
-from benchmarks.harness import NO_TORCH, Result, blas_threads, format_table, import_torch
+from benchmarks.harness import (
+    CLOCKS,
+    NO_TORCH,
+    Result,
+    blas_threads,
+    format_table,
+    import_torch,
+    using_clock,
+)
 
 WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
     "W1": w1_per_op.run,
@@ -55,6 +63,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=1,
         metavar="N",
         help="threads for numpy's BLAS and for torch, the same for both (default 1)",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="cpu",
+        help="what is timed: the process's CPU time (default; harness NOTE [clock] says why) "
+        "or wall time",
     )
     parser.add_argument(
         "--only",
@@ -95,12 +110,15 @@ def main(argv: list[str] | None = None) -> int:
     torch = import_torch()
     results: list[Result] = []
     failures: list[str] = []
-    with blas_threads(args.threads) as threads:
+    clock = "CPU time" if args.clock == "cpu" else "wall time"
+    if args.clock == "cpu" and args.threads > 1:
+        clock += " (summed over threads: --clock wall measures what parallel BLAS gains)"
+    with blas_threads(args.threads) as threads, using_clock(args.clock):
         print(
             f"python {platform.python_version()}, numpy {np.__version__}, "
             f"torch {torch.__version__ if torch is not None else '- (' + NO_TORCH + ')'}, "
-            f"{os.cpu_count()} cores, {threads}, event previews in {spine_helpers()}, "
-            f"{'quick' if args.quick else 'full'} run\n",
+            f"{os.cpu_count()} cores, {threads}, timing {clock}, "
+            f"event previews in {spine_helpers()}, {'quick' if args.quick else 'full'} run\n",
             flush=True,
         )
         for name in names:

@@ -257,7 +257,7 @@ class FakeClock:
 
 def test_interleaved_median_is_the_median_of_each_workload_timed_in_turn(monkeypatch) -> None:
     clock = FakeClock()
-    monkeypatch.setattr(harness.time, "perf_counter", clock)
+    monkeypatch.setattr(harness, "clock", clock)
     calls: list[str] = []
     # one warm-up call each (not counted: 100 s), then three timed calls each
     a = clock.workload([100.0, 3.0, 1.0, 2.0], calls, "a")
@@ -273,7 +273,7 @@ def test_interleaved_median_is_the_median_of_each_workload_timed_in_turn(monkeyp
 
 def test_time_once_stops_the_clock_before_the_result_is_freed(monkeypatch) -> None:
     clock = FakeClock()
-    monkeypatch.setattr(harness.time, "perf_counter", clock)
+    monkeypatch.setattr(harness, "clock", clock)
 
     class ExpensiveToFree:
         def __del__(self) -> None:
@@ -287,9 +287,16 @@ def test_time_once_stops_the_clock_before_the_result_is_freed(monkeypatch) -> No
     assert clock.now == 62.0  # the teardown did happen, after the clock stopped
 
 
+def test_the_clock_is_the_process_cpu_time_unless_asked_for_wall_time() -> None:
+    assert harness.clock is harness.CLOCKS["cpu"] is harness.time.process_time
+    with harness.using_clock("wall"):
+        assert harness.clock is harness.time.perf_counter
+    assert harness.clock is harness.time.process_time
+
+
 def test_side_by_side_without_torch_times_two_and_says_so(monkeypatch) -> None:
     clock = FakeClock()
-    monkeypatch.setattr(harness.time, "perf_counter", clock)
+    monkeypatch.setattr(harness, "clock", clock)
     monkeypatch.setattr(harness, "import_torch", lambda: None)
     calls: list[str] = []
     dyngraph = clock.workload([1.0] * 4, calls, "dyngraph")
@@ -347,7 +354,7 @@ def test_runner_selects_workloads() -> None:
 def test_runner_quick_runs_every_workload(capsys: pytest.CaptureFixture[str]) -> None:
     assert run.main(["--quick"]) == 0
     out = capsys.readouterr().out
-    assert "BLAS threads: numpy" in out.splitlines()[0]
+    assert "BLAS threads: numpy" in out.splitlines()[0] and "timing CPU time" in out
     for prefix in ("W1 per-op", "W1 + recording", "W2 MLP", "W3 RNN", "W3 + recording", "W4"):
         assert prefix in out
     rows = [line for line in out.splitlines() if line.startswith(("W1 per-op", "W2", "W3 RNN"))]

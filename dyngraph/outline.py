@@ -168,7 +168,7 @@ class Outline:
             return
         self._source_line = line
         code = linecache.getline(where.file, where.line).strip()
-        place = f"cell [{where.cell}]" if where.cell is not None else shared_path(where.file)
+        place = f"In [{where.cell}]" if where.cell is not None else shared_path(where.file)
         self.say(f"{place}:{where.line}  {code}".rstrip())
 
     def _grad(self, event: events.GradComputed) -> None:

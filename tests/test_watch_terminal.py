@@ -247,3 +247,31 @@ def test_dg_watch_in_a_kernel_is_the_widget_and_html_writes_its_page(monkeypatch
     assert page.read_text(encoding="utf-8").startswith("<!doctype html>")
     assert capsys.readouterr().out == (
         f"dg.watch: wrote the graph's page to {page} (open it in a browser)\n")
+
+
+def test_terminal_ipython_gets_the_outline_from_dg_watch_and_the_cell_magic(tmp_path):
+    pytest.importorskip("IPython", reason="needs IPython (the jupyter extra)")
+    pytest.importorskip("anywidget", reason="%load_ext dyngraph needs the jupyter extra")
+    code = textwrap.dedent("""\
+        import dyngraph as dg
+        ip = get_ipython()
+        with dg.watch():
+            a = dg.tensor([3.0], requires_grad=True, name="a")
+            c = a + 1
+        ip.run_line_magic("load_ext", "dyngraph")
+        ip.run_cell_magic("dyngraph", "", "b = (a * 2).sum()\\nb.backward()\\n")
+        """)
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    done = subprocess.run([sys.executable, "-m", "IPython", "--no-banner", "--colors=NoColor",
+                           "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines.count("dg.watch: no notebook here, so a text outline: nodes as they are made, "
+                       "gradients as backward computes them") == 2
+    assert any(re.fullmatch(r"  #\d+ a: leaf \(1,\)  \[3\]", line) for line in lines)
+    assert any(re.fullmatch(r"  #\d+ c = Add\(a#\d+, #\d+\) -> \(1,\)  \[4\]", line)
+               for line in lines)
+    assert any(re.fullmatch(r"In \[\d+\]:1  b = \(a \* 2\)\.sum\(\)", line) for line in lines)
+    assert re.search(r"^  grad a#\d+  norm 2  \[2\]  \(leaf: now in \.grad\)$", done.stdout, re.M)
+    assert "GraphView(" not in done.stdout

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import dyngraph
+
 from ..record import torch_source
 from .view import GraphView
 
@@ -73,7 +75,7 @@ def load_ipython_extension(ipython: Any) -> None:
     def dyngraph_magic(line: str, cell: str) -> None:
         """%%dyngraph [--pace SECONDS] [--lr]: run the cell and watch its graph live."""
         options = _parse_magic_line(line)
-        with watch(**options):
+        with dyngraph.watch(**options):  # the widget in a kernel, an outline in a terminal
             ipython.run_cell(cell, store_history=False)  # IPython shows any error itself
 
 

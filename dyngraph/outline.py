@@ -4,18 +4,33 @@ In a script or a terminal REPL there is no widget to draw in, so the watched blo
 the widget would show, one line per thing that happens, grouped under the source line that made
 it::
 
-    dg.watch: no notebook here, so a text outline: nodes as they are made, gradients as backward
-    computes them
-    mlp.py:14  h = (x @ W1 + b1).relu()
-      #3 MatMul(x#1, W1#2) -> (32, 16)
-      #5 Add(#3, b1#4) -> (32, 16)
-      #6 h = Relu(#5) -> (32, 16)
-    ...
-    backward from loss#12
-      grad loss#12  norm 1  [1]
-      grad h#6  norm 0.0402
-      grad W1#2  norm 0.0544  (leaf: now in .grad)
-    freed the saved tensors of 6 nodes: #12, #11, #9, #8, #6, #5
+    with dg.watch():
+        h = (x @ W1 + b1).relu()
+        loss = (h @ W2).square().mean()
+        loss.backward()
+
+prints, live::
+
+    dg.watch: no notebook here, so a text outline: nodes as they are made, gradients as ...
+    mlp.py:10  h = (x @ W1 + b1).relu()
+      #1 x: leaf (32, 4)
+      #2 W1: leaf (4, 16)
+      #5 MatMul(x#1, W1#2) -> (32, 16)  saved 768 B
+      #3 b1: leaf (16,)
+      #6 Add(#5, b1#3) -> (32, 16)
+      #7 h = Relu(#6) -> (32, 16)  saved 2.0 KB
+    mlp.py:11  loss = (h @ W2).square().mean()
+      #4 W2: leaf (16, 1)
+      #8 MatMul(h#7, W2#4) -> (32, 1)  saved 2.1 KB
+      #9 Square(#8) -> (32, 1)  saved 128 B
+      #10 loss = Mean(#9) -> scalar  [25.09]
+    backward from loss#10
+      grad loss#10  norm 1  [1]
+      grad #9  norm 0.1768
+      ...
+      grad W1#2  norm 17.39  (leaf: now in .grad)
+    freed the saved tensors of 4 nodes: #9, #8, #7, #5
+    dg.watch: 10 nodes, 9 gradients, 1 backward pass, 4 freed nodes
 
 It is one more subscriber of the event spine (``dyngraph.events``) and needs no Jupyter package.
 Numbers are formatted as the diagrams format them (``dot.format_values``) and files are named as

@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import operator
 import os
 import weakref
 from collections.abc import Iterator
@@ -85,7 +86,7 @@ class _Info:
         self.id = 0  # given when it is first told about (or drawn): ids follow creation order
         self.announced = -1  # events.epoch when the subscribers were last told about it
         self.consumers = 0  # how many ops use it: more than one means gradients are summed
-        self.saved_bytes = 0
+        self.saved_bytes: int | None = None  # None: not read yet
         self.hooked = False  # it is its node's grad prehook
         self.leaf: Any = None  # a weakref to the leaf tensor, for a leaf's
 
@@ -101,7 +102,7 @@ class _Info:
             tensor = self.leaf()
             accumulated = accumulated or (tensor is not None and tensor.grad is not None)
         preview, norm = _preview_and_norm(grad)
-        events.emit(events.GradComputed(self.id, preview, norm, accumulated))
+        events.emit(events.new_event(events.GradComputed, (self.id, preview, norm, accumulated)))
         if _pass and self.saved_bytes:
             _pass[-1].append(self.id)
 
@@ -222,10 +223,11 @@ def _device(tensor: torch.Tensor) -> str:
     return "cuda" if tensor.is_cuda else tensor.device.type
 
 
-def _small_values(tensor: torch.Tensor) -> list | None:
-    """Every number of a small CPU tensor of up to two dimensions, row-major, or None.
-    NOTE: ``tolist()`` is the cheapest way out of a small tensor (a third of ``numpy()``)."""
-    if tensor.is_cuda or tensor.numel() > events.SMALL_PREVIEW:
+def _small_values(tensor: torch.Tensor, most: int) -> list | None:
+    """Every number of a CPU tensor of up to ``most`` numbers and two dimensions, row-major,
+    or None. NOTE: ``tolist()`` is the cheapest way out of a small tensor (a third of
+    ``numpy()``, and it makes no tensor: a ``detach()`` or a slice costs about 0.4 us)."""
+    if tensor.is_cuda or tensor.numel() > most:
         return None
     values = tensor.tolist()
     if type(values) is not list:
@@ -242,7 +244,7 @@ def _numpy(tensor: torch.Tensor) -> Any:
 
 
 def _preview(tensor: torch.Tensor) -> tuple:
-    values = _small_values(tensor)
+    values = _small_values(tensor, events.SMALL_PREVIEW)
     if values is not None:
         return tuple(values[: events.PREVIEW_SIZE])
     try:
@@ -253,7 +255,7 @@ def _preview(tensor: torch.Tensor) -> tuple:
 
 
 def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
-    values = _small_values(tensor)
+    values = _small_values(tensor, events.SMALL_PREVIEW)
     if values is not None and (not values or type(values[0]) is float):
         norm = math.hypot(*values)
         if norm == math.inf and any(v != v for v in values):  # hypot lets inf beat nan
@@ -268,23 +270,100 @@ def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
 def _saved_bytes(node: Any) -> int:
     """Bytes of the tensors a node saved for backward (its documented ``_saved_*`` attributes;
     a tensor saved twice counts once)."""
+    saved = _saved_tensors(node)
+    return 0 if saved is None else _bytes_once(saved)
+
+
+def _saved_tensors(node: Any) -> list | None:
+    """The tensors a node saved for backward, read from its ``_saved_*`` attributes (each read
+    makes a Python tensor); None when the node released them already."""
     names = _saved_names.get(type(node))
     if names is None:
         names = _saved_names[type(node)] = _saved_tensor_names(node)
-    total = 0
-    seen: set = set()  # the address of each tensor counted
+    saved = []
     for attr in names:
         try:
             value = getattr(node, attr)
         except RuntimeError:  # freed already
-            return 0
+            return None
         for item in (value,) if type(value) is not tuple and type(value) is not list else value:
-            if isinstance(item, torch.Tensor) and item.layout is torch.strided:
-                address = item.data_ptr()
-                if address not in seen:
-                    seen.add(address)
-                    total += item.nbytes
+            if isinstance(item, torch.Tensor):
+                saved.append(item)
+    return saved
+
+
+def _bytes_once(tensors: list) -> int:
+    """The bytes of these tensors, a tensor met twice counted once (sparse ones not counted)."""
+    total = 0
+    seen: set = set()  # the address of each tensor counted
+    for tensor in tensors:
+        if tensor.layout is torch.strided:
+            address = tensor.data_ptr()
+            if address not in seen:
+                seen.add(address)
+                total += tensor.nbytes
     return total
+
+
+# NOTE [saved bytes] What a node saves for backward is, for most ops, some of the op's own
+# tensors: ``h * w`` saves ``h`` and ``w``, ``tanh`` its result, ``x @ W`` (x needing no
+# gradient) only ``x``. Reading ``_saved_*`` makes a Python tensor per attribute (about 0.5 us
+# each), and a watched op is announced once per node, so the first node of each kind of call
+# (the torch function, the node's type, which of its tensors need a gradient) reads them the
+# documented way and finds each saved tensor among the op's tensors and its output: same
+# address, same size. If each is found exactly once, that kind's *recipe* (the positions) is
+# kept and its later nodes add up the bytes of the tensors at those positions, which the mode
+# holds anyway. A kind whose saved tensors are not all found (an intermediate, like dropout's
+# mask) reads ``_saved_*`` for every node; one seen with aliased tensors (``x * x``) learns
+# from a later node. tests/test_torch_source.py checks both ways give the same numbers.
+_recipes: dict[tuple, tuple[int, ...] | None] = {}  # kind of call -> positions, or None
+_needs_grad = operator.attrgetter("requires_grad")
+
+
+def _saved_bytes_of_op(func: Any, node: Any, tensors: list, output: torch.Tensor,
+                       kwargs: dict) -> int:
+    """_saved_bytes of ``node``, the one node that ``func`` made from ``tensors`` (the tensors
+    among its arguments, keyword ones last) and returned as ``output`` (NOTE [saved bytes])."""
+    key = (func, type(node), tuple(map(_needs_grad, tensors)), tuple(kwargs) if kwargs else ())
+    recipe = _recipes.get(key, False)
+    if recipe is False or recipe is None:
+        saved = _saved_tensors(node)
+        if saved is None:
+            return 0
+        if recipe is False:
+            _learn_recipe(key, saved, [*tensors, output])
+        return _bytes_once(saved)
+    candidates = [*tensors, output]
+    total = 0
+    seen: set = set()  # as in _bytes_once
+    for position in recipe:
+        tensor = candidates[position]
+        if tensor.layout is not torch.strided:  # sparse this time: the documented way
+            return _saved_bytes(node)
+        address = tensor.data_ptr()
+        if address not in seen:
+            seen.add(address)
+            total += tensor.nbytes
+    return total
+
+
+def _learn_recipe(key: tuple, saved: list, candidates: list) -> None:
+    """Keep the recipe of a kind of call from one node's saved tensors (NOTE [saved bytes])."""
+    if any(tensor.layout is not torch.strided for tensor in (*saved, *candidates)):
+        _recipes[key] = None
+        return
+    recipe = []
+    for tensor in saved:
+        address, size = tensor.data_ptr(), tensor.nbytes
+        found = [position for position, candidate in enumerate(candidates)
+                 if candidate.data_ptr() == address and candidate.nbytes == size]
+        if len(found) > 1:  # aliased (x * x): which one is saved is not known; learn later
+            return
+        if not found:  # an intermediate of the op
+            _recipes[key] = None
+            return
+        recipe.append(found[0])
+    _recipes[key] = tuple(recipe)
 
 
 def _saved_tensor_names(node: Any) -> tuple[str, ...]:
@@ -323,7 +402,7 @@ def _is_freed(node: Any) -> bool:
 def _where() -> events.Where | None:
     """The learner's line: the first frame outside dyngraph and torch (torch's own files are
     added to the spine's table of internal files the first time one is found)."""
-    where = events.where_from_stack(2)  # from the mode's frame (1 would be this one)
+    where = events.where_from_stack(2)  # from the caller's frame (1 would be this one)
     if where is None or not where.file.startswith(_TORCH_DIR):
         return where
     internal = events._is_internal_file
@@ -339,11 +418,12 @@ def _where() -> events.Where | None:
 
 
 def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: tuple,
-              data: tuple = ()) -> None:
+              arguments: list | tuple = ()) -> None:
     """node_created for every node behind ``roots`` (autograd nodes or leaf tensors) that the
     current subscribers were not told about, inputs first. ``outputs`` maps id() of a node's
-    _Info to the tensor it produced, when the mode saw it (its value is known); ``data`` are the
-    tensors needing no gradient that the op received (data leaves, inputs of its outputs)."""
+    _Info to the tensor it produced, when the mode saw it (its value is known); ``arguments``
+    are the tensors the op received: those needing no gradient are data leaves, inputs of its
+    outputs."""
     epoch = events.epoch
     order: list = []  # (node or leaf tensor, its _Info), inputs before the ops that use them
     stack: list = [(root, False) for root in reversed(roots)]
@@ -377,57 +457,63 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
             events.emit(_leaf_event(item, _numbered(info), where))
             continue
         parents = [_node_info(parent) for parent, _ in item.next_functions if parent is not None]
-        _emit_node(item, info, parents, outputs.get(id(info)), where, scope, data)
+        _emit_node(item, info, parents, outputs.get(id(info)), where, scope, arguments)
 
 
-def _announce_op(node: Any, info: _Info, output: torch.Tensor, where: Any, scope: tuple,
-                 data: tuple) -> None:
-    """_announce for the commonest case, one node made by the op the mode saw, whose inputs
-    were all told about already (a chain, a loop). NOTE [speed]: no stack, no second reading
-    of ``next_functions`` (figures: benchmarks/README.md, W6)."""
+def _announce_op(func: Any, args: tuple, kwargs: dict, node: Any, info: _Info,
+                 output: torch.Tensor) -> None:
+    """_announce for the commonest case: ``node`` is the one node ``func`` made (from
+    ``args`` and ``kwargs``, returning ``output``), and its inputs were all told about already
+    (a chain, a loop). NOTE [speed]: no stack, no second reading of ``next_functions``, and
+    the saved bytes from the op's own tensors (figures: benchmarks/README.md, W6)."""
     epoch = events.epoch
     parents = []
     for parent, _ in node.next_functions:
         if parent is not None:
             parent_info = _node_info(parent)
             if parent_info.announced != epoch:
-                _announce([node], {id(info): output}, where, scope, data)
+                _announce([node], {id(info): output}, _where(), _scope(), _arguments(args))
                 return
             parents.append(parent_info)
     info.announced = epoch
-    _emit_node(node, info, parents, output, where, scope, data)
+    tensors = _arguments(args)
+    if info.saved_bytes is None:
+        keyword_tensors = _arguments(kwargs.values()) if kwargs else []
+        info.saved_bytes = _saved_bytes_of_op(func, node, tensors + keyword_tensors, output,
+                                              kwargs)
+    _emit_node(node, info, parents, output, _where(), _scope(), tensors)
 
 
 def _emit_node(node: Any, info: _Info, parents: list, output: torch.Tensor | None, where: Any,
-               scope: tuple, data: tuple) -> None:
+               scope: tuple, arguments: list | tuple) -> None:
     """node_created for one autograd node whose inputs (``parents``: their _Info) were told
-    about; ``output`` is the tensor it produced, if the mode saw it."""
+    about; ``output`` is the tensor it produced, if the mode saw it, and ``arguments`` the
+    tensors of that op, whose data (needing no gradient) are inputs too."""
     inputs = []
     for parent_info in parents:
         parent_info.consumers += 1
         inputs.append(parent_info.id)
     if output is not None:
         epoch = events.epoch
-        for tensor in data:
+        for tensor in arguments:
+            if tensor.requires_grad:
+                continue
             data_info = _leaf_info(tensor)
             if data_info.announced != epoch:
                 data_info.announced = epoch
                 events.emit(_leaf_event(tensor, _numbered(data_info), where))
             inputs.append(data_info.id)
-    if not info.saved_bytes:
+    if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
     if output is None:  # made inside a composite op, or before watching: no value known
-        event = events.NodeCreated(_numbered(info), node.name(), tuple(inputs), (), "", "cpu",
-                                   True, False, None, scope, where, (), info.saved_bytes)
+        fields = (_numbered(info), node.name(), tuple(inputs), (), "", "cpu", True, False, None,
+                  scope, where, (), info.saved_bytes, False, None)
     else:
-        label = _names.get(output, (None,))[0]
-        event = events.NodeCreated(
-            _numbered(info), node.name(), tuple(inputs), tuple(output.shape),
-            _dtype(output), "cpu" if output.is_cpu else _device(output), True,
-            False, label, scope, where,
-            _preview(output), info.saved_bytes,
-        )
-    events.emit(event)
+        fields = (_numbered(info), node.name(), tuple(inputs), tuple(output.shape),
+                  _dtype(output), "cpu" if output.is_cpu else _device(output), True, False,
+                  _names.get(output, (None,))[0], scope, where, _preview(output),
+                  info.saved_bytes, False, None)
+    events.emit(events.new_event(events.NodeCreated, fields))
 
 
 def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
@@ -487,7 +573,7 @@ class _EventMode(TorchFunctionMode):
             if grad_fn is not None:
                 info = _node_info(grad_fn)
                 if info.announced != epoch:
-                    _announce_op(grad_fn, info, out, _where(), _scope(), _data(args))
+                    _announce_op(func, args, kwargs, grad_fn, info, out)
         else:
             nodes, outputs = [], {}
             for tensor in _tensors(out):
@@ -498,7 +584,7 @@ class _EventMode(TorchFunctionMode):
                         nodes.append(grad_fn)
                         outputs[id(info)] = tensor
             if nodes:
-                _announce(nodes, outputs, _where(), _scope(), _data(args))
+                _announce(nodes, outputs, _where(), _scope(), _arguments(args))
         if before is not None and before.announced == epoch:
             events.emit(events.VersionBumped(before.id, args[0]._version))
         return out
@@ -508,16 +594,16 @@ def _scope() -> tuple:
     return events._scope + tuple(_module_path) if _module_path else events._scope
 
 
-def _data(args: tuple) -> tuple:
-    """The tensors needing no gradient among an op's arguments."""
-    data = ()
-    for arg in args:
-        if type(arg) is torch.Tensor or isinstance(arg, torch.Tensor):
-            if not arg.requires_grad:
-                data += (arg,)
-        elif isinstance(arg, (tuple, list)):
-            data += tuple(t for t in _tensors(arg) if not t.requires_grad)
-    return data
+def _arguments(values: Any) -> list:
+    """The tensors among an op's arguments (``args``, or keyword values), in order, found in
+    lists and tuples as in ``_tensors``."""
+    tensors = []
+    for value in values:
+        if type(value) is torch.Tensor or isinstance(value, torch.Tensor):
+            tensors.append(value)
+        elif isinstance(value, (tuple, list)):
+            tensors.extend(_tensors(value))
+    return tensors
 
 
 _inplace: dict[Any, bool] = {}  # a torch function (not backward) -> does it change its input?

@@ -388,3 +388,62 @@ def test_data_inputs_in_lists_and_keywords_of_inplace_ops():
     assert len(cat.inputs) == 2
     assert "version_bumped" in kinds(seen)
     assert torch.equal(w.grad, torch.ones(2))
+
+
+def _lesson_programs():
+    """The models of lesson 18 and of these tests, and calls that tell recipes apart: aliased
+    arguments (x * x before a * b), data on either side of a matmul, in place, keywords."""
+    torch.manual_seed(0)
+    mlp, cell = MLP(), torch.nn.RNNCell(2, 3)
+    x, y = torch.randn(4, 3), torch.randn(4, 1)
+    W1, W2 = torch.randn(3, 5, requires_grad=True), torch.randn(5, 1, requires_grad=True)
+    a, b = torch.randn(3, requires_grad=True), torch.randn(3, requires_grad=True)
+    data = torch.randn(3, 3)
+
+    def run():
+        torch.nn.functional.mse_loss(mlp(torch.randn(5, 3)), torch.randn(5, 1)).backward()
+        h = torch.zeros(1, 3)
+        for step in torch.randn(3, 1, 2):
+            h = cell(step, h)
+        h.sum().backward()
+        loss = ((torch.tanh(x @ W1) @ W2 - y) ** 2).mean()
+        loss.backward()
+        (a * a).sum().backward()  # aliased: learns nothing
+        (a * b).sum().backward()  # saves a and b
+        (data @ a + a @ data).sum().backward()  # the data saved on one side, then the other
+        z = torch.mul(a, other=b) + 0
+        z.add_(1, alpha=2)
+        z.sigmoid().relu().softmax(0).log().sum().backward()
+        torch.nn.functional.dropout(a, 0.5).sum().backward()  # saves a mask: no recipe
+
+    return run
+
+
+def test_saved_bytes_from_the_ops_own_tensors_equal_the_documented_way(monkeypatch):
+    """NOTE [saved bytes]: bytes added up from the op's tensors by recipe are the bytes read
+    from the nodes' _saved_* attributes, for every node of these programs."""
+    def saved(events):
+        return [(e.op, e.saved_bytes) for e in nodes(events)]
+
+    monkeypatch.setattr(dgt, "_recipes", {})
+    run = _lesson_programs()
+    torch.manual_seed(1)
+    watched(run)  # learns the recipes
+    torch.manual_seed(1)
+    by_recipe = saved(watched(run))
+    recipes = {key[0].__name__: recipe for key, recipe in dgt._recipes.items()}
+    assert recipes["tanh"] == (1,)  # its result (position 0 is its argument)
+    assert recipes["matmul"] == (0,)  # data @ a: the data only
+    assert recipes["dropout"] is None  # saves a mask, no tensor of the op's: read each time
+
+    monkeypatch.setattr(dgt, "_saved_bytes_of_op", lambda func, node, *rest: dgt._saved_bytes(node))
+    torch.manual_seed(1)
+    documented = saved(watched(run))
+    assert by_recipe == documented
+    assert sum(bytes_ for _, bytes_ in documented) > 0
+
+
+def test_saved_bytes_recipe_of_a_product_learned_after_an_aliased_one():
+    a, b = torch.ones(3, requires_grad=True), torch.ones(5, 3, requires_grad=True)
+    products = nodes(watched(lambda: (a * a, a * b, b * a)))
+    assert [e.saved_bytes for e in products if e.op == "MulBackward0"] == [12, 72, 72]

@@ -212,7 +212,7 @@ def _count(n: int, what: str) -> str:
 
 @contextmanager
 def watch(stream: TextIO | None = None, pace: float = 0.0, max_lines: int | None = MAX_LINES,
-          html: str | os.PathLike | None = None, title: str = "dyngraph",
+          html: str | os.PathLike | None = None, title: str = "dyngraph", source: bool = True,
           **widget_options: Any) -> Iterator[Outline]:
     """Print a live text outline of every graph built inside the block (what ``dg.watch()``
     does outside a notebook).
@@ -224,9 +224,10 @@ def watch(stream: TextIO | None = None, pace: float = 0.0, max_lines: int | None
     ``stream``: where to print (stdout by default). ``pace``: seconds to wait at each new
     source line, so a fast script can be followed. ``max_lines``: the outline stops after
     this many lines (None: no limit) and the totals close it. ``html="graph.html"``: also write
-    the self-contained page of the graph (``Recording.to_html``; the jupyter extra) and print
-    its path. The widget's other options (``rankdir``, ``rate``, ...) are accepted, so the same
-    code runs in a notebook, and have no effect here.
+    the self-contained page of the graph (``Recording.to_html``; the jupyter extra; ``title``,
+    and ``source=False`` to keep no source text in it) and print its path. The widget's other
+    options (``rankdir``, ``rate``, ...) are accepted, so the same code runs in a notebook, and
+    have no effect here.
     """
     del widget_options  # the notebook view's options: nothing to draw here
     outline = Outline(stream, pace, max_lines)
@@ -249,6 +250,6 @@ def watch(stream: TextIO | None = None, pace: float = 0.0, max_lines: int | None
             handle.remove()
         outline.close()
         if recording is not None:
-            recording.to_html(html, title=title)
+            recording.to_html(html, title=title, source=source)
             outline._print(f"dg.watch: wrote the graph's page to {os.fspath(html)} "
                            "(open it in a browser)")

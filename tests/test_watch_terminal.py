@@ -4,6 +4,7 @@ graph on stdout, no Jupyter package needed; ``html=`` writes the page and prints
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 import os
@@ -55,6 +56,13 @@ class NotInstalled:
         return None
 sys.meta_path.insert(0, NotInstalled())
 """
+
+
+def page_text(path: Path) -> str:
+    """A page's text with its snapshot (base64 MessagePack) decoded, so its strings show."""
+    page = path.read_text(encoding="utf-8")
+    found = re.search(r'"snapshot": \{"base64": "([^"]*)"\}', page)
+    return page + base64.b64decode(found.group(1)).decode("utf-8", "replace")
 
 
 def run_script(tmp_path: Path, code: str, name: str = "mlp.py") -> subprocess.CompletedProcess:
@@ -111,11 +119,25 @@ def test_html_writes_the_page_and_prints_its_path(tmp_path):
                                             'pip install "dyngraph[jupyter]"')
     script = MLP.replace("with dg.watch(),", 'with dg.watch(html="graph.html", title="MLP"),')
     done = run_script(tmp_path, script)
-    page = (tmp_path / "graph.html").read_text(encoding="utf-8")
+    page = page_text(tmp_path / "graph.html")
     assert page.startswith("<!doctype html>") and "mountStandalone" in page
     assert "<title>MLP</title>" in page
+    assert "mlp.py" in page and "cross_entropy(logits, y)" in page  # the lines that made nodes
     assert done.stdout.splitlines()[-1] == (
         "dg.watch: wrote the graph's page to graph.html (open it in a browser)")
+
+
+def test_html_with_source_false_keeps_no_source_text(tmp_path, capsys):
+    pytest.importorskip("anywidget", reason="the page needs the jupyter extra: "
+                                            'pip install "dyngraph[jupyter]"')
+    page = tmp_path / "page.html"
+    with outline.watch(html=page, source=False):
+        y = dg.tensor([1.0], requires_grad=True) * 2  # sk-not-to-share
+    assert "sk-not-to-share" not in page_text(page)
+    assert y.shape == (1,)
+    with outline.watch(html=page):
+        y = dg.tensor([1.0], requires_grad=True) * 2  # sk-kept-by-default
+    assert "sk-kept-by-default" in page_text(page)
 
 
 def test_html_without_the_jupyter_extra_says_so_before_the_block_runs(tmp_path):

@@ -1,14 +1,15 @@
 """Timing helpers, the result record and the table printer shared by every workload.
 
-Timing reads ``clock`` (see ``CLOCKS``: the process's CPU time by default, or wall time) and
-reports medians. The garbage collector is left in
-whatever state it is in: collections triggered by a workload are part of its real cost.
-Whatever the timed function returns is released only after the clock stops, so a workload
-can hand back a graph without its teardown being counted (W4 relies on this).
+Timing reads ``clock`` (``CLOCKS``: the process's CPU time by default, or wall time; NOTE
+[clock]) and reports medians. The garbage collector is left in whatever state it is in:
+collections triggered by a workload are part of its real cost. Whatever the timed function
+returns is released only after the clock stops, so a workload can hand back a graph without its
+teardown being counted (W4 relies on this).
 
 PyTorch, where it imports, runs side by side with dyngraph and the numpy floor: the three are
-timed alternately in one process, and torch gets as many threads as numpy's BLAS has (see
-``torch_threads_like_numpy``), so a matrix multiply gets the same cores in all three.
+timed in turn in one process, and torch gets as many threads as numpy's BLAS has
+(``torch_threads_like_numpy``), so a matrix multiply gets the same cores in all three;
+``benchmarks.run`` sets both to one thread (``blas_threads``, NOTE [threads]).
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from benchmarks.harness import (
     check_torch_ratio,
     check_value,
     import_torch,
+    scaled,
     side_by_side_median_seconds,
 )
 
@@ -240,7 +241,7 @@ def run(quick: bool = False) -> list[Result]:
         label = f"n={n:.0e}".replace("e+0", "e")
         results.append(check_torch_ratio(
             f"W4 build, {label}", t_dg * 1e6 / n, t_np * 1e6 / n,
-            None if t_torch is None else t_torch * 1e6 / n, "us/node", TARGET_TORCH_RATIO,
+            scaled(t_torch, 1e6 / n), "us/node", TARGET_TORCH_RATIO,
         ))
 
         dg_bytes = traced_bytes_alive(lambda n=n: dyngraph_chain(x, w, b, n))

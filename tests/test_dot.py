@@ -3,6 +3,7 @@ the node budget, loop summaries, and static rendering (SVG, rich display, fallba
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import shutil
@@ -609,6 +610,7 @@ def test_rendering_has_a_timeout_and_never_gets_more_nodes_than_the_budget(monke
         assert boxes <= dot_module.DEFAULT_MAX_NODES
 
 
+@functools.cache  # the recordings are only read: two tests share the 10 000-node one
 def _mlp_recording(target: int) -> Recording:
     """A training-like recording of about ``target`` nodes: scoped layers, a loss, backward."""
     rng = np.random.default_rng(0)

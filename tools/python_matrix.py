@@ -108,7 +108,8 @@ def run_one(run: Run) -> None:
         numpy = f"numpy=={run.numpy}.*" if run.numpy else "numpy"
         if not python.exists() and not step(log, [run.interpreter, "-m", "venv", venv]):
             run.result = "could not make a virtualenv"
-        elif not step(log, [python, "-m", "pip", "install", "--quiet", numpy, *TEST_DEPS]):
+        elif not step(log, [python, "-m", "pip", "install", "--quiet", "--upgrade", numpy,
+                            *TEST_DEPS]):
             run.result = "could not install numpy and the test tools"
         # --no-deps keeps the numpy chosen above; --force-reinstall takes this checkout as it is
         # now even when dyngraph's version number has not changed.
@@ -121,6 +122,7 @@ def run_one(run: Run) -> None:
 
 
 def run_tests(run: Run, venv: Path, log, log_path: Path) -> None:
+    """Check that the virtualenv's own dyngraph (with its C helpers) imports, then run pytest."""
     python = venv / "bin" / "python"
     # What got installed, asked from outside the checkout so that the installed copy answers.
     probe = subprocess.run(

@@ -89,7 +89,9 @@ def saved_bytes(*tensors: Tensor) -> int:
     if tensors:
         nodes, _ = _nodes_of(tensors)
     else:
-        nodes = [obj for obj in gc.get_objects() if isinstance(obj, Function)]
+        # NOTE: issubclass(type(obj), ...), not isinstance: isinstance also reads obj.__class__,
+        # which some objects of other libraries answer with a deprecation warning.
+        nodes = [obj for obj in gc.get_objects() if issubclass(type(obj), Function)]
     return _bytes_held(nodes)
 
 

@@ -17,6 +17,7 @@ import dyngraph as dg
 # ----------------------------------------------------------------------------- deep graphs
 
 
+@pytest.mark.slow
 def test_a_100000_op_chain_backpropagates_without_recursion_error():
     x = dg.tensor([1.0], dtype=dg.float64, requires_grad=True)
     h = x
@@ -95,6 +96,7 @@ print(json.dumps(rows))
 """
 
 
+@pytest.mark.slow
 def test_engine_order_is_identical_across_processes_with_different_hash_seeds():
     root = Path(__file__).resolve().parents[1]
     outputs = []

@@ -232,6 +232,7 @@ def test_graphviz_parses_the_dot_of_any_name(name, scope):
     run_dot(rec.to_dot(collapse=True))
 
 
+@pytest.mark.slow
 @needs_dot
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(name=printable_names, scope=printable_names)

@@ -12,6 +12,7 @@ nbformat = pytest.importorskip("nbformat", reason="the jupyter extra is missing"
 nbclient = pytest.importorskip("nbclient", reason="the jupyter extra is missing")
 
 
+@pytest.mark.slow
 def test_where_names_the_cell_that_holds_the_code():
     cells = [
         "import dyngraph as dg\ndef double(t):\n    return t * 2",

@@ -88,6 +88,8 @@ def run_without(missing: list[str], code: str, cwd: Path) -> dict:
 @pytest.mark.parametrize("case", CASES)
 def test_a_missing_package_is_reported_with_its_extra(case, tmp_path):
     missing, code, needed_for, command = CASES[case]
+    if case == "GraphView-ormsgpack":  # GraphView imports anywidget first: it must be there
+        pytest.importorskip("anywidget", reason="the jupyter extra is not installed")
     error = run_without(missing, code, tmp_path)
     assert error["type"] == "MissingExtra", error
     assert error["message"] == (f"{needed_for} needs the Python package '{missing[0]}', which "

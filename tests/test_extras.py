@@ -157,3 +157,21 @@ def test_the_lessons_say_which_extra_brings_pytorch(monkeypatch, capsys):
     assert optional_torch() is None
     assert capsys.readouterr().out == ('PyTorch is not installed: pip install "dyngraph[torch]" '
                                        "to run the 'Now in PyTorch' cells\n")
+
+
+# ----------------------------------------------------------------------------- no warning of ours
+
+
+def test_warnings_of_ours_fail_the_test_run():
+    """pyproject.toml's filterwarnings: numpy's RuntimeWarnings and any warning issued by dyngraph
+    or by a test are errors in the test run, so a new one cannot pass unseen."""
+    import warnings
+
+    import numpy as np
+
+    with pytest.raises(RuntimeWarning, match="divide by zero"):
+        np.log(np.zeros(1))  # numpy's warning, issued from this test
+    with pytest.raises(UserWarning, match="ours"):
+        warnings.warn_explicit("ours", UserWarning, "dyngraph/x.py", 1, module="dyngraph.x")
+    with np.errstate(divide="ignore"):  # where the Inf is the point, a test says so
+        assert np.log(np.zeros(1))[0] == -np.inf

@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import inspect
 import math
-import operator
 import os
 import weakref
 from collections.abc import Iterator
@@ -223,11 +222,10 @@ def _device(tensor: torch.Tensor) -> str:
     return "cuda" if tensor.is_cuda else tensor.device.type
 
 
-def _small_values(tensor: torch.Tensor, most: int) -> list | None:
-    """Every number of a CPU tensor of up to ``most`` numbers and two dimensions, row-major,
-    or None. NOTE: ``tolist()`` is the cheapest way out of a small tensor (a third of
-    ``numpy()``, and it makes no tensor: a ``detach()`` or a slice costs about 0.4 us)."""
-    if tensor.is_cuda or tensor.numel() > most:
+def _small_values(tensor: torch.Tensor) -> list | None:
+    """Every number of a small CPU tensor of up to two dimensions, row-major, or None.
+    NOTE: ``tolist()`` is the cheapest way out of a small tensor (a third of ``numpy()``)."""
+    if tensor.is_cuda or tensor.numel() > events.SMALL_PREVIEW:
         return None
     values = tensor.tolist()
     if type(values) is not list:
@@ -244,7 +242,9 @@ def _numpy(tensor: torch.Tensor) -> Any:
 
 
 def _preview(tensor: torch.Tensor) -> tuple:
-    values = _small_values(tensor, events.SMALL_PREVIEW)
+    if tensor.dim() == 1 and tensor.numel() <= events.SMALL_PREVIEW and not tensor.is_cuda:
+        return tuple(tensor.tolist()[: events.PREVIEW_SIZE])  # the commonest case, at once
+    values = _small_values(tensor)
     if values is not None:
         return tuple(values[: events.PREVIEW_SIZE])
     try:
@@ -255,7 +255,10 @@ def _preview(tensor: torch.Tensor) -> tuple:
 
 
 def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
-    values = _small_values(tensor, events.SMALL_PREVIEW)
+    if tensor.dim() == 1 and tensor.numel() <= events.SMALL_PREVIEW and not tensor.is_cuda:
+        values = tensor.tolist()  # the commonest case, at once
+    else:
+        values = _small_values(tensor)
     if values is not None and (not values or type(values[0]) is float):
         norm = math.hypot(*values)
         if norm == math.inf and any(v != v for v in values):  # hypot lets inf beat nan
@@ -270,100 +273,23 @@ def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
 def _saved_bytes(node: Any) -> int:
     """Bytes of the tensors a node saved for backward (its documented ``_saved_*`` attributes;
     a tensor saved twice counts once)."""
-    saved = _saved_tensors(node)
-    return 0 if saved is None else _bytes_once(saved)
-
-
-def _saved_tensors(node: Any) -> list | None:
-    """The tensors a node saved for backward, read from its ``_saved_*`` attributes (each read
-    makes a Python tensor); None when the node released them already."""
     names = _saved_names.get(type(node))
     if names is None:
         names = _saved_names[type(node)] = _saved_tensor_names(node)
-    saved = []
+    total = 0
+    seen: set = set()  # the address of each tensor counted
     for attr in names:
         try:
             value = getattr(node, attr)
         except RuntimeError:  # freed already
-            return None
-        for item in (value,) if type(value) is not tuple and type(value) is not list else value:
-            if isinstance(item, torch.Tensor):
-                saved.append(item)
-    return saved
-
-
-def _bytes_once(tensors: list) -> int:
-    """The bytes of these tensors, a tensor met twice counted once (sparse ones not counted)."""
-    total = 0
-    seen: set = set()  # the address of each tensor counted
-    for tensor in tensors:
-        if tensor.layout is torch.strided:
-            address = tensor.data_ptr()
-            if address not in seen:
-                seen.add(address)
-                total += tensor.nbytes
-    return total
-
-
-# NOTE [saved bytes] What a node saves for backward is, for most ops, some of the op's own
-# tensors: ``h * w`` saves ``h`` and ``w``, ``tanh`` its result, ``x @ W`` (x needing no
-# gradient) only ``x``. Reading ``_saved_*`` makes a Python tensor per attribute (about 0.5 us
-# each), and a watched op is announced once per node, so the first node of each kind of call
-# (the torch function, the node's type, which of its tensors need a gradient) reads them the
-# documented way and finds each saved tensor among the op's tensors and its output: same
-# address, same size. If each is found exactly once, that kind's *recipe* (the positions) is
-# kept and its later nodes add up the bytes of the tensors at those positions, which the mode
-# holds anyway. A kind whose saved tensors are not all found (an intermediate, like dropout's
-# mask) reads ``_saved_*`` for every node; one seen with aliased tensors (``x * x``) learns
-# from a later node. tests/test_torch_source.py checks both ways give the same numbers.
-_recipes: dict[tuple, tuple[int, ...] | None] = {}  # kind of call -> positions, or None
-_needs_grad = operator.attrgetter("requires_grad")
-
-
-def _saved_bytes_of_op(func: Any, node: Any, tensors: list, output: torch.Tensor,
-                       kwargs: dict) -> int:
-    """_saved_bytes of ``node``, the one node that ``func`` made from ``tensors`` (the tensors
-    among its arguments, keyword ones last) and returned as ``output`` (NOTE [saved bytes])."""
-    key = (func, type(node), tuple(map(_needs_grad, tensors)), tuple(kwargs) if kwargs else ())
-    recipe = _recipes.get(key, False)
-    if recipe is False or recipe is None:
-        saved = _saved_tensors(node)
-        if saved is None:
             return 0
-        if recipe is False:
-            _learn_recipe(key, saved, [*tensors, output])
-        return _bytes_once(saved)
-    candidates = [*tensors, output]
-    total = 0
-    seen: set = set()  # as in _bytes_once
-    for position in recipe:
-        tensor = candidates[position]
-        if tensor.layout is not torch.strided:  # sparse this time: the documented way
-            return _saved_bytes(node)
-        address = tensor.data_ptr()
-        if address not in seen:
-            seen.add(address)
-            total += tensor.nbytes
+        for item in (value,) if type(value) is not tuple and type(value) is not list else value:
+            if isinstance(item, torch.Tensor) and item.layout is torch.strided:
+                address = item.data_ptr()
+                if address not in seen:
+                    seen.add(address)
+                    total += item.nbytes
     return total
-
-
-def _learn_recipe(key: tuple, saved: list, candidates: list) -> None:
-    """Keep the recipe of a kind of call from one node's saved tensors (NOTE [saved bytes])."""
-    if any(tensor.layout is not torch.strided for tensor in (*saved, *candidates)):
-        _recipes[key] = None
-        return
-    recipe = []
-    for tensor in saved:
-        address, size = tensor.data_ptr(), tensor.nbytes
-        found = [position for position, candidate in enumerate(candidates)
-                 if candidate.data_ptr() == address and candidate.nbytes == size]
-        if len(found) > 1:  # aliased (x * x): which one is saved is not known; learn later
-            return
-        if not found:  # an intermediate of the op
-            _recipes[key] = None
-            return
-        recipe.append(found[0])
-    _recipes[key] = tuple(recipe)
 
 
 def _saved_tensor_names(node: Any) -> tuple[str, ...]:
@@ -460,28 +386,60 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
         _emit_node(item, info, parents, outputs.get(id(info)), where, scope, arguments)
 
 
-def _announce_op(func: Any, args: tuple, kwargs: dict, node: Any, info: _Info,
-                 output: torch.Tensor) -> None:
-    """_announce for the commonest case: ``node`` is the one node ``func`` made (from
-    ``args`` and ``kwargs``, returning ``output``), and its inputs were all told about already
-    (a chain, a loop). NOTE [speed]: no stack, no second reading of ``next_functions``, and
-    the saved bytes from the op's own tensors (figures: benchmarks/README.md, W6)."""
+def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> None:
+    """_announce for the commonest case: ``node`` is the one node an op made (from ``args``,
+    returning ``output``), and its inputs were all told about already (a chain, a loop).
+
+    NOTE [speed] The same node_created as ``_emit_node`` (tests/test_torch_source.py compares
+    the two on whole programs), written flat: this runs for every op while anyone listens, and
+    each Python call or loop it saves is a few percent of W6 (benchmarks/README.md)."""
     epoch = events.epoch
     parents = []
     for parent, _ in node.next_functions:
         if parent is not None:
-            parent_info = _node_info(parent)
-            if parent_info.announced != epoch:
-                _announce([node], {id(info): output}, _where(), _scope(), _arguments(args))
+            parent_info = parent.metadata.get(_KEY)
+            if parent_info is None or parent_info.announced != epoch or not parent_info.hooked:
+                _announce_walking(args, node, info, output)
                 return
             parents.append(parent_info)
     info.announced = epoch
-    tensors = _arguments(args)
+    inputs = []
+    for parent_info in parents:
+        parent_info.consumers += 1
+        inputs.append(parent_info.id)
+    where = _where()
+    for arg in args:  # data (needing no gradient) among the arguments: inputs too
+        if isinstance(arg, torch.Tensor):
+            if not arg.requires_grad:
+                inputs.append(_data_leaf(arg, where))
+        elif isinstance(arg, (tuple, list)):
+            inputs += [_data_leaf(t, where) for t in _tensors(arg) if not t.requires_grad]
     if info.saved_bytes is None:
-        keyword_tensors = _arguments(kwargs.values()) if kwargs else []
-        info.saved_bytes = _saved_bytes_of_op(func, node, tensors + keyword_tensors, output,
-                                              kwargs)
-    _emit_node(node, info, parents, output, _where(), _scope(), tensors)
+        info.saved_bytes = _saved_bytes(node)
+    if not info.id:
+        info.id = new_node_id()
+    events.emit(events.new_event(events.NodeCreated, (
+        info.id, node.name(), tuple(inputs), tuple(output.shape),
+        _dtype_names.get(output.dtype) or _dtype(output),
+        "cpu" if output.is_cpu else _device(output), True, False,
+        _names.get(output, (None,))[0],
+        events._scope + tuple(_module_path) if _module_path else events._scope, where,
+        _preview(output), info.saved_bytes, False, None,
+    )))
+
+
+def _announce_walking(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> None:
+    """What _announce_op does, the general way: walking back from ``node``."""
+    _announce([node], {id(info): output}, _where(), _scope(), _arguments(args))
+
+
+def _data_leaf(tensor: torch.Tensor, where: Any) -> int:
+    """The id of a data tensor (needing no gradient) an op received, told about if new."""
+    info = _leaf_info(tensor)
+    if info.announced != events.epoch:
+        info.announced = events.epoch
+        events.emit(_leaf_event(tensor, _numbered(info), where))
+    return info.id
 
 
 def _emit_node(node: Any, info: _Info, parents: list, output: torch.Tensor | None, where: Any,
@@ -494,15 +452,9 @@ def _emit_node(node: Any, info: _Info, parents: list, output: torch.Tensor | Non
         parent_info.consumers += 1
         inputs.append(parent_info.id)
     if output is not None:
-        epoch = events.epoch
         for tensor in arguments:
-            if tensor.requires_grad:
-                continue
-            data_info = _leaf_info(tensor)
-            if data_info.announced != epoch:
-                data_info.announced = epoch
-                events.emit(_leaf_event(tensor, _numbered(data_info), where))
-            inputs.append(data_info.id)
+            if not tensor.requires_grad:
+                inputs.append(_data_leaf(tensor, where))
     if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
     if output is None:  # made inside a composite op, or before watching: no value known
@@ -519,12 +471,12 @@ def _emit_node(node: Any, info: _Info, parents: list, output: torch.Tensor | Non
 def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
     label, leaf_scope = _names.get(tensor, (None, None))
     is_parameter = isinstance(tensor, torch.nn.Parameter)
-    return events.NodeCreated(
+    return events.new_event(events.NodeCreated, (
         node_id, "parameter" if is_parameter else "leaf", (), tuple(tensor.shape),
-        _dtype(tensor), tensor.device.type, tensor.requires_grad, True, label,
-        leaf_scope if leaf_scope is not None else (),  # data: no module
-        where, _preview(tensor),
-    )
+        _dtype(tensor), "cpu" if tensor.is_cpu else _device(tensor), tensor.requires_grad,
+        True, label, leaf_scope if leaf_scope is not None else (),  # data: no module
+        where, _preview(tensor), 0, False, None,
+    ))
 
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:
@@ -573,7 +525,7 @@ class _EventMode(TorchFunctionMode):
             if grad_fn is not None:
                 info = _node_info(grad_fn)
                 if info.announced != epoch:
-                    _announce_op(func, args, kwargs, grad_fn, info, out)
+                    _announce_op(args, grad_fn, info, out)
         else:
             nodes, outputs = [], {}
             for tensor in _tensors(out):

@@ -391,8 +391,8 @@ def test_data_inputs_in_lists_and_keywords_of_inplace_ops():
 
 
 def _lesson_programs():
-    """The models of lesson 18 and of these tests, and calls that tell recipes apart: aliased
-    arguments (x * x before a * b), data on either side of a matmul, in place, keywords."""
+    """The models of lesson 18 and of these tests, and calls with aliased arguments, data on
+    either side of a matmul, in place, keywords, a list argument (seeded: each call the same)."""
     torch.manual_seed(0)
     mlp, cell = MLP(), torch.nn.RNNCell(2, 3)
     x, y = torch.randn(4, 3), torch.randn(4, 1)
@@ -408,42 +408,56 @@ def _lesson_programs():
         h.sum().backward()
         loss = ((torch.tanh(x @ W1) @ W2 - y) ** 2).mean()
         loss.backward()
-        (a * a).sum().backward()  # aliased: learns nothing
-        (a * b).sum().backward()  # saves a and b
-        (data @ a + a @ data).sum().backward()  # the data saved on one side, then the other
+        (a * a).sum().backward()
+        (a * b).sum().backward()
+        (data @ a + a @ data).sum().backward()
+        torch.cat([a, data[0]]).mul(2).sum().backward()
         z = torch.mul(a, other=b) + 0
         z.add_(1, alpha=2)
         z.sigmoid().relu().softmax(0).log().sum().backward()
-        torch.nn.functional.dropout(a, 0.5).sum().backward()  # saves a mask: no recipe
+        torch.nn.functional.dropout(a, 0.5).sum().backward()
 
     return run
 
 
-def test_saved_bytes_from_the_ops_own_tensors_equal_the_documented_way(monkeypatch):
-    """NOTE [saved bytes]: bytes added up from the op's tensors by recipe are the bytes read
-    from the nodes' _saved_* attributes, for every node of these programs."""
-    def saved(events):
-        return [(e.op, e.saved_bytes) for e in nodes(events)]
+def test_fast_path_of_one_op_emits_what_the_general_walk_does(monkeypatch):
+    """NOTE [speed] in dyngraph.torch: _announce_op, the flat path of the commonest op, tells
+    the subscribers exactly what _announce (the general walk back) does, on whole programs."""
+    def replay(events):  # ids renumbered by first appearance: each run takes fresh ones
+        ids: dict = {}
 
-    monkeypatch.setattr(dgt, "_recipes", {})
-    run = _lesson_programs()
-    torch.manual_seed(1)
-    watched(run)  # learns the recipes
-    torch.manual_seed(1)
-    by_recipe = saved(watched(run))
-    recipes = {key[0].__name__: recipe for key, recipe in dgt._recipes.items()}
-    assert recipes["tanh"] == (1,)  # its result (position 0 is its argument)
-    assert recipes["matmul"] == (0,)  # data @ a: the data only
-    assert recipes["dropout"] is None  # saves a mask, no tensor of the op's: read each time
+        def renumber(value):
+            return ids.setdefault(value, len(ids))
 
-    monkeypatch.setattr(dgt, "_saved_bytes_of_op", lambda func, node, *rest: dgt._saved_bytes(node))
-    torch.manual_seed(1)
-    documented = saved(watched(run))
-    assert by_recipe == documented
-    assert sum(bytes_ for _, bytes_ in documented) > 0
+        rows = []
+        for e in events:
+            if e.kind == "node_created":
+                e = e._replace(id=renumber(e.id), inputs=tuple(renumber(i) for i in e.inputs))
+            elif hasattr(e, "id"):
+                e = e._replace(id=renumber(e.id))
+            elif hasattr(e, "root"):
+                e = e._replace(root=renumber(e.root))
+            elif e.kind == "graph_freed":
+                e = e._replace(ids=tuple(renumber(i) for i in e.ids))
+            rows.append(repr(e))
+        return rows
+
+    fast = watched(_lesson_programs())  # fresh leaves each time, seeded alike
+    monkeypatch.setattr(dgt, "_announce_op", dgt._announce_walking)
+    walked = watched(_lesson_programs())
+    assert replay(fast) == replay(walked)
+    assert len(fast) > 100
+    monkeypatch.undo()
+
+    walks = []  # and the flat path is the one taken, once the inputs were told about
+    walk = dgt._announce_walking
+    monkeypatch.setattr(dgt, "_announce_walking", lambda *args: walks.append(1) or walk(*args))
+    w = torch.ones(4, requires_grad=True)
+    made = nodes(watched(lambda: (w * 2).tanh().exp().sum()))
+    assert len(made) == 5 and len(walks) == 1  # only w * 2: w was not told about yet
 
 
-def test_saved_bytes_recipe_of_a_product_learned_after_an_aliased_one():
+def test_saved_bytes_of_products_aliased_or_not():
     a, b = torch.ones(3, requires_grad=True), torch.ones(5, 3, requires_grad=True)
     products = nodes(watched(lambda: (a * a, a * b, b * a)))
     assert [e.saved_bytes for e in products if e.op == "MulBackward0"] == [12, 72, 72]

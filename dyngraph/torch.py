@@ -276,6 +276,8 @@ def _saved_bytes(node: Any) -> int:
     names = _saved_names.get(type(node))
     if names is None:
         names = _saved_names[type(node)] = _saved_tensor_names(node)
+    if not names:  # an op that saves no tensor (add, sum, a view): the commonest answer
+        return 0
     total = 0
     seen: set = set()  # the address of each tensor counted
     for attr in names:

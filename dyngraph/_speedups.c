@@ -1,4 +1,5 @@
-/* The event spine's three per-event helpers, in C: preview, preview_and_norm, where_from_stack.
+/* The event spine's per-event helpers, in C: preview, preview_and_norm, where_from_stack, emit,
+ * and Collector, the live view's listener.
  *
  * The definitions are the Python functions of the same names in dyngraph/events.py; read those.
  * While a widget or a recording listens, these run for every node and every gradient, and in
@@ -8,12 +9,18 @@
  *   - preview / preview_and_norm read C-contiguous float32 and float64 numpy arrays directly;
  *     any other array (other dtypes, strided views, CuPy) goes to the Python definition.
  *   - where_from_stack walks frames as the Python one does and shares its caches.
+ *   - emit delivers an event to the subscribers as the Python one does, reading and setting
+ *     the same module globals of events.py (active, _dispatching, _dispatch_order) and
+ *     handing a subscriber that raised to the same events._drop.
+ *   - Collector appends each event to a list and calls back every n-th event, as the live
+ *     view's listener in dyngraph/jupyter/view.py does in Python.
  *
  * tests/test_speedups.py checks that both give the same answers. Building this file is
  * optional: without a C compiler, dyngraph uses the Python definitions.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 #include <math.h>
@@ -318,6 +325,211 @@ done:
     return where;
 }
 
+/* ------------------------------------------------------------------------------- emit */
+
+static PyObject *events_globals = NULL; /* events.py's module dict: the spine's state */
+static PyObject *drop = NULL;           /* events._drop(key, fn, exc, stacklevel) */
+static PyObject *name_active = NULL, *name_dispatching = NULL, *name_dispatch_order = NULL;
+
+/* events.emit: deliver ``event`` to every subscriber, in order; a subscriber that raises an
+   Exception is handed to events._drop, anything else (KeyboardInterrupt) propagates. */
+static PyObject *emit(PyObject *module, PyObject *event)
+{
+    if (events_globals == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "dyngraph._speedups: call configure_emit() first "
+                                            "(importing dyngraph.events does)");
+        return NULL;
+    }
+    PyObject *active = PyDict_GetItemWithError(events_globals, name_active); /* borrowed */
+    if (active != Py_True) {
+        if (active == NULL && PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    PyObject *order = PyDict_GetItemWithError(events_globals, name_dispatch_order);
+    if (order == NULL || !PyTuple_Check(order)) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "events._dispatch_order must be a tuple");
+        }
+        return NULL;
+    }
+    Py_INCREF(order); /* the loop runs over the subscribers as they were when it began */
+    /* a subscriber that creates tensors does not re-enter */
+    if (PyDict_SetItem(events_globals, name_active, Py_False) < 0 ||
+        PyDict_SetItem(events_globals, name_dispatching, Py_True) < 0) {
+        Py_DECREF(order);
+        return NULL;
+    }
+    int failed = 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(order) && !failed; i++) {
+        PyObject *entry = PyTuple_GET_ITEM(order, i); /* (key, fn) */
+        PyObject *key = PyTuple_GET_ITEM(entry, 0), *fn = PyTuple_GET_ITEM(entry, 1);
+        PyObject *result = PyObject_CallOneArg(fn, event);
+        if (result != NULL) {
+            Py_DECREF(result);
+            continue;
+        }
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            failed = 1; /* propagates, after the state is restored below */
+            break;
+        }
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (traceback != NULL) {
+            PyException_SetTraceback(value, traceback);
+        }
+        /* stacklevel 2: no Python frame of emit's lies between _drop and emit's caller */
+        PyObject *dropped = PyObject_CallFunction(drop, "OOOi", key, fn, value, 2);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        if (dropped == NULL) {
+            failed = 1;
+        }
+        Py_XDECREF(dropped);
+    }
+    Py_DECREF(order);
+    /* finally: _dispatching = False; active = bool(_dispatch_order) (as it is now: _drop may
+       have changed it), keeping a pending exception */
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *now = PyDict_GetItemWithError(events_globals, name_dispatch_order);
+    int any = now == NULL ? -1 : PyObject_IsTrue(now);
+    if (any < 0 || PyDict_SetItem(events_globals, name_dispatching, Py_False) < 0 ||
+        PyDict_SetItem(events_globals, name_active, any ? Py_True : Py_False) < 0) {
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(traceback);
+        return NULL;
+    }
+    PyErr_Restore(type, value, traceback);
+    if (failed) {
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------------- collector */
+
+/* A subscriber that appends each event to a list and calls tick() every n-th event, n being
+   what tick() returned last (1 at first): the live view's listener, whose definition is
+   ``_collecting_listener`` in dyngraph/jupyter/view.py. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *events; /* the list events are appended to */
+    PyObject *tick;   /* called with no arguments; returns the next stride (an int >= 1) */
+    long countdown;   /* events until the next tick */
+    vectorcallfunc vectorcall;
+} Collector;
+
+static PyObject *collector_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf,
+                                      PyObject *kwnames)
+{
+    Collector *self = (Collector *)self_;
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL) {
+        PyErr_SetString(PyExc_TypeError, "a Collector takes one event");
+        return NULL;
+    }
+    if (PyList_Append(self->events, args[0]) < 0) {
+        return NULL;
+    }
+    if (--self->countdown > 0) {
+        Py_RETURN_NONE;
+    }
+    PyObject *stride = PyObject_CallNoArgs(self->tick);
+    if (stride == NULL) {
+        self->countdown = 1;
+        return NULL;
+    }
+    long next = PyLong_AsLong(stride);
+    Py_DECREF(stride);
+    if (next == -1 && PyErr_Occurred()) {
+        self->countdown = 1;
+        return NULL;
+    }
+    self->countdown = next > 0 ? next : 1;
+    Py_RETURN_NONE;
+}
+
+static PyObject *collector_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *events, *tick;
+    if (!PyArg_ParseTuple(args, "O!O:Collector", &PyList_Type, &events, &tick)) {
+        return NULL;
+    }
+    Collector *self = (Collector *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->events = Py_NewRef(events);
+    self->tick = Py_NewRef(tick);
+    self->countdown = 1;
+    self->vectorcall = collector_vectorcall;
+    return (PyObject *)self;
+}
+
+static int collector_traverse(Collector *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->events);
+    Py_VISIT(self->tick);
+    return 0;
+}
+
+static int collector_clear(Collector *self)
+{
+    Py_CLEAR(self->events);
+    Py_CLEAR(self->tick);
+    return 0;
+}
+
+static void collector_dealloc(Collector *self)
+{
+    PyObject_GC_UnTrack(self);
+    collector_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef collector_members[] = {
+    {"countdown", T_LONG, offsetof(Collector, countdown), READONLY, "events until the next tick"},
+    {NULL},
+};
+
+static PyTypeObject CollectorType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "dyngraph._speedups.Collector",
+    .tp_basicsize = sizeof(Collector),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Collector(events, tick): appends each event to the list events and calls "
+              "tick() every n-th event, n being what tick() returned last (1 at first).",
+    .tp_new = collector_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Collector, vectorcall),
+    .tp_traverse = (traverseproc)collector_traverse,
+    .tp_clear = (inquiry)collector_clear,
+    .tp_dealloc = (destructor)collector_dealloc,
+    .tp_members = collector_members,
+};
+
+static PyObject *configure_emit(PyObject *module, PyObject *args)
+{
+    PyObject *globals, *drop_function;
+    if (!PyArg_ParseTuple(args, "O!O", &PyDict_Type, &globals, &drop_function)) {
+        return NULL;
+    }
+    if (name_active == NULL) {
+        name_active = PyUnicode_InternFromString("active");
+        name_dispatching = PyUnicode_InternFromString("_dispatching");
+        name_dispatch_order = PyUnicode_InternFromString("_dispatch_order");
+        if (name_active == NULL || name_dispatching == NULL || name_dispatch_order == NULL) {
+            return NULL;
+        }
+    }
+    Py_XSETREF(events_globals, Py_NewRef(globals));
+    Py_XSETREF(drop, Py_NewRef(drop_function));
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------------------- set-up */
 
 static PyObject *configure(PyObject *module, PyObject *args)
@@ -342,6 +554,9 @@ static PyMethodDef methods[] = {
     {"preview_and_norm", preview_and_norm, METH_O, "events.preview_and_norm, in C."},
     {"where_from_stack", (PyCFunction)(void (*)(void))where_from_stack, METH_FASTCALL,
      "events.where_from_stack, in C."},
+    {"emit", emit, METH_O, "events.emit, in C."},
+    {"configure_emit", configure_emit, METH_VARARGS,
+     "configure_emit(events_globals, drop): the spine's module dict and events._drop."},
     {"configure", configure, METH_VARARGS,
      "configure(preview, preview_and_norm, new_where, is_internal_file, where_cache, "
      "package_dir, getframe, hands_back_cache, hands_back, unnamed): the Python definitions "
@@ -358,5 +573,16 @@ static struct PyModuleDef speedups_module = {
 PyMODINIT_FUNC PyInit__speedups(void)
 {
     import_array();
-    return PyModule_Create(&speedups_module);
+    if (PyType_Ready(&CollectorType) < 0) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&speedups_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(module, "Collector", (PyObject *)&CollectorType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
 }

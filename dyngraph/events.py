@@ -223,8 +223,9 @@ def emit(event: Event) -> None:
         active = bool(_dispatch_order)
 
 
-def _drop(key: int, fn: Any, exc: Exception) -> None:
-    """Unsubscribe a subscriber that raised (with a warning) or whose object is gone."""
+def _drop(key: int, fn: Any, exc: Exception, stacklevel: int = 3) -> None:
+    """Unsubscribe a subscriber that raised (with a warning) or whose object is gone.
+    ``stacklevel``: the warning names the line that made the event (emit's caller)."""
     _subscribers.pop(key, None)
     _refresh()
     if not isinstance(exc, _SubscriberGone):
@@ -232,7 +233,7 @@ def _drop(key: int, fn: Any, exc: Exception) -> None:
             f"dyngraph event subscriber {fn!r} raised {type(exc).__name__}: {exc}; "
             "it has been unsubscribed and the computation continues unchanged",
             RuntimeWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
 
 
@@ -488,15 +489,17 @@ def dtype_name(dtype: Any) -> str:
 
 # --------------------------------------------------------------------------- speedups
 
-# NOTE [speedups] preview, preview_and_norm and where_from_stack run for every node and every
-# gradient while anyone listens, and in Python they were a third of what a live widget cost
-# per op (W1V in benchmarks/). The functions above are their definitions; dyngraph/_speedups.c
-# computes the same without the interpreter's overhead (contiguous float32 / float64 numpy
-# arrays; it hands anything else to the definitions above) and shares their caches.
+# NOTE [speedups] preview, preview_and_norm, where_from_stack and emit run for every node,
+# gradient and edge while anyone listens, and in Python the first three were a third of what a
+# live widget cost per op (W1V in benchmarks/). The functions above are their definitions;
+# dyngraph/_speedups.c computes the same without the interpreter's overhead (previews of
+# contiguous float32 / float64 numpy arrays; it hands any other array to the definitions
+# above), shares their caches, and reads and sets the same module state as emit.
 # tests/test_speedups.py checks they agree. Building it is optional (setup.py): without a C
 # compiler, or with DYNGRAPH_PURE_PYTHON=1 in the environment, the definitions above are used.
 _py_preview, _py_preview_and_norm = preview, preview_and_norm
 _py_where_from_stack = where_from_stack
+_py_emit = emit
 _speedups: Any = None
 if not os.environ.get("DYNGRAPH_PURE_PYTHON"):
     try:
@@ -510,3 +513,5 @@ if _speedups is not None:
     preview = _speedups.preview  # noqa: F811 - the same function, faster
     preview_and_norm = _speedups.preview_and_norm  # noqa: F811
     where_from_stack = _speedups.where_from_stack  # noqa: F811
+    _speedups.configure_emit(globals(), _drop)
+    emit = _speedups.emit  # noqa: F811

@@ -255,7 +255,7 @@ class GraphView(anywidget.AnyWidget):
         return (shared, *where[1:])
 
     def _pack_delta(self, batches: list[bytes], sources: dict[str, str]) -> bytes:
-        return pack({
+        return pack_delta({
             "seq": self._seq,
             "events": batches,
             "sources": {file: text for file, text in sources.items() if text},  # not empty ones
@@ -348,31 +348,22 @@ def _listener(view: GraphView) -> Any:
     """The subscriber of an attached view: per event it appends, and every few events it reads
     the clock (see NOTE [kernel-side cost]). It holds its view weakly (a finalizer unsubscribes
     a dropped view)."""
-    append = view._batch.append
     due = view._due
     batch = view._batch
     monotonic = time.monotonic
     view_ref = weakref.ref(view)
-    paced = view.pace > 0
     fast = view.interval / 4  # a stride of events that took less than this came fast
-    stride = countdown = 1  # events between two reads of the clock, and until the next one
+    stride = 1  # events between two reads of the clock
     read_at = monotonic()
 
-    def listen(event: Any) -> None:
-        nonlocal stride, countdown, read_at
-        append(event)
-        if paced and event.kind == "node_created":
-            view = view_ref()
-            if view is not None:
-                view._pace(event)
-        countdown -= 1
-        if countdown:
-            return
-        # Reading the clock was a third of this function's cost: while events come fast, the
-        # stride doubles up to CLOCK_STRIDE; once they slow down, it is back to every event.
+    def tick() -> int:
+        """Every ``stride`` events: flush when due, else pack a full batch. Returns the next
+        stride. Reading the clock was a third of the listener's cost: while events come fast,
+        the stride doubles up to CLOCK_STRIDE; once they slow down, it is back to every event."""
+        nonlocal stride, read_at
         now = monotonic()
         stride = min(2 * stride, CLOCK_STRIDE) if now - read_at < fast else 1
-        countdown, read_at = stride, now
+        read_at = now
         if now >= due[0]:
             view = view_ref()
             if view is not None:
@@ -381,6 +372,37 @@ def _listener(view: GraphView) -> Any:
             view = view_ref()
             if view is not None:
                 view._pack_batch()
+        return stride
+
+    speedups = events._speedups  # NOTE [speedups] in events.py: the same, in C, when built
+    collect = (speedups.Collector if speedups is not None else collector)(batch, tick)
+    if view.pace <= 0:
+        return collect
+
+    def paced(event: Any) -> None:  # with pace > 0, each new source line waits
+        collect(event)
+        if event.kind == "node_created":
+            view = view_ref()
+            if view is not None:
+                view._pace(event)
+
+    return paced
+
+
+def collector(into: list, tick: Any) -> Any:
+    """A subscriber that appends each event to ``into`` and calls ``tick()`` every n-th event,
+    n being what tick() returned last (1 at first). The view's listener: its per-event cost is
+    this, the rest happens every few events (dyngraph._speedups.Collector does it in C)."""
+    append = into.append
+    countdown = 1
+
+    def listen(event: Any) -> None:
+        nonlocal countdown
+        append(event)
+        countdown -= 1
+        if countdown <= 0:
+            countdown = 1  # should tick() raise
+            countdown = max(tick(), 1)
 
     return listen
 
@@ -394,6 +416,42 @@ def pack(value: Any) -> bytes:
         return ormsgpack.packb(value, default=_packable)
     except TypeError:  # an int beyond 64 bits
         return ormsgpack.packb(_plain(value))
+
+
+def pack_delta(delta: dict[str, Any]) -> bytes:
+    """``pack(delta)``, the same bytes, made with one copy of the packed batches under
+    "events" (NOTE [big deltas])."""
+    pieces = [bytes([0x80 + len(delta)])]  # a map of up to 15 entries: 0x80 + their number
+    for key, value in delta.items():
+        pieces.append(pack(key))
+        if key == "events":
+            pieces.append(_header(len(value), b"\x90", b"\xdc", b"\xdd"))  # an array of n
+            for batch in value:
+                pieces.append(_header(len(batch), b"\xc4", b"\xc5", b"\xc6", small=256))
+                pieces.append(batch)  # bytes of n: header, then the bytes as they are
+        else:
+            pieces.append(pack(value))
+    return b"".join(pieces)
+
+
+# NOTE [big deltas] A delta or snapshot holds every batch packed since the last one: a few
+# hundred kilobytes at the end of a watched cell. ormsgpack writes its output into a buffer
+# that it grows and then copies into the result, and on the machines measured, a buffer that
+# large costs page faults each time it is fresh (0.3 ms per 300 KB delta, twice per closed view:
+# a tenth of W1's time, W1V in benchmarks/). pack_delta writes the small parts with ormsgpack
+# and joins everything once, with the MessagePack headers written out (the format's spec:
+# github.com/msgpack/msgpack/blob/master/spec.md); tests/test_speedups.py checks it against pack.
+
+
+def _header(n: int, fixed: bytes, two: bytes, four: bytes, small: int = 16) -> bytes:
+    """A MessagePack length header: one byte (``fixed`` + n) below ``small``, else the
+    marker ``two`` or ``four`` and n in that many bytes, big-endian. For bytes, ``fixed`` is
+    the one-byte marker followed by n in one byte."""
+    if n < small:
+        return bytes([fixed[0] + n]) if small == 16 else fixed + bytes([n])
+    if n < 2**16:
+        return two + n.to_bytes(2, "big")
+    return four + n.to_bytes(4, "big")
 
 
 def _packable(value: Any) -> Any:

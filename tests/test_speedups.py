@@ -278,6 +278,7 @@ def _collect_story(make) -> list:
 
 @needs_speedups
 def test_collector_matches_the_python_definition():
+    pytest.importorskip("anywidget", reason="the jupyter extra is not installed")
     from dyngraph.jupyter.view import collector
 
     fast = _collect_story(events._speedups.Collector)
@@ -292,6 +293,8 @@ def test_collector_matches_the_python_definition():
 def test_pack_delta_is_pack(batches):
     """The live view's deltas and snapshots, joined by hand (NOTE [big deltas] in
     dyngraph/jupyter/view.py), are the bytes ormsgpack makes of the same dict."""
+    pytest.importorskip("anywidget", reason="the jupyter extra is not installed")
+    pytest.importorskip("ormsgpack", reason="the jupyter extra is not installed")
     from dyngraph.jupyter.view import pack, pack_delta
 
     rng = np.random.default_rng(batches)

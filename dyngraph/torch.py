@@ -549,8 +549,8 @@ def _scope() -> tuple:
 
 
 def _arguments(values: Any) -> list:
-    """The tensors among an op's arguments (``args``, or keyword values), in order, found in
-    lists and tuples as in ``_tensors``."""
+    """The tensors among an op's arguments, in order, found in lists and tuples as in
+    ``_tensors``."""
     tensors = []
     for value in values:
         if type(value) is torch.Tensor or isinstance(value, torch.Tensor):

@@ -8,7 +8,8 @@ draws it - so stepping and scrubbing happen entirely in the page, even while the
 
 NOTE [kernel-side cost] The view is attached while the learner's code runs, so what it does per
 event is kept to appending the event to a list and counting down to the next read of the clock
-(every event while events come slowly, every ``CLOCK_STRIDE`` while they come fast). Everything
+(every event while events come slowly, every ``CLOCK_STRIDE`` while they come fast): that is
+``collector``, done in C by ``dyngraph._speedups.Collector`` where it is built. Everything
 else happens once per batch: keeping what the budget allows, finding source files not sent yet,
 and packing. A batch is packed every ``BATCH_EVENTS`` events and sent at most ``rate`` times a
 second (and always at the end). Only the packed bytes are kept, and the snapshot is made of
@@ -425,33 +426,38 @@ def pack_delta(delta: dict[str, Any]) -> bytes:
     for key, value in delta.items():
         pieces.append(pack(key))
         if key == "events":
-            pieces.append(_header(len(value), b"\x90", b"\xdc", b"\xdd"))  # an array of n
+            pieces.append(_array_header(len(value)))
             for batch in value:
-                pieces.append(_header(len(batch), b"\xc4", b"\xc5", b"\xc6", small=256))
-                pieces.append(batch)  # bytes of n: header, then the bytes as they are
+                pieces.append(_bytes_header(len(batch)))
+                pieces.append(batch)  # as it is: the one copy is the join
         else:
             pieces.append(pack(value))
     return b"".join(pieces)
 
 
 # NOTE [big deltas] A delta or snapshot holds every batch packed since the last one: a few
-# hundred kilobytes at the end of a watched cell. ormsgpack writes its output into a buffer
-# that it grows and then copies into the result, and on the machines measured, a buffer that
-# large costs page faults each time it is fresh (0.3 ms per 300 KB delta, twice per closed view:
-# a tenth of W1's time, W1V in benchmarks/). pack_delta writes the small parts with ormsgpack
-# and joins everything once, with the MessagePack headers written out (the format's spec:
-# github.com/msgpack/msgpack/blob/master/spec.md); tests/test_speedups.py checks it against pack.
+# hundred kilobytes at the end of a watched cell, megabytes for a long one. ormsgpack writes its
+# output into a buffer that it grows as it goes and then copies into the result, which past
+# about half a megabyte costs tens of times what one copy does (benchmarks/README.md, W1V).
+# pack_delta writes the small parts with ormsgpack and joins everything once, with the
+# MessagePack headers written out (the format: github.com/msgpack/msgpack/blob/master/spec.md);
+# tests/test_speedups.py checks that the bytes are pack's.
 
 
-def _header(n: int, fixed: bytes, two: bytes, four: bytes, small: int = 16) -> bytes:
-    """A MessagePack length header: one byte (``fixed`` + n) below ``small``, else the
-    marker ``two`` or ``four`` and n in that many bytes, big-endian. For bytes, ``fixed`` is
-    the one-byte marker followed by n in one byte."""
-    if n < small:
-        return bytes([fixed[0] + n]) if small == 16 else fixed + bytes([n])
-    if n < 2**16:
-        return two + n.to_bytes(2, "big")
-    return four + n.to_bytes(4, "big")
+def _array_header(n: int) -> bytes:
+    """MessagePack's header of an array of n items: 0x90 + n below 16, else 0xdc and n in two
+    bytes, else 0xdd and n in four (big-endian); the items follow it."""
+    if n < 16:
+        return bytes([0x90 + n])
+    return b"\xdc" + n.to_bytes(2, "big") if n < 2**16 else b"\xdd" + n.to_bytes(4, "big")
+
+
+def _bytes_header(n: int) -> bytes:
+    """MessagePack's header of n bytes (bin 8, 16 or 32: 0xc4, 0xc5 or 0xc6 and n in one, two
+    or four bytes); the bytes follow it."""
+    if n < 2**8:
+        return b"\xc4" + bytes([n])
+    return b"\xc5" + n.to_bytes(2, "big") if n < 2**16 else b"\xc6" + n.to_bytes(4, "big")
 
 
 def _packable(value: Any) -> Any:

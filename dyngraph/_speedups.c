@@ -1,5 +1,5 @@
 /* The event spine's per-event helpers, in C: preview, preview_and_norm, where_from_stack, emit,
- * and Collector, the live view's listener.
+ * emit_edge_grad, emit_grad_computed, and Collector, the live view's listener.
  *
  * The definitions are the Python functions of the same names in dyngraph/events.py; read those.
  * While a widget or a recording listens, these run for every node and every gradient, and in
@@ -511,12 +511,93 @@ static PyTypeObject CollectorType = {
     .tp_members = collector_members,
 };
 
-static PyObject *configure_emit(PyObject *module, PyObject *args)
+/* events.emit_edge_grad: emit(EdgeGrad(node, input, position, preview(contribution),
+   reduced_from)), the event built in place (the NamedTuple's tuple filled directly). */
+static PyObject *edge_grad_type = NULL; /* events.EdgeGrad */
+
+static PyObject *emit_edge_grad(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    PyObject *globals, *drop_function;
-    if (!PyArg_ParseTuple(args, "O!O", &PyDict_Type, &globals, &drop_function)) {
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "emit_edge_grad() takes 5 arguments");
         return NULL;
     }
+    if (edge_grad_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "dyngraph._speedups: call configure_emit() first");
+        return NULL;
+    }
+    PyObject *values = preview(module, args[3]);
+    if (values == NULL) {
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)edge_grad_type;
+    PyObject *event = type->tp_alloc(type, 5);
+    if (event == NULL) {
+        Py_DECREF(values);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(event, 0, Py_NewRef(args[0]));
+    PyTuple_SET_ITEM(event, 1, Py_NewRef(args[1]));
+    PyTuple_SET_ITEM(event, 2, Py_NewRef(args[2]));
+    PyTuple_SET_ITEM(event, 3, values);
+    PyTuple_SET_ITEM(event, 4, Py_NewRef(args[4]));
+    PyObject *result = emit(module, event);
+    Py_DECREF(event);
+    return result;
+}
+
+/* events.emit_grad_computed: emit(GradComputed(id, *preview_and_norm(gradient), accumulated)),
+   the event built in place. */
+static PyObject *grad_computed_type = NULL; /* events.GradComputed */
+
+static PyObject *emit_grad_computed(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "emit_grad_computed() takes 3 arguments");
+        return NULL;
+    }
+    if (grad_computed_type == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "dyngraph._speedups: call configure_emit() first");
+        return NULL;
+    }
+    PyObject *pair = preview_and_norm(module, args[1]); /* (preview, norm) */
+    if (pair == NULL) {
+        return NULL;
+    }
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        Py_DECREF(pair);
+        PyErr_SetString(PyExc_TypeError, "preview_and_norm must return (preview, norm)");
+        return NULL;
+    }
+    PyTypeObject *type = (PyTypeObject *)grad_computed_type;
+    PyObject *event = type->tp_alloc(type, 4);
+    if (event == NULL) {
+        Py_DECREF(pair);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(event, 0, Py_NewRef(args[0]));
+    PyTuple_SET_ITEM(event, 1, Py_NewRef(PyTuple_GET_ITEM(pair, 0)));
+    PyTuple_SET_ITEM(event, 2, Py_NewRef(PyTuple_GET_ITEM(pair, 1)));
+    PyTuple_SET_ITEM(event, 3, Py_NewRef(args[2]));
+    Py_DECREF(pair);
+    PyObject *result = emit(module, event);
+    Py_DECREF(event);
+    return result;
+}
+
+static PyObject *configure_emit(PyObject *module, PyObject *args)
+{
+    PyObject *globals, *drop_function, *edge_grad, *grad_computed;
+    if (!PyArg_ParseTuple(args, "O!OO!O!", &PyDict_Type, &globals, &drop_function, &PyType_Type,
+                          &edge_grad, &PyType_Type, &grad_computed)) {
+        return NULL;
+    }
+    if (!PyType_IsSubtype((PyTypeObject *)edge_grad, &PyTuple_Type) ||
+        !PyType_IsSubtype((PyTypeObject *)grad_computed, &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "configure_emit: the event classes must be tuples");
+        return NULL;
+    }
+    Py_XSETREF(edge_grad_type, Py_NewRef(edge_grad));
+    Py_XSETREF(grad_computed_type, Py_NewRef(grad_computed));
     if (name_active == NULL) {
         name_active = PyUnicode_InternFromString("active");
         name_dispatching = PyUnicode_InternFromString("_dispatching");
@@ -555,8 +636,13 @@ static PyMethodDef methods[] = {
     {"where_from_stack", (PyCFunction)(void (*)(void))where_from_stack, METH_FASTCALL,
      "events.where_from_stack, in C."},
     {"emit", emit, METH_O, "events.emit, in C."},
+    {"emit_edge_grad", (PyCFunction)(void (*)(void))emit_edge_grad, METH_FASTCALL,
+     "events.emit_edge_grad, in C."},
+    {"emit_grad_computed", (PyCFunction)(void (*)(void))emit_grad_computed, METH_FASTCALL,
+     "events.emit_grad_computed, in C."},
     {"configure_emit", configure_emit, METH_VARARGS,
-     "configure_emit(events_globals, drop): the spine's module dict and events._drop."},
+     "configure_emit(events_globals, drop, EdgeGrad, GradComputed): the spine's module dict, "
+     "events._drop and the event classes emit_edge_grad and emit_grad_computed make."},
     {"configure", configure, METH_VARARGS,
      "configure(preview, preview_and_norm, new_where, is_internal_file, where_cache, "
      "package_dir, getframe, hands_back_cache, hands_back, unnamed): the Python definitions "

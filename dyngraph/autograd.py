@@ -167,9 +167,7 @@ class BackwardPass:
         grads, fanned_in, wanted = self.grads, self.fanned_in, self.wanted
         retain_graph, create_graph = self.retain_graph, self.create_graph
         # NOTE: bound once per pass; the event code below runs per node and per edge
-        emit, new_event, preview, preview_and_norm = (
-            events.emit, events.new_event, events.preview, events.preview_and_norm)
-        GradComputed, EdgeGrad = events.GradComputed, events.EdgeGrad
+        emit_grad_computed, emit_edge_grad = events.emit_grad_computed, events.emit_edge_grad
         # Pending nodes, newest first: a max-heap on id (heapq is a min-heap, hence -id).
         pending = [(-key.id, key) for key in grads if isinstance(key, Function)]
         heapq.heapify(pending)
@@ -180,10 +178,9 @@ class BackwardPass:
                 g = in_dtype(g, node.dtype)
             if node.hooks or node.retained is not None or wanted:
                 g = self.observe(node, g)
-            if events.active:  # as _emit_grad does, written out: this runs per node
-                data = g.array if isinstance(g, Tensor) else g
-                values, norm = preview_and_norm(data)
-                emit(new_event(GradComputed, (node.id, values, norm, node in fanned_in)))
+            if events.active:
+                emit_grad_computed(node.id, g.array if isinstance(g, Tensor) else g,
+                                   node in fanned_in)
 
             if create_graph:
                 input_grads = _call_backward_recorded(node, g)
@@ -204,8 +201,8 @@ class BackwardPass:
                     gi = sum_to_shape(gi, parent.shape, node, input_grads)
                 if events.active:  # what this edge carried (NOTE [edge gradients] in events.py)
                     data = gi.array if isinstance(gi, Tensor) else gi
-                    emit(new_event(EdgeGrad, (node.id, parent.id, position, preview(data),
-                                              None if shape == data.shape else shape)))
+                    emit_edge_grad(node.id, parent.id, position, data,
+                                   None if shape == data.shape else shape)
                 if parent in grads:
                     grads[parent] = grads[parent] + gi
                     fanned_in.add(parent)
@@ -355,9 +352,7 @@ def _run_hooks(hooks: Any, g: Any, shape: tuple[int, ...], create_graph: bool) -
 
 
 def _emit_grad(node_id: int, g: Any, accumulated: bool) -> None:
-    data = g.array if isinstance(g, Tensor) else g
-    preview, norm = events.preview_and_norm(data)
-    events.emit(events.new_event(events.GradComputed, (node_id, preview, norm, accumulated)))
+    events.emit_grad_computed(node_id, g.array if isinstance(g, Tensor) else g, accumulated)
 
 
 # ---------------------------------------------------------------------------- seeds

@@ -223,6 +223,20 @@ def emit(event: Event) -> None:
         active = bool(_dispatch_order)
 
 
+def emit_grad_computed(id: int, gradient: Any, accumulated: bool) -> None:
+    """Emit the ``grad_computed`` of node ``id`` (the engine calls it per node while someone
+    listens): the gradient as a preview and its norm, never the array."""
+    values, norm = preview_and_norm(gradient)
+    emit(new_event(GradComputed, (id, values, norm, accumulated)))
+
+
+def emit_edge_grad(node: int, input: int, position: int, contribution: Any,
+                   reduced_from: tuple[int, ...] | None) -> None:
+    """Emit the ``edge_grad`` of one edge (the engine calls it per edge while someone listens):
+    the contribution as a preview, never the array (NOTE [edge gradients])."""
+    emit(new_event(EdgeGrad, (node, input, position, preview(contribution), reduced_from)))
+
+
 def _drop(key: int, fn: Any, exc: Exception, stacklevel: int = 3) -> None:
     """Unsubscribe a subscriber that raised (with a warning) or whose object is gone.
     ``stacklevel``: the warning names the line that made the event (emit's caller)."""
@@ -489,9 +503,9 @@ def dtype_name(dtype: Any) -> str:
 
 # --------------------------------------------------------------------------- speedups
 
-# NOTE [speedups] preview, preview_and_norm, where_from_stack and emit run for every node,
-# gradient and edge while anyone listens, and in Python the first three were a third of what a
-# live widget cost per op (W1V in benchmarks/). The functions above are their definitions;
+# NOTE [speedups] preview, preview_and_norm, where_from_stack and the emit functions run for
+# every node, gradient and edge while anyone listens, and in Python the first three were a third
+# of what a live widget cost per op (W1V in benchmarks/). The functions above are their definitions;
 # dyngraph/_speedups.c computes the same without the interpreter's overhead (previews of
 # contiguous float32 / float64 numpy arrays; it hands any other array to the definitions
 # above), shares their caches, and reads and sets the same module state as emit.
@@ -499,7 +513,7 @@ def dtype_name(dtype: Any) -> str:
 # compiler, or with DYNGRAPH_PURE_PYTHON=1 in the environment, the definitions above are used.
 _py_preview, _py_preview_and_norm = preview, preview_and_norm
 _py_where_from_stack = where_from_stack
-_py_emit = emit
+_py_emit, _py_emit_grad_computed, _py_emit_edge_grad = emit, emit_grad_computed, emit_edge_grad
 _speedups: Any = None
 if not os.environ.get("DYNGRAPH_PURE_PYTHON"):
     try:
@@ -513,5 +527,7 @@ if _speedups is not None:
     preview = _speedups.preview  # noqa: F811 - the same function, faster
     preview_and_norm = _speedups.preview_and_norm  # noqa: F811
     where_from_stack = _speedups.where_from_stack  # noqa: F811
-    _speedups.configure_emit(globals(), _drop)
+    _speedups.configure_emit(globals(), _drop, EdgeGrad, GradComputed)
     emit = _speedups.emit  # noqa: F811
+    emit_grad_computed = _speedups.emit_grad_computed  # noqa: F811
+    emit_edge_grad = _speedups.emit_edge_grad  # noqa: F811

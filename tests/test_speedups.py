@@ -39,6 +39,8 @@ def test_speedups_are_built_where_a_compiler_is():
     assert events.preview_and_norm is events._speedups.preview_and_norm
     assert events.where_from_stack is events._speedups.where_from_stack
     assert events.emit is events._speedups.emit
+    assert events.emit_edge_grad is events._speedups.emit_edge_grad
+    assert events.emit_grad_computed is events._speedups.emit_grad_computed
 
 
 def test_pure_python_is_used_when_asked():
@@ -304,3 +306,37 @@ def test_pack_delta_is_pack(batches):
     delta = {"seq": 7, "events": packed, "sources": {"lesson.py": "x = 1\n"},
              "dropped": {"nodes": 0, "steps": 2}}
     assert pack_delta(delta) == pack(delta)
+
+
+@needs_speedups
+@pytest.mark.parametrize("name", list(ARRAYS))
+def test_emit_edge_grad_matches_the_python_definition(name):
+    array = ARRAYS[name]
+    delivered = []
+    with events.subscribe(delivered.append):
+        events._speedups.emit_edge_grad(7, 3, 1, array, (4, 3))
+        events._py_emit_edge_grad(7, 3, 1, array, (4, 3))
+        events._speedups.emit_edge_grad(8, 2, 0, array, None)
+        events._py_emit_edge_grad(8, 2, 0, array, None)
+    events._speedups.emit_edge_grad(9, 1, 0, array, None)  # nobody listens: nothing
+    assert len(delivered) == 4 and all(type(e) is events.EdgeGrad for e in delivered)
+    for fast, slow in (delivered[:2], delivered[2:]):
+        assert fast[:3] == slow[:3] and fast.reduced_from == slow.reduced_from
+        assert _same_values(fast.preview, slow.preview)
+    assert delivered[0].node == 7 and delivered[0].input == 3 and delivered[0].position == 1
+    assert delivered[0].reduced_from == (4, 3) and delivered[2].reduced_from is None
+
+
+@needs_speedups
+@pytest.mark.parametrize("name", list(ARRAYS))
+def test_emit_grad_computed_matches_the_python_definition(name):
+    array = ARRAYS[name]
+    delivered = []
+    with events.subscribe(delivered.append):
+        events._speedups.emit_grad_computed(7, array, True)
+        events._py_emit_grad_computed(7, array, True)
+    events._speedups.emit_grad_computed(9, array, False)  # nobody listens: nothing
+    fast, slow = delivered
+    assert type(fast) is type(slow) is events.GradComputed
+    assert fast.id == slow.id == 7 and fast.accumulated is slow.accumulated is True
+    assert _same_values(fast.preview, slow.preview) and _same_number(fast.norm, slow.norm)

@@ -44,6 +44,7 @@ def test_the_wheel_carries_the_bundle_and_the_licences_of_its_contents(dists):
         assert STATIC + name in names
     assert any(n.endswith(".dist-info/licenses/" + STATIC + "THIRD_PARTY_LICENSES.txt")
                for n in names)
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)  # dyngraph's own (MIT)
     licences = zipfile.ZipFile(wheel).read(STATIC + "THIRD_PARTY_LICENSES.txt").decode()
     assert "Graphviz" in licences and "Eclipse Public License" in licences
     assert not [n for n in names if n.endswith(".c")]  # compiled, not its source
@@ -53,7 +54,7 @@ def test_the_sdist_holds_the_c_source_and_no_partial_test_suite(dists):
     sdist, _ = dists
     with tarfile.open(sdist) as archive:
         names = {m.name.split("/", 1)[1] for m in archive.getmembers() if "/" in m.name}
-    for name in ("dyngraph/_speedups.c", "setup.py", "pyproject.toml", "README.md",
+    for name in ("dyngraph/_speedups.c", "setup.py", "pyproject.toml", "README.md", "LICENSE",
                  STATIC + "graphview.js", STATIC + "THIRD_PARTY_LICENSES.txt"):
         assert name in names
     assert not [n for n in names if n.startswith("tests/")]
@@ -65,7 +66,8 @@ def test_the_metadata_names_the_pythons_the_matrix_tests(dists):
     (metadata_name,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
     metadata = email.message_from_bytes(archive.read(metadata_name))
     assert metadata["Requires-Python"] == ">=3.10"
-    assert metadata["License-Expression"] == "MIT"
+    # dyngraph's MIT and the licences of the code in the widget's bundle (Graphviz's EPL-1.0...)
+    assert metadata["License-Expression"] == "MIT AND Apache-2.0 AND EPL-1.0 AND ISC"
     pythons = [c.rsplit(" :: ", 1)[1] for c in metadata.get_all("Classifier")
                if re.fullmatch(r"Programming Language :: Python :: 3\.\d+", c)]
     assert pythons == ["3.10", "3.11", "3.12", "3.13"]

@@ -100,6 +100,9 @@ class _Info:
         if self.leaf is not None:
             tensor = self.leaf()
             accumulated = accumulated or (tensor is not None and tensor.grad is not None)
+            # A leaf outlives its graph: the next graph that uses it counts its uses afresh (a
+            # second backward through a retained graph is summed into .grad, seen above).
+            self.consumers = 0
         preview, norm = _preview_and_norm(grad)
         events.emit(events.new_event(events.GradComputed, (self.id, preview, norm, accumulated)))
         if _pass and self.saved_bytes:

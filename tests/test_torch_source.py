@@ -151,6 +151,21 @@ def test_rnn_loop_parameters_once_and_gradients_summed():
         grads[next(p.id for p in params if p.name == "weight_hh")].preview)
 
 
+def test_a_leaf_used_once_per_graph_is_not_summed_in_the_next_graph():
+    w = torch.ones(3, requires_grad=True)
+
+    def step():
+        w.grad = None
+        (w * 2).sum().backward()
+
+    for _ in range(2):  # the second graph must not inherit the first one's use of w
+        grads = [e for e in watched(step) if e.kind == "grad_computed"]
+        assert list(grads[-1].preview) == [2.0, 2.0, 2.0] and not grads[-1].accumulated
+    (w * 2).sum().backward()  # .grad is not None now: this time the gradient is summed into it
+    grads = [e for e in watched(lambda: (w * w).sum().backward()) if e.kind == "grad_computed"]
+    assert grads[-1].accumulated  # used twice in one op (fan-in), and summed into .grad
+
+
 def test_data_dependent_branch_shows_the_path_taken():
     def branch(sign):
         x = torch.full((3,), float(sign), requires_grad=True)

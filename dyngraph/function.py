@@ -106,7 +106,7 @@ class Function:
         ctx = cls()
         ctx.xp = np if array_type is np.ndarray or array_type is None else backend.xp_of(array_type)
         ctx.parents = tuple(parents)
-        ctx.needs_input_grad = tuple(needs)
+        ctx.needs_input_grad = _shared_pattern(tuple(needs))
         ctx.saved_arrays = ()
         started = time.perf_counter() if events.active and events.timing_enabled else None
         try:
@@ -316,6 +316,16 @@ def _as_output_array(cls: type, xp: Any, out: Any) -> Any:
     if isinstance(out, tuple):
         raise TypeError(f"{cls.__name__}.forward returned a tuple; a Function has one output")
     return xp.asarray(out)  # numpy turns 0-d results into scalars; the graph wants arrays
+
+
+_NEEDS_PATTERNS: dict[tuple, tuple] = {}
+
+
+def _shared_pattern(needs: tuple) -> tuple:
+    """One ``needs_input_grad`` tuple per pattern ((True,), (True, False), ...), shared by every
+    node that has it: a graph holds millions of nodes and only a handful of patterns, so each
+    node keeps a reference instead of a tuple of its own."""
+    return _NEEDS_PATTERNS.setdefault(needs, needs)
 
 
 def _check_one_device(cls: type, args: tuple) -> None:

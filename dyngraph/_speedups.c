@@ -1,5 +1,5 @@
 /* The event spine's per-event helpers, in C: preview, preview_and_norm, where_from_stack, emit,
- * emit_edge_grad, emit_grad_computed, and Collector, the live view's listener.
+ * emit_edge_grad, emit_grad_computed, emit_op_created, and Collector, the live view's listener.
  *
  * The definitions are the Python functions of the same names in dyngraph/events.py; read those.
  * While a widget or a recording listens, these run for every node and every gradient, and in
@@ -584,6 +584,111 @@ static PyObject *emit_grad_computed(PyObject *module, PyObject *const *args, Py_
     return result;
 }
 
+/* events.emit_op_created: emit(NodeCreated(id, op, inputs, array.shape, dtype_name(array.dtype),
+   device_of(array), True, False, name, scope, where, preview(array), saved_bytes, recomputing,
+   elapsed)), the event built in place. A numpy array is on the CPU; the dtype's name comes from
+   events._dtype_names, the cache dtype_name() fills (it is called on a miss, as is
+   backend.device_of for any other array). */
+static PyObject *str_shape = NULL, *str_dtype = NULL, *str_cpu = NULL;
+static PyObject *name_node_created = NULL, *name_dtype_names = NULL, *name_dtype_name = NULL;
+static PyObject *name_recomputing = NULL, *name_backend = NULL;
+
+static PyObject *events_global(PyObject *name) /* a new reference, or NULL with an error */
+{
+    PyObject *value = PyDict_GetItemWithError(events_globals, name);
+    if (value == NULL && !PyErr_Occurred()) {
+        PyErr_Format(PyExc_RuntimeError, "dyngraph.events has no %R", name);
+    }
+    return Py_XNewRef(value);
+}
+
+static PyObject *dtype_name_of(PyObject *array)
+{
+    PyObject *dtype = PyObject_GetAttr(array, str_dtype);
+    if (dtype == NULL) {
+        return NULL;
+    }
+    PyObject *names = events_global(name_dtype_names);
+    PyObject *name = names == NULL ? NULL : PyDict_GetItemWithError(names, dtype);
+    Py_XDECREF(names);
+    if (name != NULL) {
+        Py_DECREF(dtype);
+        return Py_NewRef(name);
+    }
+    if (PyErr_Occurred()) {
+        Py_DECREF(dtype);
+        return NULL;
+    }
+    PyObject *function = events_global(name_dtype_name);
+    name = function == NULL ? NULL : PyObject_CallOneArg(function, dtype);
+    Py_XDECREF(function);
+    Py_DECREF(dtype);
+    return name;
+}
+
+static PyObject *device_of(PyObject *array)
+{
+    if (Py_TYPE(array) == &PyArray_Type) {
+        return Py_NewRef(str_cpu);
+    }
+    PyObject *backend = events_global(name_backend);
+    PyObject *device = backend == NULL ? NULL : PyObject_CallMethod(backend, "device_of", "O",
+                                                                    array);
+    Py_XDECREF(backend);
+    return device;
+}
+
+static PyObject *emit_op_created(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "emit_op_created() takes 9 arguments");
+        return NULL;
+    }
+    if (events_globals == NULL || str_shape == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "dyngraph._speedups: call configure_emit() first");
+        return NULL;
+    }
+    PyObject *array = args[3];
+    PyObject *fields[15] = {NULL};
+    fields[0] = Py_NewRef(args[0]);              /* id */
+    fields[1] = Py_NewRef(args[1]);              /* op */
+    fields[2] = Py_NewRef(args[2]);              /* inputs */
+    fields[3] = PyObject_GetAttr(array, str_shape);
+    fields[4] = fields[3] == NULL ? NULL : dtype_name_of(array);
+    fields[5] = fields[4] == NULL ? NULL : device_of(array);
+    fields[6] = Py_NewRef(Py_True);              /* requires_grad */
+    fields[7] = Py_NewRef(Py_False);             /* is_leaf */
+    fields[8] = Py_NewRef(args[4]);              /* name */
+    fields[9] = Py_NewRef(args[5]);              /* scope */
+    fields[10] = Py_NewRef(args[6]);             /* where */
+    fields[11] = fields[5] == NULL ? NULL : preview(module, array);
+    fields[12] = Py_NewRef(args[7]);             /* saved_bytes */
+    fields[13] = fields[11] == NULL ? NULL : events_global(name_recomputing);
+    fields[14] = Py_NewRef(args[8]);             /* elapsed */
+    PyObject *type = fields[13] == NULL ? NULL : events_global(name_node_created);
+    PyObject *event = NULL;
+    if (type != NULL) {
+        if (PyType_Check(type) && PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
+            event = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 15);
+        } else {
+            PyErr_SetString(PyExc_TypeError, "events.NodeCreated must be a tuple type");
+        }
+        Py_DECREF(type);
+    }
+    if (event == NULL) {
+        for (int i = 0; i < 15; i++) {
+            Py_XDECREF(fields[i]);
+        }
+        return NULL;
+    }
+    for (int i = 0; i < 15; i++) {
+        PyTuple_SET_ITEM(event, i, fields[i]); /* steals each reference */
+    }
+    PyObject *result = emit(module, event);
+    Py_DECREF(event);
+    return result;
+}
+
 static PyObject *configure_emit(PyObject *module, PyObject *args)
 {
     PyObject *globals, *drop_function, *edge_grad, *grad_computed;
@@ -598,6 +703,21 @@ static PyObject *configure_emit(PyObject *module, PyObject *args)
     }
     Py_XSETREF(edge_grad_type, Py_NewRef(edge_grad));
     Py_XSETREF(grad_computed_type, Py_NewRef(grad_computed));
+    if (str_shape == NULL) {
+        str_shape = PyUnicode_InternFromString("shape");
+        str_dtype = PyUnicode_InternFromString("dtype");
+        str_cpu = PyUnicode_InternFromString("cpu");
+        name_node_created = PyUnicode_InternFromString("NodeCreated");
+        name_dtype_names = PyUnicode_InternFromString("_dtype_names");
+        name_dtype_name = PyUnicode_InternFromString("dtype_name");
+        name_recomputing = PyUnicode_InternFromString("recomputing");
+        name_backend = PyUnicode_InternFromString("backend");
+        if (str_shape == NULL || str_dtype == NULL || str_cpu == NULL ||
+            name_node_created == NULL || name_dtype_names == NULL || name_dtype_name == NULL ||
+            name_recomputing == NULL || name_backend == NULL) {
+            return NULL;
+        }
+    }
     if (name_active == NULL) {
         name_active = PyUnicode_InternFromString("active");
         name_dispatching = PyUnicode_InternFromString("_dispatching");
@@ -640,6 +760,8 @@ static PyMethodDef methods[] = {
      "events.emit_edge_grad, in C."},
     {"emit_grad_computed", (PyCFunction)(void (*)(void))emit_grad_computed, METH_FASTCALL,
      "events.emit_grad_computed, in C."},
+    {"emit_op_created", (PyCFunction)(void (*)(void))emit_op_created, METH_FASTCALL,
+     "events.emit_op_created, in C."},
     {"configure_emit", configure_emit, METH_VARARGS,
      "configure_emit(events_globals, drop, EdgeGrad, GradComputed): the spine's module dict, "
      "events._drop and the event classes emit_edge_grad and emit_grad_computed make."},

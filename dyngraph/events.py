@@ -223,6 +223,17 @@ def emit(event: Event) -> None:
         active = bool(_dispatch_order)
 
 
+def emit_op_created(id: int, op: str, inputs: tuple[int, ...], array: Any, name: str | None,
+                    scope: tuple[str, ...], where: Where | None, saved_bytes: int,
+                    elapsed: float | None) -> None:
+    """Emit the ``node_created`` of an op's output (``Function.apply`` calls it per op while
+    someone listens): its shape, dtype, device and a preview of ``array``, never the array."""
+    emit(new_event(NodeCreated, (
+        id, op, inputs, array.shape, dtype_name(array.dtype), backend.device_of(array), True,
+        False, name, scope, where, preview(array), saved_bytes, recomputing, elapsed,
+    )))
+
+
 def emit_grad_computed(id: int, gradient: Any, accumulated: bool) -> None:
     """Emit the ``grad_computed`` of node ``id`` (the engine calls it per node while someone
     listens): the gradient as a preview and its norm, never the array."""
@@ -514,6 +525,7 @@ def dtype_name(dtype: Any) -> str:
 _py_preview, _py_preview_and_norm = preview, preview_and_norm
 _py_where_from_stack = where_from_stack
 _py_emit, _py_emit_grad_computed, _py_emit_edge_grad = emit, emit_grad_computed, emit_edge_grad
+_py_emit_op_created = emit_op_created
 _speedups: Any = None
 if not os.environ.get("DYNGRAPH_PURE_PYTHON"):
     try:
@@ -531,3 +543,4 @@ if _speedups is not None:
     emit = _speedups.emit  # noqa: F811
     emit_grad_computed = _speedups.emit_grad_computed  # noqa: F811
     emit_edge_grad = _speedups.emit_edge_grad  # noqa: F811
+    emit_op_created = _speedups.emit_op_created  # noqa: F811

@@ -391,13 +391,9 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
     saved_bytes = 0
     for array in ctx.saved_arrays:
         saved_bytes += getattr(array, "nbytes", 0)
-    out = tensor.array
     name = None if where is None else where.target  # NOTE [variable names]
-    events.emit(events.new_event(events.NodeCreated, (
-        tensor.id, type(ctx).__name__, tuple(input_ids), out.shape, events.dtype_name(out.dtype),
-        backend.device_of(out), True, False, name, scope, where, events.preview(out),
-        saved_bytes, events.recomputing, elapsed,
-    )))
+    events.emit_op_created(tensor.id, type(ctx).__name__, tuple(input_ids), tensor.array, name,
+                           scope, where, saved_bytes, elapsed)
 
 
 def announce_tensor(

@@ -41,6 +41,7 @@ def test_speedups_are_built_where_a_compiler_is():
     assert events.emit is events._speedups.emit
     assert events.emit_edge_grad is events._speedups.emit_edge_grad
     assert events.emit_grad_computed is events._speedups.emit_grad_computed
+    assert events.emit_op_created is events._speedups.emit_op_created
 
 
 def test_pure_python_is_used_when_asked():
@@ -340,3 +341,38 @@ def test_emit_grad_computed_matches_the_python_definition(name):
     assert type(fast) is type(slow) is events.GradComputed
     assert fast.id == slow.id == 7 and fast.accumulated is slow.accumulated is True
     assert _same_values(fast.preview, slow.preview) and _same_number(fast.norm, slow.norm)
+
+
+class _OnAnotherDevice:
+    """An array the C fast path does not know: emit_op_created asks backend.device_of and the
+    Python preview about it, as the definition does."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self._array = array
+        self.shape, self.dtype = array.shape, array.dtype
+
+    def ravel(self) -> np.ndarray:
+        return self._array.ravel()
+
+
+@needs_speedups
+@pytest.mark.parametrize("name", list(ARRAYS))
+def test_emit_op_created_matches_the_python_definition(name, monkeypatch):
+    array = ARRAYS[name]
+    where = events.Where("lesson.py", 3, "<module>", None, "h")
+    delivered = []
+    with events.subscribe(delivered.append):
+        for recomputing in (False, True):
+            monkeypatch.setattr(events, "recomputing", recomputing)
+            for emit in (events._speedups.emit_op_created, events._py_emit_op_created):
+                emit(7, "Mul", (3, 4), array, "h", ("MLP", "fc1"), where, 96, 1.5e-6)
+            for emit in (events._speedups.emit_op_created, events._py_emit_op_created):
+                emit(8, "Tanh", (7,), _OnAnotherDevice(array), None, (), None, 0, None)
+    events._speedups.emit_op_created(9, "Mul", (), array, None, (), None, 0, None)  # nobody
+    assert len(delivered) == 8 and all(type(e) is events.NodeCreated for e in delivered)
+    for fast, slow in zip(delivered[::2], delivered[1::2]):
+        assert fast._replace(preview=()) == slow._replace(preview=())
+        assert _same_values(fast.preview, slow.preview)
+    assert delivered[0].dtype == str(array.dtype) and delivered[0].device == "cpu"
+    assert delivered[0].shape == array.shape and delivered[0].where is where
+    assert [e.recomputed for e in delivered] == [False] * 4 + [True] * 4

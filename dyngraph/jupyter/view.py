@@ -227,6 +227,7 @@ class GraphView(anywidget.AnyWidget):
                         shared = wheres[where] = self._share(where, grown)
                     event = list(event)
                     event[_WHERE] = shared
+                    event = tuple(event)
             elif ((kind == "grad_computed" or kind == "version_bumped") and event.id not in node_ids
                   or kind == "edge_grad" and (event.node not in node_ids
                                               or event.input not in node_ids)):
@@ -235,7 +236,9 @@ class GraphView(anywidget.AnyWidget):
                 self._dropped_events += 1
                 continue
             room -= 1
-            keep((kind, tuple(event)))  # a plain tuple packs without a call back into Python
+            # A plain tuple packs without a call back into Python. event[:] makes it: slicing
+            # copies the items at once, where tuple(event) iterates over a tuple subclass.
+            keep((kind, event[:]))
         self._kept_events = self.max_events - room
         for file in grown if self.source else ():
             shared, used = self._used[file]

@@ -1,5 +1,6 @@
 /* The event spine's per-event helpers, in C: preview, preview_and_norm, where_from_stack, emit,
- * emit_edge_grad, emit_grad_computed, emit_op_created, and Collector, the live view's listener.
+ * emit_edge_grad, emit_grad_computed, emit_op_created, and the live view's listener (Collector)
+ * and filter (keep_rows).
  *
  * The definitions are the Python functions of the same names in dyngraph/events.py; read those.
  * While a widget or a recording listens, these run for every node and every gradient, and in
@@ -689,6 +690,174 @@ static PyObject *emit_op_created(PyObject *module, PyObject *const *args, Py_ssi
     return result;
 }
 
+/* dyngraph.jupyter.view.keep_rows: the live view's filter, once per event (read the Python
+   definition there). Events are the NamedTuples of events.py: a node_created, grad_computed or
+   version_bumped has its node id at index 0, an edge_grad its node and input at 0 and 1. */
+static PyObject *str_kind = NULL, *kind_node_created = NULL, *kind_grad_computed = NULL;
+static PyObject *kind_version_bumped = NULL, *kind_edge_grad = NULL;
+
+static int same_kind(PyObject *kind, PyObject *name) /* 1, 0, or -1 with an error */
+{
+    return kind == name ? 1 : PyObject_RichCompareBool(kind, name, Py_EQ);
+}
+
+static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyList_Check(args[0]) || !PySet_Check(args[1]) || !PyDict_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "keep_rows(received: list, node_ids: set, wheres: "
+                                         "dict, share, node_room, room, where_index)");
+        return NULL;
+    }
+    if (str_kind == NULL) {
+        str_kind = PyUnicode_InternFromString("kind");
+        kind_node_created = PyUnicode_InternFromString("node_created");
+        kind_grad_computed = PyUnicode_InternFromString("grad_computed");
+        kind_version_bumped = PyUnicode_InternFromString("version_bumped");
+        kind_edge_grad = PyUnicode_InternFromString("edge_grad");
+        if (str_kind == NULL || kind_node_created == NULL || kind_grad_computed == NULL ||
+            kind_version_bumped == NULL || kind_edge_grad == NULL) {
+            return NULL;
+        }
+    }
+    PyObject *received = args[0], *node_ids = args[1], *wheres = args[2], *share = args[3];
+    Py_ssize_t node_room = PyLong_AsSsize_t(args[4]);
+    Py_ssize_t room = PyLong_AsSsize_t(args[5]);
+    Py_ssize_t where_index = PyLong_AsSsize_t(args[6]);
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t dropped_nodes = 0, dropped_events = 0;
+    PyObject *kept = PyList_New(0);
+    if (kept == NULL) {
+        return NULL;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(received);
+    for (Py_ssize_t i = 0; i < count && i < PyList_GET_SIZE(received); i++) {
+        PyObject *event = PyList_GET_ITEM(received, i);
+        if (!PyTuple_Check(event) || PyTuple_GET_SIZE(event) < 1) {
+            PyErr_SetString(PyExc_TypeError, "keep_rows: events are tuples (events.py)");
+            goto error;
+        }
+        Py_INCREF(event);
+        PyObject *kind = PyObject_GetAttr(event, str_kind);
+        PyObject *row = NULL;
+        int is_node = kind == NULL ? -1 : same_kind(kind, kind_node_created);
+        if (is_node < 0) {
+            goto event_error;
+        }
+        Py_ssize_t size = PyTuple_GET_SIZE(event);
+        if (is_node) {
+            PyObject *id = PyTuple_GET_ITEM(event, 0);
+            int known = PySet_Contains(node_ids, id);
+            if (known < 0) {
+                goto event_error;
+            }
+            if (known) {
+                goto next;
+            }
+            if (node_room <= 0) {
+                dropped_nodes++;
+                goto next;
+            }
+            node_room--;
+            if (PySet_Add(node_ids, id) < 0) {
+                goto event_error;
+            }
+            PyObject *where = where_index < size ? PyTuple_GET_ITEM(event, where_index) : Py_None;
+            if (where != Py_None) {
+                PyObject *shared = PyDict_GetItemWithError(wheres, where); /* borrowed */
+                if (shared != NULL) {
+                    Py_INCREF(shared);
+                } else {
+                    if (PyErr_Occurred()) {
+                        goto event_error;
+                    }
+                    shared = PyObject_CallOneArg(share, where);
+                    if (shared == NULL || PyDict_SetItem(wheres, where, shared) < 0) {
+                        Py_XDECREF(shared);
+                        goto event_error;
+                    }
+                }
+                row = PyTuple_New(size);
+                if (row == NULL) {
+                    Py_DECREF(shared);
+                    goto event_error;
+                }
+                for (Py_ssize_t k = 0; k < size; k++) {
+                    PyTuple_SET_ITEM(row, k, k == where_index
+                                                 ? shared
+                                                 : Py_NewRef(PyTuple_GET_ITEM(event, k)));
+                }
+            }
+        } else {
+            int by_id = same_kind(kind, kind_grad_computed);
+            if (by_id == 0) {
+                by_id = same_kind(kind, kind_version_bumped);
+            }
+            if (by_id < 0) {
+                goto event_error;
+            }
+            if (by_id) {
+                int known = PySet_Contains(node_ids, PyTuple_GET_ITEM(event, 0));
+                if (known < 0) {
+                    goto event_error;
+                }
+                if (!known) {
+                    goto next;
+                }
+            } else {
+                int is_edge = same_kind(kind, kind_edge_grad);
+                if (is_edge < 0) {
+                    goto event_error;
+                }
+                if (is_edge && size >= 2) {
+                    int known = PySet_Contains(node_ids, PyTuple_GET_ITEM(event, 0));
+                    if (known > 0) {
+                        known = PySet_Contains(node_ids, PyTuple_GET_ITEM(event, 1));
+                    }
+                    if (known < 0) {
+                        goto event_error;
+                    }
+                    if (!known) {
+                        goto next;
+                    }
+                }
+            }
+        }
+        if (room <= 0) {
+            dropped_events++;
+            Py_XDECREF(row);
+            goto next;
+        }
+        room--;
+        if (row == NULL) {
+            row = PyTuple_GetSlice(event, 0, size); /* a plain tuple of the same items */
+            if (row == NULL) {
+                goto event_error;
+            }
+        }
+        PyObject *pair = PyTuple_Pack(2, kind, row);
+        Py_DECREF(row);
+        if (pair == NULL || PyList_Append(kept, pair) < 0) {
+            Py_XDECREF(pair);
+            goto event_error;
+        }
+        Py_DECREF(pair);
+    next:
+        Py_XDECREF(kind);
+        Py_DECREF(event);
+        continue;
+    event_error:
+        Py_XDECREF(kind);
+        Py_DECREF(event);
+        goto error;
+    }
+    return Py_BuildValue("Nnnnn", kept, node_room, room, dropped_nodes, dropped_events);
+error:
+    Py_DECREF(kept);
+    return NULL;
+}
+
 static PyObject *configure_emit(PyObject *module, PyObject *args)
 {
     PyObject *globals, *drop_function, *edge_grad, *grad_computed;
@@ -762,6 +931,8 @@ static PyMethodDef methods[] = {
      "events.emit_grad_computed, in C."},
     {"emit_op_created", (PyCFunction)(void (*)(void))emit_op_created, METH_FASTCALL,
      "events.emit_op_created, in C."},
+    {"keep_rows", (PyCFunction)(void (*)(void))keep_rows, METH_FASTCALL,
+     "dyngraph.jupyter.view.keep_rows, in C."},
     {"configure_emit", configure_emit, METH_VARARGS,
      "configure_emit(events_globals, drop, EdgeGrad, GradComputed): the spine's module dict, "
      "events._drop and the event classes emit_edge_grad and emit_grad_computed make."},

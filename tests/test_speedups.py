@@ -376,3 +376,51 @@ def test_emit_op_created_matches_the_python_definition(name, monkeypatch):
     assert delivered[0].dtype == str(array.dtype) and delivered[0].device == "cpu"
     assert delivered[0].shape == array.shape and delivered[0].where is where
     assert [e.recomputed for e in delivered] == [False] * 4 + [True] * 4
+
+
+def _a_watched_program() -> list:
+    """The events of a small program with fan-in, a re-announced leaf, an in-place change and
+    a backward: every kind the live view's filter sees."""
+    seen = []
+    x = dg.tensor([[1.0, -2.0, 3.0]], requires_grad=True)
+    with events.subscribe(seen.append):
+        w = dg.tensor([[0.5], [1.5], [-1.0]], requires_grad=True)
+        h = (x @ w).tanh()
+        y = h * h + x.sum()
+        c = dg.zeros(3)
+        c.add_(1.0)
+        y.sum().backward()
+    with events.subscribe(seen.append):  # a new subscriber: x and w announced again
+        (x * w.t()).sum().backward()
+    return seen
+
+
+@needs_speedups
+@pytest.mark.parametrize("node_room, room", [(1000, 1000), (3, 1000), (1000, 7), (0, 5)])
+def test_keep_rows_matches_the_python_definition(node_room, room):
+    pytest.importorskip("anywidget", reason="the jupyter extra is not installed")
+    from dyngraph.jupyter import view
+
+    received = _a_watched_program()
+    assert {e.kind for e in received} >= {"node_created", "grad_computed", "edge_grad",
+                                          "version_bumped", "backward_started"}
+    results = []
+    for keep_rows in (events._speedups.keep_rows, view._py_keep_rows):
+        node_ids, wheres, shared = {999}, {}, []
+
+        def share(where, shared=shared):
+            shared.append(where)
+            return ("lesson.py", *where[1:])
+
+        rows, *counts = keep_rows(received, node_ids, wheres, share, node_room, room,
+                                  view._WHERE)
+        results.append((rows, counts, node_ids, wheres, shared))
+    fast, slow = results
+    assert fast == slow
+    rows = fast[0]
+    assert all(type(fields) is tuple for _, fields in rows)  # plain tuples: they pack as is
+    made = [fields for kind, fields in rows if kind == "node_created"]
+    assert len({fields[0] for fields in made}) == len(made)  # a node is kept once
+    assert all(fields[view._WHERE] is None or fields[view._WHERE][0] == "lesson.py"
+               for fields in made)
+    assert len(rows) == min(room, len(rows) + fast[1][3])  # kept + dropped, within the room

@@ -198,48 +198,16 @@ class GraphView(anywidget.AnyWidget):
         self._unsent_sources.update(sources)
 
     def _keep(self, received: list) -> tuple[list, dict[str, str]]:
-        """What the budget allows of a batch, as (kind, fields) rows, and the source text of the
-        files its nodes point at that were not sent before. A node announced again (a new
-        subscriber makes the engine announce existing tensors again) is kept once; gradients
-        and versions of nodes not kept are left out, as Recording leaves them out."""
-        kept = []
-        keep = kept.append
-        sources = {}
-        wheres = self._wheres
+        """What the budget allows of a batch, as (kind, fields) rows (``keep_rows``), and the
+        source text of the files its nodes point at that were not sent before."""
         grown: set[str] = set()  # files with a line that made a node for the first time
-        node_ids = self._node_ids
-        node_room = self.max_nodes - len(node_ids)
-        room = self.max_events - self._kept_events
-        for event in received:  # NOTE: once per event; hence the local names
-            kind = event.kind
-            if kind == "node_created":
-                if event.id in node_ids:
-                    continue
-                if node_room <= 0:
-                    self._dropped_nodes += 1
-                    continue
-                node_room -= 1
-                node_ids.add(event.id)
-                where = event.where
-                if where is not None:  # named as pages name it (NOTE [safe to share], record.py)
-                    shared = wheres.get(where)
-                    if shared is None:
-                        shared = wheres[where] = self._share(where, grown)
-                    event = list(event)
-                    event[_WHERE] = shared
-                    event = tuple(event)
-            elif ((kind == "grad_computed" or kind == "version_bumped") and event.id not in node_ids
-                  or kind == "edge_grad" and (event.node not in node_ids
-                                              or event.input not in node_ids)):
-                continue
-            if room <= 0:
-                self._dropped_events += 1
-                continue
-            room -= 1
-            # A plain tuple packs without a call back into Python. event[:] makes it: slicing
-            # copies the items at once, where tuple(event) iterates over a tuple subclass.
-            keep((kind, event[:]))
+        kept, node_room, room, dropped_nodes, dropped_events = keep_rows(
+            received, self._node_ids, self._wheres, lambda where: self._share(where, grown),
+            self.max_nodes - len(self._node_ids), self.max_events - self._kept_events, _WHERE)
         self._kept_events = self.max_events - room
+        self._dropped_nodes += dropped_nodes
+        self._dropped_events += dropped_events
+        sources = {}
         for file in grown if self.source else ():
             shared, used = self._used[file]
             text = shared_source(linecache.getlines(file), used)[:MAX_SOURCE_CHARS]
@@ -391,6 +359,56 @@ def _listener(view: GraphView) -> Any:
                 view._pace(event)
 
     return paced
+
+
+def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node_room: int,
+              room: int, where_index: int) -> tuple[list, int, int, int, int]:
+    """The live view's filter, once per event: the rows ``(kind, fields as a plain tuple)`` that
+    the budget allows of ``received``. A node announced again (a new subscriber makes the engine
+    announce existing tensors again) is kept once; gradients, versions and edges of nodes not
+    kept are left out, as Recording leaves them out; a node's ``where`` (field ``where_index``)
+    becomes the file as pages name it: ``share(where)`` the first time, then from ``wheres``.
+
+    ``node_ids`` (the nodes kept) and ``wheres`` are updated. Returns the rows, the room left
+    for nodes and for events, and how many nodes and events did not fit."""
+    kept = []
+    keep = kept.append
+    dropped_nodes = dropped_events = 0
+    for event in received:
+        kind = event.kind
+        if kind == "node_created":
+            if event.id in node_ids:
+                continue
+            if node_room <= 0:
+                dropped_nodes += 1
+                continue
+            node_room -= 1
+            node_ids.add(event.id)
+            where = event.where
+            if where is not None:  # named as pages name it (NOTE [safe to share], record.py)
+                shared = wheres.get(where)
+                if shared is None:
+                    shared = wheres[where] = share(where)
+                event = list(event)
+                event[where_index] = shared
+                event = tuple(event)
+        elif ((kind == "grad_computed" or kind == "version_bumped") and event.id not in node_ids
+              or kind == "edge_grad" and (event.node not in node_ids
+                                          or event.input not in node_ids)):
+            continue
+        if room <= 0:
+            dropped_events += 1
+            continue
+        room -= 1
+        # A plain tuple packs without a call back into Python. event[:] makes it: slicing
+        # copies the items at once, where tuple(event) iterates over a tuple subclass.
+        keep((kind, event[:]))
+    return kept, node_room, room, dropped_nodes, dropped_events
+
+
+_py_keep_rows = keep_rows
+if events._speedups is not None:  # NOTE [speedups] in events.py: the same, in C
+    keep_rows = events._speedups.keep_rows  # noqa: F811
 
 
 def collector(into: list, tick: Any) -> Any:

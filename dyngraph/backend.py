@@ -101,6 +101,12 @@ def device_of(array: object) -> str:
     return CUDA if isinstance(array, _cupy.ndarray) else CPU
 
 
+def device_of_module(xp: ModuleType) -> str:
+    """The device of an array module: "cpu" for numpy, "cuda" for cupy (a node keeps its
+    inputs' module, ``Function.xp``)."""
+    return CPU if xp is np else CUDA
+
+
 def to_device(array: object, device: str) -> object:
     """A copy of ``array`` on ``device`` (the same object when it is already there)."""
     if device_of(array) == device:

@@ -45,11 +45,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-# NOTE [moved names] render_svg lives in graphviz_render.py and GraphDiff in graph_diff.py
-# (issue 14). record.py still imports both from here (Recording.to_svg, Recording.diff): once it
-# imports them from their own modules, render_svg leaves this import and __getattr__ (at the
-# end of the file) goes.
-from .graphviz_render import picture, render_svg  # noqa: F401 (render_svg: NOTE [moved names])
+from .graphviz_render import picture
 from .record import CONSTANT, LEAF, OP, PARAMETER, Node, Recording
 
 # ----------------------------------------------------------------------------- the palette
@@ -597,13 +593,3 @@ def mimebundle(model: Recording, text: str, browser: bool = True, **options: Any
     it in the browser (``browser=True``: a view's own fallback passes False); else the DOT
     source after a one-line hint (see graphviz_render.picture)."""
     return picture(to_dot(model, **options), text, model if browser else None)
-
-
-def __getattr__(name: str) -> Any:
-    """``from .dot import GraphDiff`` (record.py's, see NOTE [moved names]), looked up only when
-    asked: graph_diff.py imports this module, so importing it here at the top would be a cycle."""
-    if name == "GraphDiff":
-        from .graph_diff import GraphDiff
-
-        return GraphDiff
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -23,7 +23,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from . import events
+from . import backend, events
 
 DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EVENTS = 200_000
@@ -264,7 +264,7 @@ class Recording:
     def to_svg(self, timeout: float = 10.0, **options: Any) -> str:
         """The diagram as SVG, laid out by the system's Graphviz ``dot`` or else the pygraphviz
         wheel (``GraphvizMissing`` says what to install where neither is)."""
-        from .dot import render_svg
+        from .graphviz_render import render_svg
 
         return render_svg(self.to_dot(**options), timeout=timeout)
 
@@ -290,7 +290,7 @@ class Recording:
 
     def diff(self, other: Recording) -> Any:
         """One diagram of two runs of the same code, marking what exists in only one."""
-        from .dot import GraphDiff
+        from .graph_diff import GraphDiff  # (graph_diff.py imports this module)
 
         return GraphDiff(self, other)
 
@@ -383,7 +383,7 @@ def from_tensor(tensor: Any) -> Recording:
             saved = item.saved_arrays
             node = Node(node_id, OP, item.name, tensor.name if is_root else None,
                         tuple(item.shape), events.dtype_name(tensor.dtype) if is_root else "",
-                        backend_device(item), True, value, order=len(recording.nodes),
+                        backend.device_of_module(item.xp), True, value, order=len(recording.nodes),
                         saved_bytes=sum(getattr(a, "nbytes", 0) for a in saved or ()),
                         freed=saved is None, where=tuple(item.where) if item.where else None)
             for position, parent in enumerate(item.parents):
@@ -391,7 +391,3 @@ def from_tensor(tensor: Any) -> Recording:
                     recording.edges.append(Edge(parent.id, node_id, position))
         recording.nodes[node_id] = node
     return recording
-
-
-def backend_device(node: Any) -> str:
-    return "cpu" if node.xp.__name__ == "numpy" else "cuda"

@@ -9,7 +9,9 @@ STAMP  := $(VENV)/.installed
 $(STAMP): pyproject.toml setup.py dyngraph/_speedups.c
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,jupyter]"
+	@# setuptools prints an "Editable installation." notice (information, not a problem: the
+	@# package is found through an import hook) at every editable install, in every mode.
+	PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet -e ".[dev,jupyter]"
 	touch $(STAMP)
 
 venv: $(STAMP)

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import numpy as np
-
 from benchmarks import w3_rnn
 from benchmarks.harness import Result, attached_ratio, with_live_view, with_recording_subscriber
 
@@ -55,30 +53,6 @@ def torch_chain(x, w, b, n_ops: int = N_CHAIN_OPS) -> float:
     return loss.item()
 
 
-def torch_rnn_epoch(params: list, sequences: list) -> list[float]:
-    """W3's RNN in torch: every sequence forward and backward, gradients accumulated."""
-    wx, wh, b = params
-    for p in params:
-        p.grad = None
-    h0 = sequences[0][0].new_zeros((1, wh.shape[0]))
-    losses = []
-    for steps in sequences:
-        h = h0
-        for x in steps:
-            h = (x @ wx + h @ wh + b).tanh()
-        loss = (h * h).sum()
-        loss.backward()
-        losses.append(loss.item())
-    return losses
-
-
-def rnn_inputs(torch) -> tuple[list, list]:
-    params = [torch.from_numpy(p.copy()).requires_grad_() for p in w3_rnn.make_params()]
-    sequences = [[torch.from_numpy(np.ascontiguousarray(x)) for x in steps]
-                 for steps in w3_rnn.make_sequences()]
-    return params, sequences
-
-
 def watching(fn: Callable[[], object], attach: Callable | None) -> Callable[[], object] | None:
     """``fn`` with PyTorch's events on, inside ``attach`` (a recording subscriber or a live
     view, from the harness); None when ``attach`` is (the jupyter extra is missing)."""
@@ -98,14 +72,14 @@ def run(quick: bool = False) -> list[Result]:
     torch.set_num_threads(1)  # the ratio of the Python-side cost, not of thread scheduling
     repeat = 3 if quick else 20
     x, w, b = chain_inputs(torch)
-    params, sequences = rnn_inputs(torch)
+    params, sequences = w3_rnn.torch_inputs(torch, w3_rnn.make_params(), w3_rnn.make_sequences())
     n_steps = sum(len(steps) for steps in sequences)
 
     def chain() -> object:
         return torch_chain(x, w, b)
 
     def rnn() -> object:
-        return torch_rnn_epoch(params, sequences)
+        return w3_rnn.torch_epoch(params, sequences)  # W3's RNN, written once
 
     results = []
     for label, bare, per_second, unit in (

@@ -9,10 +9,10 @@ NOTE [event rules]
 - Events are immutable records of plain data with a ``kind`` string. They carry *previews* (a few
   numbers) and never live arrays, so a subscriber keeps nothing of the graph alive.
 - They are ``NamedTuple`` classes rather than frozen dataclasses: a frozen dataclass sets each
-  field through ``object.__setattr__`` and costs about 1.2 us to build with 13 fields, a
-  NamedTuple about 0.3 us, and a node_created is built for every op while someone listens. The
-  engine's hot paths build them with ``new_event(NodeCreated, (...))``, tuple's own constructor
-  in C, since NamedTuple's ``__new__`` is Python code: about 0.15 us.
+  field through ``object.__setattr__``, several times slower to build, and a node_created is
+  built for every op while someone listens. Hot paths build them with
+  ``new_event(NodeCreated, (...))``, tuple's own constructor, since NamedTuple's ``__new__`` is
+  Python code (the figures: benchmarks/README.md, "Measured choices").
 - Subscribers run synchronously, in subscription order, and are read-only. One that raises is
   warned about once and dropped; the computation goes on unchanged.
 - A subscriber may itself compute with tensors: while events are being dispatched the engine

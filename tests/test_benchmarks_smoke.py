@@ -351,6 +351,7 @@ def test_runner_selects_workloads() -> None:
         run.selected_workloads(["W9"])
 
 
+@pytest.mark.slow  # every workload, quick: several seconds (not in make quick)
 def test_runner_quick_runs_every_workload(capsys: pytest.CaptureFixture[str]) -> None:
     assert run.main(["--quick"]) == 0
     out = capsys.readouterr().out

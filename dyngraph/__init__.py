@@ -140,9 +140,12 @@ def watch(view: object = None, display: object = None, **options: object) -> obj
     from .outline import watch as _watch_outline
 
     if view is None and display is None and not in_notebook():
-        return _watch_outline(**options)
+        return _watch_outline(**options)  # (it ignores the widget's options)
     from .jupyter import watch as _watch_view
 
+    # The outline's own options mean nothing to a widget: a cell written for both runs in both.
+    for text_only in ("stream", "max_lines"):
+        options.pop(text_only, None)
     return _watch_view(view, display, **options)
 
 

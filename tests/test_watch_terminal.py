@@ -297,3 +297,21 @@ def test_terminal_ipython_gets_the_outline_from_dg_watch_and_the_cell_magic(tmp_
     assert any(re.fullmatch(r"In \[\d+\]:1  b = \(a \* 2\)\.sum\(\)", line) for line in lines)
     assert re.search(r"^  grad a#\d+  norm 2  \[2\]  \(leaf: now in \.grad\)$", done.stdout, re.M)
     assert "GraphView(" not in done.stdout
+
+
+def test_the_same_cell_runs_in_a_kernel_and_in_a_terminal(monkeypatch, capsys):
+    """Options of one front end are ignored by the other: a lesson's cell may carry both."""
+    pytest.importorskip("anywidget", reason='the widget needs pip install "dyngraph[jupyter]"')
+    import IPython
+    import IPython.display
+
+    from dyngraph.jupyter import GraphView
+
+    monkeypatch.setattr(IPython.display, "display", lambda view: None)
+    for kernel in (object(), None):
+        shell = types.SimpleNamespace(kernel=kernel)
+        monkeypatch.setattr(IPython, "get_ipython", lambda shell=shell: shell)
+        with dg.watch(max_lines=50, rankdir="LR") as watcher:
+            (dg.tensor([1.0], requires_grad=True) * 2).sum().backward()
+        assert isinstance(watcher, GraphView) == (kernel is not None)
+    assert "dg.watch:" in capsys.readouterr().out  # the terminal's outline and its totals

@@ -591,7 +591,8 @@ static PyObject *emit_grad_computed(PyObject *module, PyObject *const *args, Py_
    events._dtype_names, the cache dtype_name() fills (it is called on a miss, as is
    backend.device_of for any other array). */
 static PyObject *str_shape = NULL, *str_dtype = NULL, *str_cpu = NULL;
-static PyObject *name_node_created = NULL, *name_dtype_names = NULL, *name_dtype_name = NULL;
+static PyObject *node_created_type = NULL; /* events.NodeCreated */
+static PyObject *name_dtype_names = NULL, *name_dtype_name = NULL;
 static PyObject *name_recomputing = NULL, *name_backend = NULL;
 
 static PyObject *events_global(PyObject *name) /* a new reference, or NULL with an error */
@@ -645,7 +646,7 @@ static PyObject *emit_op_created(PyObject *module, PyObject *const *args, Py_ssi
         PyErr_SetString(PyExc_TypeError, "emit_op_created() takes 9 arguments");
         return NULL;
     }
-    if (events_globals == NULL || str_shape == NULL) {
+    if (node_created_type == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "dyngraph._speedups: call configure_emit() first");
         return NULL;
     }
@@ -666,16 +667,8 @@ static PyObject *emit_op_created(PyObject *module, PyObject *const *args, Py_ssi
     fields[12] = Py_NewRef(args[7]);             /* saved_bytes */
     fields[13] = fields[11] == NULL ? NULL : events_global(name_recomputing);
     fields[14] = Py_NewRef(args[8]);             /* elapsed */
-    PyObject *type = fields[13] == NULL ? NULL : events_global(name_node_created);
-    PyObject *event = NULL;
-    if (type != NULL) {
-        if (PyType_Check(type) && PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)) {
-            event = ((PyTypeObject *)type)->tp_alloc((PyTypeObject *)type, 15);
-        } else {
-            PyErr_SetString(PyExc_TypeError, "events.NodeCreated must be a tuple type");
-        }
-        Py_DECREF(type);
-    }
+    PyTypeObject *type = (PyTypeObject *)node_created_type;
+    PyObject *event = fields[13] == NULL ? NULL : type->tp_alloc(type, 15);
     if (event == NULL) {
         for (int i = 0; i < 15; i++) {
             Py_XDECREF(fields[i]);
@@ -860,29 +853,31 @@ error:
 
 static PyObject *configure_emit(PyObject *module, PyObject *args)
 {
-    PyObject *globals, *drop_function, *edge_grad, *grad_computed;
-    if (!PyArg_ParseTuple(args, "O!OO!O!", &PyDict_Type, &globals, &drop_function, &PyType_Type,
-                          &edge_grad, &PyType_Type, &grad_computed)) {
+    PyObject *globals, *drop_function, *edge_grad, *grad_computed, *node_created;
+    if (!PyArg_ParseTuple(args, "O!OO!O!O!", &PyDict_Type, &globals, &drop_function,
+                          &PyType_Type, &edge_grad, &PyType_Type, &grad_computed, &PyType_Type,
+                          &node_created)) {
         return NULL;
     }
     if (!PyType_IsSubtype((PyTypeObject *)edge_grad, &PyTuple_Type) ||
-        !PyType_IsSubtype((PyTypeObject *)grad_computed, &PyTuple_Type)) {
+        !PyType_IsSubtype((PyTypeObject *)grad_computed, &PyTuple_Type) ||
+        !PyType_IsSubtype((PyTypeObject *)node_created, &PyTuple_Type)) {
         PyErr_SetString(PyExc_TypeError, "configure_emit: the event classes must be tuples");
         return NULL;
     }
     Py_XSETREF(edge_grad_type, Py_NewRef(edge_grad));
     Py_XSETREF(grad_computed_type, Py_NewRef(grad_computed));
+    Py_XSETREF(node_created_type, Py_NewRef(node_created));
     if (str_shape == NULL) {
         str_shape = PyUnicode_InternFromString("shape");
         str_dtype = PyUnicode_InternFromString("dtype");
         str_cpu = PyUnicode_InternFromString("cpu");
-        name_node_created = PyUnicode_InternFromString("NodeCreated");
         name_dtype_names = PyUnicode_InternFromString("_dtype_names");
         name_dtype_name = PyUnicode_InternFromString("dtype_name");
         name_recomputing = PyUnicode_InternFromString("recomputing");
         name_backend = PyUnicode_InternFromString("backend");
         if (str_shape == NULL || str_dtype == NULL || str_cpu == NULL ||
-            name_node_created == NULL || name_dtype_names == NULL || name_dtype_name == NULL ||
+            name_dtype_names == NULL || name_dtype_name == NULL ||
             name_recomputing == NULL || name_backend == NULL) {
             return NULL;
         }
@@ -934,8 +929,8 @@ static PyMethodDef methods[] = {
     {"keep_rows", (PyCFunction)(void (*)(void))keep_rows, METH_FASTCALL,
      "dyngraph.jupyter.view.keep_rows, in C."},
     {"configure_emit", configure_emit, METH_VARARGS,
-     "configure_emit(events_globals, drop, EdgeGrad, GradComputed): the spine's module dict, "
-     "events._drop and the event classes emit_edge_grad and emit_grad_computed make."},
+     "configure_emit(events_globals, drop, EdgeGrad, GradComputed, NodeCreated): the spine's "
+     "module dict, events._drop and the event classes the emit_* functions make."},
     {"configure", configure, METH_VARARGS,
      "configure(preview, preview_and_norm, new_where, is_internal_file, where_cache, "
      "package_dir, getframe, hands_back_cache, hands_back, unnamed): the Python definitions "

@@ -539,7 +539,7 @@ if _speedups is not None:
     preview = _speedups.preview  # noqa: F811 - the same function, faster
     preview_and_norm = _speedups.preview_and_norm  # noqa: F811
     where_from_stack = _speedups.where_from_stack  # noqa: F811
-    _speedups.configure_emit(globals(), _drop, EdgeGrad, GradComputed)
+    _speedups.configure_emit(globals(), _drop, EdgeGrad, GradComputed, NodeCreated)
     emit = _speedups.emit  # noqa: F811
     emit_grad_computed = _speedups.emit_grad_computed  # noqa: F811
     emit_edge_grad = _speedups.emit_edge_grad  # noqa: F811

@@ -42,7 +42,7 @@ from .factories import (
     zeros,
     zeros_like,
 )
-from .function import Function
+from .function import Function, FunctionHook
 from .functions import (  # issue 13 names first, then the original ones
     all,
     amax,
@@ -161,7 +161,8 @@ __version__ = "0.1.0"
 __all__ = [
     "data", "optim",  # toolbox A
     "StaticGraph", "TracerWarning", "checkpoint", "load_static", "memory", "trace",  # toolbox B
-    "Function", "GradcheckError", "Recording", "Tensor", "diff", "draw", "load_recording",
+    "Function", "FunctionHook", "GradcheckError", "Recording", "Tensor", "diff", "draw",
+    "load_recording",
     "record", "watch", "abs", "arange", "autograd", "bool_", "cat",
     "clamp", "cos", "cuda", "detect_anomaly", "enable_grad", "events", "exp", "eye", "float32",
     "float64", "full", "full_like", "gradcheck", "int32", "int64", "is_grad_enabled", "linspace",

@@ -18,7 +18,7 @@ Deep Nets with Sublinear Memory Cost"; ``torch.utils.checkpoint``):
 NOTE [parameters] ``fn`` usually uses tensors it was not given: weights in a closure or a
 module. Their gradients must reach them, and the node must exist even when no *argument*
 requires grad (the zero initial state of an RNN). So the forward run watches the ops ``fn`` calls
-(through ``function.tracer``, the observer hook of ``Function.apply``) and the parameters it
+(with a ``FunctionHook``, the observer protocol of ``Function.apply``) and the parameters it
 finds, leaves that require grad, become extra inputs of the node: backward returns their
 gradients like any op's, so the engine accumulates them (hooks, ``autograd.grad`` and
 ``backward(inputs=...)`` behave as without checkpointing), and an in-place change to one of
@@ -35,9 +35,10 @@ from typing import Any
 
 from . import events, factories, function, grad_mode
 from .autograd import BackwardPass
-from .function import Function
+from .function import Function, FunctionHook
 from .grad_mode import enable_grad, no_grad
 from .tensor import Tensor
+from .trace import TraceRecorder
 
 _TENSOR = object()  # marks, in a checkpoint's argument layout, where a Tensor argument goes
 
@@ -60,13 +61,8 @@ def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
     inputs = [a for a in args if isinstance(a, Tensor)]
     layout = tuple(_TENSOR if isinstance(a, Tensor) else a for a in args)
     rng_state = factories.generator().bit_generator.state
-    finder = _ParameterFinder(inputs, outer=function.tracer)
-    function.tracer = finder
-    try:
-        with no_grad():
-            out = fn(*args)
-    finally:
-        function.tracer = finder.outer
+    with _ParameterFinder(inputs) as finder, no_grad():
+        out = fn(*args)
     if not isinstance(out, Tensor):
         raise TypeError(
             f"dg.checkpoint: the function must return one Tensor, got {type(out).__name__}"
@@ -150,29 +146,21 @@ def _backpropagate(out: Tensor, gz: Any, wanted: list[Tensor]) -> list[Any]:
 
 
 def _tracing() -> bool:
-    """Is dg.trace recording? (It may be installed behind other observers.)"""
-    observer = function.tracer
-    while observer is not None:
-        if getattr(observer, "records_a_trace", False):
-            return True
-        observer = getattr(observer, "outer", None)
-    return False
+    """Is dg.trace recording? (Its hook may be installed among others.)"""
+    return any(isinstance(hook, TraceRecorder) for hook in function.function_hooks)
 
 
-class _ParameterFinder:
-    """Installed as ``function.tracer`` while a segment runs under no_grad: notes every tensor
-    that requires grad and reaches an op without being an argument of the segment."""
+class _ParameterFinder(FunctionHook):
+    """Installed while a segment runs under no_grad: notes every tensor that requires grad and
+    reaches an op without being an argument of the segment."""
 
-    def __init__(self, inputs: list[Tensor], outer: Any = None) -> None:
-        self.outer = outer
+    def __init__(self, inputs: list[Tensor]) -> None:
         self.inputs = {id(t) for t in inputs}
         self.seen: set[int] = set()
         self.parameters: list[Tensor] = []
         self.computed: list[Tensor] = []  # captured tensors that have a grad_fn: not supported
 
-    def record(self, cls: type, args: tuple, options: dict, tensor: Tensor) -> None:
-        if self.outer is not None:
-            self.outer.record(cls, args, options, tensor)
+    def forward_postprocess(self, cls: type, args: tuple, options: dict, output: Tensor) -> None:
         for arg in args:
             if (
                 isinstance(arg, Tensor)

@@ -21,6 +21,17 @@ input (``None`` where none is needed). Broadcasting is undone by the engine, not
 The instance ``ctx`` *is* the graph node (PyTorch calls it ``grad_fn``): it keeps its parents,
 what forward saved, and the id and shape of the tensor it produced - but never that tensor itself,
 so a graph is freed by reference counting alone (no cycles).
+
+NOTE [observers] Besides building nodes, ``apply`` tells the installed ``FunctionHook`` objects
+(defined after ``Function``) about every op it runs, recorded in a graph or not; Tensor tells them
+when Python reads a tensor's values (``bool(t)``, ``t.item()``). The engine's own hooks:
+
+- ``dg.trace`` (trace.py) writes the ops down to replay them, and warns on data reads;
+- ``dg.checkpoint`` (checkpoint.py) finds the weights a segment uses without receiving them;
+- ``dg.memory.memory_timeline`` (memory.py) samples the bytes held for backward after each op.
+
+Hooks see every op; the event spine (events.py, ``_announce_op`` below) tells subscribers about
+the graph: recorded nodes, and the backward pass.
 """
 
 from __future__ import annotations
@@ -122,8 +133,9 @@ class Function:
             out = _promote_like_torch(cls, arrays, out)
         if not record:
             tensor = wrap_output(out, None)
-            if tracer is not None:
-                tracer.record(cls, args, options, tensor)
+            if function_hooks:  # observers of every op, graph or not: FunctionHook, below
+                for hook in function_hooks:
+                    hook.forward_postprocess(cls, args, options, tensor)
             return tensor
 
         ctx.id = new_node_id()
@@ -133,8 +145,9 @@ class Function:
             _remember_saved_versions(ctx, args, arrays, out)
         if anomaly.enabled:
             ctx.where = events.where_from_stack()
-        if tracer is not None:
-            tracer.record(cls, args, options, tensor)
+        if function_hooks:
+            for hook in function_hooks:
+                hook.forward_postprocess(cls, args, options, tensor)
         if events.active:
             elapsed = None if started is None else time.perf_counter() - started
             _announce_op(ctx, args, tensor, elapsed)
@@ -230,9 +243,59 @@ class Function:
         return f"<{self.name}Backward>"
 
 
-# dg.trace's recorder while a function is being traced (see trace.py): it is told about every
-# op, recorded in the graph or not. None the rest of the time.
-tracer: Any = None
+# ---------------------------------------------------------------------------- observers of apply
+
+
+class FunctionHook:
+    """An observer of every op: ``Function.apply`` tells each installed hook about each op it
+    runs, recorded in a graph or not (under ``no_grad``, on tensors that need no gradient), and
+    Tensor tells it when Python reads a tensor's values. chainer's ``FunctionHook`` is the model.
+
+    Subclass it, override what you need (the methods here do nothing), and install it for a block
+    with ``with``; hooks installed inside one another are all told, the outermost first::
+
+        class CountOps(dg.FunctionHook):
+            def __init__(self):
+                self.counts = {}
+            def forward_postprocess(self, cls, args, options, output):
+                self.counts[cls.__name__] = self.counts.get(cls.__name__, 0) + 1
+
+        with CountOps() as counter:
+            (x @ W).tanh().sum()
+        counter.counts                  # {'MatMul': 1, 'Tanh': 1, 'Sum': 1}
+
+    A hook should not run ops itself: it would be told about them too, inside its own call.
+    Where the graph is what you want to watch, subscribe to events instead (events.py): they
+    also see backward, but only ops that are recorded in a graph.
+    """
+
+    def forward_postprocess(self, cls: type, args: tuple, options: dict, output: Tensor) -> None:
+        """``cls.apply(*args, **options)`` has just made ``output`` (``output.grad_fn`` is the
+        new node, or None when nothing was recorded)."""
+
+    def data_read(self, tensor: Tensor, how: str) -> None:
+        """Python is reading ``tensor``'s values: ``how`` is "bool()" (an ``if`` on a tensor),
+        "item()" (also ``float(t)``, ``int(t)``) or "tolist()"."""
+
+    def __enter__(self) -> FunctionHook:
+        global function_hooks
+        if any(hook is self for hook in function_hooks):
+            raise RuntimeError(
+                f"this {type(self).__name__} is already installed (a `with hook:` block inside "
+                "another one for the same hook); a hook is told about each op once, so use a "
+                "second hook object instead"
+            )
+        function_hooks = (*function_hooks, self)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        global function_hooks
+        function_hooks = tuple(hook for hook in function_hooks if hook is not self)
+
+
+# The installed FunctionHooks, outermost first: a tuple, empty when nobody watches, so that
+# apply pays one truthiness test. Only FunctionHook.__enter__ / __exit__ change it.
+function_hooks: tuple[FunctionHook, ...] = ()
 
 
 # ---------------------------------------------------------------------------- helpers of apply

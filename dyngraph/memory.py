@@ -24,8 +24,8 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from . import events, function
-from .function import Function
+from . import events
+from .function import Function, FunctionHook
 from .tensor import Tensor
 
 # ---------------------------------------------------------------------------- walking graphs
@@ -150,34 +150,26 @@ def memory_timeline(loss_fn: Callable[[], Tensor]) -> list[Sample]:
     >>> max(s.bytes for s in saved) < max(s.bytes for s in plain)
     True
     """
-    watcher = _Watcher(outer=function.tracer)
-    function.tracer = watcher
-    try:
-        with events.subscribe(watcher.on_event):
-            loss = loss_fn()
-            watcher.phase = "backward"
-            loss.backward()
-            watcher.sample("end")
-    finally:
-        function.tracer = watcher.outer
+    with _Watcher() as watcher, events.subscribe(watcher.on_event):
+        loss = loss_fn()
+        watcher.phase = "backward"
+        loss.backward()
+        watcher.sample("end")
     return watcher.samples
 
 
-class _Watcher:
-    """Told about every op (as ``function.tracer``) and every backward step (as an event
+class _Watcher(FunctionHook):
+    """Told about every op (as a FunctionHook) and every backward step (as an event
     subscriber); keeps weak references to the nodes, so it keeps no graph alive."""
 
-    def __init__(self, outer: Any = None) -> None:
-        self.outer = outer
+    def __init__(self) -> None:
         self.phase = "forward"
         self.nodes: list[weakref.ref] = []
         self.names: dict[int, str] = {}  # node id -> op name
         self.samples: list[Sample] = []
 
-    def record(self, cls: type, args: tuple, options: dict, tensor: Tensor) -> None:
-        if self.outer is not None:
-            self.outer.record(cls, args, options, tensor)
-        node = tensor.grad_fn
+    def forward_postprocess(self, cls: type, args: tuple, options: dict, output: Tensor) -> None:
+        node = output.grad_fn
         if node is None:  # not recorded in a graph (no_grad): holds nothing
             return
         self.nodes.append(weakref.ref(node))

@@ -28,10 +28,6 @@ new_node_id: Callable[[], int] = _ids.__next__  # stable ids for diagrams, never
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 
-# Called as hook(tensor, how) when a tensor's values are read into Python (bool(t), t.item(),
-# float(t), ...): dg.trace uses it to warn that control flow may depend on data.
-data_read_hook: Callable[[Tensor, str], None] | None = None
-
 # How many in-place operations have run, ever. A node that saved arrays remembers this clock; if
 # it has not moved by backward time, no saved array can have been modified (the fast path).
 inplace_clock = 0
@@ -356,8 +352,8 @@ class Tensor:
         return array
 
     def item(self) -> float | int | bool:
-        if data_read_hook is not None:
-            data_read_hook(self, "item()")
+        if function.function_hooks:
+            _tell_hooks_data_read(self, "item()")
         if self.array.size != 1:
             raise RuntimeError(
                 f"a Tensor with {self.array.size} elements cannot be converted to a Python number; "
@@ -366,8 +362,8 @@ class Tensor:
         return backend.to_numpy(self.array).reshape(()).item()
 
     def tolist(self) -> Any:
-        if data_read_hook is not None:
-            data_read_hook(self, "tolist()")
+        if function.function_hooks:
+            _tell_hooks_data_read(self, "tolist()")
         return backend.to_numpy(self.array).tolist()
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
@@ -440,8 +436,8 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if data_read_hook is not None:
-            data_read_hook(self, "bool()")
+        if function.function_hooks:
+            _tell_hooks_data_read(self, "bool()")
         return bool(self.array)
 
     def __len__(self) -> int:
@@ -1265,8 +1261,19 @@ def _need_matrix(tensor: Tensor, fn: str) -> None:
             f"{fn}: input tensor must have at least 2 dimensions, got shape {tuple(tensor.shape)}"
         )
 
+
+def _tell_hooks_data_read(tensor: Tensor, how: str) -> None:
+    """Python reads ``tensor``'s values (``how``: "bool()", "item()", "tolist()"): tell the
+    installed FunctionHooks (function.py). dg.trace's warns that control flow may depend on
+    data, which a trace cannot record."""
+    for hook in function.function_hooks:
+        hook.data_read(tensor, how)
+
+
 # NOTE [import order] The ops import Function, which imports Tensor from this module; so the op
-# classes used by the dunders above are imported at the bottom, once Tensor exists.
+# classes used by the dunders above, and function.py itself (its registry of FunctionHooks, read
+# on data reads), are imported at the bottom, once Tensor exists.
+from . import function  # noqa: E402
 from .ops.dims import normalize_dim, normalize_dims, one_spelling  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
     Abs,

@@ -30,7 +30,8 @@ Replay has two paths:
   decided once at trace time: no Tensor wrapping, no graph, no events.
 - **with grad**: an input or a captured weight requires grad. The ops are replayed through
   ``Function.apply``, so a graph is recorded and ``backward()`` works as after eager execution.
-  (Also while an observer of every op is installed: an enclosing ``dg.trace``, say.)
+  (Also while a FunctionHook is installed, an observer of every op such as an enclosing
+  ``dg.trace``: it must see the replay's ops.)
 
 In Jupyter a StaticGraph displays as a diagram (``graph.draw()``); ``graph.steps`` lists the
 ops for any other renderer.
@@ -44,7 +45,6 @@ from __future__ import annotations
 
 import linecache
 import os
-import sys
 import warnings
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -55,12 +55,9 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import backend, events, factories, function, grad_mode
+from .function import FunctionHook
 from .ops.shape import ToDevice
 from .tensor import Tensor, new_node_id, wrap_output
-
-# NOTE: the module itself, where data_read_hook lives (``dyngraph.tensor`` is also the name of
-# the factory function dg.tensor, which shadows the submodule as an attribute of the package).
-tensor_module = sys.modules[Tensor.__module__]
 
 
 class TracerWarning(UserWarning):
@@ -247,11 +244,11 @@ class StaticGraph:
                 f"this StaticGraph was traced with {len(self._inputs)} input(s), got {len(inputs)}"
             )
         if (
-            function.tracer is not None
+            function.function_hooks
             or self._moves_devices
             or (grad_mode.enabled and self._wants_grad(inputs))
         ):
-            # NOTE: an observer of every op (an enclosing dg.trace, a memory timeline) must see
+            # NOTE: a FunctionHook (an enclosing dg.trace, a memory timeline) must see
             # this replay's ops too, so they go through Function.apply; so must a graph that
             # moves values between devices (apply picks each op's array module).
             outputs = self._run_recorded(inputs)
@@ -407,14 +404,8 @@ def trace(fn: Callable[..., Any], *example_inputs: Tensor) -> StaticGraph:
                 f"dg.trace needs Tensors as example inputs; input {i} is {type(x).__name__} "
                 "(wrap it with dg.tensor(...))"
             )
-    recorder = _Recorder(example_inputs, function.tracer, tensor_module.data_read_hook)
-    function.tracer = recorder
-    tensor_module.data_read_hook = recorder.data_read
-    try:
+    with TraceRecorder(example_inputs) as recorder:
         result = fn(*example_inputs)
-    finally:
-        function.tracer = recorder.outer
-        tensor_module.data_read_hook = recorder.outer_hook
     single = isinstance(result, Tensor)
     outputs = [result] if single else result
     if not isinstance(outputs, (tuple, list)) or not all(isinstance(t, Tensor) for t in outputs):
@@ -435,15 +426,12 @@ _HOW = {
 }
 
 
-class _Recorder:
-    """Installed as ``function.tracer`` while a function is traced: told about every op."""
+class TraceRecorder(FunctionHook):
+    """The FunctionHook installed while a function is traced: writes down every op it runs, and
+    warns when it reads tensor data. (dg.checkpoint, seeing one installed, runs its function
+    inline, so that the trace records the segment's ops.)"""
 
-    records_a_trace = True  # dg.checkpoint runs its function inline while this is installed
-
-    def __init__(self, inputs: Sequence[Tensor], outer: Any = None, outer_hook: Any = None):
-        # Observers installed before us (an enclosing trace, a memory timeline) are still told.
-        self.outer = outer
-        self.outer_hook = outer_hook
+    def __init__(self, inputs: Sequence[Tensor]):
         self.first_id = new_node_id()  # tensors with a larger id were made during the trace
         self.sources: dict[int, Ref] = {}  # tensor id -> where its value comes from
         self.versions: dict[int, int] = {}  # tensor id -> its version when first seen
@@ -464,12 +452,10 @@ class _Recorder:
         self.by_data.setdefault(id(tensor.array), ref)
         self.keep.append(tensor.array)
 
-    def record(self, cls: type, args: tuple, options: dict, tensor: Tensor) -> None:
-        if self.outer is not None:
-            self.outer.record(cls, args, options, tensor)
+    def forward_postprocess(self, cls: type, args: tuple, options: dict, output: Tensor) -> None:
         refs = tuple(self.ref_of(arg) for arg in args)
-        self.ops.append(_Op(cls, refs, dict(options), tuple(tensor.shape), tensor.dtype))
-        self._remember(tensor, Ref("step", len(self.ops) - 1))
+        self.ops.append(_Op(cls, refs, dict(options), tuple(output.shape), output.dtype))
+        self._remember(output, Ref("step", len(self.ops) - 1))
 
     def ref_of(self, arg: Any) -> Ref:
         """Where a positional input of an op comes from."""
@@ -512,9 +498,7 @@ class _Recorder:
         return Ref("captured", index)
 
     def data_read(self, tensor: Tensor, how: str) -> None:
-        """``tensor.data_read_hook``: the traced function read tensor data into Python."""
-        if self.outer_hook is not None:
-            self.outer_hook(tensor, how)
+        """The traced function read tensor data into Python."""
         where = events.where_from_stack()
         self.data_reads.append((where, how))
         self.warn(

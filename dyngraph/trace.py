@@ -248,8 +248,8 @@ class StaticGraph:
             or self._moves_devices
             or (grad_mode.enabled and self._wants_grad(inputs))
         ):
-            # NOTE: a FunctionHook (an enclosing dg.trace, a memory timeline) must see
-            # this replay's ops too, so they go through Function.apply; so must a graph that
+            # NOTE: an installed FunctionHook (an enclosing dg.trace, a memory timeline) must
+            # see this replay's ops too, so they go through Function.apply; so must a graph that
             # moves values between devices (apply picks each op's array module).
             outputs = self._run_recorded(inputs)
         else:
@@ -427,9 +427,9 @@ _HOW = {
 
 
 class TraceRecorder(FunctionHook):
-    """The FunctionHook installed while a function is traced: writes down every op it runs, and
-    warns when it reads tensor data. (dg.checkpoint, seeing one installed, runs its function
-    inline, so that the trace records the segment's ops.)"""
+    """The FunctionHook installed while a function is traced: writes down every op the function
+    runs, and warns when it reads tensor data into Python. (dg.checkpoint, seeing one installed,
+    runs its segment inline, so that the trace records the segment's ops.)"""
 
     def __init__(self, inputs: Sequence[Tensor]):
         self.first_id = new_node_id()  # tensors with a larger id were made during the trace

@@ -1,4 +1,5 @@
-"""The one compiled piece, optional: the event spine's per-event helpers (dyngraph/_speedups.c).
+"""The one compiled piece, optional: the engine's common path and the event spine's per-event
+helpers in C (dyngraph/_speedups.c, installed by dyngraph/_accelerated.py).
 
 Everything else is in pyproject.toml. Without a C compiler the build goes on without it and
 dyngraph uses the Python definitions in dyngraph/events.py (see NOTE [speedups] there).

@@ -118,6 +118,9 @@ from .checkpoint import checkpoint
 from .trace import StaticGraph, TracerWarning, trace
 from .static_io import load_static
 
+# --- the C versions of the busiest functions, beneath all of the above (NOTE [speedups])
+from . import _accelerated  # noqa: F401
+
 # --- PyTorch's dtype names: dg.float is float32 and dg.int is int32, as in PyTorch. They
 # shadow the builtins float/int/bool in this module only, whose code below uses none of them.
 float = float32  # noqa: A001

@@ -1,6 +1,8 @@
-/* The event spine's per-event helpers, in C: preview, preview_and_norm, where_from_stack, emit,
- * emit_edge_grad, emit_grad_computed, emit_op_created, and the live view's listener (Collector)
- * and filter (keep_rows).
+/* The accelerated layer beneath the readable modules (dyngraph/_accelerated.py installs it):
+ * the engine's common path (Function.apply and the backward loop, at the end of this file), the
+ * event spine's per-event helpers (preview, preview_and_norm, where_from_stack, emit,
+ * emit_edge_grad, emit_grad_computed, emit_op_created), and the live view's listener
+ * (Collector) and filter (keep_rows).
  *
  * The definitions are the Python functions of the same names in dyngraph/events.py; read those.
  * While a widget or a recording listens, these run for every node and every gradient, and in
@@ -895,6 +897,1070 @@ static PyObject *configure_emit(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ------------------------------------------------------------------------ the engine's common path */
+
+/* Function.apply and BackwardPass.propagate (dyngraph/function.py, dyngraph/autograd.py) for the
+ * common case, in C. Read those: they are the definitions, and every case this code does not
+ * take goes to them unchanged.
+ *
+ * apply takes an op whose inputs are Tensors holding numpy arrays and Python numbers, while no
+ * function hook is installed and anomaly mode is off; anything else (constant arrays, CuPy,
+ * numpy scalars, more than MAX_INPUTS inputs) is handed to the readable apply before anything
+ * has run. Its rare turns (forward raised, forward returned a non-array or float64, the op
+ * saved an input) call the same helpers of function.py as the readable apply does, and while
+ * anyone listens it announces the op with the same function.
+ *
+ * propagate runs the backward loop when nothing asks for the graph of the backward pass
+ * (create_graph), nothing is captured (autograd.grad) and anomaly mode is off; otherwise the
+ * readable loop runs. Nodes with hooks or a retained output go through the pass's own observe(),
+ * and its events are the same emit_grad_computed / emit_edge_grad calls as the readable loop's.
+ *
+ * tests/test_speedups.py runs both on the same graphs and compares everything they produce. */
+
+#define MAX_INPUTS 8
+
+#define SLOT(obj, offset) (*(PyObject **)((char *)(obj) + (offset)))
+
+static void set_slot(PyObject *obj, Py_ssize_t offset, PyObject *value) /* value: borrowed */
+{
+    PyObject *old = SLOT(obj, offset);
+    SLOT(obj, offset) = Py_XNewRef(value);
+    Py_XDECREF(old);
+}
+
+static PyTypeObject *tensor_type = NULL;   /* dyngraph.tensor.Tensor */
+static PyTypeObject *function_type = NULL; /* dyngraph.function.Function */
+static PyObject *numpy_module = NULL;
+static PyObject *float64_dtype = NULL;     /* function._FLOAT64 */
+static PyObject *readable_apply = NULL;    /* Function.apply's function: (cls, *args, **options) */
+static PyObject *readable_propagate = NULL; /* BackwardPass.propagate's function: (self) */
+static PyObject *function_globals = NULL, *tensor_globals = NULL;
+static PyObject *grad_mode_globals = NULL, *anomaly_globals = NULL;
+static PyObject *new_node_id = NULL;       /* tensor.new_node_id */
+static PyObject *needs_patterns = NULL;    /* function._NEEDS_PATTERNS */
+static PyObject *output_marker = NULL;     /* function._OUTPUT */
+static PyObject *explain_failure = NULL, *as_output_array = NULL, *promote_like_torch = NULL;
+static PyObject *announce_tensor = NULL;   /* function.announce_tensor */
+static PyObject *announce_constant = NULL; /* function._announce_constant */
+static PyObject *remember_saved_helper = NULL; /* function._remember_saved_versions */
+static PyObject *empty_tuple = NULL;
+static PyObject *in_dtype = NULL, *sum_to_shape = NULL, *raise_wrong_count = NULL;
+static PyObject *str_enabled = NULL, *str_hooks = NULL, *str_inplace_clock = NULL;
+static PyObject *str_timing_enabled = NULL, *str_forward = NULL, *str_backward = NULL;
+static PyObject *str_sets_dtype = NULL, *str_value = NULL, *str_retained = NULL;
+static PyObject *str_module = NULL, *str_dyngraph_prefix = NULL, *str_observe = NULL;
+static PyObject *str_grads = NULL, *str_fanned_in = NULL, *str_wanted = NULL;
+static PyObject *str_retain_graph = NULL, *str_create_graph = NULL, *str_freed = NULL;
+static PyObject *str_array = NULL, *str_id_attr = NULL, *function_hooks_name = NULL;
+static PyObject *str_scope = NULL, *str_epoch = NULL, *str_is_parameter = NULL;
+static PyObject *str_target = NULL, *str_name_attr = NULL, *str_nbytes = NULL;
+
+/* Slot offsets of Tensor (t_*) and Function (f_*), read from their member descriptors. */
+static Py_ssize_t t_array, t_requires_grad, t_grad_fn, t_grad, t_name, t_id, t_counter,
+    t_announced, t_hooks;
+static Py_ssize_t f_parents, f_xp, f_id, f_shape, f_dtype, f_needs, f_saved, f_sources, f_clock;
+
+static int engine_configured(void)
+{
+    if (readable_apply == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "dyngraph._speedups: call configure_engine() first "
+                                            "(importing dyngraph does)");
+        return 0;
+    }
+    return 1;
+}
+
+/* A module global's truth value (0 or 1), or -1 with an error. A missing name is false. */
+static int global_is_true(PyObject *globals, PyObject *name)
+{
+    PyObject *value = PyDict_GetItemWithError(globals, name); /* borrowed */
+    if (value == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (value == Py_True) {
+        return 1;
+    }
+    if (value == Py_False || value == Py_None) {
+        return 0;
+    }
+    return PyObject_IsTrue(value);
+}
+
+/* tensor.wrap_output(data, grad_fn): a new Tensor around an array; grad_fn may be NULL. */
+static PyObject *wrap_output(PyObject *data, PyObject *grad_fn)
+{
+    PyObject *id;
+    if (grad_fn == NULL) {
+        id = PyObject_CallNoArgs(new_node_id);
+        if (id == NULL) {
+            return NULL;
+        }
+    }
+    else {
+        id = Py_NewRef(SLOT(grad_fn, f_id));
+    }
+    PyObject *tensor = tensor_type->tp_alloc(tensor_type, 0);
+    if (tensor == NULL) {
+        Py_DECREF(id);
+        return NULL;
+    }
+    SLOT(tensor, t_array) = Py_NewRef(data);
+    SLOT(tensor, t_requires_grad) = Py_NewRef(grad_fn == NULL ? Py_False : Py_True);
+    SLOT(tensor, t_grad_fn) = Py_NewRef(grad_fn == NULL ? Py_None : grad_fn);
+    SLOT(tensor, t_grad) = Py_NewRef(Py_None);
+    SLOT(tensor, t_name) = Py_NewRef(Py_None);
+    SLOT(tensor, t_id) = id;
+    SLOT(tensor, t_counter) = Py_NewRef(Py_None);
+    SLOT(tensor, t_announced) = PyLong_FromLong(0);
+    SLOT(tensor, t_hooks) = Py_NewRef(Py_None);
+    return tensor;
+}
+
+/* The except clause around forward in apply: a built-in op's error becomes a learner-readable
+   one (function._explain_failure), raised "from None"; a custom op's error is left as it is. */
+static void explain_forward_failure(PyObject *cls, PyObject *const *inputs, Py_ssize_t n)
+{
+    if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+        return;
+    }
+    PyObject *module_name = PyObject_GetAttr(cls, str_module);
+    if (module_name == NULL) {
+        return; /* (the new error replaces the op's) */
+    }
+    int ours = PyUnicode_Check(module_name) &&
+               PyUnicode_Tailmatch(module_name, str_dyngraph_prefix, 0, PY_SSIZE_T_MAX, -1) == 1;
+    Py_DECREF(module_name);
+    if (!ours) {
+        return;
+    }
+    PyObject *type, *exc, *traceback;
+    PyErr_Fetch(&type, &exc, &traceback);
+    PyErr_NormalizeException(&type, &exc, &traceback);
+    if (traceback != NULL && exc != NULL) {
+        PyException_SetTraceback(exc, traceback);
+    }
+    PyObject *arrays = PyList_New(n);
+    PyObject *explained = NULL;
+    if (arrays != NULL) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyList_SET_ITEM(arrays, i, Py_NewRef(inputs[i]));
+        }
+        explained = PyObject_CallFunctionObjArgs(explain_failure, cls, arrays,
+                                                 exc == NULL ? Py_None : exc, NULL);
+        Py_DECREF(arrays);
+    }
+    if (explained == NULL || !PyTuple_Check(explained) || PyTuple_GET_SIZE(explained) != 2) {
+        if (explained != NULL) {
+            Py_DECREF(explained);
+            PyErr_SetString(PyExc_TypeError, "_explain_failure must return (type, message)");
+        }
+        Py_XDECREF(type);
+        Py_XDECREF(exc);
+        Py_XDECREF(traceback);
+        return;
+    }
+    /* raise error_type(message) from None: the op's error stays the context, suppressed */
+    PyObject *error = PyObject_CallOneArg(PyTuple_GET_ITEM(explained, 0),
+                                          PyTuple_GET_ITEM(explained, 1));
+    Py_DECREF(explained);
+    if (error != NULL) {
+        if (exc != NULL) {
+            PyException_SetContext(error, Py_NewRef(exc));
+        }
+        PyException_SetCause(error, NULL); /* sets __suppress_context__ */
+        PyErr_SetObject((PyObject *)Py_TYPE(error), error);
+        Py_DECREF(error);
+    }
+    Py_XDECREF(type);
+    Py_XDECREF(exc);
+    Py_XDECREF(traceback);
+}
+
+/* function._remember_saved_versions(ctx, args, arrays, out), for a tuple of saved arrays. */
+static int remember_saved_versions(PyObject *ctx, PyObject *saved, PyObject *const *args,
+                                   PyObject *const *inputs, Py_ssize_t n, PyObject *out)
+{
+    Py_ssize_t count = PyTuple_GET_SIZE(saved);
+    PyObject *sources = PyList_New(0);
+    if (sources == NULL) {
+        return -1;
+    }
+    for (Py_ssize_t position = 0; position < count; position++) {
+        PyObject *array = PyTuple_GET_ITEM(saved, position);
+        PyObject *source = NULL, *version = NULL;
+        if (array == Py_None) {
+            continue;
+        }
+        if (array == out) {
+            source = output_marker;
+            version = PyLong_FromLong(0);
+        }
+        else {
+            for (Py_ssize_t i = 0; i < n; i++) {
+                if (inputs[i] == array && args[i] != array) { /* it came from this input Tensor */
+                    PyObject *counter = SLOT(args[i], t_counter);
+                    source = args[i];
+                    version = counter == NULL || counter == Py_None
+                                  ? PyLong_FromLong(0)
+                                  : PyObject_GetAttr(counter, str_value);
+                    break;
+                }
+            }
+            if (source == NULL) {
+                continue; /* made inside forward: nobody else can change it */
+            }
+        }
+        PyObject *position_number = PyLong_FromSsize_t(position);
+        if (version == NULL || position_number == NULL || PyList_Append(sources, position_number) < 0 ||
+            PyList_Append(sources, source) < 0 || PyList_Append(sources, version) < 0) {
+            Py_XDECREF(version);
+            Py_XDECREF(position_number);
+            Py_DECREF(sources);
+            return -1;
+        }
+        Py_DECREF(version);
+        Py_DECREF(position_number);
+    }
+    PyObject *triples = PyList_AsTuple(sources);
+    Py_DECREF(sources);
+    PyObject *clock = PyDict_GetItemWithError(tensor_globals, str_inplace_clock); /* borrowed */
+    if (triples == NULL || clock == NULL) {
+        if (clock == NULL && !PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "tensor.inplace_clock is missing");
+        }
+        Py_XDECREF(triples);
+        return -1;
+    }
+    set_slot(ctx, f_sources, triples);
+    Py_DECREF(triples);
+    set_slot(ctx, f_clock, clock);
+    return 0;
+}
+
+/* Should apply hand this call to the readable definition before looking at the inputs? While a
+   function hook is installed, in anomaly mode, or while events time each op. 1, 0, -1. */
+static int apply_is_observed(void)
+{
+    int observed = global_is_true(function_globals, function_hooks_name);
+    if (observed == 0) {
+        observed = global_is_true(anomaly_globals, str_enabled);
+    }
+    if (observed == 0 && global_is_true(events_globals, name_active) == 1) {
+        observed = global_is_true(events_globals, str_timing_enabled);
+    }
+    return observed;
+}
+
+static PyObject *where_from_stack(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+static PyObject *emit_op_created(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* function._announce_op(ctx, args, tensor, None), called by apply, which has no Python frame of
+   its own: the learner's line is found from our caller's frame on. 0, or -1 with an error. */
+static int announce(PyObject *module, PyObject *ctx, PyObject *const *inputs, Py_ssize_t n,
+                    PyObject *tensor)
+{
+    PyObject *where_args[2] = {NULL, Py_True};
+    where_args[0] = PyLong_FromLong(1);
+    if (where_args[0] == NULL) {
+        return -1;
+    }
+    PyObject *where = where_from_stack(module, where_args, 2); /* named: h in h = x * w */
+    Py_DECREF(where_args[0]);
+    if (where == NULL) {
+        return -1;
+    }
+    PyObject *scope = PyDict_GetItemWithError(events_globals, str_scope); /* borrowed */
+    PyObject *epoch = scope == NULL ? NULL : PyDict_GetItemWithError(events_globals, str_epoch);
+    PyObject *input_ids = PyTuple_New(n);
+    if (epoch == NULL || input_ids == NULL) {
+        if (epoch == NULL && !PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "events._scope or events.epoch is missing");
+        }
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *arg = inputs[i];
+        PyObject *id;
+        if (PyObject_TypeCheck(arg, tensor_type)) {
+            PyObject *announced = SLOT(arg, t_announced);
+            int told = announced == epoch ? 1
+                       : announced == NULL ? 0
+                                           : PyObject_RichCompareBool(announced, epoch, Py_EQ);
+            if (told < 0) {
+                goto fail;
+            }
+            if (!told) { /* made before anyone listened: a parameter belongs to its module */
+                PyObject *is_parameter = PyObject_GetAttr(arg, str_is_parameter);
+                int parameter = is_parameter == NULL ? -1 : PyObject_IsTrue(is_parameter);
+                Py_XDECREF(is_parameter);
+                if (parameter < 0) {
+                    goto fail;
+                }
+                PyObject *done = PyObject_CallFunctionObjArgs(
+                    announce_tensor, arg, where, parameter ? scope : empty_tuple, NULL);
+                if (done == NULL) {
+                    goto fail;
+                }
+                Py_DECREF(done);
+            }
+            id = Py_NewRef(SLOT(arg, t_id));
+        }
+        else {
+            id = PyObject_CallFunctionObjArgs(announce_constant, arg, where, scope, NULL);
+            if (id == NULL) {
+                goto fail;
+            }
+        }
+        PyTuple_SET_ITEM(input_ids, i, id);
+    }
+    set_slot(tensor, t_announced, epoch);
+    long long saved_bytes = 0;
+    PyObject *saved = SLOT(ctx, f_saved);
+    if (saved != NULL && PyTuple_Check(saved)) {
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(saved); k++) {
+            PyObject *array = PyTuple_GET_ITEM(saved, k);
+            if (Py_TYPE(array) == &PyArray_Type) {
+                saved_bytes += (long long)PyArray_NBYTES((PyArrayObject *)array);
+                continue;
+            }
+            PyObject *nbytes = PyObject_GetAttr(array, str_nbytes); /* getattr(a, "nbytes", 0) */
+            if (nbytes == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+                    goto fail;
+                }
+                PyErr_Clear();
+                continue;
+            }
+            long long size = PyLong_AsLongLong(nbytes);
+            Py_DECREF(nbytes);
+            if (size == -1 && PyErr_Occurred()) {
+                goto fail;
+            }
+            saved_bytes += size;
+        }
+    }
+    PyObject *name = where == Py_None ? Py_NewRef(Py_None) : PyObject_GetAttr(where, str_target);
+    PyObject *op = PyObject_GetAttr((PyObject *)Py_TYPE(ctx), str_name_attr);
+    PyObject *bytes = PyLong_FromLongLong(saved_bytes);
+    PyObject *done = NULL;
+    if (name != NULL && op != NULL && bytes != NULL) {
+        PyObject *fields[9] = {SLOT(tensor, t_id), op, input_ids, SLOT(tensor, t_array), name,
+                               scope, where, bytes, Py_None};
+        done = emit_op_created(module, fields, 9);
+    }
+    Py_XDECREF(name);
+    Py_XDECREF(op);
+    Py_XDECREF(bytes);
+    if (done == NULL) {
+        goto fail;
+    }
+    Py_DECREF(done);
+    Py_DECREF(input_ids);
+    Py_DECREF(where);
+    return 0;
+
+fail:
+    Py_XDECREF(input_ids);
+    Py_DECREF(where);
+    return -1;
+}
+
+/* Function.apply(cls, *args, **options), installed as a classmethod. */
+static PyObject *engine_apply(PyObject *module, PyObject *const *args, size_t nargsf,
+                              PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (!engine_configured()) {
+        return NULL;
+    }
+    if (nargs < 1) {
+        PyErr_SetString(PyExc_TypeError, "apply() needs the op class");
+        return NULL;
+    }
+    PyObject *cls = args[0];
+    Py_ssize_t n = nargs - 1; /* the op's positional inputs: args[1..n] */
+    Py_ssize_t n_options = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    int observed = apply_is_observed();
+    if (observed < 0) {
+        return NULL;
+    }
+    if (observed || n > MAX_INPUTS || n_options > MAX_INPUTS) {
+        return PyObject_Vectorcall(readable_apply, args, nargs, kwnames);
+    }
+
+    /* forward's arguments: stack[0] is ctx, then one array or number per input, then the
+       options' values (their names are kwnames) */
+    PyObject *stack[1 + 2 * MAX_INPUTS];
+    PyObject *parents[MAX_INPUTS];
+    PyObject *const *inputs = args + 1;
+    int needs[MAX_INPUTS];
+    int requires_grad = 0;
+    PyTypeObject *array_type = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *arg = inputs[i];
+        if (PyObject_TypeCheck(arg, tensor_type)) {
+            PyObject *data = SLOT(arg, t_array);
+            PyObject *flag = SLOT(arg, t_requires_grad);
+            PyObject *grad_fn = SLOT(arg, t_grad_fn);
+            if (data == NULL || grad_fn == NULL || (flag != Py_True && flag != Py_False) ||
+                Py_TYPE(data) != &PyArray_Type) {
+                return PyObject_Vectorcall(readable_apply, args, nargs, kwnames);
+            }
+            array_type = &PyArray_Type;
+            stack[1 + i] = data;
+            needs[i] = flag == Py_True;
+            parents[i] = !needs[i] ? Py_None : grad_fn != Py_None ? grad_fn : arg;
+            requires_grad |= needs[i];
+        }
+        else if (PyFloat_CheckExact(arg) || PyLong_CheckExact(arg) || PyBool_Check(arg)) {
+            stack[1 + i] = arg; /* a Python number */
+            needs[i] = 0;
+            parents[i] = Py_None;
+        }
+        else { /* a constant array, a numpy scalar, anything else: the readable apply */
+            return PyObject_Vectorcall(readable_apply, args, nargs, kwnames);
+        }
+    }
+    for (Py_ssize_t k = 0; k < n_options; k++) {
+        stack[1 + n + k] = args[nargs + k];
+    }
+    int record = 0;
+    if (requires_grad) {
+        record = global_is_true(grad_mode_globals, str_enabled);
+        if (record < 0) {
+            return NULL;
+        }
+    }
+
+    PyObject *ctx = PyObject_CallNoArgs(cls);
+    if (ctx == NULL) {
+        return NULL;
+    }
+    PyObject *parent_tuple = PyTuple_New(n);
+    PyObject *needs_tuple = PyTuple_New(n);
+    if (parent_tuple == NULL || needs_tuple == NULL) {
+        goto fail_tuples;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyTuple_SET_ITEM(parent_tuple, i, Py_NewRef(parents[i]));
+        PyTuple_SET_ITEM(needs_tuple, i, Py_NewRef(needs[i] ? Py_True : Py_False));
+    }
+    PyObject *shared = PyDict_SetDefault(needs_patterns, needs_tuple, needs_tuple); /* borrowed */
+    if (shared == NULL) {
+        goto fail_tuples;
+    }
+    set_slot(ctx, f_xp, numpy_module);
+    set_slot(ctx, f_parents, parent_tuple);
+    set_slot(ctx, f_needs, shared);
+    set_slot(ctx, f_saved, empty_tuple);
+    Py_CLEAR(parent_tuple);
+    Py_CLEAR(needs_tuple);
+
+    PyObject *forward = PyObject_GetAttr(cls, str_forward);
+    if (forward == NULL) {
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    stack[0] = ctx;
+    PyObject *out = PyObject_Vectorcall(forward, stack, 1 + n, kwnames);
+    Py_DECREF(forward);
+    if (out == NULL) {
+        explain_forward_failure(cls, stack + 1, n);
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    if (array_type == NULL || Py_TYPE(out) != array_type) {
+        Py_SETREF(out, PyObject_CallFunctionObjArgs(as_output_array, cls, numpy_module, out, NULL));
+        if (out == NULL) {
+            Py_DECREF(ctx);
+            return NULL;
+        }
+    }
+    PyObject *dtype = Py_TYPE(out) == &PyArray_Type
+                          ? Py_NewRef((PyObject *)PyArray_DESCR((PyArrayObject *)out))
+                          : PyObject_GetAttr(out, str_dtype);
+    if (dtype == NULL) {
+        goto fail_out;
+    }
+    if (dtype == float64_dtype) {
+        PyObject *sets_dtype = PyObject_GetAttr(cls, str_sets_dtype);
+        int keep = sets_dtype == NULL ? -1 : PyObject_IsTrue(sets_dtype);
+        Py_XDECREF(sets_dtype);
+        if (keep < 0) {
+            Py_DECREF(dtype);
+            goto fail_out;
+        }
+        if (!keep) {
+            PyObject *arrays = PyList_New(n);
+            if (arrays == NULL) {
+                Py_DECREF(dtype);
+                goto fail_out;
+            }
+            for (Py_ssize_t i = 0; i < n; i++) {
+                PyList_SET_ITEM(arrays, i, Py_NewRef(stack[1 + i]));
+            }
+            Py_SETREF(out, PyObject_CallFunctionObjArgs(promote_like_torch, cls, arrays, out, NULL));
+            Py_DECREF(arrays);
+            Py_DECREF(dtype);
+            if (out == NULL) {
+                Py_DECREF(ctx);
+                return NULL;
+            }
+            dtype = PyObject_GetAttr(out, str_dtype);
+            if (dtype == NULL) {
+                goto fail_out;
+            }
+        }
+    }
+    if (!record) {
+        Py_DECREF(dtype);
+        Py_DECREF(ctx);
+        PyObject *tensor = wrap_output(out, NULL);
+        Py_DECREF(out);
+        return tensor;
+    }
+
+    PyObject *id = PyObject_CallNoArgs(new_node_id);
+    PyObject *shape = PyObject_GetAttr(out, str_shape);
+    if (id == NULL || shape == NULL) {
+        Py_XDECREF(id);
+        Py_XDECREF(shape);
+        Py_DECREF(dtype);
+        goto fail_out;
+    }
+    set_slot(ctx, f_id, id);
+    set_slot(ctx, f_shape, shape);
+    set_slot(ctx, f_dtype, dtype);
+    Py_DECREF(id);
+    Py_DECREF(shape);
+    Py_DECREF(dtype);
+    PyObject *tensor = wrap_output(out, ctx);
+    Py_DECREF(out);
+    if (tensor == NULL) {
+        Py_DECREF(ctx);
+        return NULL;
+    }
+    PyObject *saved = SLOT(ctx, f_saved);
+    int has_saved = saved == NULL ? 0 : PyObject_IsTrue(saved);
+    if (has_saved < 0) {
+        goto fail_tensor;
+    }
+    if (has_saved) {
+        if (PyTuple_Check(saved)) {
+            if (remember_saved_versions(ctx, saved, inputs, stack + 1, n,
+                                        SLOT(tensor, t_array)) < 0) {
+                goto fail_tensor;
+            }
+        }
+        else { /* forward set ctx.saved_arrays itself: the readable helper takes any sequence */
+            PyObject *arg_tuple = PyTuple_New(n), *arrays = PyList_New(n);
+            PyObject *done = NULL;
+            if (arg_tuple != NULL && arrays != NULL) {
+                for (Py_ssize_t i = 0; i < n; i++) {
+                    PyTuple_SET_ITEM(arg_tuple, i, Py_NewRef(inputs[i]));
+                    PyList_SET_ITEM(arrays, i, Py_NewRef(stack[1 + i]));
+                }
+                done = PyObject_CallFunctionObjArgs(remember_saved_helper, ctx, arg_tuple, arrays,
+                                                    SLOT(tensor, t_array), NULL);
+            }
+            Py_XDECREF(arg_tuple);
+            Py_XDECREF(arrays);
+            if (done == NULL) {
+                goto fail_tensor;
+            }
+            Py_DECREF(done);
+        }
+    }
+    int active = global_is_true(events_globals, name_active);
+    if (active < 0) {
+        goto fail_tensor;
+    }
+    if (active && announce(module, ctx, inputs, n, tensor) < 0) {
+        goto fail_tensor;
+    }
+    Py_DECREF(ctx);
+    return tensor;
+
+fail_tensor:
+    Py_DECREF(tensor);
+    Py_DECREF(ctx);
+    return NULL;
+fail_out:
+    Py_DECREF(out);
+    Py_DECREF(ctx);
+    return NULL;
+fail_tuples:
+    Py_XDECREF(parent_tuple);
+    Py_XDECREF(needs_tuple);
+    Py_DECREF(ctx);
+    return NULL;
+}
+
+/* The pending nodes of a backward pass: a max-heap on the node id, as the readable loop's
+   heapq of (-id, node). */
+typedef struct {
+    long long id;
+    PyObject *node; /* a strong reference */
+} Pending;
+
+typedef struct {
+    Pending *items;
+    Py_ssize_t size, capacity;
+} Heap;
+
+static int heap_push(Heap *heap, PyObject *node)
+{
+    long long id = PyLong_AsLongLong(SLOT(node, f_id));
+    if (id == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (heap->size == heap->capacity) {
+        Py_ssize_t capacity = heap->capacity == 0 ? 64 : 2 * heap->capacity;
+        Pending *items = PyMem_Realloc(heap->items, (size_t)capacity * sizeof(Pending));
+        if (items == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        heap->items = items;
+        heap->capacity = capacity;
+    }
+    Py_ssize_t i = heap->size++;
+    while (i > 0) { /* sift up */
+        Py_ssize_t parent = (i - 1) / 2;
+        if (heap->items[parent].id >= id) {
+            break;
+        }
+        heap->items[i] = heap->items[parent];
+        i = parent;
+    }
+    heap->items[i].id = id;
+    heap->items[i].node = Py_NewRef(node);
+    return 0;
+}
+
+static PyObject *heap_pop(Heap *heap) /* the newest node, a strong reference */
+{
+    PyObject *node = heap->items[0].node;
+    Pending last = heap->items[--heap->size];
+    Py_ssize_t i = 0;
+    for (;;) { /* sift down */
+        Py_ssize_t child = 2 * i + 1;
+        if (child >= heap->size) {
+            break;
+        }
+        if (child + 1 < heap->size && heap->items[child + 1].id > heap->items[child].id) {
+            child++;
+        }
+        if (heap->items[child].id <= last.id) {
+            break;
+        }
+        heap->items[i] = heap->items[child];
+        i = child;
+    }
+    if (heap->size > 0) {
+        heap->items[i] = last;
+    }
+    return node;
+}
+
+static void heap_clear(Heap *heap)
+{
+    for (Py_ssize_t i = 0; i < heap->size; i++) {
+        Py_DECREF(heap->items[i].node);
+    }
+    PyMem_Free(heap->items);
+}
+
+/* Is ``shape`` (a tuple) the shape of ``array``? 1, 0, -1 with an error. */
+static int has_shape(PyObject *array, PyObject *shape)
+{
+    if (Py_TYPE(array) == &PyArray_Type && PyTuple_CheckExact(shape)) {
+        PyArrayObject *a = (PyArrayObject *)array;
+        int ndim = PyArray_NDIM(a);
+        if (PyTuple_GET_SIZE(shape) != ndim) {
+            return 0;
+        }
+        npy_intp *dims = PyArray_DIMS(a);
+        for (int d = 0; d < ndim; d++) {
+            PyObject *item = PyTuple_GET_ITEM(shape, d);
+            if (!PyLong_CheckExact(item)) {
+                goto generic;
+            }
+            long long n = PyLong_AsLongLong(item);
+            if (n == -1 && PyErr_Occurred()) {
+                return -1;
+            }
+            if (n != (long long)dims[d]) {
+                return 0;
+            }
+        }
+        return 1;
+    }
+generic:;
+    PyObject *own = PyObject_GetAttr(array, str_shape);
+    if (own == NULL) {
+        return -1;
+    }
+    int equal = PyObject_RichCompareBool(own, shape, Py_EQ);
+    Py_DECREF(own);
+    return equal;
+}
+
+static PyObject *emit_grad_computed(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+static PyObject *emit_edge_grad(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+
+/* One node's turn in the loop: its gradient g (a new reference, consumed) goes through the op's
+   backward, and each input gradient into its parent's running sum. 0, or -1 with an error. */
+static int run_node(PyObject *module, PyObject *pass, PyObject *node, PyObject *g, PyObject *grads,
+                    PyObject *fanned_in, int retain_graph, PyObject *freed, Heap *pending)
+{
+    PyObject *input_grads = NULL, *shape = NULL;
+    PyObject *node_dtype = SLOT(node, f_dtype);
+    PyObject *g_dtype = Py_TYPE(g) == &PyArray_Type
+                            ? Py_NewRef((PyObject *)PyArray_DESCR((PyArrayObject *)g))
+                            : PyObject_GetAttr(g, str_dtype);
+    if (g_dtype == NULL) {
+        goto fail;
+    }
+    if (g_dtype != node_dtype) { /* NOTE [gradient dtype] in autograd.py */
+        int differ = PyObject_RichCompareBool(g_dtype, node_dtype, Py_NE);
+        if (differ < 0) {
+            Py_DECREF(g_dtype);
+            goto fail;
+        }
+        if (differ) {
+            Py_SETREF(g, PyObject_CallFunctionObjArgs(in_dtype, g, node_dtype, NULL));
+        }
+    }
+    Py_DECREF(g_dtype);
+    if (g == NULL) {
+        goto fail;
+    }
+    PyObject *hooks = PyObject_GetAttr(node, str_hooks);
+    PyObject *retained = hooks == NULL ? NULL : PyObject_GetAttr(node, str_retained);
+    int observe = retained == NULL ? -1 : retained != Py_None ? 1 : PyObject_IsTrue(hooks);
+    Py_XDECREF(hooks);
+    Py_XDECREF(retained);
+    if (observe < 0) {
+        goto fail;
+    }
+    if (observe) {
+        Py_SETREF(g, PyObject_CallMethodObjArgs(pass, str_observe, node, g, NULL));
+        if (g == NULL) {
+            goto fail;
+        }
+    }
+    int active = global_is_true(events_globals, name_active);
+    if (active < 0) {
+        goto fail;
+    }
+    PyObject *node_id = SLOT(node, f_id);
+    if (active) {
+        int accumulated = PySet_Contains(fanned_in, node);
+        if (accumulated < 0) {
+            goto fail;
+        }
+        PyObject *data = PyObject_TypeCheck(g, tensor_type) ? SLOT(g, t_array) : g;
+        PyObject *call[3] = {node_id, data, accumulated ? Py_True : Py_False};
+        PyObject *done = emit_grad_computed(module, call, 3);
+        if (done == NULL) {
+            goto fail;
+        }
+        Py_DECREF(done);
+    }
+
+    PyObject *backward = PyObject_GetAttr(node, str_backward);
+    if (backward == NULL) {
+        goto fail;
+    }
+    PyObject *call[2] = {node, g};
+    input_grads = PyObject_Vectorcall(backward, call, 2, NULL);
+    Py_DECREF(backward);
+    if (input_grads == NULL) {
+        goto fail;
+    }
+    if (!PyTuple_CheckExact(input_grads)) {
+        Py_SETREF(input_grads, PyTuple_Pack(1, input_grads));
+        if (input_grads == NULL) {
+            goto fail;
+        }
+    }
+    PyObject *parents = SLOT(node, f_parents);
+    if (!PyTuple_CheckExact(parents) || PyTuple_GET_SIZE(input_grads) != PyTuple_GET_SIZE(parents)) {
+        PyObject *raised = PyObject_CallFunctionObjArgs(raise_wrong_count, node, input_grads, NULL);
+        Py_XDECREF(raised);
+        if (raised != NULL) {
+            PyErr_SetString(PyExc_RuntimeError, "a node's parents must be a tuple");
+        }
+        goto fail;
+    }
+    for (Py_ssize_t position = 0; position < PyTuple_GET_SIZE(parents); position++) {
+        PyObject *parent = PyTuple_GET_ITEM(parents, position);
+        PyObject *gi = PyTuple_GET_ITEM(input_grads, position);
+        if (parent == Py_None || gi == Py_None) {
+            continue;
+        }
+        Py_INCREF(gi);
+        int parent_is_node = Py_TYPE(parent) != tensor_type && PyObject_TypeCheck(parent, function_type);
+        PyObject *parent_shape = parent_is_node ? Py_NewRef(SLOT(parent, f_shape))
+                                                : PyObject_GetAttr(parent, str_shape);
+        int same = parent_shape == NULL ? -1 : has_shape(gi, parent_shape);
+        PyObject *sent_shape = NULL; /* gi's shape as backward returned it, while anyone listens */
+        if (same >= 0 && active) {
+            sent_shape = PyObject_GetAttr(gi, str_shape);
+            if (sent_shape == NULL) {
+                same = -1;
+            }
+        }
+        if (same == 0) {
+            Py_SETREF(gi, PyObject_CallFunctionObjArgs(sum_to_shape, gi, parent_shape, node,
+                                                       input_grads, NULL));
+        }
+        Py_XDECREF(parent_shape);
+        if (same < 0 || gi == NULL) {
+            Py_XDECREF(gi);
+            Py_XDECREF(sent_shape);
+            goto fail;
+        }
+        if (active) { /* NOTE [edge gradients] in events.py */
+            PyObject *data = PyObject_TypeCheck(gi, tensor_type) ? SLOT(gi, t_array) : gi;
+            int unchanged = has_shape(data, sent_shape);
+            PyObject *position_number = PyLong_FromSsize_t(position);
+            PyObject *parent_id = PyObject_GetAttr(parent, str_id_attr);
+            PyObject *done = NULL;
+            if (unchanged >= 0 && position_number != NULL && parent_id != NULL) {
+                PyObject *edge[5] = {node_id, parent_id, position_number, data,
+                                     unchanged ? Py_None : sent_shape};
+                done = emit_edge_grad(module, edge, 5);
+            }
+            Py_XDECREF(position_number);
+            Py_XDECREF(parent_id);
+            Py_DECREF(sent_shape);
+            if (done == NULL) {
+                Py_DECREF(gi);
+                goto fail;
+            }
+            Py_DECREF(done);
+        }
+        PyObject *sum_so_far = PyDict_GetItemWithError(grads, parent); /* borrowed */
+        if (sum_so_far != NULL) {
+            PyObject *sum = PyNumber_Add(sum_so_far, gi);
+            Py_DECREF(gi);
+            if (sum == NULL || PyDict_SetItem(grads, parent, sum) < 0 ||
+                PySet_Add(fanned_in, parent) < 0) {
+                Py_XDECREF(sum);
+                goto fail;
+            }
+            Py_DECREF(sum);
+        }
+        else {
+            int stored = PyErr_Occurred() ? -1 : PyDict_SetItem(grads, parent, gi);
+            Py_DECREF(gi);
+            if (stored < 0 || (parent_is_node && heap_push(pending, parent) < 0)) {
+                goto fail;
+            }
+        }
+    }
+    Py_CLEAR(input_grads);
+    if (!retain_graph) {
+        PyObject *saved = SLOT(node, f_saved);
+        int holds = saved == NULL ? 0 : PyObject_IsTrue(saved);
+        if (holds < 0) {
+            goto fail;
+        }
+        if (holds) { /* release what forward saved: the graph is freed */
+            set_slot(node, f_saved, Py_None);
+            if (PyList_Append(freed, node_id) < 0) {
+                goto fail;
+            }
+        }
+    }
+    Py_DECREF(g);
+    return 0;
+
+fail:
+    Py_XDECREF(g);
+    Py_XDECREF(input_grads);
+    Py_XDECREF(shape);
+    return -1;
+}
+
+/* BackwardPass.propagate(self). */
+static PyObject *engine_propagate(PyObject *module, PyObject *pass)
+{
+    if (!engine_configured()) {
+        return NULL;
+    }
+    PyObject *grads = PyObject_GetAttr(pass, str_grads);
+    PyObject *fanned_in = PyObject_GetAttr(pass, str_fanned_in);
+    PyObject *wanted = PyObject_GetAttr(pass, str_wanted);
+    PyObject *freed = PyObject_GetAttr(pass, str_freed);
+    PyObject *retain = PyObject_GetAttr(pass, str_retain_graph);
+    PyObject *create = PyObject_GetAttr(pass, str_create_graph);
+    PyObject *result = NULL;
+    Heap pending = {NULL, 0, 0};
+    if (grads == NULL || fanned_in == NULL || wanted == NULL || freed == NULL || retain == NULL ||
+        create == NULL) {
+        goto done;
+    }
+    int retain_graph = PyObject_IsTrue(retain);
+    int create_graph = PyObject_IsTrue(create);
+    int capturing = PyObject_IsTrue(wanted);
+    int anomaly = global_is_true(anomaly_globals, str_enabled);
+    if (retain_graph < 0 || create_graph < 0 || capturing < 0 || anomaly < 0) {
+        goto done;
+    }
+    if (create_graph || capturing || anomaly || !PyDict_CheckExact(grads) ||
+        !PyAnySet_CheckExact(fanned_in) || !PyList_CheckExact(freed)) {
+        result = PyObject_CallOneArg(readable_propagate, pass);
+        goto done;
+    }
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(grads, &position, &key, &value)) {
+        if (PyObject_TypeCheck(key, function_type) && heap_push(&pending, key) < 0) {
+            goto done;
+        }
+    }
+    while (pending.size > 0) {
+        PyObject *node = heap_pop(&pending);
+        PyObject *g = PyDict_GetItemWithError(grads, node); /* grads.pop(node) */
+        if (g == NULL) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetObject(PyExc_KeyError, node);
+            }
+            Py_DECREF(node);
+            goto done;
+        }
+        Py_INCREF(g);
+        if (PyDict_DelItem(grads, node) < 0) {
+            Py_DECREF(g);
+            Py_DECREF(node);
+            goto done;
+        }
+        int ran = run_node(module, pass, node, g, grads, fanned_in, retain_graph, freed, &pending);
+        Py_DECREF(node);
+        if (ran < 0) {
+            goto done;
+        }
+    }
+    result = Py_NewRef(Py_None);
+done:
+    heap_clear(&pending);
+    Py_XDECREF(grads);
+    Py_XDECREF(fanned_in);
+    Py_XDECREF(wanted);
+    Py_XDECREF(freed);
+    Py_XDECREF(retain);
+    Py_XDECREF(create);
+    return result;
+}
+
+/* The offset of a __slots__ member of ``type``, or -1 with an error. */
+static Py_ssize_t slot_offset(PyTypeObject *type, const char *name)
+{
+    PyObject *descr = PyDict_GetItemString(type->tp_dict, name); /* borrowed */
+    if (descr == NULL || Py_TYPE(descr) != &PyMemberDescr_Type) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not a __slots__ member", type->tp_name, name);
+        return -1;
+    }
+    PyMemberDef *member = ((PyMemberDescrObject *)descr)->d_member;
+    if (member->type != T_OBJECT_EX) {
+        PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot", type->tp_name, name);
+        return -1;
+    }
+    return member->offset;
+}
+
+static PyObject *configure_engine(PyObject *module, PyObject *parts)
+{
+    static const char *names[] = {
+        "Tensor", "Function", "numpy", "float64", "apply", "propagate", "function_globals",
+        "tensor_globals", "grad_mode_globals", "anomaly_globals", "new_node_id",
+        "needs_patterns", "output_marker", "explain_failure", "as_output_array",
+        "promote_like_torch", "announce_tensor", "announce_constant",
+        "remember_saved_versions", "in_dtype",
+        "sum_to_shape", "raise_wrong_count", "hooks_name", NULL};
+    PyObject **targets[] = {
+        (PyObject **)&tensor_type, (PyObject **)&function_type, &numpy_module, &float64_dtype,
+        &readable_apply, &readable_propagate, &function_globals, &tensor_globals,
+        &grad_mode_globals, &anomaly_globals, &new_node_id, &needs_patterns, &output_marker,
+        &explain_failure, &as_output_array, &promote_like_torch,
+        &announce_tensor, &announce_constant, &remember_saved_helper, &in_dtype, &sum_to_shape, &raise_wrong_count,
+        &function_hooks_name};
+    if (events_globals == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "call configure_emit() before configure_engine()");
+        return NULL;
+    }
+    if (!PyDict_Check(parts)) {
+        PyErr_SetString(PyExc_TypeError, "configure_engine takes a dict");
+        return NULL;
+    }
+    PyObject *values[32];
+    for (int i = 0; names[i] != NULL; i++) {
+        values[i] = PyDict_GetItemString(parts, names[i]);
+        if (values[i] == NULL) {
+            PyErr_Format(PyExc_KeyError, "configure_engine: %s is missing", names[i]);
+            return NULL;
+        }
+    }
+    if (!PyType_Check(values[0]) || !PyType_Check(values[1])) {
+        PyErr_SetString(PyExc_TypeError, "configure_engine: Tensor and Function must be classes");
+        return NULL;
+    }
+    PyTypeObject *tensor = (PyTypeObject *)values[0], *function = (PyTypeObject *)values[1];
+    Py_ssize_t offsets[18];
+    const char *tensor_slots[] = {"array", "_requires_grad", "grad_fn", "_grad", "name", "id",
+                                  "_counter", "_announced", "_hooks"};
+    const char *function_slots[] = {"parents", "xp", "id", "shape", "dtype",
+                                    "needs_input_grad", "saved_arrays", "_saved_sources",
+                                    "_inplace_clock"};
+    for (int i = 0; i < 9; i++) {
+        offsets[i] = slot_offset(tensor, tensor_slots[i]);
+        offsets[9 + i] = slot_offset(function, function_slots[i]);
+        if (offsets[i] < 0 || offsets[9 + i] < 0) {
+            return NULL;
+        }
+    }
+    Py_ssize_t *tensor_offsets[] = {&t_array, &t_requires_grad, &t_grad_fn, &t_grad, &t_name,
+                                    &t_id, &t_counter, &t_announced, &t_hooks};
+    Py_ssize_t *function_offsets[] = {&f_parents, &f_xp, &f_id, &f_shape, &f_dtype, &f_needs,
+                                      &f_saved, &f_sources, &f_clock};
+    for (int i = 0; i < 9; i++) {
+        *tensor_offsets[i] = offsets[i];
+        *function_offsets[i] = offsets[9 + i];
+    }
+    if (str_enabled == NULL) {
+        PyObject **strings[] = {&str_enabled, &str_hooks, &str_inplace_clock, &str_timing_enabled,
+                                &str_forward, &str_backward, &str_sets_dtype, &str_value,
+                                &str_retained, &str_module, &str_dyngraph_prefix, &str_observe,
+                                &str_grads, &str_fanned_in, &str_wanted, &str_retain_graph,
+                                &str_create_graph, &str_freed, &str_array, &str_id_attr,
+                                &str_scope, &str_epoch, &str_is_parameter, &str_target,
+                                &str_name_attr, &str_nbytes};
+        const char *texts[] = {"enabled", "hooks", "inplace_clock", "timing_enabled", "forward",
+                               "backward", "sets_dtype", "value", "retained", "__module__",
+                               "dyngraph.", "observe", "grads", "fanned_in", "wanted",
+                               "retain_graph", "create_graph", "freed", "array", "id",
+                               "_scope", "epoch", "is_parameter", "target", "__name__",
+                               "nbytes"};
+        for (int i = 0; i < 26; i++) {
+            *strings[i] = PyUnicode_InternFromString(texts[i]);
+            if (*strings[i] == NULL) {
+                return NULL;
+            }
+        }
+        empty_tuple = PyTuple_New(0);
+        if (empty_tuple == NULL) {
+            return NULL;
+        }
+    }
+    for (int i = 0; names[i] != NULL; i++) {
+        Py_XSETREF(*targets[i], Py_NewRef(values[i]));
+    }
+    Py_RETURN_NONE;
+}
+
 /* ------------------------------------------------------------------------------- set-up */
 
 static PyObject *configure(PyObject *module, PyObject *args)
@@ -928,6 +1994,12 @@ static PyMethodDef methods[] = {
      "events.emit_op_created, in C."},
     {"keep_rows", (PyCFunction)(void (*)(void))keep_rows, METH_FASTCALL,
      "dyngraph.jupyter.view.keep_rows, in C."},
+    {"apply", (PyCFunction)(void (*)(void))engine_apply, METH_FASTCALL | METH_KEYWORDS,
+     "Function.apply(cls, *args, **options), in C (installed as a classmethod)."},
+    {"propagate", engine_propagate, METH_O, "BackwardPass.propagate(self), in C."},
+    {"configure_engine", configure_engine, METH_O,
+     "configure_engine(parts): the engine's classes, module dicts and the readable helpers the "
+     "common path calls, by name (see dyngraph/_accelerated.py)."},
     {"configure_emit", configure_emit, METH_VARARGS,
      "configure_emit(events_globals, drop, EdgeGrad, GradComputed, NodeCreated): the spine's "
      "module dict, events._drop and the event classes the emit_* functions make."},

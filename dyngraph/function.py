@@ -446,10 +446,7 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
                 announce_tensor(arg, where, scope if arg.is_parameter else ())  # to its module
             input_ids.append(arg.id)
         else:
-            constant_id = new_node_id()
-            event = _node_event(constant_id, "constant", (), arg, None, False, True, where, scope)
-            events.emit(event)
-            input_ids.append(constant_id)
+            input_ids.append(_announce_constant(arg, where, scope))
     tensor._announced = epoch
     saved_bytes = 0
     for array in ctx.saved_arrays:
@@ -457,6 +454,13 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
     name = None if where is None else where.target  # NOTE [variable names]
     events.emit_op_created(tensor.id, type(ctx).__name__, tuple(input_ids), tensor.array, name,
                            scope, where, saved_bytes, elapsed)
+
+
+def _announce_constant(value: Any, where: events.Where | None, scope: tuple[str, ...]) -> int:
+    """node_created for a constant input (a number, an array): a node of its own, each time."""
+    constant_id = new_node_id()
+    events.emit(_node_event(constant_id, "constant", (), value, None, False, True, where, scope))
+    return constant_id
 
 
 def announce_tensor(

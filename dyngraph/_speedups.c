@@ -1219,6 +1219,9 @@ static int announce(PyObject *module, PyObject *ctx, PyObject *const *inputs, Py
     if (saved != NULL && PyTuple_Check(saved)) {
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(saved); k++) {
             PyObject *array = PyTuple_GET_ITEM(saved, k);
+            if (array == Py_None) {
+                continue;
+            }
             if (Py_TYPE(array) == &PyArray_Type) {
                 saved_bytes += (long long)PyArray_NBYTES((PyArrayObject *)array);
                 continue;

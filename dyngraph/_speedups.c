@@ -1609,6 +1609,21 @@ generic:;
     return equal;
 }
 
+/* Do two arrays have the same shape and the same dtype? */
+static int same_layout(PyArrayObject *a, PyArrayObject *b)
+{
+    int ndim = PyArray_NDIM(a);
+    if (ndim != PyArray_NDIM(b) || !PyArray_EquivTypes(PyArray_DESCR(a), PyArray_DESCR(b))) {
+        return 0;
+    }
+    for (int d = 0; d < ndim; d++) {
+        if (PyArray_DIMS(a)[d] != PyArray_DIMS(b)[d]) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static PyObject *emit_grad_computed(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 static PyObject *emit_edge_grad(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
 
@@ -1746,8 +1761,15 @@ static int run_node(PyObject *module, PyObject *pass, PyObject *node, PyObject *
             Py_DECREF(done);
         }
         PyObject *sum_so_far = PyDict_GetItemWithError(grads, parent); /* borrowed */
-        if (sum_so_far != NULL) {
-            PyObject *sum = PyNumber_Add(sum_so_far, gi);
+        if (sum_so_far != NULL) { /* autograd.add_into_sum */
+            int in_place = PySet_Contains(fanned_in, parent);
+            if (in_place > 0) {
+                in_place = Py_TYPE(sum_so_far) == &PyArray_Type && Py_TYPE(gi) == &PyArray_Type &&
+                           same_layout((PyArrayObject *)sum_so_far, (PyArrayObject *)gi);
+            }
+            PyObject *sum = in_place < 0 ? NULL
+                            : in_place   ? PyNumber_InPlaceAdd(sum_so_far, gi)
+                                         : PyNumber_Add(sum_so_far, gi);
             Py_DECREF(gi);
             if (sum == NULL || PyDict_SetItem(grads, parent, sum) < 0 ||
                 PySet_Add(fanned_in, parent) < 0) {

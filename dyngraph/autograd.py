@@ -204,7 +204,7 @@ class BackwardPass:
                     emit_edge_grad(node.id, parent.id, position, data,
                                    None if shape == data.shape else shape)
                 if parent in grads:
-                    grads[parent] = grads[parent] + gi
+                    grads[parent] = add_into_sum(grads[parent], gi, parent in fanned_in)
                     fanned_in.add(parent)
                 else:
                     grads[parent] = gi
@@ -272,6 +272,22 @@ class BackwardPass:
             g = g.copy()
         self.stored.add(id(g))
         tensor._grad = Tensor(g)
+
+
+def add_into_sum(total: Any, g: Any, total_is_a_sum: bool) -> Any:
+    """``total + g``: one more contribution to a gradient's running sum.
+
+    Once the sum holds two contributions, it is an array this pass made and nobody else holds
+    (it lives in ``grads`` until its node runs), so later contributions of the same shape and
+    dtype are added in place: an RNN's weights receive one per time step, and each would
+    otherwise allocate a new array. The first contribution may be an array that the op's
+    backward also handed elsewhere (``Add`` gives both inputs the same gradient): never in place.
+    With create_graph=True the gradients are Tensors and the sum is recorded, never in place."""
+    if (total_is_a_sum and not isinstance(total, Tensor) and total.shape == g.shape
+            and total.dtype == g.dtype):
+        total += g
+        return total
+    return total + g
 
 
 def _call_backward_recorded(node: Function, g: Any) -> tuple:

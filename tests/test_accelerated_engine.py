@@ -355,7 +355,30 @@ def _leaf_gradient_accumulates() -> Any:
     return w.grad
 
 
+def _rnn_weights_summed_over_steps() -> Any:
+    """A weight used at every step: its gradient is a running sum of 20 contributions
+    (autograd.add_into_sum adds them in place once the sum is the pass's own)."""
+    w = dg.randn(4, 4, requires_grad=True)
+    b = dg.zeros(4, requires_grad=True)
+    h = dg.randn(1, 4)
+    for _ in range(20):
+        h = (h @ w + b).tanh()
+    h.sum().backward()
+    return w.grad, b.grad
+
+
+def _one_gradient_handed_to_two_inputs() -> Any:
+    """Add hands one array to both inputs; later contributions to x must not change y's."""
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    y = dg.tensor([3.0, 4.0], requires_grad=True)
+    z = (x * 2).sum() + (x * 3).sum() + (x + y).sum()  # Add is newest: its gradient comes first
+    z.backward()
+    return x.grad, y.grad
+
+
 PROGRAMS = {
+    "rnn_weights_summed_over_steps": _rnn_weights_summed_over_steps,
+    "one_gradient_handed_to_two_inputs": _one_gradient_handed_to_two_inputs,
     "chain": _chain,
     "mlp": _mlp,
     "fan_in": _fan_in,
@@ -451,3 +474,25 @@ def test_gradients_match_finite_differences_on_the_accelerated_engine():
         down[index] -= eps
         numeric[index] = (f(up) - f(down)) / (2 * eps)
     np.testing.assert_allclose(x.grad.numpy(), numeric, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("engine", ["readable", "accelerated"])
+def test_a_gradient_handed_to_two_inputs_is_never_added_into(engine):
+    if engine == "accelerated" and _accelerated.speedups is None:
+        pytest.skip("dyngraph._speedups is not built: only the readable engine exists here")
+    (x_grad, y_grad), _ = _run_quietly(engine, _one_gradient_handed_to_two_inputs)
+    np.testing.assert_array_equal(x_grad.numpy(), [6.0, 6.0])
+    np.testing.assert_array_equal(y_grad.numpy(), [1.0, 1.0])
+
+
+def test_add_into_sum_adds_in_place_only_into_the_pass_own_sum():
+    first = np.ones(3, dtype=np.float32)
+    g = np.full(3, 2.0, dtype=np.float32)
+    total = autograd.add_into_sum(first, g, total_is_a_sum=False)
+    assert total is not first and first.tolist() == [1.0, 1.0, 1.0]  # someone else's: untouched
+    again = autograd.add_into_sum(total, g, total_is_a_sum=True)
+    assert again is total and total.tolist() == [5.0, 5.0, 5.0]  # the pass's own: in place
+    wider = autograd.add_into_sum(total, g.astype(np.float64), total_is_a_sum=True)
+    assert wider is not total and wider.dtype == np.float64  # another dtype: as numpy adds
+    broadcast = autograd.add_into_sum(total, np.ones((2, 3), np.float32), total_is_a_sum=True)
+    assert broadcast is not total and broadcast.shape == (2, 3)

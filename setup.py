@@ -2,7 +2,7 @@
 helpers in C (dyngraph/_speedups.c, installed by dyngraph/_accelerated.py).
 
 Everything else is in pyproject.toml. Without a C compiler the build goes on without it and
-dyngraph uses the Python definitions in dyngraph/events.py (see NOTE [speedups] there).
+dyngraph uses the Python definitions (NOTE [speedups] in dyngraph/_accelerated.py).
 """
 
 import numpy

@@ -92,11 +92,11 @@ def selected_workloads(only: list[str] | None) -> list[str]:
 
 
 def spine_helpers() -> str:
-    """Which previews and source lookups the event spine uses (dyngraph/events.py, NOTE
-    [speedups]): the C ones where they were built, else the Python definitions."""
-    from dyngraph import events
+    """Whether the engine's common path and the event spine's helpers run in C (NOTE
+    [speedups] in dyngraph/_accelerated.py) or as their Python definitions."""
+    from dyngraph import _accelerated
 
-    return "C" if events._speedups is not None else "Python"
+    return "C" if _accelerated.speedups is not None else "Python"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -118,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             f"python {platform.python_version()}, numpy {np.__version__}, "
             f"torch {torch.__version__ if torch is not None else '- (' + NO_TORCH + ')'}, "
             f"{os.cpu_count()} cores, {threads}, timing {clock}, "
-            f"event previews in {spine_helpers()}, {'quick' if args.quick else 'full'} run\n",
+            f"engine and event helpers in {spine_helpers()}, "
+            f"{'quick' if args.quick else 'full'} run\n",
             flush=True,
         )
         for name in names:

@@ -1,27 +1,37 @@
 """The accelerated layer: C versions of the few textbook functions that run per op, per node or
 per event, installed beneath the readable modules when ``dyngraph/_speedups.c`` was built.
 
-NOTE [speedups] The modules a learner reads (function.py, autograd.py, events.py) hold the
-definitions, in plain Python, and never name this layer. A handful of their functions run for
-every op, every node of a backward pass or every event while someone listens, and there the
-interpreter's own overhead is most of what dyngraph costs (benchmarks/README.md, "Where the time
-goes"). For those, ``_speedups.c`` computes the same thing without the interpreter, and this
-module, imported once by ``dyngraph/__init__.py``, puts the C versions in their place:
+NOTE [speedups] The modules a learner reads (function.py, autograd.py, events.py,
+jupyter/view.py) hold the definitions, in plain Python, and never use this layer. A handful of
+their functions run for every op, every node of a backward pass or every event while someone
+listens, and there the interpreter's own overhead is most of what dyngraph costs
+(benchmarks/README.md, "Where the time goes"). For those, ``_speedups.c`` computes the same
+thing without the interpreter, and this module puts the C versions in their place:
+``dyngraph/__init__.py`` calls ``install`` once, and ``dyngraph/jupyter/__init__.py`` calls
+``install_view`` when the widget is first imported.
 
-=====================================  ==========================================================
-``Function.apply``                     the common case (Tensors of numpy arrays and numbers, no
-                                       function hook, no anomaly mode); any other call goes to
-                                       the readable apply before anything has run
-``BackwardPass.propagate``             the loop, without create_graph, autograd.grad's capture or
-                                       anomaly mode; otherwise the readable loop
-=====================================  ==========================================================
+==========================================  =====================================================
+``function.Function.apply``                 the common case (Tensors of numpy arrays and
+                                            numbers, no function hook, no anomaly mode, no op
+                                            timing); any other call goes to the readable apply
+                                            before anything has run
+``autograd.BackwardPass.propagate``         the loop, without create_graph, autograd.grad's
+                                            capture or anomaly mode; otherwise the readable loop
+``events.preview``, ``preview_and_norm``    contiguous float32 / float64 numpy arrays; any other
+                                            array goes to the readable definition
+``events.where_from_stack``                 the same walk over the frames, sharing its caches
+``events.emit`` and ``emit_*``              the same dispatch, reading and setting the same
+                                            module state of events.py
+``view.collector``, ``view.keep_rows``      the live view's listener and filter
+==========================================  =====================================================
 
 Each C function hands every case it does not take to the readable definition, and calls the
 same readable helpers for the rare turns of the common case (an error in forward, type
-promotion, saved inputs, announcing an op). ``tests/test_speedups.py`` runs both versions on
-the same inputs and checks that they agree. Building the C file is optional (``setup.py``):
-without a C compiler, or with ``DYNGRAPH_PURE_PYTHON=1`` in the environment, the readable
-definitions run, and everything works the same, slower.
+promotion, announcing a leaf). ``readable(module, name)`` is the definition a C version
+replaced; ``tests/test_speedups.py`` and ``tests/test_accelerated_engine.py`` run both on the
+same inputs and check that they agree. Building the C file is optional (``setup.py``): without
+a C compiler, or with ``DYNGRAPH_PURE_PYTHON=1`` in the environment, the readable definitions
+run, and everything works the same, slower.
 """
 
 from __future__ import annotations
@@ -37,10 +47,17 @@ from .tensor import Tensor, new_node_id
 
 tensor_module = sys.modules[Tensor.__module__]  # (dg.tensor is the factory function)
 
-# The readable definitions, as they were before install(): what the C versions fall back to,
-# and what tests compare them with.
-readable_apply = function.Function.__dict__["apply"].__func__
-readable_propagate = autograd.BackwardPass.propagate
+READABLE: dict[str, Any] = {}  # "module.name" -> the readable definition a C version replaced
+
+
+def readable(module: Any, name: str) -> Any:
+    """The readable definition of ``module.name``, whether or not a C version replaced it."""
+    return READABLE.get(f"{module.__name__}.{name}", getattr(module, name))
+
+
+def _put(module: Any, name: str, faster: Any) -> None:
+    READABLE.setdefault(f"{module.__name__}.{name}", getattr(module, name))
+    setattr(module, name, faster)
 
 
 def load() -> Any:
@@ -54,8 +71,27 @@ def load() -> Any:
     return _speedups
 
 
-def install(speedups: Any) -> None:
-    """Put the C versions of apply and propagate in place of the readable ones."""
+def install() -> None:
+    """Put the C versions of the event spine's helpers, apply and propagate in place."""
+    if speedups is None:
+        return
+    speedups.configure(
+        readable(events, "preview"), readable(events, "preview_and_norm"), events._new_where,
+        events._is_internal_file, events._where_cache, events._PACKAGE_DIR, sys._getframe,
+        events._hands_back_cache, events._hands_back, events._unnamed,
+    )
+    speedups.configure_emit(vars(events), events._drop, events.EdgeGrad, events.GradComputed,
+                            events.NodeCreated)
+    for name in ("preview", "preview_and_norm", "where_from_stack", "emit", "emit_grad_computed",
+                 "emit_edge_grad", "emit_op_created"):
+        _put(events, name, getattr(speedups, name))
+    install_engine()
+
+
+def install_engine() -> None:
+    """Function.apply and BackwardPass.propagate in C (again, after uninstall_engine)."""
+    if speedups is None:
+        return
     speedups.configure_engine({
         "Tensor": Tensor,
         "Function": function.Function,
@@ -91,12 +127,21 @@ def install(speedups: Any) -> None:
     autograd.BackwardPass.propagate = accelerated_propagate
 
 
-def uninstall() -> None:
-    """The readable definitions back in place (for tests that compare the two)."""
+def uninstall_engine() -> None:
+    """The readable apply and propagate back in place (for tests that compare the two)."""
     function.Function.apply = classmethod(readable_apply)
     autograd.BackwardPass.propagate = readable_propagate
 
 
+def install_view(view: Any) -> None:
+    """The live view's listener and filter in C (``view`` is dyngraph.jupyter.view)."""
+    if speedups is not None:
+        _put(view, "collector", speedups.Collector)
+        _put(view, "keep_rows", speedups.keep_rows)
+
+
+# The readable apply and propagate: what the C versions fall back to.
+readable_apply = function.Function.__dict__["apply"].__func__
+readable_propagate = autograd.BackwardPass.propagate
 speedups = load()
-if speedups is not None and events._speedups is not None:
-    install(speedups)
+install()

@@ -1,25 +1,21 @@
-/* The accelerated layer beneath the readable modules (dyngraph/_accelerated.py installs it):
- * the engine's common path (Function.apply and the backward loop, at the end of this file), the
- * event spine's per-event helpers (preview, preview_and_norm, where_from_stack, emit,
- * emit_edge_grad, emit_grad_computed, emit_op_created), and the live view's listener
- * (Collector) and filter (keep_rows).
+/* The accelerated layer beneath the readable modules; dyngraph/_accelerated.py puts each of
+ * these in place of its Python definition (NOTE [speedups] there lists them):
  *
- * The definitions are the Python functions of the same names in dyngraph/events.py; read those.
- * While a widget or a recording listens, these run for every node and every gradient, and in
- * Python they are most of what an attached view costs per op (see NOTE [speedups] there). This
- * file computes the same results without the interpreter's overhead:
+ *   - the engine's common path: Function.apply (function.py) and BackwardPass.propagate
+ *     (autograd.py), at the end of this file, with what they do and do not take;
+ *   - the event spine's per-event helpers, the functions of the same names in events.py:
+ *     preview / preview_and_norm read C-contiguous float32 and float64 numpy arrays directly
+ *     (any other array goes to the Python definition); where_from_stack walks frames as the
+ *     Python one does and shares its caches; emit delivers an event as the Python one does,
+ *     reading and setting the same module globals of events.py (active, _dispatching,
+ *     _dispatch_order) and handing a subscriber that raised to the same events._drop; the
+ *     emit_* functions build their event in place;
+ *   - the live view's listener (Collector) and filter (keep_rows) of dyngraph/jupyter/view.py.
  *
- *   - preview / preview_and_norm read C-contiguous float32 and float64 numpy arrays directly;
- *     any other array (other dtypes, strided views, CuPy) goes to the Python definition.
- *   - where_from_stack walks frames as the Python one does and shares its caches.
- *   - emit delivers an event to the subscribers as the Python one does, reading and setting
- *     the same module globals of events.py (active, _dispatching, _dispatch_order) and
- *     handing a subscriber that raised to the same events._drop.
- *   - Collector appends each event to a list and calls back every n-th event, as the live
- *     view's listener in dyngraph/jupyter/view.py does in Python.
- *
- * tests/test_speedups.py checks that both give the same answers. Building this file is
- * optional: without a C compiler, dyngraph uses the Python definitions.
+ * Read the Python definitions: they are the reference. While a widget or a recording listens,
+ * the spine's helpers run for every node and every gradient; the engine's run for every op.
+ * tests/test_speedups.py and tests/test_accelerated_engine.py check that both give the same
+ * answers. Building this file is optional: without a C compiler, dyngraph uses the Python.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -2031,13 +2027,14 @@ static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
      "configure(preview, preview_and_norm, new_where, is_internal_file, where_cache, "
      "package_dir, getframe, hands_back_cache, hands_back, unnamed): the Python definitions "
-     "and caches (events.py calls it once)."},
+     "and caches (dyngraph/_accelerated.py calls it once)."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef speedups_module = {
     PyModuleDef_HEAD_INIT, "dyngraph._speedups",
-    "The event spine's per-event helpers in C (the definitions are in dyngraph/events.py).", -1,
+    "C beneath the readable modules (the definitions: function.py, autograd.py, events.py, "
+    "jupyter/view.py; dyngraph/_accelerated.py installs them).", -1,
     methods,
 };
 

@@ -510,37 +510,3 @@ def dtype_name(dtype: Any) -> str:
     if name is None:
         name = _dtype_names[dtype] = str(dtype)
     return name
-
-
-# --------------------------------------------------------------------------- speedups
-
-# NOTE [speedups] preview, preview_and_norm, where_from_stack and the emit functions run for
-# every node, gradient and edge while anyone listens, and in Python the first three were a third
-# of what a live widget cost per op (W1V in benchmarks/). The functions above are their definitions;
-# dyngraph/_speedups.c computes the same without the interpreter's overhead (previews of
-# contiguous float32 / float64 numpy arrays; it hands any other array to the definitions
-# above), shares their caches, and reads and sets the same module state as emit.
-# tests/test_speedups.py checks they agree. Building it is optional (setup.py): without a C
-# compiler, or with DYNGRAPH_PURE_PYTHON=1 in the environment, the definitions above are used.
-_py_preview, _py_preview_and_norm = preview, preview_and_norm
-_py_where_from_stack = where_from_stack
-_py_emit, _py_emit_grad_computed, _py_emit_edge_grad = emit, emit_grad_computed, emit_edge_grad
-_py_emit_op_created = emit_op_created
-_speedups: Any = None
-if not os.environ.get("DYNGRAPH_PURE_PYTHON"):
-    try:
-        from . import _speedups
-    except ImportError:  # not built: the Python definitions serve
-        _speedups = None
-if _speedups is not None:
-    _speedups.configure(_py_preview, _py_preview_and_norm, _new_where, _is_internal_file,
-                        _where_cache, _PACKAGE_DIR, sys._getframe, _hands_back_cache,
-                        _hands_back, _unnamed)
-    preview = _speedups.preview  # noqa: F811 - the same function, faster
-    preview_and_norm = _speedups.preview_and_norm  # noqa: F811
-    where_from_stack = _speedups.where_from_stack  # noqa: F811
-    _speedups.configure_emit(globals(), _drop, EdgeGrad, GradComputed, NodeCreated)
-    emit = _speedups.emit  # noqa: F811
-    emit_grad_computed = _speedups.emit_grad_computed  # noqa: F811
-    emit_edge_grad = _speedups.emit_edge_grad  # noqa: F811
-    emit_op_created = _speedups.emit_op_created  # noqa: F811

@@ -57,7 +57,7 @@ def _run_with(engine: str, program: Callable[[], Any]) -> tuple[Any, list, BaseE
     """Run ``program`` with the readable or the accelerated engine, under a subscriber that
     keeps every event. Returns what it returned, the events, and what it raised."""
     if engine == "readable":
-        _accelerated.uninstall()
+        _accelerated.uninstall_engine()
     received: list = []
     dg.manual_seed(0)
     try:
@@ -67,14 +67,14 @@ def _run_with(engine: str, program: Callable[[], Any]) -> tuple[Any, list, BaseE
             except Exception as exc:  # compared below
                 result, error = None, exc
     finally:
-        _accelerated.install(_accelerated.speedups)
+        _accelerated.install_engine()
     return result, received, error
 
 
 def _run_quietly(engine: str, program: Callable[[], Any]) -> tuple[Any, BaseException | None]:
     """The same, with nobody listening (the path the engine takes most)."""
     if engine == "readable":
-        _accelerated.uninstall()
+        _accelerated.uninstall_engine()
     dg.manual_seed(0)
     try:
         try:
@@ -82,7 +82,7 @@ def _run_quietly(engine: str, program: Callable[[], Any]) -> tuple[Any, BaseExce
         except Exception as exc:
             return None, exc
     finally:
-        _accelerated.install(_accelerated.speedups)
+        _accelerated.install_engine()
 
 
 class _Ids:

@@ -278,3 +278,24 @@ def test_known_exceptions_still_exist():
     }
     stale = sorted(KNOWN_JUPYTER_IMPORTS - found)
     assert stale == [], f"fixed, so remove from KNOWN_JUPYTER_IMPORTS: {stale}"
+
+
+# NOTE [speedups]: the C layer is put in place from outside; the modules a learner reads never
+# use it. Only these wire it: the accelerated layer itself and the two package __init__ files.
+WIRES_THE_C_LAYER = {"_accelerated.py", "__init__.py", "jupyter/__init__.py"}
+
+
+@pytest.mark.parametrize(
+    "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_readable_modules_never_import_the_c_layer(path):
+    if str(path.relative_to(PACKAGE)) in WIRES_THE_C_LAYER:
+        return
+    package = _package_of(path)
+    named = [
+        name
+        for node in ast.walk(_tree(path))
+        for name in _imported_names(node, package)
+        if name.split(".")[:2] in (["dyngraph", "_speedups"], ["dyngraph", "_accelerated"])
+    ]
+    assert named == [], f"{path.name} imports {named}: NOTE [speedups] in _accelerated.py"

@@ -1,5 +1,6 @@
 """The C speedups (dyngraph/_speedups.c) give the same answers as their Python definitions in
-dyngraph/events.py (see NOTE [speedups] there), and the fallback to Python works."""
+dyngraph/events.py and dyngraph/jupyter/view.py (NOTE [speedups] in dyngraph/_accelerated.py),
+and the fallback to Python works. (The engine's common path: tests/test_accelerated_engine.py.)"""
 
 from __future__ import annotations
 
@@ -17,10 +18,18 @@ import numpy as np
 import pytest
 
 import dyngraph as dg
-from dyngraph import events
+from dyngraph import _accelerated, events
 
 ROOT = Path(__file__).resolve().parents[1]
-BUILT = events._speedups is not None
+C = _accelerated.speedups  # the compiled module, or None
+BUILT = C is not None
+
+
+def py(name: str):
+    """The Python definition in events.py of what ``C.name`` computes."""
+    return _accelerated.readable(events, name)
+
+
 needs_speedups = pytest.mark.skipif(
     not BUILT, reason="dyngraph._speedups is not built (no C compiler at install time, or "
     "DYNGRAPH_PURE_PYTHON is set): the Python definitions are in use"
@@ -35,20 +44,20 @@ def test_speedups_are_built_where_a_compiler_is():
     if shutil.which("cc") is None or not headers:
         pytest.skip("no C compiler or no Python headers here: nothing to build the speedups")
     assert BUILT, "make venv (pip install -e .) should have built dyngraph/_speedups.c"
-    assert events.preview is events._speedups.preview
-    assert events.preview_and_norm is events._speedups.preview_and_norm
-    assert events.where_from_stack is events._speedups.where_from_stack
-    assert events.emit is events._speedups.emit
-    assert events.emit_edge_grad is events._speedups.emit_edge_grad
-    assert events.emit_grad_computed is events._speedups.emit_grad_computed
-    assert events.emit_op_created is events._speedups.emit_op_created
+    assert events.preview is C.preview
+    assert events.preview_and_norm is C.preview_and_norm
+    assert events.where_from_stack is C.where_from_stack
+    assert events.emit is C.emit
+    assert events.emit_edge_grad is C.emit_edge_grad
+    assert events.emit_grad_computed is C.emit_grad_computed
+    assert events.emit_op_created is C.emit_op_created
 
 
 def test_pure_python_is_used_when_asked():
     code = (
-        "from dyngraph import events\n"
-        "print(events._speedups is None, events.preview is events._py_preview,"
-        " events.where_from_stack is events._py_where_from_stack)"
+        "from dyngraph import _accelerated as a, events as e\n"
+        "print(a.speedups is None, e.preview is a.readable(e, 'preview'),"
+        " e.where_from_stack is a.readable(e, 'where_from_stack'))"
     )
     env = {**os.environ, "DYNGRAPH_PURE_PYTHON": "1", "PYTHONPATH": str(ROOT)}
     result = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
@@ -109,9 +118,9 @@ def _same_number(a: float, b: float) -> bool:
 @pytest.mark.parametrize("name", list(ARRAYS))
 def test_preview_and_norm_match_the_python_definitions(name):
     array = ARRAYS[name]
-    assert _same_values(events._speedups.preview(array), events._py_preview(array))
-    preview, norm = events._speedups.preview_and_norm(array)
-    py_preview, py_norm = events._py_preview_and_norm(array)
+    assert _same_values(C.preview(array), py("preview")(array))
+    preview, norm = C.preview_and_norm(array)
+    py_preview, py_norm = py("preview_and_norm")(array)
     assert _same_values(preview, py_preview)
     assert type(norm) is float
     assert _same_number(norm, py_norm), (norm, py_norm)
@@ -131,8 +140,8 @@ def test_norm_is_the_l2_norm_nan_first_then_inf(name):
 @pytest.mark.parametrize("scale", [1e200, 1e-200])
 def test_norm_neither_overflows_nor_underflows(scale):
     array = np.array([3.0, 4.0]) * scale
-    assert events._speedups.preview_and_norm(array)[1] == pytest.approx(5.0 * scale, rel=1e-12)
-    assert events._speedups.preview_and_norm(array.reshape(1, 2).repeat(30, 0))[1] == (
+    assert C.preview_and_norm(array)[1] == pytest.approx(5.0 * scale, rel=1e-12)
+    assert C.preview_and_norm(array.reshape(1, 2).repeat(30, 0))[1] == (
         pytest.approx(5.0 * scale * math.sqrt(30), rel=1e-12)
     )
 
@@ -142,9 +151,9 @@ def test_previews_of_anything_else_go_to_python():
     """Arrays of other dtypes and layouts, numpy scalars, anything array-like: the Python
     definition answers (and for CuPy arrays the same happens; see the GPU tests)."""
     scalar = np.float32(1.5)
-    assert events._speedups.preview(scalar) == events._py_preview(scalar) == (1.5,)
+    assert C.preview(scalar) == py("preview")(scalar) == (1.5,)
     with pytest.raises(AttributeError):  # the same error as the Python definition gives
-        events._speedups.preview([1.0, 2.0])
+        C.preview([1.0, 2.0])
 
 
 def _where_here(function, depth):
@@ -155,7 +164,7 @@ def _where_here(function, depth):
 @pytest.mark.parametrize("depth", [1, 2])
 def test_where_from_stack_matches_the_python_definition(depth):
     found = []
-    for function in (events._speedups.where_from_stack, events._py_where_from_stack):
+    for function in (C.where_from_stack, py("where_from_stack")):
         found.append(_where_here(function, depth))  # both from this one line
     fast, slow = found
     assert fast == slow
@@ -179,13 +188,13 @@ def test_where_from_stack_skips_dyngraph_frames_and_is_cached():
 
 @needs_speedups
 def test_where_from_stack_outside_any_file_and_at_the_top():
-    namespace = {"where": events._speedups.where_from_stack}
+    namespace = {"where": C.where_from_stack}
     exec(compile("result = where()", "<learner>", "exec"), namespace)
     assert namespace["result"] == events.Where("<learner>", 1, "<module>", None, "result")
     with pytest.raises(ValueError):  # too deep: sys._getframe's error, as in Python
-        events._speedups.where_from_stack(10_000)
+        C.where_from_stack(10_000)
     with pytest.raises(TypeError):
-        events._speedups.where_from_stack(1, True, 3)
+        C.where_from_stack(1, True, 3)
 
 
 def _dispatch_story(emit) -> list:
@@ -243,8 +252,8 @@ def test_emit_matches_the_python_definition():
 
     gc.disable()  # the weakly held subscriber is collected by reference counting alone
     try:
-        fast = _dispatch_story(events._speedups.emit)
-        slow = _dispatch_story(events._py_emit)
+        fast = _dispatch_story(C.emit)
+        slow = _dispatch_story(py("emit"))
     finally:
         gc.enable()
     assert fast == slow
@@ -282,9 +291,10 @@ def _collect_story(make) -> list:
 @needs_speedups
 def test_collector_matches_the_python_definition():
     pytest.importorskip("anywidget", reason="the jupyter extra is not installed")
-    from dyngraph.jupyter.view import collector
+    from dyngraph.jupyter import view
 
-    fast = _collect_story(events._speedups.Collector)
+    collector = _accelerated.readable(view, "collector")
+    fast = _collect_story(C.Collector)
     assert fast == _collect_story(collector)
     ticks = [n for what, n, *_ in fast if what == "tick"]
     assert ticks == [1, 2, 5, 7, 8, 13, 14, 16, 20]  # after events 1, 1+1, 2+3, ...: as told
@@ -315,11 +325,11 @@ def test_emit_edge_grad_matches_the_python_definition(name):
     array = ARRAYS[name]
     delivered = []
     with events.subscribe(delivered.append):
-        events._speedups.emit_edge_grad(7, 3, 1, array, (4, 3))
-        events._py_emit_edge_grad(7, 3, 1, array, (4, 3))
-        events._speedups.emit_edge_grad(8, 2, 0, array, None)
-        events._py_emit_edge_grad(8, 2, 0, array, None)
-    events._speedups.emit_edge_grad(9, 1, 0, array, None)  # nobody listens: nothing
+        C.emit_edge_grad(7, 3, 1, array, (4, 3))
+        py("emit_edge_grad")(7, 3, 1, array, (4, 3))
+        C.emit_edge_grad(8, 2, 0, array, None)
+        py("emit_edge_grad")(8, 2, 0, array, None)
+    C.emit_edge_grad(9, 1, 0, array, None)  # nobody listens: nothing
     assert len(delivered) == 4 and all(type(e) is events.EdgeGrad for e in delivered)
     for fast, slow in (delivered[:2], delivered[2:]):
         assert fast[:3] == slow[:3] and fast.reduced_from == slow.reduced_from
@@ -334,9 +344,9 @@ def test_emit_grad_computed_matches_the_python_definition(name):
     array = ARRAYS[name]
     delivered = []
     with events.subscribe(delivered.append):
-        events._speedups.emit_grad_computed(7, array, True)
-        events._py_emit_grad_computed(7, array, True)
-    events._speedups.emit_grad_computed(9, array, False)  # nobody listens: nothing
+        C.emit_grad_computed(7, array, True)
+        py("emit_grad_computed")(7, array, True)
+    C.emit_grad_computed(9, array, False)  # nobody listens: nothing
     fast, slow = delivered
     assert type(fast) is type(slow) is events.GradComputed
     assert fast.id == slow.id == 7 and fast.accumulated is slow.accumulated is True
@@ -364,11 +374,11 @@ def test_emit_op_created_matches_the_python_definition(name, monkeypatch):
     with events.subscribe(delivered.append):
         for recomputing in (False, True):
             monkeypatch.setattr(events, "recomputing", recomputing)
-            for emit in (events._speedups.emit_op_created, events._py_emit_op_created):
+            for emit in (C.emit_op_created, py("emit_op_created")):
                 emit(7, "Mul", (3, 4), array, "h", ("MLP", "fc1"), where, 96, 1.5e-6)
-            for emit in (events._speedups.emit_op_created, events._py_emit_op_created):
+            for emit in (C.emit_op_created, py("emit_op_created")):
                 emit(8, "Tanh", (7,), _OnAnotherDevice(array), None, (), None, 0, None)
-    events._speedups.emit_op_created(9, "Mul", (), array, None, (), None, 0, None)  # nobody
+    C.emit_op_created(9, "Mul", (), array, None, (), None, 0, None)  # nobody
     assert len(delivered) == 8 and all(type(e) is events.NodeCreated for e in delivered)
     for fast, slow in zip(delivered[::2], delivered[1::2]):
         assert fast._replace(preview=()) == slow._replace(preview=())
@@ -405,7 +415,7 @@ def test_keep_rows_matches_the_python_definition(node_room, room):
     assert {e.kind for e in received} >= {"node_created", "grad_computed", "edge_grad",
                                           "version_bumped", "backward_started"}
     results = []
-    for keep_rows in (events._speedups.keep_rows, view._py_keep_rows):
+    for keep_rows in (C.keep_rows, _accelerated.readable(view, "keep_rows")):
         node_ids, wheres, shared = {999}, {}, []
 
         def share(where, shared=shared):

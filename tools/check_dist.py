@@ -48,7 +48,7 @@ from nbclient import NotebookClient
 notebook = nbformat.read(sys.argv[1], as_version=4)
 notebook.cells.append(nbformat.v4.new_code_cell(
     "import sys, dyngraph, dyngraph.events\\n"
-    "print(sys.executable, dyngraph.__file__, dyngraph.events._speedups is not None)"))
+    "print(sys.executable, dyngraph.__file__, dyngraph._accelerated.speedups is not None)"))
 NotebookClient(notebook, timeout=600, kernel_name="python3",
                resources={"metadata": {"path": sys.argv[2]}}).execute()
 errors = [o for c in notebook.cells for o in c.get("outputs", []) if o.output_type == "error"]
@@ -63,7 +63,7 @@ x = dg.tensor([1.0, 2.0], requires_grad=True)
 (x * x).sum().backward()
 assert x.grad.tolist() == [2.0, 4.0], x.grad
 print("backward ok: d(sum x^2)/dx =", x.grad.tolist(), "at x = [1, 2];",
-      "C helpers:", "built;" if dyngraph.events._speedups is not None else "none (pure Python);",
+      "C helpers:", "built;" if dg._accelerated.speedups is not None else "none (pure Python);",
       "dyngraph from", dg.__file__)
 """
 

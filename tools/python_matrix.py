@@ -127,8 +127,8 @@ def run_tests(run: Run, venv: Path, log, log_path: Path) -> None:
     # What got installed, asked from outside the checkout so that the installed copy answers.
     probe = subprocess.run(
         [python, "-c",
-         "import platform, numpy, dyngraph, dyngraph.events as e;"
-         "print(platform.python_version(), numpy.__version__, e._speedups is not None,"
+         "import platform, numpy, dyngraph, dyngraph._accelerated as a;"
+         "print(platform.python_version(), numpy.__version__, a.speedups is not None,"
          " dyngraph.__file__)"],
         cwd=venv, capture_output=True, text=True,
     )

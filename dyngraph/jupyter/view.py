@@ -9,7 +9,7 @@ draws it - so stepping and scrubbing happen entirely in the page, even while the
 NOTE [kernel-side cost] The view is attached while the learner's code runs, so what it does per
 event is kept to appending the event to a list and counting down to the next read of the clock
 (every event while events come slowly, every ``CLOCK_STRIDE`` while they come fast): that is
-``collector``, done in C by ``dyngraph._speedups.Collector`` where it is built. Everything
+``collector`` (in C where it is built: NOTE [speedups]). Everything
 else happens once per batch: keeping what the budget allows, finding source files not sent yet,
 and packing. A batch is packed every ``BATCH_EVENTS`` events and sent at most ``rate`` times a
 second (and always at the end). Only the packed bytes are kept, and the snapshot is made of
@@ -346,8 +346,7 @@ def _listener(view: GraphView) -> Any:
                 view._pack_batch()
         return stride
 
-    speedups = events._speedups  # NOTE [speedups] in events.py: the same, in C, when built
-    collect = (speedups.Collector if speedups is not None else collector)(batch, tick)
+    collect = collector(batch, tick)
     if view.pace <= 0:
         return collect
 
@@ -406,15 +405,12 @@ def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node
     return kept, node_room, room, dropped_nodes, dropped_events
 
 
-_py_keep_rows = keep_rows
-if events._speedups is not None:  # NOTE [speedups] in events.py: the same, in C
-    keep_rows = events._speedups.keep_rows  # noqa: F811
 
 
 def collector(into: list, tick: Any) -> Any:
     """A subscriber that appends each event to ``into`` and calls ``tick()`` every n-th event,
     n being what tick() returned last (1 at first). The view's listener: its per-event cost is
-    this, the rest happens every few events (dyngraph._speedups.Collector does it in C)."""
+    this, the rest happens every few events."""
     append = into.append
     countdown = 1
 

@@ -6,6 +6,11 @@ for (a one-hot row times the class weight; label smoothing spreads eps / C over 
 probability target is its own row; an ignored sample is all zeros). Then
 ``dL/dlogp = -coef`` and, through the softmax, ``dL/dx = softmax(x) sum_c coef_c - coef``.
 
+An integer target has one nonzero coefficient per sample, at its class, so the sum over classes
+is a gather: ``-w[t] logp[t]``, one entry picked per sample (``class_index``), as a hand-written
+``log_probs[rows, y]`` does. The coefficients are still made, for backward, by writing each
+sample's weight at its class into zeros.
+
 Arguments are checked (shapes, dtypes, class ranges) in ``nn.functional`` before the op runs.
 """
 
@@ -36,26 +41,34 @@ def spread(ctx, gz, class_axis=False):
     return gz / ctx.count if ctx.reduction == "mean" else gz
 
 
-def class_coefficients(xp, shape, dtype, target, weight, ignore_index, label_smoothing):
-    """coef (shaped like the logits, class axis 1) for integer targets, and the weight total
-    that 'mean' divides by: the weights of the targets that are not ignored."""
-    classes = shape[1]
+def class_index(xp, target):
+    """Where each sample's class is in an array shaped like the logits (N, C, d1, ...), class
+    axis 1: ``logp[class_index(xp, t)]`` picks one entry per sample and has the target's shape
+    (N, d1, ...). For a batch of rows it is ``(arange(N), t)``: ``logp[rows, t]``."""
+    samples = [xp.arange(n).reshape((n,) + (1,) * (target.ndim - 1 - axis))  # broadcast along
+               for axis, n in enumerate(target.shape)]  # the target's other axes
+    return (samples[0], target, *samples[1:])
+
+
+def class_targets(xp, shape, dtype, target, weight, ignore_index, label_smoothing):
+    """For integer targets: the index of each sample's class (``class_index``), each sample's
+    weight (``weight[t]``, 1 without class weights, 0 for an ignored target), coef (shaped like
+    the logits, class axis 1) and the weight total that 'mean' divides by: the weights of the
+    targets that are not ignored."""
     valid = target != ignore_index
-    safe = xp.where(valid, target, 0)
-    spread_shape = (1, classes) + (1,) * (len(shape) - 2)
-    onehot = safe.reshape(safe.shape[:1] + (1,) + safe.shape[1:]) == xp.arange(classes).reshape(
-        spread_shape
-    )
-    if weight is None:
-        weight = xp.ones(classes, dtype=dtype)
-    weight_of_target = weight[safe] * valid
-    coef = onehot * weight_of_target.reshape(onehot.shape[:1] + (1,) + onehot.shape[2:])
-    if label_smoothing:
-        everywhere = weight.reshape(spread_shape) * valid.reshape(
+    safe = xp.where(valid, target, 0)  # an ignored target points at class 0, with weight 0
+    index = class_index(xp, safe)
+    weight_of_target = valid.astype(dtype) if weight is None else weight[safe] * valid
+    coef = xp.zeros(shape, dtype=dtype)
+    coef[index] = weight_of_target  # the one-hot rows, weighted: each sample's weight at its class
+    if label_smoothing:  # eps / C of every class's weight, for every sample not ignored
+        classes = shape[1]
+        class_weight = xp.ones(classes, dtype=dtype) if weight is None else weight
+        everywhere = class_weight.reshape((1, classes) + (1,) * (len(shape) - 2)) * valid.reshape(
             valid.shape[:1] + (1,) + valid.shape[1:]
         )
         coef = (1 - label_smoothing) * coef + (label_smoothing / classes) * everywhere
-    return coef, weight_of_target.sum()
+    return index, weight_of_target, coef, weight_of_target.sum()
 
 
 def _log_softmax(xp, x):
@@ -81,19 +94,24 @@ class CrossEntropy(Function):
         logp = _log_softmax(xp, x)
         classes = x.shape[1]
         if target.dtype.kind in "iu":
-            coef, count = class_coefficients(xp, x.shape, x.dtype, target, weight, ignore_index,
-                                             label_smoothing)
+            index, weight_of_target, coef, count = class_targets(
+                xp, x.shape, x.dtype, target, weight, ignore_index, label_smoothing
+            )
             ctx.probability_target = False
+            if label_smoothing:  # every class has a coefficient
+                losses = -(coef * logp).sum(axis=1)
+            else:  # one class per sample: pick its log-probability (a gather)
+                losses = -weight_of_target * logp[index]
         else:  # class probabilities
             smoothed = target * (1 - label_smoothing) + label_smoothing / classes
             row_weight = 1 if weight is None else weight.reshape((1, classes) + (1,) * (x.ndim - 2))
-            coef = smoothed * row_weight
+            coef = (smoothed * row_weight).astype(x.dtype)
             count = x.size // classes
             ctx.probability_target, ctx.row_weight = True, row_weight
             ctx.smoothing = label_smoothing
-        coef = coef.astype(x.dtype)
+            losses = -(coef * logp).sum(axis=1)
         ctx.save_for_backward(x, logp, coef)
-        return reduce_losses(ctx, -(coef * logp).sum(axis=1), reduction, count)
+        return reduce_losses(ctx, losses, reduction, count)
 
     @staticmethod
     def backward(ctx, gz):
@@ -110,15 +128,16 @@ class CrossEntropy(Function):
 
 
 class NLLLoss(Function):
-    """L = -sum_c coef_c x_c = -w[t] x[t] (x: log-probabilities);  dL/dx = -coef"""
+    """L = -sum_c coef_c x_c = -w[t] x[t] (x: log-probabilities, picked by a gather);
+    dL/dx = -coef"""
 
     @staticmethod
     def forward(ctx, x, target, reduction="mean", weight=None, ignore_index=-100):
-        coef, count = class_coefficients(ctx.xp, x.shape, x.dtype, target, weight,
-                                         ignore_index, 0.0)
-        coef = coef.astype(x.dtype)
+        index, weight_of_target, coef, count = class_targets(
+            ctx.xp, x.shape, x.dtype, target, weight, ignore_index, 0.0
+        )
         ctx.save_for_backward(coef)
-        return reduce_losses(ctx, -(coef * x).sum(axis=1), reduction, count)
+        return reduce_losses(ctx, -weight_of_target * x[index], reduction, count)
 
     @staticmethod
     def backward(ctx, gz):

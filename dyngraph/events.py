@@ -10,9 +10,11 @@ NOTE [event rules]
   numbers) and never live arrays, so a subscriber keeps nothing of the graph alive.
 - They are ``NamedTuple`` classes rather than frozen dataclasses: a frozen dataclass sets each
   field through ``object.__setattr__``, several times slower to build, and a node_created is
-  built for every op while someone listens. Hot paths build them with
-  ``new_event(NodeCreated, (...))``, tuple's own constructor, since NamedTuple's ``__new__`` is
-  Python code (the figures: benchmarks/README.md, "Measured choices").
+  built for every op while someone listens. They are built by keyword, one constructor per
+  kind; the per-op ones (``emit_op_created``, ``emit_grad_computed``, ``emit_edge_grad``) also
+  exist in C beneath this module (NOTE [speedups] in _accelerated.py), and dyngraph.torch, a
+  second source, builds its own with ``new_event``, tuple's own constructor, since NamedTuple's
+  ``__new__`` is Python code (the figures: benchmarks/README.md, "Measured choices").
 - Subscribers run synchronously, in subscription order, and are read-only. One that raises is
   warned about once and dropped; the computation goes on unchanged.
 - A subscriber may itself compute with tensors: while events are being dispatched the engine
@@ -39,7 +41,7 @@ from . import backend
 from .handle import RemovableHandle
 
 PREVIEW_SIZE = 6  # how many numbers of a value or gradient an event carries
-new_event = tuple.__new__  # new_event(NodeCreated, (id, op, ...)): see NOTE [event rules]
+new_event = tuple.__new__  # for dyngraph.torch: new_event(NodeCreated, (...)), NOTE [event rules]
 
 # --------------------------------------------------------------------------- event types
 
@@ -228,24 +230,27 @@ def emit_op_created(id: int, op: str, inputs: tuple[int, ...], array: Any, name:
                     elapsed: float | None) -> None:
     """Emit the ``node_created`` of an op's output (``Function.apply`` calls it per op while
     someone listens): its shape, dtype, device and a preview of ``array``, never the array."""
-    emit(new_event(NodeCreated, (
-        id, op, inputs, array.shape, dtype_name(array.dtype), backend.device_of(array), True,
-        False, name, scope, where, preview(array), saved_bytes, recomputing, elapsed,
-    )))
+    emit(NodeCreated(
+        id=id, op=op, inputs=inputs, shape=array.shape, dtype=dtype_name(array.dtype),
+        device=backend.device_of(array), requires_grad=True, is_leaf=False, name=name,
+        scope=scope, where=where, preview=preview(array), saved_bytes=saved_bytes,
+        recomputed=recomputing, elapsed=elapsed,
+    ))
 
 
 def emit_grad_computed(id: int, gradient: Any, accumulated: bool) -> None:
     """Emit the ``grad_computed`` of node ``id`` (the engine calls it per node while someone
     listens): the gradient as a preview and its norm, never the array."""
     values, norm = preview_and_norm(gradient)
-    emit(new_event(GradComputed, (id, values, norm, accumulated)))
+    emit(GradComputed(id=id, preview=values, norm=norm, accumulated=accumulated))
 
 
 def emit_edge_grad(node: int, input: int, position: int, contribution: Any,
                    reduced_from: tuple[int, ...] | None) -> None:
     """Emit the ``edge_grad`` of one edge (the engine calls it per edge while someone listens):
     the contribution as a preview, never the array (NOTE [edge gradients])."""
-    emit(new_event(EdgeGrad, (node, input, position, preview(contribution), reduced_from)))
+    emit(EdgeGrad(node=node, input=input, position=position, preview=preview(contribution),
+                  reduced_from=reduced_from))
 
 
 def _drop(key: int, fn: Any, exc: Exception, stacklevel: int = 3) -> None:

@@ -548,8 +548,11 @@ def announce_graph(tensors: Any) -> None:
                                 False, item.where, (), saved_bytes)
         else:
             device = backend.CPU if item.xp is np else backend.CUDA
-            event = events.NodeCreated(node_id, item.name, inputs, tuple(item.shape), "", device,
-                                       True, False, None, (), item.where, (), saved_bytes)
+            event = events.NodeCreated(
+                id=node_id, op=item.name, inputs=inputs, shape=tuple(item.shape), dtype="",
+                device=device, requires_grad=True, is_leaf=False, name=None, scope=(),
+                where=item.where, preview=(), saved_bytes=saved_bytes,
+            )
         events.emit(event)
 
 
@@ -568,22 +571,14 @@ def _node_event(
     shape = _shape_of(value)
     if shape is None:  # a Python number used as a constant
         return events.NodeCreated(
-            node_id, op, inputs, (), type(value).__name__, "cpu", False, True, name, scope,
-            where, (value,) if isinstance(value, (int, float)) else (),
+            id=node_id, op=op, inputs=inputs, shape=(), dtype=type(value).__name__,
+            device="cpu", requires_grad=False, is_leaf=True, name=name, scope=scope, where=where,
+            preview=(value,) if isinstance(value, (int, float)) else (),
         )
     return events.NodeCreated(
-        node_id,
-        op,
-        inputs,
-        shape,
-        events.dtype_name(value.dtype),
-        backend.device_of(value),
-        requires_grad,
-        is_leaf,
-        name,
-        scope,
-        where,
-        events.preview(value),
-        saved_bytes,
+        id=node_id, op=op, inputs=inputs, shape=shape, dtype=events.dtype_name(value.dtype),
+        device=backend.device_of(value), requires_grad=requires_grad, is_leaf=is_leaf,
+        name=name, scope=scope, where=where, preview=events.preview(value),
+        saved_bytes=saved_bytes,
     )
 

@@ -327,23 +327,26 @@ def sum_to_shape(grad: Any, shape: tuple[int, ...], node: Function, input_grads:
 
     The one place in dyngraph that un-broadcasts. A gradient whose shape is not a broadcast of
     ``shape`` is a bug in the op's backward, reported with the op, the input and both shapes.
+
+    The sums come out in ``shape`` itself, with no reshape after them: the result is a fresh
+    array, not a view, so ``accumulate`` keeps it as a leaf's ``.grad`` without copying it.
     """
-    extra = grad.ndim - len(shape)
-    if extra < 0 or any(
+    extra = grad.ndim - len(shape)  # axes that broadcasting added in front
+    if extra < 0 or (grad.shape[extra:] != shape and any(
         n != 1 and n != m for n, m in zip(shape, grad.shape[extra:])
-    ):
+    )):
         index = next(i for i, g in enumerate(input_grads) if g is grad)
         raise RuntimeError(
             f"Function {node.name} returned an invalid gradient at index {index}: got shape "
             f"{tuple(grad.shape)} but expected shape {tuple(shape)} (or one that broadcasts "
             "from it)"
         )
-    axes = tuple(range(extra)) + tuple(
-        extra + i for i, n in enumerate(shape) if n == 1 and grad.shape[extra + i] != 1
-    )
-    if axes:
-        grad = grad.sum(axis=axes, keepdims=True)
-    return grad.reshape(shape)
+    if extra:  # a bias (C,) added to a batch (N, C): sum over the batch
+        grad = grad.sum(axis=tuple(range(extra)))
+    if grad.shape != shape:  # axes of length 1 that broadcasting stretched: sum back to 1
+        stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+        grad = grad.sum(axis=stretched, keepdims=True)
+    return grad
 
 
 # ---------------------------------------------------------------------------- hooks, events

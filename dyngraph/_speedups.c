@@ -940,6 +940,7 @@ static PyObject *announce_tensor = NULL;   /* function.announce_tensor */
 static PyObject *announce_constant = NULL; /* function._announce_constant */
 static PyObject *remember_saved_helper = NULL; /* function._remember_saved_versions */
 static PyObject *empty_tuple = NULL;
+static PyObject *output_only = NULL; /* (0, _OUTPUT, 0): what forward saved is its output alone */
 static PyObject *in_dtype = NULL, *sum_to_shape = NULL, *raise_wrong_count = NULL;
 static PyObject *str_enabled = NULL, *str_hooks = NULL, *str_inplace_clock = NULL;
 static PyObject *str_timing_enabled = NULL, *str_forward = NULL, *str_backward = NULL;
@@ -950,6 +951,9 @@ static PyObject *str_retain_graph = NULL, *str_create_graph = NULL, *str_freed =
 static PyObject *str_array = NULL, *str_id_attr = NULL, *function_hooks_name = NULL;
 static PyObject *str_scope = NULL, *str_epoch = NULL, *str_is_parameter = NULL;
 static PyObject *str_target = NULL, *str_name_attr = NULL, *str_nbytes = NULL;
+
+/* function._NEEDS_PATTERNS's tuples, by number of inputs and needs as bits (input i: bit i). */
+static PyObject *shared_patterns[MAX_INPUTS + 1][1 << MAX_INPUTS];
 
 /* Slot offsets of Tensor (t_*) and Function (f_*), read from their member descriptors. */
 static Py_ssize_t t_array, t_requires_grad, t_grad_fn, t_grad, t_name, t_id, t_counter,
@@ -1088,6 +1092,11 @@ static int remember_saved_versions(PyObject *ctx, PyObject *saved, PyObject *con
             continue;
         }
         if (array == out) {
+            if (count == 1 && PyTuple_GET_SIZE(output_only) == 3) { /* (0, _OUTPUT, 0), shared */
+                set_slot(ctx, f_sources, output_only);
+                Py_DECREF(sources);
+                goto clock;
+            }
             source = output_marker;
             version = PyLong_FromLong(0);
         }
@@ -1119,16 +1128,19 @@ static int remember_saved_versions(PyObject *ctx, PyObject *saved, PyObject *con
     }
     PyObject *triples = PyList_AsTuple(sources);
     Py_DECREF(sources);
-    PyObject *clock = PyDict_GetItemWithError(tensor_globals, str_inplace_clock); /* borrowed */
-    if (triples == NULL || clock == NULL) {
-        if (clock == NULL && !PyErr_Occurred()) {
-            PyErr_SetString(PyExc_RuntimeError, "tensor.inplace_clock is missing");
-        }
-        Py_XDECREF(triples);
+    if (triples == NULL) {
         return -1;
     }
     set_slot(ctx, f_sources, triples);
     Py_DECREF(triples);
+clock:;
+    PyObject *clock = PyDict_GetItemWithError(tensor_globals, str_inplace_clock); /* borrowed */
+    if (clock == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "tensor.inplace_clock is missing");
+        }
+        return -1;
+    }
     set_slot(ctx, f_clock, clock);
     return 0;
 }
@@ -1264,6 +1276,8 @@ fail:
     return -1;
 }
 
+static int has_shape(PyObject *array, PyObject *shape);
+
 /* Function.apply(cls, *args, **options), installed as a classmethod. */
 static PyObject *engine_apply(PyObject *module, PyObject *const *args, size_t nargsf,
                               PyObject *kwnames)
@@ -1336,17 +1350,29 @@ static PyObject *engine_apply(PyObject *module, PyObject *const *args, size_t na
         return NULL;
     }
     PyObject *parent_tuple = PyTuple_New(n);
-    PyObject *needs_tuple = PyTuple_New(n);
-    if (parent_tuple == NULL || needs_tuple == NULL) {
+    PyObject *needs_tuple = NULL;
+    if (parent_tuple == NULL) {
         goto fail_tuples;
     }
+    int pattern = 0; /* the needs as bits: the shared tuple of function._shared_pattern */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyTuple_SET_ITEM(parent_tuple, i, Py_NewRef(parents[i]));
-        PyTuple_SET_ITEM(needs_tuple, i, Py_NewRef(needs[i] ? Py_True : Py_False));
+        pattern |= needs[i] << i;
     }
-    PyObject *shared = PyDict_SetDefault(needs_patterns, needs_tuple, needs_tuple); /* borrowed */
+    PyObject *shared = shared_patterns[n][pattern]; /* borrowed */
     if (shared == NULL) {
-        goto fail_tuples;
+        needs_tuple = PyTuple_New(n);
+        if (needs_tuple == NULL) {
+            goto fail_tuples;
+        }
+        for (Py_ssize_t i = 0; i < n; i++) {
+            PyTuple_SET_ITEM(needs_tuple, i, Py_NewRef(needs[i] ? Py_True : Py_False));
+        }
+        shared = PyDict_SetDefault(needs_patterns, needs_tuple, needs_tuple); /* borrowed */
+        if (shared == NULL) {
+            goto fail_tuples;
+        }
+        shared_patterns[n][pattern] = Py_NewRef(shared);
     }
     set_slot(ctx, f_xp, numpy_module);
     set_slot(ctx, f_parents, parent_tuple);
@@ -1420,7 +1446,24 @@ static PyObject *engine_apply(PyObject *module, PyObject *const *args, size_t na
     }
 
     PyObject *id = PyObject_CallNoArgs(new_node_id);
-    PyObject *shape = PyObject_GetAttr(out, str_shape);
+    PyObject *shape = NULL; /* an input node's shape tuple when equal (elementwise ops): no new one */
+    for (Py_ssize_t i = 0; i < n && shape == NULL && Py_TYPE(out) == &PyArray_Type; i++) {
+        PyObject *parent = parents[i];
+        if (parent != Py_None && Py_TYPE(parent) != tensor_type &&
+            PyObject_TypeCheck(parent, function_type)) {
+            PyObject *parent_shape = SLOT(parent, f_shape);
+            int same = parent_shape == NULL ? 0 : has_shape(out, parent_shape);
+            if (same < 0) {
+                PyErr_Clear();
+            }
+            else if (same) {
+                shape = Py_NewRef(parent_shape);
+            }
+        }
+    }
+    if (shape == NULL) {
+        shape = PyObject_GetAttr(out, str_shape);
+    }
     if (id == NULL || shape == NULL) {
         Py_XDECREF(id);
         Py_XDECREF(shape);
@@ -1975,6 +2018,10 @@ static PyObject *configure_engine(PyObject *module, PyObject *parts)
         if (empty_tuple == NULL) {
             return NULL;
         }
+    }
+    Py_XSETREF(output_only, Py_BuildValue("(iOi)", 0, values[12], 0)); /* values[12]: _OUTPUT */
+    if (output_only == NULL) {
+        return NULL;
     }
     for (int i = 0; names[i] != NULL; i++) {
         Py_XSETREF(*targets[i], Py_NewRef(values[i]));

@@ -140,6 +140,37 @@ def test_ignore_index_is_not_out_of_range():
     assert np.all(logits.grad.numpy()[1] == 0)  # the ignored sample gets no gradient
 
 
+def test_a_class_masked_with_minus_infinity_gives_a_finite_loss(torch):
+    """Integer targets pick their log-probability (a gather), as PyTorch does: a logit of -inf
+    in another class (a mask) contributes nothing, where a sum over one-hot coefficients would
+    give 0 * -inf = nan."""
+    logits = np.array([[0.5, -np.inf, 1.0], [2.0, 0.0, -np.inf]], dtype=np.float32)
+    target = np.array([2, 0])
+    for loss_fn in (F.cross_entropy, lambda x, t: F.nll_loss(F.log_softmax(x, dim=1), t)):
+        x = dg.tensor(logits, requires_grad=True)
+        loss = loss_fn(x, target)
+        loss.backward()
+        x_t = torch.tensor(logits, requires_grad=True)
+        expected = torch.nn.functional.cross_entropy(x_t, torch.from_numpy(target))
+        expected.backward()
+        assert np.isfinite(loss.item())
+        np.testing.assert_allclose(loss.item(), expected.item(), rtol=1e-6)
+        np.testing.assert_allclose(x.grad.numpy(), x_t.grad.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("target_shape", [(4,), (2, 3), (2, 3, 2)])
+def test_class_index_picks_each_samples_class(target_shape):
+    from dyngraph.ops.nn import class_index
+
+    rng = np.random.default_rng(0)
+    target = rng.integers(0, 5, size=target_shape)
+    logp = rng.standard_normal(target_shape[:1] + (5,) + target_shape[1:])
+    picked = logp[class_index(np, target)]
+    expected = np.take_along_axis(logp, np.expand_dims(target, 1), axis=1).squeeze(1)
+    assert picked.shape == target.shape
+    np.testing.assert_array_equal(picked, expected)
+
+
 def test_class_target_shape_mismatch_is_explained():
     logits = dg.tensor(np.zeros((3, 4)), requires_grad=True)
     with pytest.raises(ValueError, match=r"Expected input batch_size \(3\) to match target "

@@ -44,7 +44,9 @@ def spread(ctx, gz, class_axis=False):
 def class_index(xp, target):
     """Where each sample's class is in an array shaped like the logits (N, C, d1, ...), class
     axis 1: ``logp[class_index(xp, t)]`` picks one entry per sample and has the target's shape
-    (N, d1, ...). For a batch of rows it is ``(arange(N), t)``: ``logp[rows, t]``."""
+    (N, d1, ...)."""
+    if target.ndim == 1:  # a batch of rows: logp[rows, t]
+        return xp.arange(target.shape[0]), target
     samples = [xp.arange(n).reshape((n,) + (1,) * (target.ndim - 1 - axis))  # broadcast along
                for axis, n in enumerate(target.shape)]  # the target's other axes
     return (samples[0], target, *samples[1:])

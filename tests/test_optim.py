@@ -274,3 +274,48 @@ def test_optimizer_works_on_every_backend(backend):
     opt.step()
     assert p.device == backend.device
     np.testing.assert_allclose(p.detach().numpy(), [0.9, -1.9], rtol=1e-5)
+
+
+# ---------------------------------------------------------------------------- bit for bit
+
+
+def _one_line_steps(name, settings, params, grads):
+    """The update rules as one expression per state, in numpy: dyngraph's steps (in place, SGD's
+    without the (1 - 0) * g of no dampening) must give the same numbers, bit for bit."""
+    lr = settings["lr"]
+    state = [{} for _ in params]
+    for t, step_grads in enumerate(grads, start=1):
+        for i, g in enumerate(step_grads):
+            p, s = params[i], state[i]
+            if name == "SGD":
+                s["buf"] = g.copy() if t == 1 else settings["momentum"] * s["buf"] + g
+                params[i] = p - lr * s["buf"]
+            elif name == "Adam":
+                beta1, beta2 = 0.9, 0.999
+                s["m"] = beta1 * s.get("m", 0 * p) + (1.0 - beta1) * g
+                s["v"] = beta2 * s.get("v", 0 * p) + (1.0 - beta2) * (g * g)
+                denominator = np.sqrt(s["v"]) / math.sqrt(1.0 - beta2**t) + 1e-8
+                params[i] = p - lr / (1.0 - beta1**t) * (s["m"] / denominator)
+            else:  # RMSprop
+                s["v"] = 0.99 * s.get("v", 0 * p) + (1.0 - 0.99) * (g * g)
+                params[i] = p - lr * (g / (np.sqrt(s["v"]) + 1e-8))
+    return params
+
+
+@pytest.mark.parametrize(("name", "settings"), [("SGD", {"lr": 0.1, "momentum": 0.9}),
+                                                ("Adam", {"lr": 0.01}), ("RMSprop", {"lr": 0.01})])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_steps_give_the_one_line_formulas_bit_for_bit(name, settings, dtype):
+    rng = np.random.default_rng(0)
+    start = [rng.standard_normal(shape).astype(dtype) for shape in [(4, 3), (3,)]]
+    grads = [[rng.standard_normal(a.shape).astype(dtype) for a in start] for _ in range(STEPS)]
+    params = [nn.Parameter(dg.tensor(a.copy())) for a in start]
+    opt = getattr(dg.optim, name)(params, **settings)
+    for step_grads in grads:
+        for p, g in zip(params, step_grads):
+            p.grad = dg.tensor(g)
+        opt.step()
+    expected = _one_line_steps(name, settings, [a.copy() for a in start], grads)
+    for p, e in zip(params, expected):
+        assert p.dtype == dtype
+        np.testing.assert_array_equal(p.detach().numpy(), e)

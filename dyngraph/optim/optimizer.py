@@ -160,7 +160,10 @@ class SGD(Optimizer):
                 else:
                     buf = state["momentum_buffer"]
                     buf *= momentum
-                    buf += (1.0 - group["dampening"]) * g
+                    if group["dampening"] != 0.0:
+                        buf += (1.0 - group["dampening"]) * g
+                    else:  # (1 - 0) * g is g: one pass over the gradient fewer
+                        buf += g
                 buf = state["momentum_buffer"]
                 g = g + momentum * buf if group["nesterov"] else buf
             p -= group["lr"] * g

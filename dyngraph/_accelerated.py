@@ -116,6 +116,7 @@ def install_engine() -> None:
         "sum_to_shape": autograd.sum_to_shape,
         "raise_wrong_count": autograd._raise_wrong_count,
         "hooks_name": "function_hooks",  # a FunctionHook is installed: the readable apply
+        "SavedSource": function.SavedSource,
     })
     function.Function.apply = classmethod(speedups.apply)
     propagate = speedups.propagate

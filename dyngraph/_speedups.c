@@ -940,7 +940,8 @@ static PyObject *announce_tensor = NULL;   /* function.announce_tensor */
 static PyObject *announce_constant = NULL; /* function._announce_constant */
 static PyObject *remember_saved_helper = NULL; /* function._remember_saved_versions */
 static PyObject *empty_tuple = NULL;
-static PyObject *output_only = NULL; /* (0, _OUTPUT, 0): what forward saved is its output alone */
+static PyTypeObject *saved_source_type = NULL; /* function.SavedSource */
+static PyObject *output_only = NULL; /* (SavedSource(0, _OUTPUT, 0),): forward saved its output */
 static PyObject *in_dtype = NULL, *sum_to_shape = NULL, *raise_wrong_count = NULL;
 static PyObject *str_enabled = NULL, *str_hooks = NULL, *str_inplace_clock = NULL;
 static PyObject *str_timing_enabled = NULL, *str_forward = NULL, *str_backward = NULL;
@@ -1081,6 +1082,10 @@ static int remember_saved_versions(PyObject *ctx, PyObject *saved, PyObject *con
                                    PyObject *const *inputs, Py_ssize_t n, PyObject *out)
 {
     Py_ssize_t count = PyTuple_GET_SIZE(saved);
+    if (count == 1 && PyTuple_GET_ITEM(saved, 0) == out) { /* the output alone: one shared */
+        set_slot(ctx, f_sources, output_only);
+        goto clock;
+    }
     PyObject *sources = PyList_New(0);
     if (sources == NULL) {
         return -1;
@@ -1092,11 +1097,6 @@ static int remember_saved_versions(PyObject *ctx, PyObject *saved, PyObject *con
             continue;
         }
         if (array == out) {
-            if (count == 1 && PyTuple_GET_SIZE(output_only) == 3) { /* (0, _OUTPUT, 0), shared */
-                set_slot(ctx, f_sources, output_only);
-                Py_DECREF(sources);
-                goto clock;
-            }
             source = output_marker;
             version = PyLong_FromLong(0);
         }
@@ -1116,23 +1116,33 @@ static int remember_saved_versions(PyObject *ctx, PyObject *saved, PyObject *con
             }
         }
         PyObject *position_number = PyLong_FromSsize_t(position);
-        if (version == NULL || position_number == NULL || PyList_Append(sources, position_number) < 0 ||
-            PyList_Append(sources, source) < 0 || PyList_Append(sources, version) < 0) {
+        PyObject *record = NULL; /* SavedSource(position, tensor, version) */
+        if (version != NULL && position_number != NULL) {
+            record = saved_source_type->tp_alloc(saved_source_type, 3);
+        }
+        if (record == NULL) {
             Py_XDECREF(version);
             Py_XDECREF(position_number);
             Py_DECREF(sources);
             return -1;
         }
-        Py_DECREF(version);
-        Py_DECREF(position_number);
+        PyTuple_SET_ITEM(record, 0, position_number);
+        PyTuple_SET_ITEM(record, 1, Py_NewRef(source));
+        PyTuple_SET_ITEM(record, 2, version);
+        int appended = PyList_Append(sources, record);
+        Py_DECREF(record);
+        if (appended < 0) {
+            Py_DECREF(sources);
+            return -1;
+        }
     }
-    PyObject *triples = PyList_AsTuple(sources);
+    PyObject *records = PyList_AsTuple(sources);
     Py_DECREF(sources);
-    if (triples == NULL) {
+    if (records == NULL) {
         return -1;
     }
-    set_slot(ctx, f_sources, triples);
-    Py_DECREF(triples);
+    set_slot(ctx, f_sources, records);
+    Py_DECREF(records);
 clock:;
     PyObject *clock = PyDict_GetItemWithError(tensor_globals, str_inplace_clock); /* borrowed */
     if (clock == NULL) {
@@ -1944,14 +1954,14 @@ static PyObject *configure_engine(PyObject *module, PyObject *parts)
         "needs_patterns", "output_marker", "explain_failure", "as_output_array",
         "promote_like_torch", "announce_tensor", "announce_constant",
         "remember_saved_versions", "in_dtype",
-        "sum_to_shape", "raise_wrong_count", "hooks_name", NULL};
+        "sum_to_shape", "raise_wrong_count", "hooks_name", "SavedSource", NULL};
     PyObject **targets[] = {
         (PyObject **)&tensor_type, (PyObject **)&function_type, &numpy_module, &float64_dtype,
         &readable_apply, &readable_propagate, &function_globals, &tensor_globals,
         &grad_mode_globals, &anomaly_globals, &new_node_id, &needs_patterns, &output_marker,
         &explain_failure, &as_output_array, &promote_like_torch,
-        &announce_tensor, &announce_constant, &remember_saved_helper, &in_dtype, &sum_to_shape, &raise_wrong_count,
-        &function_hooks_name};
+        &announce_tensor, &announce_constant, &remember_saved_helper, &in_dtype, &sum_to_shape,
+        &raise_wrong_count, &function_hooks_name, (PyObject **)&saved_source_type};
     if (events_globals == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "call configure_emit() before configure_engine()");
         return NULL;
@@ -1968,8 +1978,10 @@ static PyObject *configure_engine(PyObject *module, PyObject *parts)
             return NULL;
         }
     }
-    if (!PyType_Check(values[0]) || !PyType_Check(values[1])) {
-        PyErr_SetString(PyExc_TypeError, "configure_engine: Tensor and Function must be classes");
+    if (!PyType_Check(values[0]) || !PyType_Check(values[1]) || !PyType_Check(values[23]) ||
+        !PyType_IsSubtype((PyTypeObject *)values[23], &PyTuple_Type)) {
+        PyErr_SetString(PyExc_TypeError, "configure_engine: Tensor and Function must be classes, "
+                                         "SavedSource a NamedTuple");
         return NULL;
     }
     PyTypeObject *tensor = (PyTypeObject *)values[0], *function = (PyTypeObject *)values[1];
@@ -2019,7 +2031,9 @@ static PyObject *configure_engine(PyObject *module, PyObject *parts)
             return NULL;
         }
     }
-    Py_XSETREF(output_only, Py_BuildValue("(iOi)", 0, values[12], 0)); /* values[12]: _OUTPUT */
+    PyObject *only = PyObject_CallFunction(values[23], "iOi", 0, values[12], 0); /* _OUTPUT */
+    Py_XSETREF(output_only, only == NULL ? NULL : PyTuple_Pack(1, only));
+    Py_XDECREF(only);
     if (output_only == NULL) {
         return NULL;
     }

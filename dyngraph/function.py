@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -66,7 +66,7 @@ class Function:
         "dtype",  # the dtype of the output tensor (its gradient's, NOTE [gradient dtype])
         "needs_input_grad",  # per positional input: does backward need its gradient?
         "saved_arrays",  # what forward saved; None once backward released it
-        "_saved_sources",  # (position, input Tensor or _OUTPUT, its version) per tracked array
+        "_saved_sources",  # a SavedSource per saved array that an in-place op could change
         "_inplace_clock",  # tensor.inplace_clock when forward saved them
         "__dict__",  # rarer state: hooks, options ops keep on ctx (axis, key, ...)
         "__weakref__",
@@ -193,23 +193,21 @@ class Function:
         recorded out of place, Tensor._become): the output is at that counter's version."""
         self.output_counter = counter
         if self.saved_arrays:
-            sources = list(self._saved_sources)
-            for k in range(1, len(sources), 3):
-                if sources[k] is _OUTPUT:
-                    sources[k + 1] = counter.value
-            self._saved_sources = tuple(sources)
+            self._saved_sources = tuple(
+                source._replace(version=counter.value) if source.tensor is _OUTPUT else source
+                for source in self._saved_sources
+            )
 
     def _check_saved_versions(self) -> None:
-        sources = self._saved_sources
-        for k in range(0, len(sources), 3):
-            source, version = sources[k + 1], sources[k + 2]
-            is_output = source is _OUTPUT
+        for source in self._saved_sources:
+            is_output = source.tensor is _OUTPUT
             if is_output:
                 now = 0 if self.output_counter is None else self.output_counter.value
             else:
-                now = source.version
+                now = source.tensor.version
+            version = source.version
             if now != version:
-                what = "its output" if is_output else f"an input of shape {source.shape}"
+                what = "its output" if is_output else f"an input of shape {source.tensor.shape}"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: {what} saved by {self.name} is at version {now}; "
@@ -304,23 +302,31 @@ function_hooks: tuple[FunctionHook, ...] = ()
 _OUTPUT = "output"  # marks a saved array that is the op's own output
 
 
+class SavedSource(NamedTuple):
+    """A saved array that a later in-place op could change: whose array it is, and that
+    tensor's version when forward saved it."""
+
+    position: int  # its index in saved_arrays
+    tensor: Any  # the input Tensor it is the array of, or _OUTPUT (the node must not hold that)
+    version: int
+
+
 def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any) -> None:
     """For each saved array that is an input Tensor's (or the output), remember which and that
-    tensor's version now, so that backward can detect a later in-place change: a flat tuple of
-    (position in saved_arrays, Tensor or _OUTPUT, version) triples. (Arrays made inside forward
-    cannot be changed by anyone else. The node must not hold its output tensor, so the output's
-    counter lives on the node: NOTE [version counters] in tensor.py.)"""
+    tensor's version now, so that backward can detect a later in-place change. (Arrays made
+    inside forward cannot be changed by anyone else. The node must not hold its output tensor,
+    so the output's counter lives on the node: NOTE [version counters] in tensor.py.)"""
     sources = []
     for position, saved in enumerate(ctx.saved_arrays):
         if saved is None:
             continue
         if saved is out:
-            sources += (position, _OUTPUT, 0)
+            sources.append(SavedSource(position, _OUTPUT, 0))
             continue
         for arg, array in zip(args, arrays):
             if array is saved and arg is not array:  # it came from this input Tensor
                 counter = arg._counter
-                sources += (position, arg, 0 if counter is None else counter.value)
+                sources.append(SavedSource(position, arg, 0 if counter is None else counter.value))
                 break
     ctx._saved_sources = tuple(sources)
     ctx._inplace_clock = tensor_module.inplace_clock
@@ -329,8 +335,7 @@ def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any)
 def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
     """create_graph=True: saved arrays as Tensors connected to the graph, so that the backward
     formulas (written with operators and ``ctx.xp``) are themselves recorded."""
-    sources = ctx._saved_sources
-    origin = {sources[k]: sources[k + 1] for k in range(0, len(sources), 3)}
+    origin = {source.position: source.tensor for source in ctx._saved_sources}
     result = []
     for position, array in enumerate(arrays):
         source = origin.get(position)

@@ -157,8 +157,10 @@ def _saved_sources(node: Function) -> Any:
         sources = node._saved_sources
     except AttributeError:
         return "unset"
-    return tuple(s if isinstance(s, (int, str)) else ("tensor", id(s)) for s in sources[::3]) + (
-        tuple(sources[2::3]),
+    return tuple(
+        (type(s).__name__, s.position,
+         s.tensor if isinstance(s.tensor, str) else ("tensor", tuple(s.tensor.shape)), s.version)
+        for s in sources
     )
 
 

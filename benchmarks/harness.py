@@ -71,15 +71,19 @@ def interleaved_median_seconds(
 
     The functions are timed in turn (one call of each, then again), so slow drift in the
     machine (another process, CPU clock changes) affects all of them alike and their ratios
-    stay meaningful.
+    stay meaningful. The order rotates every round, so each function follows each of the
+    others equally often: what one leaves in the CPU's caches is not charged to the same
+    neighbour every time (torch's W2 step evicts numpy's code and data, and whichever runs
+    next pays to bring them back: 0.1x of W2 when dyngraph always came right after torch).
     """
     for _ in range(warmup):
         for fn in fns:
             fn()
     times: list[list[float]] = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, fn_times in zip(fns, times, strict=True):
-            fn_times.append(time_once(fn))
+    for round_number in range(repeat):
+        for k in range(len(fns)):
+            i = (round_number + k) % len(fns)
+            times[i].append(time_once(fns[i]))
     return [statistics.median(fn_times) for fn_times in times]
 
 

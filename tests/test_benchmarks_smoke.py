@@ -255,7 +255,9 @@ class FakeClock:
         return fn
 
 
-def test_interleaved_median_is_the_median_of_each_workload_timed_in_turn(monkeypatch) -> None:
+def test_interleaved_median_is_the_median_of_each_workload_timed_in_rotating_turn(
+    monkeypatch,
+) -> None:
     clock = FakeClock()
     monkeypatch.setattr(harness, "clock", clock)
     calls: list[str] = []
@@ -264,7 +266,8 @@ def test_interleaved_median_is_the_median_of_each_workload_timed_in_turn(monkeyp
     b = clock.workload([100.0, 10.0, 50.0, 20.0], calls, "b")
     c = clock.workload([100.0, 0.5, 0.5, 9.0], calls, "c")
     assert harness.interleaved_median_seconds([a, b, c], repeat=3, warmup=1) == [2.0, 20.0, 0.5]
-    assert calls == ["a", "b", "c"] * 4  # in turn, warm-up included
+    # warm-up in order, then in turn, the order rotating each round: each follows each other
+    assert calls == ["a", "b", "c"] + ["a", "b", "c"] + ["b", "c", "a"] + ["c", "a", "b"]
 
     calls.clear()
     d = clock.workload([7.0, 4.0, 6.0, 5.0, 100.0], calls, "d")

@@ -11,10 +11,10 @@ thing without the interpreter, and this module puts the C versions in their plac
 ``install_view`` when the widget is first imported.
 
 ==========================================  =====================================================
-``function.Function.apply``                 the common case (Tensors of numpy arrays and
-                                            numbers, no function hook, no anomaly mode, no op
-                                            timing); any other call goes to the readable apply
-                                            before anything has run
+``function.Function.apply``                 the common case (Tensors of numpy arrays, numpy
+                                            arrays and numbers; no function hook, no anomaly
+                                            mode, no op timing); any other call goes to the
+                                            readable apply before anything has run
 ``autograd.BackwardPass.propagate``         the loop, without create_graph, autograd.grad's
                                             capture or anomaly mode; otherwise the readable loop
 ``events.preview``, ``preview_and_norm``    contiguous float32 / float64 numpy arrays; any other

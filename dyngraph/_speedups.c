@@ -899,8 +899,8 @@ static PyObject *configure_emit(PyObject *module, PyObject *args)
  * common case, in C. Read those: they are the definitions, and every case this code does not
  * take goes to them unchanged.
  *
- * apply takes an op whose inputs are Tensors holding numpy arrays and Python numbers, while no
- * function hook is installed and anomaly mode is off; anything else (constant arrays, CuPy,
+ * apply takes an op whose inputs are Tensors holding numpy arrays, numpy arrays and Python
+ * numbers, while no function hook is installed and anomaly mode is off; anything else (CuPy,
  * numpy scalars, more than MAX_INPUTS inputs) is handed to the readable apply before anything
  * has run. Its rare turns (forward raised, forward returned a non-array or float64, the op
  * saved an input) call the same helpers of function.py as the readable apply does, and while
@@ -1335,12 +1335,16 @@ static PyObject *engine_apply(PyObject *module, PyObject *const *args, size_t na
             parents[i] = !needs[i] ? Py_None : grad_fn != Py_None ? grad_fn : arg;
             requires_grad |= needs[i];
         }
-        else if (PyFloat_CheckExact(arg) || PyLong_CheckExact(arg) || PyBool_Check(arg)) {
-            stack[1 + i] = arg; /* a Python number */
+        else if (PyFloat_CheckExact(arg) || PyLong_CheckExact(arg) || PyBool_Check(arg) ||
+                 Py_TYPE(arg) == &PyArray_Type) {
+            stack[1 + i] = arg; /* a Python number, or a constant numpy array */
             needs[i] = 0;
             parents[i] = Py_None;
+            if (Py_TYPE(arg) == &PyArray_Type) {
+                array_type = &PyArray_Type;
+            }
         }
-        else { /* a constant array, a numpy scalar, anything else: the readable apply */
+        else { /* a numpy scalar, a CuPy array, anything else: the readable apply */
             return PyObject_Vectorcall(readable_apply, args, nargs, kwnames);
         }
     }

@@ -22,6 +22,7 @@ thing without the interpreter, and this module puts the C versions in their plac
 ``events.where_from_stack``                 the same walk over the frames, sharing its caches
 ``events.emit`` and ``emit_*``              the same dispatch, reading and setting the same
                                             module state of events.py
+``trace.replay_steps``                      the loop of a traced graph's fast replay
 ``view.collector``, ``view.keep_rows``      the live view's listener and filter
 ==========================================  =====================================================
 
@@ -44,8 +45,10 @@ import numpy as np
 
 from . import anomaly, autograd, events, function, grad_mode
 from .tensor import Tensor, new_node_id
+from .trace import StaticGraph
 
-tensor_module = sys.modules[Tensor.__module__]  # (dg.tensor is the factory function)
+# (dg.tensor and dg.trace are functions: the modules, by name)
+tensor_module, trace_module = sys.modules[Tensor.__module__], sys.modules[StaticGraph.__module__]
 
 READABLE: dict[str, Any] = {}  # "module.name" -> the readable definition a C version replaced
 
@@ -86,6 +89,7 @@ def install() -> None:
                  "emit_edge_grad", "emit_op_created"):
         _put(events, name, getattr(speedups, name))
     install_engine()
+    _put(trace_module, "replay_steps", speedups.replay_steps)
 
 
 def install_engine() -> None:

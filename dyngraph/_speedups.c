@@ -952,6 +952,7 @@ static PyObject *str_retain_graph = NULL, *str_create_graph = NULL, *str_freed =
 static PyObject *str_array = NULL, *str_id_attr = NULL, *function_hooks_name = NULL;
 static PyObject *str_scope = NULL, *str_epoch = NULL, *str_is_parameter = NULL;
 static PyObject *str_target = NULL, *str_name_attr = NULL, *str_nbytes = NULL;
+static PyObject *str_xp = NULL, *str_asarray = NULL;
 
 /* function._NEEDS_PATTERNS's tuples, by number of inputs and needs as bits (input i: bit i). */
 static PyObject *shared_patterns[MAX_INPUTS + 1][1 << MAX_INPUTS];
@@ -1934,6 +1935,78 @@ done:
     return result;
 }
 
+/* trace.replay_steps(plan, values, array_type): the loop of a traced graph's fast replay. Each
+   step is (call, ctx, getter, out_slot): call(ctx, *getter(values)) goes into values[out_slot],
+   made an array of ``array_type`` by the first ctx's xp.asarray when forward returned a number. */
+static PyObject *replay_steps(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "replay_steps(plan: list, values: list, array_type)");
+        return NULL;
+    }
+    PyObject *plan = args[0], *values = args[1], *array_type = args[2];
+    PyObject *xp = NULL;
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(plan); k++) {
+        PyObject *step = PyList_GET_ITEM(plan, k);
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a replay step is (call, ctx, getter, out_slot)");
+            goto fail;
+        }
+        PyObject *call = PyTuple_GET_ITEM(step, 0), *ctx = PyTuple_GET_ITEM(step, 1);
+        PyObject *arguments = PyObject_CallOneArg(PyTuple_GET_ITEM(step, 2), values);
+        if (arguments == NULL) {
+            goto fail;
+        }
+        PyObject *sequence = PySequence_Fast(arguments, "a step's arguments are a sequence");
+        Py_DECREF(arguments);
+        if (sequence == NULL) {
+            goto fail;
+        }
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
+        PyObject *small[1 + MAX_INPUTS];
+        PyObject **stack = n < MAX_INPUTS ? small : PyMem_New(PyObject *, 1 + n);
+        if (stack == NULL) {
+            Py_DECREF(sequence);
+            PyErr_NoMemory();
+            goto fail;
+        }
+        stack[0] = ctx;
+        for (Py_ssize_t i = 0; i < n; i++) {
+            stack[1 + i] = PySequence_Fast_GET_ITEM(sequence, i);
+        }
+        PyObject *out = PyObject_Vectorcall(call, stack, 1 + n, NULL);
+        if (stack != small) {
+            PyMem_Free(stack);
+        }
+        Py_DECREF(sequence);
+        if (out == NULL) {
+            goto fail;
+        }
+        if ((PyObject *)Py_TYPE(out) != array_type) { /* numpy returns scalars for 0-d results */
+            if (xp == NULL) {
+                xp = PyObject_GetAttr(PyTuple_GET_ITEM(PyList_GET_ITEM(plan, 0), 1), str_xp);
+            }
+            Py_SETREF(out, xp == NULL ? NULL : PyObject_CallMethodOneArg(xp, str_asarray, out));
+            if (out == NULL) {
+                goto fail;
+            }
+        }
+        Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 3));
+        if (slot == -1 && PyErr_Occurred()) {
+            Py_DECREF(out);
+            goto fail;
+        }
+        if (PyList_SetItem(values, slot, out) < 0) { /* steals out */
+            goto fail;
+        }
+    }
+    Py_XDECREF(xp);
+    Py_RETURN_NONE;
+fail:
+    Py_XDECREF(xp);
+    return NULL;
+}
+
 /* The offset of a __slots__ member of ``type``, or -1 with an error. */
 static Py_ssize_t slot_offset(PyTypeObject *type, const char *name)
 {
@@ -2017,14 +2090,14 @@ static PyObject *configure_engine(PyObject *module, PyObject *parts)
                                 &str_grads, &str_fanned_in, &str_wanted, &str_retain_graph,
                                 &str_create_graph, &str_freed, &str_array, &str_id_attr,
                                 &str_scope, &str_epoch, &str_is_parameter, &str_target,
-                                &str_name_attr, &str_nbytes};
+                                &str_name_attr, &str_nbytes, &str_xp, &str_asarray};
         const char *texts[] = {"enabled", "hooks", "inplace_clock", "timing_enabled", "forward",
                                "backward", "sets_dtype", "value", "retained", "__module__",
                                "dyngraph.", "observe", "grads", "fanned_in", "wanted",
                                "retain_graph", "create_graph", "freed", "array", "id",
                                "_scope", "epoch", "is_parameter", "target", "__name__",
-                               "nbytes"};
-        for (int i = 0; i < 26; i++) {
+                               "nbytes", "xp", "asarray"};
+        for (int i = 0; i < 28; i++) {
             *strings[i] = PyUnicode_InternFromString(texts[i]);
             if (*strings[i] == NULL) {
                 return NULL;
@@ -2083,6 +2156,8 @@ static PyMethodDef methods[] = {
     {"apply", (PyCFunction)(void (*)(void))engine_apply, METH_FASTCALL | METH_KEYWORDS,
      "Function.apply(cls, *args, **options), in C (installed as a classmethod)."},
     {"propagate", engine_propagate, METH_O, "BackwardPass.propagate(self), in C."},
+    {"replay_steps", (PyCFunction)(void (*)(void))replay_steps, METH_FASTCALL,
+     "trace.replay_steps(plan, values, array_type), in C."},
     {"configure_engine", configure_engine, METH_O,
      "configure_engine(parts): the engine's classes, module dicts and the readable helpers the "
      "common path calls, by name (see dyngraph/_accelerated.py)."},

@@ -292,17 +292,11 @@ class StaticGraph:
         values[n : n + len(self._captured)] = [
             value.array if isinstance(value, Tensor) else value for value in self._captured
         ]
-        xp = plan[0][1].xp if plan else np
-        step = None
         try:
-            for step in plan:
-                call, ctx, getter, out_slot = step
-                out = call(ctx, *getter(values))
-                if type(out) is not array_type:
-                    out = xp.asarray(out)  # numpy returns scalars for 0-d results
-                values[out_slot] = out
+            replay_steps(plan, values, array_type)
         except Exception as exc:
-            self._explain_replay_failure(plan.index(step), values, exc)
+            failed = next(k for k, step in enumerate(plan) if values[step[3]] is None)
+            self._explain_replay_failure(failed, values, exc)
             raise
         return tuple([wrap_output(values[i], None) for i in self._output_slots])
 
@@ -376,6 +370,18 @@ def _arguments_getter(slots: tuple[int, ...]) -> Callable[[list], Sequence]:
     if not slots:
         return itemgetter(slice(0, 0))
     return itemgetter(*slots)
+
+
+def replay_steps(plan: list, values: list, array_type: type) -> None:
+    """The loop of a fast replay: each step's forward on its arguments, read from ``values``,
+    and its output written into its own slot there. An error propagates as it is; the steps
+    that ran before it have filled their slots (the others are still None)."""
+    xp = plan[0][1].xp if plan else np
+    for call, ctx, getter, out_slot in plan:
+        out = call(ctx, *getter(values))
+        if type(out) is not array_type:
+            out = xp.asarray(out)  # numpy returns scalars for 0-d results
+        values[out_slot] = out
 
 
 def _keep_nothing(*arrays: Any) -> None:

@@ -498,3 +498,31 @@ def test_add_into_sum_adds_in_place_only_into_the_pass_own_sum():
     assert wider is not total and wider.dtype == np.float64  # another dtype: as numpy adds
     broadcast = autograd.add_into_sum(total, np.ones((2, 3), np.float32), total_is_a_sum=True)
     assert broadcast is not total and broadcast.shape == (2, 3)
+
+
+@needs_accelerated
+@pytest.mark.parametrize("failing", [False, True], ids=["replays", "fails"])
+def test_a_traced_replay_is_the_same_on_both(monkeypatch, failing):
+    """trace.replay_steps (the loop of a fast replay) in C and in Python: the same outputs, and
+    the same explained error naming the step that failed."""
+    w = dg.randn(4, 3)
+
+    def model(x):
+        return ((x @ w).tanh() * 2.0).sum(dim=1)
+
+    graph = dg.trace(model, dg.randn(2, 4))
+    x = dg.randn(5, 4) if not failing else dg.randn(5, 7)  # 7 columns: the matmul fails
+    outcomes = []
+    for replay in (_accelerated.readable(_accelerated.trace_module, "replay_steps"),
+                   _accelerated.speedups.replay_steps):
+        monkeypatch.setattr(_accelerated.trace_module, "replay_steps", replay)
+        with dg.no_grad():
+            try:
+                outcomes.append(("ok", graph(x).numpy().tolist()))
+            except Exception as exc:
+                outcomes.append((type(exc).__name__, str(exc)))
+    assert outcomes[0] == outcomes[1]
+    if failing:
+        assert outcomes[0][0] != "ok" and "replaying step 0 (MatMul" in outcomes[0][1]
+    else:
+        np.testing.assert_allclose(outcomes[0][1], model(x).numpy(), rtol=1e-6)

@@ -35,19 +35,21 @@ def test_the_common_path_is_installed_where_it_is_built():
     assert autograd.BackwardPass.propagate is not _accelerated.readable_propagate
 
 
-def test_pure_python_keeps_the_readable_engine():
+def test_pure_python_keeps_every_readable_definition():
+    """DYNGRAPH_PURE_PYTHON=1: nothing is replaced (the engine, the spine, the replay)."""
     code = (
         "import dyngraph as dg\n"
-        "from dyngraph import _accelerated, autograd\n"
-        "print(_accelerated.speedups is None,\n"
-        "      dg.Function.__dict__['apply'].__func__ is _accelerated.readable_apply,\n"
-        "      autograd.BackwardPass.propagate is _accelerated.readable_propagate)"
+        "from dyngraph import _accelerated as a, autograd, events as e\n"
+        "print(a.speedups is None, a.READABLE == {},\n"
+        "      dg.Function.__dict__['apply'].__func__ is a.readable_apply,\n"
+        "      autograd.BackwardPass.propagate is a.readable_propagate,\n"
+        "      e.preview.__module__ == e.where_from_stack.__module__ == 'dyngraph.events')"
     )
     env = {**os.environ, "DYNGRAPH_PURE_PYTHON": "1", "PYTHONPATH": str(ROOT)}
     result = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["True", "True", "True"]
+    assert result.stdout.split() == ["True"] * 5
 
 
 # ---------------------------------------------------------------------------- running both

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat", reason="the jupyter extra is missing")
-nbclient = pytest.importorskip("nbclient", reason="the jupyter extra is missing")
-
 
 @pytest.mark.slow
 def test_where_names_the_cell_that_holds_the_code():
+    # imported here, not at collection: nbformat's schema validator takes a second to import,
+    # and `make quick` (-m "not slow") never runs this test
+    nbformat = pytest.importorskip("nbformat", reason="the jupyter extra is missing")
+    nbclient = pytest.importorskip("nbclient", reason="the jupyter extra is missing")
     cells = [
         "import dyngraph as dg\ndef double(t):\n    return t * 2",
         "with dg.record() as rec:\n    x = dg.tensor([1.0], requires_grad=True)\n"

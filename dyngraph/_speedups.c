@@ -2154,7 +2154,10 @@ static PyMethodDef methods[] = {
     {"keep_rows", (PyCFunction)(void (*)(void))keep_rows, METH_FASTCALL,
      "dyngraph.jupyter.view.keep_rows, in C."},
     {"apply", (PyCFunction)(void (*)(void))engine_apply, METH_FASTCALL | METH_KEYWORDS,
-     "Function.apply(cls, *args, **options), in C (installed as a classmethod)."},
+     "Function.apply(cls, *args, **options): run forward on the inputs' arrays and wrap the "
+     "result in a Tensor that remembers this node. This is the common case in C; the readable "
+     "definition, which it follows and falls back to, is in dyngraph/function.py (NOTE "
+     "[speedups] in dyngraph/_accelerated.py)."},
     {"propagate", engine_propagate, METH_O, "BackwardPass.propagate(self), in C."},
     {"replay_steps", (PyCFunction)(void (*)(void))replay_steps, METH_FASTCALL,
      "trace.replay_steps(plan, values, array_type), in C."},

@@ -17,6 +17,10 @@
 
 Leaves (tensors created by the user with ``requires_grad=True``) are the graph's ends: their
 summed gradients are added into ``leaf.grad`` last.
+
+``BackwardPass.propagate`` is the definition of the loop. Where dyngraph was built with a C
+compiler, its common case runs compiled, doing the same (NOTE [speedups] in _accelerated.py); to
+step through the Python in a debugger, start Python with DYNGRAPH_PURE_PYTHON=1.
 """
 
 from __future__ import annotations

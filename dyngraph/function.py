@@ -32,6 +32,10 @@ when Python reads a tensor's values (``bool(t)``, ``t.item()``). The engine's ow
 
 Hooks see every op; the event spine (events.py, ``_announce_op`` below) tells subscribers about
 the graph: recorded nodes, and the backward pass.
+
+This file is the definition of ``apply``. Where dyngraph was built with a C compiler, its common
+case runs compiled, doing the same (NOTE [speedups] in _accelerated.py); to step through the
+Python below in a debugger, start Python with DYNGRAPH_PURE_PYTHON=1.
 """
 
 from __future__ import annotations

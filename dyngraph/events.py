@@ -20,6 +20,10 @@ NOTE [event rules]
 - A subscriber may itself compute with tensors: while events are being dispatched the engine
   does not emit (no re-entry).
 - With nobody listening the cost is one attribute check per op: ``if events.active``.
+
+The functions here that run per event (``preview``, ``where_from_stack``, ``emit`` and the
+``emit_*``) run compiled where dyngraph was built with a C compiler, doing the same (NOTE
+[speedups] in _accelerated.py); DYNGRAPH_PURE_PYTHON=1 runs these definitions.
 """
 
 from __future__ import annotations

@@ -47,13 +47,9 @@ def make_inputs(
     return x, b, w
 
 
-def dyngraph_chain(
-    x: np.ndarray, b: np.ndarray, w: np.ndarray, n_ops: int = N_OPS
-) -> tuple[float, np.ndarray]:
-    """The chain in dyngraph. Returns ``h.sum()`` and the gradient of that sum w.r.t. ``x``."""
-    x_t = dg.tensor(x, requires_grad=True)
-    b_t = dg.tensor(b, requires_grad=False)
-    w_t = dg.tensor(w, requires_grad=False)
+def chain_backward(x_t, b_t, w_t, n_ops: int = N_OPS) -> tuple[float, np.ndarray]:
+    """The chain on tensors of dyngraph or PyTorch (the same code runs on both), then
+    ``h.sum().backward()``. Returns the sum and its gradient w.r.t. the leaf ``x_t``."""
     h = x_t
     for i in range(n_ops):
         if i % 3 == 0:
@@ -65,6 +61,14 @@ def dyngraph_chain(
     total = h.sum()
     total.backward()
     return total.item(), x_t.grad.numpy()
+
+
+def dyngraph_chain(
+    x: np.ndarray, b: np.ndarray, w: np.ndarray, n_ops: int = N_OPS
+) -> tuple[float, np.ndarray]:
+    """The chain in dyngraph. Returns ``h.sum()`` and the gradient of that sum w.r.t. ``x``."""
+    x_t = dg.tensor(x, requires_grad=True)
+    return chain_backward(x_t, dg.tensor(b), dg.tensor(w), n_ops)
 
 
 def numpy_chain(
@@ -99,19 +103,7 @@ def torch_chain(torch, x, b, w, n_ops: int = N_OPS) -> tuple[float, np.ndarray]:
     """The chain in PyTorch (``x``, ``b``, ``w`` are numpy arrays, made tensors here as
     dyngraph_chain does). Returns ``h.sum()`` and the gradient of that sum w.r.t. ``x``."""
     x_t = torch.tensor(x, requires_grad=True)
-    b_t = torch.from_numpy(b)
-    w_t = torch.from_numpy(w)
-    h = x_t
-    for i in range(n_ops):
-        if i % 3 == 0:
-            h = h + b_t
-        elif i % 3 == 1:
-            h = h * w_t
-        else:
-            h = h.tanh()
-    total = h.sum()
-    total.backward()
-    return total.item(), x_t.grad.numpy()
+    return chain_backward(x_t, torch.from_numpy(b), torch.from_numpy(w), n_ops)
 
 
 def run(quick: bool = False) -> list[Result]:

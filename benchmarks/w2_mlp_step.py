@@ -58,18 +58,24 @@ def to_tensors(arrays: list[np.ndarray]) -> list[dg.Tensor]:
     return [dg.tensor(a.copy(), requires_grad=True) for a in arrays]
 
 
-def dyngraph_step(params: list[dg.Tensor], x: dg.Tensor, y: np.ndarray, lr: float = LR) -> float:
-    """One SGD step in dyngraph; updates ``params`` in place and returns the loss."""
+def sgd_step(library, params: list, x, y, lr: float = LR) -> float:
+    """One SGD step with ``library`` (dyngraph or torch: the same code runs on both, through
+    their shared names); updates ``params`` in place and returns the loss."""
     w1, b1, w2, b2 = params
     hidden = (x @ w1 + b1).relu()
     logits = hidden @ w2 + b2
-    loss = dg.nn.functional.cross_entropy(logits, y)
+    loss = library.nn.functional.cross_entropy(logits, y)
     loss.backward()
-    with dg.no_grad():
+    with library.no_grad():
         for p in params:
             p -= lr * p.grad
             p.grad = None
     return loss.item()
+
+
+def dyngraph_step(params: list[dg.Tensor], x: dg.Tensor, y: np.ndarray, lr: float = LR) -> float:
+    """One SGD step in dyngraph; updates ``params`` in place and returns the loss."""
+    return sgd_step(dg, params, x, y, lr)
 
 
 def numpy_forward_backward(
@@ -112,17 +118,8 @@ def numpy_step(params: list[np.ndarray], x: np.ndarray, y: np.ndarray, lr: float
 
 
 def torch_step(torch, params: list, x, y, lr: float = LR) -> float:
-    """One SGD step in PyTorch, written as dyngraph_step; updates ``params`` in place."""
-    w1, b1, w2, b2 = params
-    hidden = (x @ w1 + b1).relu()
-    logits = hidden @ w2 + b2
-    loss = torch.nn.functional.cross_entropy(logits, y)
-    loss.backward()
-    with torch.no_grad():
-        for p in params:
-            p -= lr * p.grad
-            p.grad = None
-    return loss.item()
+    """One SGD step in PyTorch; updates ``params`` in place and returns the loss."""
+    return sgd_step(torch, params, x, y, lr)
 
 
 def torch_tensors(torch, initial: list[np.ndarray], x: np.ndarray, y: np.ndarray) -> tuple:

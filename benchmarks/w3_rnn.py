@@ -82,10 +82,16 @@ def dyngraph_epoch(
     Returns the loss of each sequence and the gradients of ``[Wx, Wh, b]`` accumulated over
     all of them (the gradients are reset first).
     """
+    h0 = dg.tensor(np.zeros((1, params[1].shape[0]), dtype=np.float32))
+    return epoch_backward(params, sequences, h0)
+
+
+def epoch_backward(params: list, sequences: list, h0) -> tuple[list[float], list[np.ndarray]]:
+    """Every sequence forward from the state ``h0`` and backward, on tensors of dyngraph or
+    PyTorch (the same code runs on both). Returns the losses and the summed gradients."""
     wx, wh, b = params
     for p in params:
         p.grad = None
-    h0 = dg.tensor(np.zeros((1, wh.shape[0]), dtype=np.float32))
     losses = []
     for steps in sequences:
         h = h0
@@ -136,21 +142,10 @@ def numpy_epoch(
 
 
 def torch_epoch(params: list, sequences: list) -> tuple[list[float], list[np.ndarray]]:
-    """The same in PyTorch, written as dyngraph_epoch (``params`` are torch leaves, the
-    sequences torch tensors: see torch_inputs)."""
-    wx, wh, b = params
-    for p in params:
-        p.grad = None
-    h0 = wh.new_zeros((1, wh.shape[0]))
-    losses = []
-    for steps in sequences:
-        h = h0
-        for x in steps:
-            h = (x @ wx + h @ wh + b).tanh()
-        loss = (h * h).sum()
-        loss.backward()
-        losses.append(loss.item())
-    return losses, [p.grad.numpy() for p in params]
+    """The same in PyTorch (``params`` are torch leaves, the sequences torch tensors: see
+    torch_inputs)."""
+    wh = params[1]
+    return epoch_backward(params, sequences, wh.new_zeros((1, wh.shape[0])))
 
 
 def torch_inputs(

@@ -1686,7 +1686,7 @@ static PyObject *emit_edge_grad(PyObject *module, PyObject *const *args, Py_ssiz
 static int run_node(PyObject *module, PyObject *pass, PyObject *node, PyObject *g, PyObject *grads,
                     PyObject *fanned_in, int retain_graph, PyObject *freed, Heap *pending)
 {
-    PyObject *input_grads = NULL, *shape = NULL;
+    PyObject *input_grads = NULL;
     PyObject *node_dtype = SLOT(node, f_dtype);
     PyObject *g_dtype = Py_TYPE(g) == &PyArray_Type
                             ? Py_NewRef((PyObject *)PyArray_DESCR((PyArrayObject *)g))
@@ -1860,7 +1860,6 @@ static int run_node(PyObject *module, PyObject *pass, PyObject *node, PyObject *
 fail:
     Py_XDECREF(g);
     Py_XDECREF(input_grads);
-    Py_XDECREF(shape);
     return -1;
 }
 

@@ -16,7 +16,7 @@ emits an event for every node it creates and every gradient it computes (``dg.ev
 # NOTE [import order] tensor.py first: it imports the ops, which import function.py, which
 # needs Tensor. Everything else builds on those.
 from .tensor import Tensor
-from . import autograd, cuda, events, nn
+from . import autograd, cuda, events, nn, player
 from .anomaly import detect_anomaly
 from .events import scope
 from .factories import (
@@ -157,6 +157,17 @@ def load_ipython_extension(ipython: object) -> None:
     from .jupyter import load_ipython_extension as _load
 
     _load(ipython)
+
+
+def _load_player() -> object:
+    """The Jupyter layer's player, for ``Recording.to_html`` and for pictures on a machine with
+    no Graphviz: imported the first time one of them asks (NOTE [the player], player.py)."""
+    from .jupyter import player as _player
+
+    return _player
+
+
+player.connect(_load_player)
 
 
 __version__ = "0.1.0"

@@ -8,8 +8,9 @@ NOTE [which Graphviz] ``render_svg`` tries, in order:
 
 Where neither is there, ``render_svg`` raises ``GraphvizMissing`` saying what to install, and a
 diagram's Jupyter display (``dyngraph.dot.mimebundle``) goes on down the chain: 3. the live
-widget's Graphviz-WASM draws it in the browser, where the jupyter extra imports; 4. the DOT
-source after one line saying how to get pictures.
+widget's player draws it in the browser with Graphviz-WASM, where the jupyter extra imports
+(NOTE [the player] in dyngraph/player.py); 4. the DOT source after one line saying how to get
+pictures.
 
 Both renderers run in a child process with a timeout, never inside the kernel: Graphviz's dot
 layout has no time bound of its own (a 161-node RNN chain sharing one weight took 99 s with
@@ -35,6 +36,7 @@ import subprocess
 import sys
 from typing import Any
 
+from . import player
 from .extras import install_command
 
 INSTALL = (
@@ -124,25 +126,12 @@ def picture(dot_source: str, text: str, recording: Any = None) -> dict[str, str]
         note = HINT
     except RuntimeError as exc:  # a timeout, or SVG we refuse: no browser would do better
         return {"text/plain": f"{text}\n{exc}\n\n{dot_source}"}
-    if recording is not None and _jupyter_available():
+    if recording is not None:
         try:
-            from .jupyter.html import html_fragment
-            from .jupyter.view import GraphView
-
-            view = GraphView.from_recording(recording)
-            state = view.state()
-            view.close()
-            return {"text/html": html_fragment(state, f"{text}\n{note}"),
-                    "text/plain": f"{text}\n{note}"}
+            return player.load().picture(recording, f"{text}\n{note}")  # NOTE [the player]
         except Exception:  # NOTE: a display must not fail; the DOT text below still informs
-            pass
+            pass  # (an ImportError included: the jupyter extra is not installed)
     return {"text/plain": f"{text}\n{note}\n\n{dot_source}"}
-
-
-def _jupyter_available() -> bool:
-    """The jupyter extra is installed (looked up, not imported: ``import dyngraph`` stays
-    numpy-only)."""
-    return all(importlib.util.find_spec(name) is not None for name in ("anywidget", "ormsgpack"))
 
 
 _FORBIDDEN_ELEMENTS = {"script", "a", "foreignobject", "iframe", "object", "embed", "use"}

@@ -23,7 +23,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from . import backend, events
+from . import backend, events, player
 
 DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EVENTS = 200_000
@@ -284,9 +284,7 @@ class Recording:
         """One self-contained HTML file with this recording and the player (works offline,
         for slides and course pages). The page keeps the source lines that made nodes, with a
         few lines around them, and relative file names; ``source=False``: no source text."""
-        from .jupyter.view import GraphView
-
-        GraphView.from_recording(self, title=title, source=source).save_html(path)
+        player.load().write_page(self, path, title=title, source=source)  # NOTE [the player]
 
     def diff(self, other: Recording) -> Any:
         """One diagram of two runs of the same code, marking what exists in only one."""

@@ -68,3 +68,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     makes is frozen, so a leak or a cycle it makes is found as before."""
     gc.collect()
     gc.freeze()
+
+
+@pytest.fixture
+def no_jupyter_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This machine as one without the jupyter extra, as the engine sees it: the browser
+    player (NOTE [the player], dyngraph/player.py) cannot be loaded, and says what to install."""
+    import dyngraph.player
+    from dyngraph.extras import MissingExtra
+
+    def missing() -> None:
+        raise MissingExtra("anywidget", "jupyter", "The live graph widget")
+
+    monkeypatch.setattr(dyngraph.player, "_loader", missing)

@@ -542,11 +542,11 @@ def test_rich_display_is_svg_where_dot_exists():
     assert "<svg" in bundle["image/svg+xml"]
 
 
-def test_without_any_graphviz_display_is_the_dot_source_and_a_one_line_hint(monkeypatch):
+def test_without_any_graphviz_display_is_the_dot_source_and_a_one_line_hint(
+        monkeypatch, no_jupyter_extra):
     rec, _, _ = _small()
     monkeypatch.setattr(graphviz_render.shutil, "which", lambda name: None)
     monkeypatch.setattr(graphviz_render, "_wheel_available", lambda: False)
-    monkeypatch.setattr(graphviz_render, "_jupyter_available", lambda: False)
     bundle = rec._repr_mimebundle_()
     assert "image/svg+xml" not in bundle
     text = bundle["text/plain"]

@@ -2,7 +2,7 @@
 GPU package, and no engine module imports one (dyngraph/jupyter/ and dyngraph/plot.py, which sit
 on top of the engine, are the exceptions; backend.py alone may load cupy, lazily). Floors are
 one-way: no engine module imports the Jupyter layer, not even inside a function, bar the
-NOTE [known exceptions] below."""
+package's front doors (NOTE [front doors] below)."""
 
 from __future__ import annotations
 
@@ -172,23 +172,15 @@ def test_engine_module_does_not_import_plot_at_import_time(path):
 
 JUPYTER = "dyngraph.jupyter"
 
-# NOTE [known exceptions] Engine code that still reaches up into the Jupyter layer, by (module,
-# function). Issue 14 ("one-way floors") asks for none; each entry says why it is here and what
-# removes it, and test_known_exceptions_still_exist fails once one is fixed, so the list only
-# shrinks. Do not add to it: put the code in dyngraph/jupyter/ instead.
-KNOWN_JUPYTER_IMPORTS = {
-    # issue 14: Recording.to_html builds a GraphView to write the page. Fix: the page is the
-    # Jupyter layer's job (dyngraph.jupyter.save_html(recording, path), with Recording.to_html
-    # gone or reached from there), so record.py names no widget.
-    ("record.py", "Recording.to_html"),
-    # issue 14: a picture with no Graphviz falls back to the widget's player drawn in the
-    # browser. Fix: the Jupyter layer registers that fallback with graphviz_render when it is
-    # imported (a renderer hook), so the engine never names it.
-    ("graphviz_render.py", "picture"),
-    # By design, not a leak: dg.watch() and %load_ext dyngraph are the documented front doors of
-    # the Jupyter layer (DESIGN.md, public API); they import it only when called.
+# NOTE [front doors] The only functions of the package that import the Jupyter layer, and only
+# when called: its front door, dyngraph/__init__.py, where the layers meet. dg.watch() and
+# %load_ext dyngraph are the documented ways into it (DESIGN.md, public API); _load_player is
+# how the engine reaches the browser player without naming it (NOTE [the player] in
+# dyngraph/player.py). Everything else that needs the widget lives in dyngraph/jupyter/.
+FRONT_DOORS = {
     ("__init__.py", "watch"),
     ("__init__.py", "load_ipython_extension"),
+    ("__init__.py", "_load_player"),
 }
 
 
@@ -261,7 +253,7 @@ def test_engine_module_does_not_import_the_jupyter_layer_even_lazily(path):
     offending = [
         f"line {line}: {name} (in {where})"
         for where, line, name in _jupyter_imports_in(path)
-        if (relative, where) not in KNOWN_JUPYTER_IMPORTS
+        if (relative, where) not in FRONT_DOORS
     ]
     assert offending == [], (
         f"{relative} imports the Jupyter layer: the engine must not depend on it (issue 14, "
@@ -269,15 +261,14 @@ def test_engine_module_does_not_import_the_jupyter_layer_even_lazily(path):
     )
 
 
-def test_known_exceptions_still_exist():
-    """An exception that is fixed leaves the list, so it cannot hide a new import later."""
+def test_the_front_doors_are_where_the_list_says():
+    """A front door that moved or went leaves the list, so the list cannot hide a new import."""
     found = {
         (path.relative_to(PACKAGE).as_posix(), where)
         for path in _engine_modules()
         for where, _, _ in _jupyter_imports_in(path)
     }
-    stale = sorted(KNOWN_JUPYTER_IMPORTS - found)
-    assert stale == [], f"fixed, so remove from KNOWN_JUPYTER_IMPORTS: {stale}"
+    assert found == FRONT_DOORS
 
 
 # NOTE [speedups]: the C layer is put in place from outside; the modules a learner reads never
@@ -299,3 +290,16 @@ def test_readable_modules_never_import_the_c_layer(path):
         if name.split(".")[:2] in (["dyngraph", "_speedups"], ["dyngraph", "_accelerated"])
     ]
     assert named == [], f"{path.name} imports {named}: NOTE [speedups] in _accelerated.py"
+
+
+def test_the_engine_reaches_the_player_through_the_front_door(monkeypatch):
+    """NOTE [the player]: ``import dyngraph`` connects the loader without importing the
+    Jupyter layer (test_import_dyngraph_does_not_even_try_to_import_them), and a player that
+    was never connected is a clear ImportError, not an AttributeError deep in a display."""
+    import dyngraph
+    import dyngraph.player
+
+    assert dyngraph.player._loader is dyngraph._load_player
+    monkeypatch.setattr(dyngraph.player, "_loader", None)
+    with pytest.raises(ImportError, match="not connected"):
+        dyngraph.player.load()

@@ -97,11 +97,10 @@ def test_a_graphviz_error_in_the_wheel_is_one_clear_line(no_dot):
     assert "Traceback" not in str(failure.value)
 
 
-def test_a_wheel_that_does_not_import_counts_as_no_graphviz(no_dot, monkeypatch):
+def test_a_wheel_that_does_not_import_counts_as_no_graphviz(no_dot, no_jupyter_extra, monkeypatch):
     monkeypatch.setattr(graphviz_render, "_wheel_available", lambda: True)
     monkeypatch.setattr(graphviz_render, "_CHILD", graphviz_render._CHILD.replace(
         "import pygraphviz", "import pygraphviz_not_there_at_all as pygraphviz"))
-    monkeypatch.setattr(graphviz_render, "_jupyter_available", lambda: False)
     rec, _ = _run()
     with pytest.raises(GraphvizMissing, match="does not import.*pip install pygraphviz"):
         rec.to_svg()
@@ -146,8 +145,7 @@ def test_without_any_graphviz_display_is_the_players_picture_in_the_browser(no_g
 
 
 def test_without_any_graphviz_or_jupyter_display_is_the_dot_after_one_line(
-        no_graphviz, monkeypatch):
-    monkeypatch.setattr(graphviz_render, "_jupyter_available", lambda: False)
+        no_graphviz, no_jupyter_extra):
     rec, loss = _run()
     for bundle in (rec._repr_mimebundle_(), dg.draw(loss)._repr_mimebundle_(),
                    dg.diff(rec, rec)._repr_mimebundle_()):

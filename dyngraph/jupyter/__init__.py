@@ -1,7 +1,8 @@
 """The Python side of the widgets: GraphView (anywidget), watch(), the %%dyngraph magic.
 
-Imported only on demand (``dg.watch`` in a notebook, ``Recording.to_html`` and
-``%load_ext dyngraph`` import it): the engine never imports widget, IPython or plotting
+Imported only on demand, through the package's front door (``dg.watch`` in a notebook,
+``%load_ext dyngraph``, and the player that ``Recording.to_html`` and pictures with no Graphviz
+reach through ``dyngraph.player``): the engine never imports widget, IPython or plotting
 libraries. They come with the jupyter extra; without it, importing this package says so
 (``dyngraph.extras``) rather than failing on the first missing module.
 """

@@ -12,11 +12,11 @@ from collections import Counter
 from typing import Any
 
 from .dot import to_dot
+from .graph import Edge, Graph, Node
 from .graphviz_render import picture, render_svg
-from .record import Edge, Node, Recording
 
 
-def match_keys(model: Recording) -> dict[int, tuple]:
+def match_keys(model: Graph) -> dict[int, tuple]:
     """A key per node that is the same in two runs of the same code: (kind, op, file, line,
     occurrence) - the k-th node made by that op on that line - never the id."""
     seen: Counter = Counter()
@@ -36,13 +36,13 @@ class GraphDiff:
     >>> dg.diff(rec_short, rec_long)
     """
 
-    def __init__(self, a: Recording, b: Recording) -> None:
+    def __init__(self, a: Graph, b: Graph) -> None:
         self.a, self.b = a, b
         keys_a, keys_b = match_keys(a), match_keys(b)
         by_key_b = {key: node_id for node_id, key in keys_b.items()}
         only_a = {i for i, key in keys_a.items() if key not in by_key_b}
         common = set(keys_a.values()) & set(keys_b.values())
-        self.merged = Recording(max_nodes=len(a.nodes) + len(b.nodes) + 1)
+        self.merged = Graph()
         self.marks: dict[int, str] = {}
         new_id: dict[tuple, int] = {}
         for node in sorted(a.nodes.values(), key=lambda n: n.order):
@@ -94,6 +94,6 @@ class GraphDiff:
         return f"<diff: {self.only_in_a} nodes only in A, {self.only_in_b} only in B>"
 
 
-def diff(a: Recording, b: Recording) -> GraphDiff:
+def diff(a: Graph, b: Graph) -> GraphDiff:
     """One diagram of two runs of the same code on different inputs (see GraphDiff)."""
     return GraphDiff(a, b)

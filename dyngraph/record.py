@@ -1,4 +1,5 @@
-"""Recording: the graph model that diagrams and the live widget draw.
+"""Recording: the graph model (graph.py) folded from the engine's events, as diagrams and the
+live widget draw it.
 
 A ``Recording`` subscribes to the event spine and folds events into plain data: nodes (tensors,
 constants, op outputs) with their values, gradients and bytes saved for backward; ordered edges;
@@ -15,15 +16,15 @@ dropped instead of stored.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import backend, events, player
+from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Graph, Node  # noqa: F401 - re-exported
 
 DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EVENTS = 200_000
@@ -68,64 +69,14 @@ def shared_source(lines: list[str], used: Any, context: int = SOURCE_CONTEXT) ->
     )
 
 
-# The kinds of node a diagram distinguishes (see dot.py for how each is drawn).
-LEAF, PARAMETER, CONSTANT, OP = "leaf", "parameter", "constant", "op"
-
-
 @dataclass
-class Node:
-    """One node of the model: a leaf, a parameter, a constant, or the output of an op."""
-
-    id: int
-    kind: str  # LEAF, PARAMETER, CONSTANT or OP
-    op: str  # the op's name ("Mul") for OP nodes; the kind otherwise
-    name: str | None
-    shape: tuple[int, ...]
-    dtype: str
-    device: str
-    requires_grad: bool
-    preview: tuple  # the first few values
-    scope: tuple[str, ...] = ()
-    where: tuple | None = None  # (file, line, function, cell) of the line that made it
-    order: int = 0  # creation order within the recording
-    saved_bytes: int = 0  # bytes the op saved for backward
-    grad_preview: tuple | None = None
-    grad_norm: float | None = None
-    accumulated: bool = False  # its gradient summed several contributions
-    freed: bool = False  # its saved buffers were released by backward
-    recomputed: bool = False  # made again in backward by dg.checkpoint
-    elapsed: float | None = None  # seconds its forward took (inside dg.events.timing())
-    version: int = 0  # in-place modifications seen
-    check: str | None = None  # a gradcheck verdict: "pass" or "fail"
-
-    @property
-    def anomaly(self) -> str | None:
-        """'nan' or 'inf' when the value or the gradient preview has one, else None."""
-        for values in (self.preview, self.grad_preview or ()):
-            for v in values:
-                if isinstance(v, float) and not math.isfinite(v):
-                    return "nan" if math.isnan(v) else "inf"
-        return None
-
-
-class Edge(NamedTuple):
-    """``src`` is input number ``position`` of ``dst`` (immutable, and cheap to make)."""
-
-    src: int
-    dst: int
-    position: int
-
-
-@dataclass
-class Recording:
-    """A bounded, array-free model of the graphs built (and backpropagated) while recording."""
+class Recording(Graph):
+    """A bounded, array-free model of the graphs built (and backpropagated) while recording: the
+    graph (nodes, edges, nodes dropped past the budget) and the timeline of what happened."""
 
     max_nodes: int = DEFAULT_MAX_NODES
     max_events: int = DEFAULT_MAX_EVENTS
-    nodes: dict[int, Node] = field(default_factory=dict)
-    edges: list[Edge] = field(default_factory=list)
     timeline: list[tuple] = field(default_factory=list)  # (kind, ...) steps, see _STEP_KINDS
-    dropped_nodes: int = 0
     dropped_events: int = 0
 
     def __post_init__(self) -> None:

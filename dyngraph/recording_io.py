@@ -19,7 +19,8 @@ import os
 from typing import Any
 
 from . import safe_json
-from .record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording, shared_path
+from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Node
+from .record import Recording, shared_path
 
 FORMAT = "dyngraph-recording"
 SCHEMA_VERSION = 2  # 2: "edge_grad" timeline steps (what each edge carried back)

@@ -204,9 +204,9 @@ def _imported_names(node: ast.AST, package: list[str]) -> list[str]:
     return [module] + [f"{module}.{alias.name}" for alias in node.names]
 
 
-def _jupyter_imports(tree: ast.Module, package: list[str]) -> list[tuple[str, int, str]]:
-    """(enclosing function, line, module) for every import of dyngraph.jupyter in a module, at
-    module level ("<module>") or inside functions and methods ("Class.method")."""
+def _imports_under(tree: ast.Module, package: list[str], prefix: str) -> list[tuple[str, int, str]]:
+    """(enclosing function, line, module) for every import of ``prefix`` or a module under it,
+    at module level ("<module>") or inside functions and methods ("Class.method")."""
     found = []
     stack: list[tuple[ast.AST, str]] = [(tree, "<module>")]
     while stack:
@@ -216,11 +216,16 @@ def _jupyter_imports(tree: ast.Module, package: list[str]) -> list[tuple[str, in
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 inner = child.name if where == "<module>" else f"{where}.{child.name}"
             for name in _imported_names(child, package):
-                if name == JUPYTER or name.startswith(JUPYTER + "."):
+                if name == prefix or name.startswith(prefix + "."):
                     found.append((where, child.lineno, name))
                     break
             stack.append((child, inner))
     return sorted(found, key=lambda item: item[1])
+
+
+def _jupyter_imports(tree: ast.Module, package: list[str]) -> list[tuple[str, int, str]]:
+    """Every import of dyngraph.jupyter in a module (see _imports_under)."""
+    return _imports_under(tree, package, JUPYTER)
 
 
 def _jupyter_imports_in(path: Path) -> list[tuple[str, int, str]]:
@@ -303,3 +308,41 @@ def test_the_engine_reaches_the_player_through_the_front_door(monkeypatch):
     monkeypatch.setattr(dyngraph.player, "_loader", None)
     with pytest.raises(ImportError, match="not connected"):
         dyngraph.player.load()
+
+
+# NOTE [graph floors] The graph model and what is made of it, bottom up: graph.py (nodes, edges,
+# kinds); record.py (the Recording folds events into that model); dot.py, recording_io.py and
+# graph_diff.py (draw it, store it, compare two). A drawing or a diff takes any Graph, so dot.py
+# and graph_diff.py never import record.py; and no module-level import goes up a floor (the
+# Recording's own rec.to_dot(), rec.save(), rec.diff() reach up when called, as public API).
+GRAPH_FLOORS = {"graph": 0, "record": 1, "dot": 2, "recording_io": 2, "graph_diff": 2}
+
+
+def _graph_floor_imports(module: str) -> list[tuple[str, int, str]]:
+    """(where, line, module of the floors) for each import of a floor module by ``module``."""
+    path = PACKAGE / f"{module}.py"
+    found = []
+    for where, line, name in _imports_under(_tree(path), _package_of(path), "dyngraph"):
+        parts = name.split(".")
+        if len(parts) > 1 and parts[1] in GRAPH_FLOORS and parts[1] != module:
+            found.append((where, line, parts[1]))
+    return found
+
+
+def test_the_graph_model_imports_no_other_module_of_dyngraph():
+    path = PACKAGE / "graph.py"
+    own = [name for _, _, name in _imports_under(_tree(path), _package_of(path), "dyngraph")]
+    assert own == []
+
+
+@pytest.mark.parametrize("module", ["dot", "graph_diff"])
+def test_drawings_and_diffs_take_any_graph_and_never_import_the_recording(module):
+    assert [(where, line) for where, line, imported in _graph_floor_imports(module)
+            if imported == "record"] == []
+
+
+@pytest.mark.parametrize("module", sorted(GRAPH_FLOORS))
+def test_no_module_level_import_goes_up_a_graph_floor(module):
+    upward = [f"line {line}: {imported}" for where, line, imported in _graph_floor_imports(module)
+              if where == "<module>" and GRAPH_FLOORS[imported] > GRAPH_FLOORS[module]]
+    assert upward == []

@@ -683,13 +683,136 @@ static PyObject *emit_op_created(PyObject *module, PyObject *const *args, Py_ssi
 
 /* dyngraph.jupyter.view.keep_rows: the live view's filter, once per event (read the Python
    definition there). Events are the NamedTuples of events.py: a node_created, grad_computed or
-   version_bumped has its node id at index 0, an edge_grad its node and input at 0 and 1. */
+   version_bumped has its node id at index 0, an edge_grad its node and input at 0 and 1. Each
+   kept row's fields are followed by the display texts of its numbers (view.display_texts). */
 static PyObject *str_kind = NULL, *kind_node_created = NULL, *kind_grad_computed = NULL;
 static PyObject *kind_version_bumped = NULL, *kind_edge_grad = NULL;
+static PyObject *str_preview = NULL, *str_saved_bytes = NULL, *str_elapsed = NULL;
+static PyObject *str_norm = NULL;
+static PyObject *dot_format_bytes = NULL, *dot_format_elapsed = NULL; /* dyngraph.dot's */
 
 static int same_kind(PyObject *kind, PyObject *name) /* 1, 0, or -1 with an error */
 {
     return kind == name ? 1 : PyObject_RichCompareBool(kind, name, Py_EQ);
+}
+
+/* dot.format_value: a float (exactly) with four significant digits, as format(x, ".4g") writes
+   it (PyOS_double_to_string is what float.__format__ calls for "g"), anything else as str(). */
+static PyObject *format_value(PyObject *value)
+{
+    if (!PyFloat_CheckExact(value)) {
+        return PyObject_Str(value);
+    }
+    char *text = PyOS_double_to_string(PyFloat_AS_DOUBLE(value), 'g', 4, 0, NULL);
+    if (text == NULL) {
+        return NULL;
+    }
+    PyObject *result = PyUnicode_FromString(text);
+    PyMem_Free(text);
+    return result;
+}
+
+/* view.preview_texts: the tuple of each value's text. */
+static PyObject *preview_texts(PyObject *preview)
+{
+    PyObject *values = PySequence_Fast(preview, "a preview is a sequence of numbers");
+    if (values == NULL) {
+        return NULL;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
+    PyObject *texts = PyTuple_New(n);
+    for (Py_ssize_t k = 0; texts != NULL && k < n; k++) {
+        PyObject *text = format_value(PySequence_Fast_GET_ITEM(values, k));
+        if (text == NULL) {
+            Py_CLEAR(texts);
+        } else {
+            PyTuple_SET_ITEM(texts, k, text);
+        }
+    }
+    Py_DECREF(values);
+    return texts;
+}
+
+/* The text of the field `name` of event through `format` (a Python function of dot.py), or None
+   when the field is None or, with `when_true`, false (0 bytes saved). A new reference. */
+static PyObject *field_text(PyObject *event, PyObject *name, PyObject *format, int when_true)
+{
+    PyObject *value = PyObject_GetAttr(event, name);
+    if (value == NULL) {
+        return NULL;
+    }
+    int shown = value != Py_None;
+    if (shown && when_true) {
+        shown = PyObject_IsTrue(value);
+    }
+    PyObject *text = shown < 0 ? NULL : shown ? PyObject_CallOneArg(format, value)
+                                              : Py_NewRef(Py_None);
+    Py_DECREF(value);
+    return text;
+}
+
+/* view.display_texts for a node_created (kind 1), grad_computed (2) or edge_grad (3), written
+   into row from index `at`. 0, or -1 with an error. */
+static int put_display_texts(PyObject *row, Py_ssize_t at, int kind, PyObject *event)
+{
+    PyObject *preview = PyObject_GetAttr(event, str_preview);
+    PyObject *texts = preview == NULL ? NULL : preview_texts(preview);
+    Py_XDECREF(preview);
+    if (texts == NULL) {
+        return -1;
+    }
+    PyTuple_SET_ITEM(row, at, texts);
+    if (kind == 1) {
+        PyObject *saved = field_text(event, str_saved_bytes, dot_format_bytes, 1);
+        if (saved == NULL) {
+            return -1;
+        }
+        PyTuple_SET_ITEM(row, at + 1, saved);
+        PyObject *elapsed = field_text(event, str_elapsed, dot_format_elapsed, 0);
+        if (elapsed == NULL) {
+            return -1;
+        }
+        PyTuple_SET_ITEM(row, at + 2, elapsed);
+    } else if (kind == 2) {
+        PyObject *norm = PyObject_GetAttr(event, str_norm);
+        PyObject *text = norm == NULL ? NULL : format_value(norm);
+        Py_XDECREF(norm);
+        if (text == NULL) {
+            return -1;
+        }
+        PyTuple_SET_ITEM(row, at + 1, text);
+    }
+    return 0;
+}
+
+static int keep_rows_ready(void) /* the names and dot.py's formatters, once; 0 or -1 */
+{
+    if (dot_format_elapsed != NULL) {
+        return 0;
+    }
+    str_kind = PyUnicode_InternFromString("kind");
+    kind_node_created = PyUnicode_InternFromString("node_created");
+    kind_grad_computed = PyUnicode_InternFromString("grad_computed");
+    kind_version_bumped = PyUnicode_InternFromString("version_bumped");
+    kind_edge_grad = PyUnicode_InternFromString("edge_grad");
+    str_preview = PyUnicode_InternFromString("preview");
+    str_saved_bytes = PyUnicode_InternFromString("saved_bytes");
+    str_elapsed = PyUnicode_InternFromString("elapsed");
+    str_norm = PyUnicode_InternFromString("norm");
+    if (str_kind == NULL || kind_node_created == NULL || kind_grad_computed == NULL ||
+        kind_version_bumped == NULL || kind_edge_grad == NULL || str_preview == NULL ||
+        str_saved_bytes == NULL || str_elapsed == NULL || str_norm == NULL) {
+        return -1;
+    }
+    PyObject *dot = PyImport_ImportModule("dyngraph.dot");
+    if (dot == NULL) {
+        return -1;
+    }
+    dot_format_bytes = PyObject_GetAttrString(dot, "format_bytes");
+    dot_format_elapsed = dot_format_bytes == NULL ? NULL
+                                                  : PyObject_GetAttrString(dot, "format_elapsed");
+    Py_DECREF(dot);
+    return dot_format_elapsed == NULL ? -1 : 0;
 }
 
 static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -699,16 +822,8 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
                                          "dict, share, node_room, room, where_index)");
         return NULL;
     }
-    if (str_kind == NULL) {
-        str_kind = PyUnicode_InternFromString("kind");
-        kind_node_created = PyUnicode_InternFromString("node_created");
-        kind_grad_computed = PyUnicode_InternFromString("grad_computed");
-        kind_version_bumped = PyUnicode_InternFromString("version_bumped");
-        kind_edge_grad = PyUnicode_InternFromString("edge_grad");
-        if (str_kind == NULL || kind_node_created == NULL || kind_grad_computed == NULL ||
-            kind_version_bumped == NULL || kind_edge_grad == NULL) {
-            return NULL;
-        }
+    if (keep_rows_ready() < 0) {
+        return NULL;
     }
     PyObject *received = args[0], *node_ids = args[1], *wheres = args[2], *share = args[3];
     Py_ssize_t node_room = PyLong_AsSsize_t(args[4]);
@@ -731,13 +846,15 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
         }
         Py_INCREF(event);
         PyObject *kind = PyObject_GetAttr(event, str_kind);
-        PyObject *row = NULL;
+        PyObject *shared = NULL; /* the node's where as pages name it */
+        int texts = 0;           /* 1 node_created, 2 grad_computed, 3 edge_grad, 0 none */
         int is_node = kind == NULL ? -1 : same_kind(kind, kind_node_created);
         if (is_node < 0) {
             goto event_error;
         }
         Py_ssize_t size = PyTuple_GET_SIZE(event);
         if (is_node) {
+            texts = 1;
             PyObject *id = PyTuple_GET_ITEM(event, 0);
             int known = PySet_Contains(node_ids, id);
             if (known < 0) {
@@ -756,7 +873,7 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
             }
             PyObject *where = where_index < size ? PyTuple_GET_ITEM(event, where_index) : Py_None;
             if (where != Py_None) {
-                PyObject *shared = PyDict_GetItemWithError(wheres, where); /* borrowed */
+                shared = PyDict_GetItemWithError(wheres, where); /* borrowed */
                 if (shared != NULL) {
                     Py_INCREF(shared);
                 } else {
@@ -765,23 +882,13 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
                     }
                     shared = PyObject_CallOneArg(share, where);
                     if (shared == NULL || PyDict_SetItem(wheres, where, shared) < 0) {
-                        Py_XDECREF(shared);
                         goto event_error;
                     }
                 }
-                row = PyTuple_New(size);
-                if (row == NULL) {
-                    Py_DECREF(shared);
-                    goto event_error;
-                }
-                for (Py_ssize_t k = 0; k < size; k++) {
-                    PyTuple_SET_ITEM(row, k, k == where_index
-                                                 ? shared
-                                                 : Py_NewRef(PyTuple_GET_ITEM(event, k)));
-                }
             }
         } else {
-            int by_id = same_kind(kind, kind_grad_computed);
+            int is_grad = same_kind(kind, kind_grad_computed);
+            int by_id = is_grad;
             if (by_id == 0) {
                 by_id = same_kind(kind, kind_version_bumped);
             }
@@ -789,6 +896,7 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
                 goto event_error;
             }
             if (by_id) {
+                texts = is_grad ? 2 : 0;
                 int known = PySet_Contains(node_ids, PyTuple_GET_ITEM(event, 0));
                 if (known < 0) {
                     goto event_error;
@@ -801,6 +909,7 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
                 if (is_edge < 0) {
                     goto event_error;
                 }
+                texts = is_edge ? 3 : 0;
                 if (is_edge && size >= 2) {
                     int known = PySet_Contains(node_ids, PyTuple_GET_ITEM(event, 0));
                     if (known > 0) {
@@ -817,15 +926,22 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
         }
         if (room <= 0) {
             dropped_events++;
-            Py_XDECREF(row);
             goto next;
         }
         room--;
+        /* a plain tuple of the event's items (shared in place of where), then the texts */
+        Py_ssize_t extra = texts == 1 ? 3 : texts == 2 ? 2 : texts == 3 ? 1 : 0;
+        PyObject *row = PyTuple_New(size + extra);
         if (row == NULL) {
-            row = PyTuple_GetSlice(event, 0, size); /* a plain tuple of the same items */
-            if (row == NULL) {
-                goto event_error;
-            }
+            goto event_error;
+        }
+        for (Py_ssize_t k = 0; k < size; k++) {
+            PyObject *item = PyTuple_GET_ITEM(event, k);
+            PyTuple_SET_ITEM(row, k, Py_NewRef(k == where_index && shared ? shared : item));
+        }
+        if (texts && put_display_texts(row, size, texts, event) < 0) {
+            Py_DECREF(row); /* the slots not filled are NULL, which tuples allow */
+            goto event_error;
         }
         PyObject *pair = PyTuple_Pack(2, kind, row);
         Py_DECREF(row);
@@ -835,10 +951,12 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
         }
         Py_DECREF(pair);
     next:
+        Py_XDECREF(shared);
         Py_XDECREF(kind);
         Py_DECREF(event);
         continue;
     event_error:
+        Py_XDECREF(shared);
         Py_XDECREF(kind);
         Py_DECREF(event);
         goto error;

@@ -130,22 +130,40 @@ OUTPUT_ATTRIBUTES = attributes(peripheries="2", color=GREEN, penwidth="1.5")
 # ----------------------------------------------------------------------------- formatting
 
 
+# NOTE [one place for numbers] These are the only functions that turn numbers into text: the
+# static diagrams use them, and the live view sends the texts they make along with the numbers
+# (jupyter/view.py keep_rows), so the browser shows a label's "0.125" exactly as Python wrote it
+# and never formats a number itself.
+
+
+def format_value(value: Any) -> str:
+    """One value of a preview: a Python float with four significant digits (``0.1235``,
+    ``1e-05``, ``nan``, ``inf``), anything else (ints, bools) as Python's ``str`` writes it."""
+    return f"{value:.4g}" if type(value) is float else str(value)
+
+
 def format_values(values: tuple, total: int, limit: int | None = None) -> str:
-    """``[1.5, 2, ...]``: floats with four significant digits ('nan', 'inf' as such), other
-    numbers as they are, and an ellipsis when the tensor has more than the preview (or than
-    ``limit`` values, which cuts the preview short: compact labels show at most 3)."""
+    """``[1.5, 2, ...]``: each value as ``format_value`` writes it, and an ellipsis when the
+    tensor has more than the preview (or than ``limit`` values, which cuts the preview short:
+    compact labels show at most 3)."""
     if limit is not None:
         values = values[:limit]
-    shown = ", ".join([f"{v:.4g}" if type(v) is float else str(v) for v in values])
+    shown = ", ".join([format_value(v) for v in values])
     return f"[{shown}{', ...' if total > len(values) else ''}]"
 
 
 def format_bytes(n: int) -> str:
+    """``16 B``, ``1.5 KB``, ``2.0 MB``: bytes in the largest unit below 1024 (up to GB)."""
     for unit in ("B", "KB", "MB", "GB"):
         if n < 1024 or unit == "GB":
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n} B"
+
+
+def format_elapsed(seconds: float) -> str:
+    """An op's forward time in milliseconds, three significant digits: ``0.123 ms``."""
+    return f"{seconds * 1e3:.3g} ms"
 
 
 def _numel(shape: tuple[int, ...]) -> int:
@@ -341,7 +359,7 @@ def _label_lines(
     if node.device not in ("cpu", ""):
         lines.append(node.device)
     if node.elapsed is not None:
-        lines.append(f"{node.elapsed * 1e3:.3g} ms")
+        lines.append(format_elapsed(node.elapsed))
     return lines
 
 

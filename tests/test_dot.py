@@ -26,6 +26,10 @@ from dyngraph.dot import (
     PALE_BLUE,
     SKY_BLUE,
     VERMILLION,
+    format_bytes,
+    format_elapsed,
+    format_value,
+    format_values,
     magnitude_level,
 )
 from dyngraph.record import Edge, Node, Recording
@@ -660,3 +664,22 @@ def test_a_10000_node_chain_is_drawn_within_the_budget():
     assert svg.count('class="node"') == dot_module.DEFAULT_MAX_NODES
     _, single, _, hidden = _account(rec.to_dot(summarize_loops=False))
     assert single + hidden == 10_000
+
+
+def test_numbers_are_written_as_python_formats_them_half_to_even():
+    """dot.py's formatters are the only place numbers become text (the live view sends their
+    texts to the page): floats with four significant digits, rounded half to even on the exact
+    binary value, exponent form outside 1e-4 .. 1e4; ints and bools as str writes them."""
+    assert [format_value(v) for v in (0.125, 0.0125, 2.5, 12345.0, 1e-05, 0.0001, -0.0)] == [
+        "0.125", "0.0125", "2.5", "1.234e+04", "1e-05", "0.0001", "-0"]
+    # exact ties go to the even digit; 9.9995 is a little below its decimal in binary
+    assert [format_value(v) for v in (1.0625, 10.625, 10.875, 9.9995)] == [
+        "1.062", "10.62", "10.88", "9.999"]
+    assert [format_value(v) for v in (math.nan, math.inf, -math.inf)] == ["nan", "inf", "-inf"]
+    assert [format_value(v) for v in (3, 2**70, True, np.float64(0.1))] == [
+        "3", "1180591620717411303424", "True", "0.1"]
+    assert format_values((1.0, 2.5, 3), total=4) == "[1, 2.5, 3, ...]"
+    assert [format_bytes(n) for n in (0, 1023, 1024, 1280, 1536, 3 * 2**20, 5 * 2**40)] == [
+        "0 B", "1023 B", "1.0 KB", "1.2 KB", "1.5 KB", "3.0 MB", "5120.0 GB"]
+    assert [format_elapsed(s) for s in (0.000123456, 0.0125, 2.0)] == [
+        "0.123 ms", "12.5 ms", "2e+03 ms"]

@@ -155,7 +155,7 @@ def test_recordings_save_load_and_replay_edge_steps(tmp_path):
     assert replayed.timeline == rec.timeline
     view = _graph_view().from_recording(loaded)
     assert view.recording.timeline == rec.timeline
-    assert view.header["fields"]["edge_grad"] == list(events.EdgeGrad._fields)
+    assert view.header["fields"]["edge_grad"] == [*events.EdgeGrad._fields, "preview_text"]
 
 
 def test_nonfinite_contributions_round_trip(tmp_path):

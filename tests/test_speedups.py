@@ -418,3 +418,44 @@ def test_keep_rows_matches_the_python_definition(node_room, room):
     assert all(fields[view._WHERE] is None or fields[view._WHERE][0] == "lesson.py"
                for fields in made)
     assert len(rows) == min(room, len(rows) + fast[1][3])  # kept + dropped, within the room
+
+
+# Values whose text is easy to get wrong: ties and near-ties of four significant digits, the
+# switch to exponent form, signed zero, non-finite floats, a float subclass (str, not .4g),
+# ints beyond 64 bits, bools, and float32 values widened to Python floats.
+TRICKY_VALUES = [0.125, 1.0005, 9.9995, 99995.0, 1e-5, 0.0001, 123456.0, 1e16, 5e-324, -0.0,
+                 0.0, math.nan, math.inf, -math.inf, 2**70, -(2**63), 7, True, False,
+                 np.float64(0.5), float(np.float32(0.1)), float(np.float32(1 / 3)),
+                 float(np.float32(2.675)), 1.7976931348623157e308]
+
+
+@needs_speedups
+def test_keep_rows_writes_the_same_display_texts_as_the_python_definition():
+    pytest.importorskip("anywidget", reason="the jupyter extra is not installed")
+    from dyngraph.jupyter import view
+
+    previews = [tuple(TRICKY_VALUES[i:i + 6]) for i in range(0, len(TRICKY_VALUES), 6)]
+    received, ids = [], []
+    for k, (preview, saved, elapsed) in enumerate(zip(
+            previews, [0, 1023, 1536, 5 * 2**40], [None, 0.000123456, 1.5, 2.0005e-3])):
+        ids.append(k + 1)
+        received.append(events.NodeCreated(k + 1, "Mul", (), (2, 3), "float32", "cpu", True,
+                                           False, None, (), None, preview, saved, False, elapsed))
+    for k, preview in enumerate(previews):
+        norm = [0.5, math.nan, math.inf, 9.9995][k]
+        received.append(events.GradComputed(ids[k], preview, norm, k % 2 == 0))
+        received.append(events.EdgeGrad(ids[k], ids[k - 1], 1, preview, None))
+    received.append(events.VersionBumped(ids[0], 2))
+    rows = []
+    for keep_rows in (C.keep_rows, _accelerated.readable(view, "keep_rows")):
+        rows.append(keep_rows(received, set(), {}, None, 100, 100, view._WHERE)[0])
+    fast, slow = rows
+    assert fast == slow
+    kinds = [kind for kind, _ in fast]
+    assert kinds.count("node_created") == 4 and kinds.count("edge_grad") == 4
+    grads = [fields for kind, fields in fast if kind == "grad_computed"]
+    assert [fields[-1] for fields in grads] == ["0.5", "nan", "inf", "9.999"]  # the norms
+    node = dict(zip(view.GraphView().header["fields"]["node_created"], fast[0][1], strict=True))
+    assert node["preview_text"] == tuple(format(v, ".4g") if type(v) is float else str(v)
+                                         for v in previews[0])
+    assert fast[1][1][-2:] == ("1023 B", "0.123 ms")

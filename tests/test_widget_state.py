@@ -17,7 +17,7 @@ from dyngraph.record import shared_path
 pytest.importorskip("anywidget", reason="the jupyter extra is missing (pip install -e .[jupyter])")
 
 from dyngraph.jupyter import GraphView  # noqa: E402
-from dyngraph.jupyter.view import pack, unpack  # noqa: E402
+from dyngraph.jupyter.view import event_from_row, pack, unpack  # noqa: E402
 from dyngraph.jupyter.watch import _parse_magic_line  # noqa: E402
 
 
@@ -86,7 +86,12 @@ def test_the_header_says_how_to_read_events_and_carries_vocabulary_and_rules():
     view.detach()
     header = view.header
     assert set(header["vocabulary"]["node"]) == {"leaf", "parameter", "constant", "op"}
-    assert header["fields"]["node_created"] == list(dg.events.NodeCreated._fields)
+    # an event's own fields, then the texts of its numbers (PROTOCOL.md, "Display texts")
+    assert header["fields"]["node_created"] == [*dg.events.NodeCreated._fields, "preview_text",
+                                                "saved_text", "elapsed_text"]
+    assert header["fields"]["grad_computed"] == [*dg.events.GradComputed._fields,
+                                                 "preview_text", "norm_text"]
+    assert header["fields"]["backward_started"] == list(dg.events.BackwardStarted._fields)
     assert header["fields"]["where"] == ["file", "line", "function", "cell", "target"]
     assert header["rules"]["Mul"].startswith("z = x * y")
     # a node watched in PyTorch is named by its grad_fn: the same op's rule
@@ -97,8 +102,37 @@ def test_the_header_says_how_to_read_events_and_carries_vocabulary_and_rules():
     assert (mul["shape"], mul["dtype"], mul["scope"]) == ([2], "float32", ["layer"])
     assert mul["saved_bytes"] > 0 and mul["preview"] == [0.5, -2.0]
     assert mul["where"][0] == shared_path(__file__)  # never an absolute path
+    assert mul["preview_text"] == ["0.5", "-2"] and mul["elapsed_text"] is None
+    assert mul["saved_text"] == dg.dot.format_bytes(mul["saved_bytes"])
     grads = {g["id"]: g for g in of_kind(view, rows, "grad_computed")}
     assert grads[mul["id"]]["preview"] == list(view.recording.nodes[mul["id"]].grad_preview)
+    assert grads[mul["id"]]["norm_text"] == format(grads[mul["id"]]["norm"], ".4g")
+
+
+def test_rows_carry_the_texts_dot_py_writes_and_events_come_back_without_them():
+    """Python formats every number the page shows (NOTE [display texts] in view.py): the texts
+    of a row are dot.py's, the numbers stay numbers, and the event comes back exactly."""
+    view = GraphView(rate=1e9).attach()
+    with dg.record() as recorded, dg.events.timing():
+        x = dg.tensor([0.125, 1.0005, -0.0, float("nan")], requires_grad=True)
+        y = (x * 3.0).sum()
+        y.backward()
+    view.detach()
+    rows = snapshot_of(view)["events"]
+    leaf = next(n for n in of_kind(view, rows, "node_created") if n["op"] == "leaf")
+    assert leaf["preview_text"] == ["0.125", "1", "-0", "nan"]
+    assert math.isnan(leaf["preview"][3])  # the number itself, for the page's anomaly mark
+    mul = next(n for n in of_kind(view, rows, "node_created") if n["op"] == "Mul")
+    assert mul["elapsed_text"] == dg.dot.format_elapsed(mul["elapsed"])
+    assert mul["elapsed_text"].endswith(" ms")
+    edge = of_kind(view, rows, "edge_grad")[0]
+    assert edge["preview_text"] == [dg.dot.format_value(v) for v in edge["preview"]]
+    replayed = dg.Recording()
+    for kind, fields in rows:
+        replayed(event_from_row(kind, fields))
+    assert replayed.timeline == recorded.timeline
+    assert [n.elapsed for n in replayed.nodes.values()] == [
+        n.elapsed for n in recorded.nodes.values()]
 
 
 def test_updates_are_coalesced_to_a_bounded_rate():

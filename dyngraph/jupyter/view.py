@@ -112,7 +112,9 @@ class GraphView(anywidget.AnyWidget):
         self.header = {
             "lines": dot.graph_header(rankdir, compact=True),  # the widget's geometry
             "vocabulary": dot.vocabulary(),
-            "fields": {**{cls.kind: list(cls._fields) for cls in EVENT_TYPES},
+            # each kind's fields, then the display texts of its numbers (NOTE [display texts])
+            "fields": {**{cls.kind: [*cls._fields, *TEXT_FIELDS.get(cls.kind, ())]
+                          for cls in EVENT_TYPES},
                        "where": list(events.Where._fields)},
             "rules": derivative_rules(),
         }
@@ -363,7 +365,8 @@ def _listener(view: GraphView) -> Any:
 def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node_room: int,
               room: int, where_index: int) -> tuple[list, int, int, int, int]:
     """The live view's filter, once per event: the rows ``(kind, fields as a plain tuple)`` that
-    the budget allows of ``received``. A node announced again (a new subscriber makes the engine
+    the budget allows of ``received``, each row's fields followed by the display texts of its
+    numbers (``display_texts``). A node announced again (a new subscriber makes the engine
     announce existing tensors again) is kept once; gradients, versions and edges of nodes not
     kept are left out, as Recording leaves them out; a node's ``where`` (field ``where_index``)
     becomes the file as pages name it: ``share(where)`` the first time, then from ``wheres``.
@@ -375,6 +378,9 @@ def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node
     dropped_nodes = dropped_events = 0
     for event in received:
         kind = event.kind
+        # A plain tuple packs without a call back into Python. event[:] makes it: slicing
+        # copies the items at once, where tuple(event) iterates over a tuple subclass.
+        fields = event[:]
         if kind == "node_created":
             if event.id in node_ids:
                 continue
@@ -388,9 +394,7 @@ def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node
                 shared = wheres.get(where)
                 if shared is None:
                     shared = wheres[where] = share(where)
-                event = list(event)
-                event[where_index] = shared
-                event = tuple(event)
+                fields = (*fields[:where_index], shared, *fields[where_index + 1:])
         elif ((kind == "grad_computed" or kind == "version_bumped") and event.id not in node_ids
               or kind == "edge_grad" and (event.node not in node_ids
                                           or event.input not in node_ids)):
@@ -399,12 +403,44 @@ def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node
             dropped_events += 1
             continue
         room -= 1
-        # A plain tuple packs without a call back into Python. event[:] makes it: slicing
-        # copies the items at once, where tuple(event) iterates over a tuple subclass.
-        keep((kind, event[:]))
+        keep((kind, fields + display_texts(event)))
     return kept, node_room, room, dropped_nodes, dropped_events
 
 
+# NOTE [display texts] Python is the one place that turns numbers into text (NOTE [one place for
+# numbers] in dot.py). A row keeps every field as the engine's event has it - the browser uses
+# the numbers themselves to decide (a NaN marks an anomaly, a norm picks an edge's colour), and
+# event_from_row rebuilds the exact event - and the rows of the kinds whose numbers are shown
+# carry, after their fields, the texts dot.py makes of them, named in header.fields. The browser
+# shows these texts and never formats a number, so a label in the page reads as the same label
+# drawn by dot.py.
+TEXT_FIELDS = {
+    "node_created": ("preview_text", "saved_text", "elapsed_text"),
+    "grad_computed": ("preview_text", "norm_text"),
+    "edge_grad": ("preview_text",),
+}
+
+
+def display_texts(event: Any) -> tuple:
+    """The texts of ``event``'s numbers, in the order ``TEXT_FIELDS[event.kind]`` names them
+    (none for the other kinds): each preview value as ``dot.format_value`` writes it, the saved
+    bytes (None when nothing was saved), the forward time (None when not timed), the norm."""
+    kind = event.kind
+    if kind == "node_created":
+        saved = dot.format_bytes(event.saved_bytes) if event.saved_bytes else None
+        elapsed = None if event.elapsed is None else dot.format_elapsed(event.elapsed)
+        return (preview_texts(event.preview), saved, elapsed)
+    if kind == "grad_computed":
+        return (preview_texts(event.preview), dot.format_value(event.norm))
+    if kind == "edge_grad":
+        return (preview_texts(event.preview),)
+    return ()
+
+
+def preview_texts(preview: tuple) -> tuple[str, ...]:
+    """Each value of a preview as the diagrams write it: ``(0.125, nan, True)`` ->
+    ``("0.125", "nan", "True")``."""
+    return tuple([dot.format_value(value) for value in preview])
 
 
 def collector(into: list, tick: Any) -> Any:
@@ -496,11 +532,14 @@ def unpack(data: bytes) -> Any:
 
 
 def event_from_row(kind: str, fields: list) -> events.Event:
-    """The event an unpacked [kind, fields] row was packed from."""
-    fields = [tuple(value) if type(value) is list else value for value in fields]
+    """The event an unpacked [kind, fields] row was packed from (its own fields: the display
+    texts after them are left out)."""
+    cls = EVENT_CLASSES[kind]
+    fields = [tuple(value) if type(value) is list else value
+              for value in fields[:len(cls._fields)]]
     if kind == "node_created" and fields[_WHERE] is not None:
         fields[_WHERE] = events.Where(*fields[_WHERE])
-    return EVENT_CLASSES[kind](*fields)
+    return cls(*fields)
 
 
 _WHERE = events.NodeCreated._fields.index("where")

@@ -45,8 +45,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .graph import CONSTANT, LEAF, OP, PARAMETER, Graph, Node
 from .graphviz_render import picture
-from .record import CONSTANT, LEAF, OP, PARAMETER, Node, Recording
 
 # ----------------------------------------------------------------------------- the palette
 
@@ -260,7 +260,7 @@ def cluster_header(index: int, name: str) -> list[str]:
 
 
 def to_dot(
-    model: Recording,
+    model: Graph,
     *,
     values: bool = True,
     grads: bool = True,
@@ -461,7 +461,7 @@ def _clusters(boxes: list[_Box]) -> list[str]:
 
 
 def _edges(
-    model: Recording, nodes: list[Node], owner: dict[int, str], grads: bool, marks: dict
+    model: Graph, nodes: list[Node], owner: dict[int, str], grads: bool, marks: dict
 ) -> list[str]:
     by_id = {n.id: n for n in nodes}
     lines = []
@@ -499,7 +499,7 @@ def magnitude_level(norm: float) -> int:
 
 def _plan_hiding(
     nodes: list[Node],
-    model: Recording,
+    model: Graph,
     collapse: bool | str | tuple[str, ...],
     max_nodes: int,
     summarize_loops: bool,
@@ -565,7 +565,7 @@ def _collapsed_scopes(collapse: bool | str | tuple[str, ...]) -> tuple[str, ...]
 
 
 def _repeated_iterations(
-    nodes: list[Node], model: Recording, min_repeats: int = 3
+    nodes: list[Node], model: Graph, min_repeats: int = 3
 ) -> list[tuple[list[str], list[int]]]:
     """Find runs of a loop body: the same (op, source line) sequence repeated back to back at
     least ``min_repeats`` times. The first and last iterations stay visible; the ones between
@@ -606,7 +606,7 @@ def _repeated_iterations(
 # DOT -> SVG lives in graphviz_render.py (which Graphviz: dot, the pygraphviz wheel, the browser).
 
 
-def mimebundle(model: Recording, text: str, browser: bool = True, **options: Any) -> dict[str, str]:
+def mimebundle(model: Graph, text: str, browser: bool = True, **options: Any) -> dict[str, str]:
     """What Jupyter displays: the SVG where a Graphviz exists; else the widget's player drawing
     it in the browser (``browser=True``: a view's own fallback passes False); else the DOT
     source after a one-line hint (see graphviz_render.picture)."""

@@ -690,6 +690,7 @@ static PyObject *kind_version_bumped = NULL, *kind_edge_grad = NULL;
 static PyObject *str_preview = NULL, *str_saved_bytes = NULL, *str_elapsed = NULL;
 static PyObject *str_norm = NULL;
 static PyObject *dot_format_bytes = NULL, *dot_format_elapsed = NULL; /* dyngraph.dot's */
+static PyObject *saved_texts = NULL; /* saved bytes -> dot.format_bytes of them */
 
 static int same_kind(PyObject *kind, PyObject *name) /* 1, 0, or -1 with an error */
 {
@@ -697,13 +698,132 @@ static int same_kind(PyObject *kind, PyObject *name) /* 1, 0, or -1 with an erro
 }
 
 /* dot.format_value: a float (exactly) with four significant digits, as format(x, ".4g") writes
-   it (PyOS_double_to_string is what float.__format__ calls for "g"), anything else as str(). */
+   it, anything else as str(). format(x, ".4g") is PyOS_double_to_string(x, 'g', 4, 0, NULL),
+   which finds the digits of the exact binary value (dtoa): about 150 ns a number, most of what a
+   watched op cost here. four_digits below gets the same text for nearly every float in a few
+   ns and hands the rest to PyOS_double_to_string; tests/test_speedups.py compares the two on
+   ties, boundaries and a hundred thousand random numbers. */
+static const double exact_powers_of_ten[23] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/* a * 10^shift in steps by powers of ten that a double holds exactly (up to 1e22): each step
+   rounds once, so the result is within (steps) units in the last place of the exact product. */
+static double times_power_of_ten(double a, int shift)
+{
+    for (; shift > 22; shift -= 22) {
+        a *= exact_powers_of_ten[22];
+    }
+    for (; shift < -22; shift += 22) {
+        a /= exact_powers_of_ten[22];
+    }
+    return shift >= 0 ? a * exact_powers_of_ten[shift] : a / exact_powers_of_ten[-shift];
+}
+
+/* format(x, ".4g") for a finite x != 0 into out (at least 16 chars); its length, or 0 when the
+   exact way must decide. |x| scaled by a power of ten into [1000, 10000) is within a few units
+   in the last place (1.8e-12 each there) of the exact product: unless that product lies near
+   a tie (a fraction near one half), it rounds to the same four digits as the exact value. */
+static int four_digits(double x, char *out)
+{
+    double a = fabs(x);
+    int binary_exponent;
+    frexp(a, &binary_exponent); /* a = m * 2^binary_exponent, 1/2 <= m < 1 */
+    /* of the first decimal digit: log10(a) lies within log10(2) below (binary_exponent) *
+       log10(2), so this is right or one off, which the loop corrects */
+    int exponent = (int)floor(binary_exponent * 0.30102999566398120);
+    double scaled = 0.0;
+    for (int tries = 0; tries < 3; tries++) {
+        scaled = times_power_of_ten(a, 3 - exponent);
+        if (scaled < 1000.0) {
+            exponent--;
+        } else if (scaled >= 10000.0) {
+            exponent++;
+        } else {
+            break;
+        }
+    }
+    if (!(scaled >= 1000.0 && scaled < 10000.0)) {
+        return 0;
+    }
+    double whole = floor(scaled);
+    double fraction = scaled - whole;
+    if (fabs(fraction - 0.5) < 1e-6) {
+        return 0; /* near a tie: half to even on the exact value is dtoa's to decide */
+    }
+    int n = (int)whole + (fraction > 0.5);
+    if (n == 10000) { /* 9999.7 -> 1.000e+(exponent + 1) */
+        n = 1000;
+        exponent++;
+    }
+    char digits[4] = {(char)('0' + n / 1000), (char)('0' + n / 100 % 10),
+                      (char)('0' + n / 10 % 10), (char)('0' + n % 10)};
+    int significant = 4; /* without the trailing zeros, which "g" drops */
+    while (significant > 1 && digits[significant - 1] == '0') {
+        significant--;
+    }
+    char *p = out;
+    if (x < 0) {
+        *p++ = '-';
+    }
+    if (exponent < -4 || exponent >= 4) { /* 1.235e+05, 1e-05 */
+        *p++ = digits[0];
+        if (significant > 1) {
+            *p++ = '.';
+            memcpy(p, digits + 1, significant - 1);
+            p += significant - 1;
+        }
+        int e = exponent < 0 ? -exponent : exponent;
+        *p++ = 'e';
+        *p++ = exponent < 0 ? '-' : '+';
+        if (e >= 100) {
+            *p++ = (char)('0' + e / 100);
+        }
+        *p++ = (char)('0' + e / 10 % 10);
+        *p++ = (char)('0' + e % 10);
+    } else if (exponent >= 0) { /* 12.35, 1234, 1.5 */
+        memcpy(p, digits, exponent + 1);
+        p += exponent + 1;
+        if (significant > exponent + 1) {
+            *p++ = '.';
+            memcpy(p, digits + exponent + 1, significant - exponent - 1);
+            p += significant - exponent - 1;
+        }
+    } else { /* 0.001235 */
+        *p++ = '0';
+        *p++ = '.';
+        for (int k = 0; k < -exponent - 1; k++) {
+            *p++ = '0';
+        }
+        memcpy(p, digits, significant);
+        p += significant;
+    }
+    return (int)(p - out);
+}
+
 static PyObject *format_value(PyObject *value)
 {
     if (!PyFloat_CheckExact(value)) {
         return PyObject_Str(value);
     }
-    char *text = PyOS_double_to_string(PyFloat_AS_DOUBLE(value), 'g', 4, 0, NULL);
+    double x = PyFloat_AS_DOUBLE(value);
+    char fast[16];
+    int length = 0;
+    if (x == 0.0) {
+        length = signbit(x) ? 2 : 1;
+        memcpy(fast, signbit(x) ? "-0" : "0", length);
+    } else if (isfinite(x)) {
+        length = four_digits(x, fast);
+    }
+    if (length > 0) {
+        PyObject *result = PyUnicode_New(length, 127); /* ASCII: no decoding */
+        if (result != NULL) {
+            memcpy(PyUnicode_DATA(result), fast, length);
+        }
+        return result;
+    }
+    char *text = PyOS_double_to_string(x, 'g', 4, 0, NULL);
     if (text == NULL) {
         return NULL;
     }
@@ -734,8 +854,11 @@ static PyObject *preview_texts(PyObject *preview)
 }
 
 /* The text of the field `name` of event through `format` (a Python function of dot.py), or None
-   when the field is None or, with `when_true`, false (0 bytes saved). A new reference. */
-static PyObject *field_text(PyObject *event, PyObject *name, PyObject *format, int when_true)
+   when the field is None or, with `when_true`, false (0 bytes saved). With a `cache` (a dict),
+   texts already made are taken from it: a lesson's ops save a few sizes over and over, and a
+   call into Python cost as much as the rest of the row. A new reference. */
+static PyObject *field_text(PyObject *event, PyObject *name, PyObject *format, int when_true,
+                            PyObject *cache)
 {
     PyObject *value = PyObject_GetAttr(event, name);
     if (value == NULL) {
@@ -745,8 +868,23 @@ static PyObject *field_text(PyObject *event, PyObject *name, PyObject *format, i
     if (shown && when_true) {
         shown = PyObject_IsTrue(value);
     }
-    PyObject *text = shown < 0 ? NULL : shown ? PyObject_CallOneArg(format, value)
-                                              : Py_NewRef(Py_None);
+    PyObject *text = NULL;
+    if (shown > 0 && cache != NULL) {
+        text = PyDict_GetItemWithError(cache, value); /* borrowed */
+        if (text != NULL) {
+            Py_INCREF(text);
+        } else if (!PyErr_Occurred()) {
+            text = PyObject_CallOneArg(format, value);
+            if (text != NULL && PyDict_GET_SIZE(cache) < 1000 &&
+                PyDict_SetItem(cache, value, text) < 0) {
+                Py_CLEAR(text);
+            }
+        }
+    } else if (shown > 0) {
+        text = PyObject_CallOneArg(format, value);
+    } else if (shown == 0) {
+        text = Py_NewRef(Py_None);
+    }
     Py_DECREF(value);
     return text;
 }
@@ -763,12 +901,12 @@ static int put_display_texts(PyObject *row, Py_ssize_t at, int kind, PyObject *e
     }
     PyTuple_SET_ITEM(row, at, texts);
     if (kind == 1) {
-        PyObject *saved = field_text(event, str_saved_bytes, dot_format_bytes, 1);
+        PyObject *saved = field_text(event, str_saved_bytes, dot_format_bytes, 1, saved_texts);
         if (saved == NULL) {
             return -1;
         }
         PyTuple_SET_ITEM(row, at + 1, saved);
-        PyObject *elapsed = field_text(event, str_elapsed, dot_format_elapsed, 0);
+        PyObject *elapsed = field_text(event, str_elapsed, dot_format_elapsed, 0, NULL);
         if (elapsed == NULL) {
             return -1;
         }
@@ -804,7 +942,8 @@ static int keep_rows_ready(void) /* the names and dot.py's formatters, once; 0 o
         str_saved_bytes == NULL || str_elapsed == NULL || str_norm == NULL) {
         return -1;
     }
-    PyObject *dot = PyImport_ImportModule("dyngraph.dot");
+    saved_texts = PyDict_New();
+    PyObject *dot = saved_texts == NULL ? NULL : PyImport_ImportModule("dyngraph.dot");
     if (dot == NULL) {
         return -1;
     }

@@ -459,3 +459,38 @@ def test_keep_rows_writes_the_same_display_texts_as_the_python_definition():
     assert node["preview_text"] == tuple(format(v, ".4g") if type(v) is float else str(v)
                                          for v in previews[0])
     assert fast[1][1][-2:] == ("1023 B", "0.123 ms")
+
+
+def _many_floats() -> list[float]:
+    """Floats of every kind the C formatter of four significant digits could get wrong: random
+    bits (every exponent), log-uniform magnitudes, float32 values, short decimals, exact ties
+    (n + 1/2 at the fourth digit, in binary), and the neighbours of powers of ten and of
+    9999.5-like carries."""
+    rng = np.random.default_rng(14)
+    bits = rng.integers(0, 2**64, 20_000, dtype=np.uint64).view(np.float64)
+    magnitudes = 10.0 ** rng.uniform(-26, 28, 40_000) * rng.choice([-1.0, 1.0], 40_000)
+    singles = magnitudes[:20_000].astype(np.float32).astype(np.float64)
+    decimals = [round(v, int(d)) for v, d in zip(rng.uniform(-1e4, 1e4, 10_000),
+                                                 rng.integers(0, 6, 10_000))]
+    ties = (np.arange(1000, 10000) + 0.5) * 2.0 ** rng.integers(-30, 30, 9000)
+    edges = []
+    for k in range(-24, 26):
+        for base in (1.0, 9.9995, 9.99949999, 9.9995000001, 1.00005, 0.5):
+            value = base * 10.0**k
+            edges += [value, np.nextafter(value, 0.0), np.nextafter(value, np.inf)]
+    return [float(v) for v in (*bits, *magnitudes, *singles, *decimals, *ties, *edges)]
+
+
+@needs_speedups
+def test_keep_rows_writes_floats_as_format_4g_does_for_a_hundred_thousand_numbers():
+    pytest.importorskip("anywidget", reason="the jupyter extra is not installed")
+    from dyngraph.jupyter import view
+
+    values = _many_floats()
+    received = [events.EdgeGrad(1, 1, 0, tuple(values[k:k + 6]), None)
+                for k in range(0, len(values), 6)]
+    rows, *_ = C.keep_rows(received, {1}, {}, None, 0, len(received), view._WHERE)
+    shown = [text for _, fields in rows for text in fields[-1]]
+    expected = [format(v, ".4g") for v in values]
+    wrong = [(v, got, want) for v, got, want in zip(values, shown, expected) if got != want]
+    assert len(shown) == len(values) and wrong == []

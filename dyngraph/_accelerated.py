@@ -24,6 +24,9 @@ thing without the interpreter, and this module puts the C versions in their plac
                                             module state of events.py
 ``trace.replay_steps``                      the loop of a traced graph's fast replay
 ``view.collector``, ``view.keep_rows``      the live view's listener and filter
+``torch._announce_output``,                 dyngraph.torch's per op and per gradient work: a
+``_grad_computed``, ``_preview``,           tensor's numbers read from its memory when it is a
+``_preview_and_norm``, ``_saved_bytes``     CPU tensor of float32 / float64 in one block
 ==========================================  =====================================================
 
 Each C function hands every case it does not take to the readable definition, and calls the
@@ -37,6 +40,7 @@ run, and everything works the same, slower.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from typing import Any
@@ -145,8 +149,57 @@ def install_view(view: Any) -> None:
         _put(view, "keep_rows", speedups.keep_rows)
 
 
+def install_torch(torch_module: Any) -> None:
+    """dyngraph.torch's per-op and per-gradient functions in C (``torch_module`` is
+    dyngraph.torch, imported only on request: ``_WhenTorchImported`` calls this)."""
+    if speedups is None:
+        return
+    import torch
+
+    parts = {name: getattr(torch_module, name) for name in (
+        "_node_info", "_announce_op", "_announce_walking", "_data_leaf", "_saved_bytes",
+        "_preview", "_preview_and_norm", "_dtype", "_device")}
+    parts = {name: readable(torch_module, name) for name in parts}
+    parts.update(globals=vars(torch_module), Tensor=torch.Tensor, Info=torch_module._Info,
+                 float32=torch.float32, float64=torch.float64, strided=torch.strided,
+                 torch_dir=torch_module._TORCH_DIR, key=torch_module._KEY)
+    speedups.configure_torch(parts)
+    for name, faster in (("_announce_output", speedups.torch_announce_output),
+                         ("_grad_computed", speedups.torch_grad_computed),
+                         ("_preview", speedups.torch_preview),
+                         ("_preview_and_norm", speedups.torch_preview_and_norm),
+                         ("_saved_bytes", speedups.torch_saved_bytes)):
+        _put(torch_module, name, faster)
+
+
+class _WhenTorchImported:
+    """An import hook (``sys.meta_path``) that calls ``install_torch`` once dyngraph.torch has
+    been imported: that module is imported only on request, after this one, and as a readable
+    module it never imports this layer (NOTE [speedups])."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "dyngraph.torch":
+            return None
+        sys.meta_path.remove(self)  # the other finders find it
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        run_module = spec.loader.exec_module
+
+        def exec_module(module: Any) -> None:
+            run_module(module)
+            install_torch(module)
+
+        spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+        return spec
+
+
 # The readable apply and propagate: what the C versions fall back to.
 readable_apply = function.Function.__dict__["apply"].__func__
 readable_propagate = autograd.BackwardPass.propagate
 speedups = load()
 install()
+if "dyngraph.torch" in sys.modules:  # (a reload of this module)
+    install_torch(sys.modules["dyngraph.torch"])
+elif speedups is not None:
+    sys.meta_path.insert(0, _WhenTorchImported())

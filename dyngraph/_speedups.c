@@ -2395,6 +2395,14 @@ static PyObject *configure(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* dyngraph.torch's, at the end of this file */
+static PyObject *torch_announce_output(PyObject *module, PyObject *const *argv, Py_ssize_t nargs);
+static PyObject *torch_grad_computed(PyObject *module, PyObject *const *argv, Py_ssize_t nargs);
+static PyObject *torch_preview(PyObject *module, PyObject *tensor);
+static PyObject *torch_preview_and_norm(PyObject *module, PyObject *tensor);
+static PyObject *torch_saved_bytes(PyObject *module, PyObject *node);
+static PyObject *configure_torch(PyObject *module, PyObject *parts);
+
 static PyMethodDef methods[] = {
     {"preview", preview, METH_O, "events.preview, in C."},
     {"preview_and_norm", preview_and_norm, METH_O, "events.preview_and_norm, in C."},
@@ -2427,6 +2435,17 @@ static PyMethodDef methods[] = {
      "configure(preview, preview_and_norm, new_where, is_internal_file, where_cache, "
      "package_dir, getframe, hands_back_cache, hands_back, unnamed): the Python definitions "
      "and caches (dyngraph/_accelerated.py calls it once)."},
+    {"torch_announce_output", (PyCFunction)(void (*)(void))torch_announce_output, METH_FASTCALL,
+     "dyngraph.torch._announce_output, in C."},
+    {"torch_grad_computed", (PyCFunction)(void (*)(void))torch_grad_computed, METH_FASTCALL,
+     "dyngraph.torch._grad_computed, in C."},
+    {"torch_preview", torch_preview, METH_O, "dyngraph.torch._preview, in C."},
+    {"torch_preview_and_norm", torch_preview_and_norm, METH_O,
+     "dyngraph.torch._preview_and_norm, in C."},
+    {"torch_saved_bytes", torch_saved_bytes, METH_O, "dyngraph.torch._saved_bytes, in C."},
+    {"configure_torch", configure_torch, METH_O,
+     "configure_torch(parts): dyngraph.torch's module dict, classes and Python definitions, by "
+     "name (dyngraph/_accelerated.py calls it when dyngraph.torch is imported)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2452,4 +2471,851 @@ PyMODINIT_FUNC PyInit__speedups(void)
         return NULL;
     }
     return module;
+}
+
+/* ------------------------------------------------------------------------------- dyngraph.torch */
+
+/* dyngraph.torch's per-op and per-gradient functions (read the Python definitions there):
+   _announce_output (the node behind an op's one output: its _Info made and hooked, then
+   _announce_op's node_created) and _grad_computed (a node's prehook: its grad_computed). They
+   read and set the same module state as the Python ones (the _Info objects, _module_path,
+   _names, _pass, _saved_names, events.epoch) and hand every turn they do not take to the Python
+   definitions, passed by configure_torch: a parent not told about yet, arguments in lists,
+   data leaves, a node seen for the first time by another route, tensors whose numbers are not
+   float32 or float64 in one block of CPU memory. The numbers of a tensor they take are read
+   from its memory (``data_ptr()``), as numpy would read them, instead of through ``tolist()``. */
+
+static PyObject *torch_globals = NULL;     /* dyngraph.torch's module dict */
+static PyObject *torch_tensor_type = NULL; /* torch.Tensor */
+static PyObject *torch_info_type = NULL;   /* dyngraph.torch._Info */
+static PyObject *torch_float32 = NULL, *torch_float64 = NULL; /* torch.float32, torch.float64 */
+static PyObject *torch_strided = NULL;     /* torch.strided */
+static PyObject *torch_dir = NULL;         /* dyngraph.torch._TORCH_DIR */
+static PyObject *torch_key = NULL;         /* dyngraph.torch._KEY */
+static PyObject *torch_one = NULL;         /* 1 */
+static PyObject *torch_readable[9];        /* the Python definitions, by the names below */
+enum {
+    PY_NODE_INFO, PY_ANNOUNCE_OP, PY_ANNOUNCE_WALKING, PY_DATA_LEAF, PY_SAVED_BYTES, PY_PREVIEW,
+    PY_PREVIEW_AND_NORM, PY_DTYPE, PY_DEVICE,
+};
+static const char *torch_readable_names[9] = {
+    "_node_info", "_announce_op", "_announce_walking", "_data_leaf", "_saved_bytes", "_preview",
+    "_preview_and_norm", "_dtype", "_device",
+};
+static PyObject *s_grad_fn, *s_metadata, *s_next_functions, *s_announced, *s_hooked, *s_id,
+    *s_consumers, *s_saved_bytes, *s_leaf, *s_name, *s_register_prehook, *s_requires_grad,
+    *s_is_cpu, *s_is_contiguous, *s_data_ptr, *s_nbytes, *s_layout, *s_grad, *s_dtype,
+    *s_shape, *s_epoch, *s_scope, *s_items, *s_module_path, *s_names, *s_pass, *s_saved_names,
+    *s_dtype_names, *s_active, *s_accumulate_grad, *s_cpu;
+
+static int torch_configured(void)
+{
+    if (torch_globals == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "dyngraph._speedups: call configure_torch() first "
+                                            "(importing dyngraph.torch does)");
+        return 0;
+    }
+    return 1;
+}
+
+static PyObject *torch_global(PyObject *name) /* borrowed, or NULL with an error */
+{
+    PyObject *value = PyDict_GetItemWithError(torch_globals, name);
+    if (value == NULL && !PyErr_Occurred()) {
+        PyErr_Format(PyExc_RuntimeError, "dyngraph.torch has no %R", name);
+    }
+    return value;
+}
+
+/* The numbers of a CPU tensor of float32 or float64 in one row-major block: its memory (valid
+   while the tensor lives) and how many; 1 if taken, 0 if not (no error), -1 on error. */
+typedef struct {
+    const void *data;
+    Py_ssize_t n;
+    int is_float32;
+} TensorNumbers;
+
+static int tensor_numbers(PyObject *tensor, PyObject *shape, int is_cpu, TensorNumbers *numbers)
+{
+    if (!is_cpu) {
+        return 0;
+    }
+    PyObject *dtype = PyObject_GetAttr(tensor, s_dtype);
+    if (dtype == NULL) {
+        return -1;
+    }
+    Py_DECREF(dtype); /* torch's dtypes are kept alive by torch */
+    if (dtype != torch_float32 && dtype != torch_float64) {
+        return 0;
+    }
+    PyObject *layout = PyObject_GetAttr(tensor, s_layout);
+    if (layout == NULL) {
+        return -1;
+    }
+    Py_DECREF(layout);
+    if (layout != torch_strided) {
+        return 0;
+    }
+    PyObject *contiguous = PyObject_CallMethodNoArgs(tensor, s_is_contiguous);
+    if (contiguous == NULL) {
+        return -1;
+    }
+    Py_DECREF(contiguous);
+    if (contiguous != Py_True) {
+        return 0;
+    }
+    Py_ssize_t n = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        Py_ssize_t size = PyLong_AsSsize_t(PyTuple_GET_ITEM(shape, i));
+        if (size == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        n *= size;
+    }
+    PyObject *address = PyObject_CallMethodNoArgs(tensor, s_data_ptr);
+    if (address == NULL) {
+        return -1;
+    }
+    void *data = PyLong_AsVoidPtr(address);
+    Py_DECREF(address);
+    if (data == NULL && PyErr_Occurred()) {
+        return -1;
+    }
+    numbers->data = data;
+    numbers->n = n;
+    numbers->is_float32 = dtype == torch_float32;
+    return 1;
+}
+
+static double tensor_number(const TensorNumbers *numbers, Py_ssize_t i)
+{
+    if (numbers->is_float32) {
+        return (double)((const float *)numbers->data)[i];
+    }
+    return ((const double *)numbers->data)[i];
+}
+
+static PyObject *tensor_preview(const TensorNumbers *numbers) /* the first few, as floats */
+{
+    Py_ssize_t n = numbers->n < PREVIEW_SIZE ? numbers->n : PREVIEW_SIZE;
+    PyObject *preview = PyTuple_New(n);
+    for (Py_ssize_t i = 0; preview != NULL && i < n; i++) {
+        PyObject *number = PyFloat_FromDouble(tensor_number(numbers, i));
+        if (number == NULL) {
+            Py_CLEAR(preview);
+            break;
+        }
+        PyTuple_SET_ITEM(preview, i, number);
+    }
+    return preview;
+}
+
+/* l2_norm's computation (above), on a tensor's numbers. */
+static double tensor_norm(const TensorNumbers *numbers)
+{
+    double sum = 0.0, largest = 0.0;
+    int has_inf = 0, has_nan = 0;
+    for (Py_ssize_t i = 0; i < numbers->n; i++) {
+        double x = fabs(tensor_number(numbers, i));
+        if (isinf(x)) {
+            has_inf = 1;
+        }
+        else if (isnan(x)) {
+            has_nan = 1;
+        }
+        else if (x > largest) {
+            largest = x;
+        }
+        sum += x * x;
+    }
+    if (has_nan) {
+        return NAN;
+    }
+    if (has_inf) {
+        return INFINITY;
+    }
+    if (isinf(sum) || (sum < 1e-300 && largest > 0.0)) {
+        sum = 0.0;
+        for (Py_ssize_t i = 0; i < numbers->n; i++) {
+            double x = tensor_number(numbers, i) / largest;
+            sum += x * x;
+        }
+        return largest * sqrt(sum);
+    }
+    return sqrt(sum);
+}
+
+/* dyngraph.torch._preview(tensor), with the tensor's shape (a tuple) and is_cpu known. */
+static PyObject *torch_preview_of(PyObject *tensor, PyObject *shape, int is_cpu)
+{
+    TensorNumbers numbers;
+    int taken = tensor_numbers(tensor, shape, is_cpu, &numbers);
+    if (taken < 0) {
+        return NULL;
+    }
+    if (taken) {
+        return tensor_preview(&numbers);
+    }
+    return PyObject_CallOneArg(torch_readable[PY_PREVIEW], tensor);
+}
+
+/* dyngraph.torch._preview_and_norm(tensor): (preview, norm). */
+static PyObject *torch_preview_and_norm(PyObject *module, PyObject *tensor)
+{
+    if (!torch_configured()) {
+        return NULL;
+    }
+    PyObject *size = PyObject_GetAttr(tensor, s_shape);
+    PyObject *shape = size == NULL ? NULL : PySequence_Tuple(size);
+    Py_XDECREF(size);
+    if (shape == NULL) {
+        return NULL;
+    }
+    PyObject *is_cpu = PyObject_GetAttr(tensor, s_is_cpu);
+    TensorNumbers numbers;
+    int taken = is_cpu == NULL ? -1 : tensor_numbers(tensor, shape, is_cpu == Py_True, &numbers);
+    Py_XDECREF(is_cpu);
+    Py_DECREF(shape);
+    if (taken < 0) {
+        return NULL;
+    }
+    if (!taken) {
+        return PyObject_CallOneArg(torch_readable[PY_PREVIEW_AND_NORM], tensor);
+    }
+    PyObject *preview = tensor_preview(&numbers);
+    if (preview == NULL) {
+        return NULL;
+    }
+    return Py_BuildValue("(Nd)", preview, tensor_norm(&numbers));
+}
+
+/* dyngraph.torch._saved_bytes(node): bytes of the tensors a node saved (each block once). */
+static PyObject *torch_saved_bytes(PyObject *module, PyObject *node)
+{
+    if (!torch_configured()) {
+        return NULL;
+    }
+    PyObject *table = torch_global(s_saved_names); /* borrowed */
+    if (table == NULL) {
+        return NULL;
+    }
+    PyObject *names = PyDict_GetItemWithError(table, (PyObject *)Py_TYPE(node));
+    if (names == NULL || !PyTuple_Check(names)) { /* not learned yet: the Python learns it */
+        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(torch_readable[PY_SAVED_BYTES], node);
+    }
+    Py_ssize_t n_names = PyTuple_GET_SIZE(names);
+    if (n_names == 0) {
+        return PyLong_FromLong(0);
+    }
+    long long total = 0;
+    void *seen[16]; /* the addresses counted; more saved tensors than this: the Python */
+    int n_seen = 0;
+    for (Py_ssize_t i = 0; i < n_names; i++) {
+        PyObject *value = PyObject_GetAttr(node, PyTuple_GET_ITEM(names, i));
+        if (value == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_RuntimeError)) { /* freed already */
+                PyErr_Clear();
+                return PyLong_FromLong(0);
+            }
+            return NULL;
+        }
+        PyObject *items = (PyTuple_CheckExact(value) || PyList_CheckExact(value)) ?
+                          PySequence_Tuple(value) : PyTuple_Pack(1, value);
+        Py_DECREF(value);
+        if (items == NULL) {
+            return NULL;
+        }
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(items); j++) {
+            PyObject *item = PyTuple_GET_ITEM(items, j);
+            int is_tensor = PyObject_IsInstance(item, torch_tensor_type);
+            if (is_tensor <= 0) {
+                if (is_tensor < 0) {
+                    Py_DECREF(items);
+                    return NULL;
+                }
+                continue;
+            }
+            PyObject *layout = PyObject_GetAttr(item, s_layout);
+            if (layout == NULL) {
+                Py_DECREF(items);
+                return NULL;
+            }
+            Py_DECREF(layout);
+            if (layout != torch_strided) {
+                continue;
+            }
+            PyObject *address = PyObject_CallMethodNoArgs(item, s_data_ptr);
+            void *pointer = address == NULL ? NULL : PyLong_AsVoidPtr(address);
+            Py_XDECREF(address);
+            if (PyErr_Occurred()) {
+                Py_DECREF(items);
+                return NULL;
+            }
+            int counted = 0;
+            for (int k = 0; k < n_seen; k++) {
+                counted = counted || seen[k] == pointer;
+            }
+            if (counted) {
+                continue;
+            }
+            if (n_seen == 16) {
+                Py_DECREF(items);
+                return PyObject_CallOneArg(torch_readable[PY_SAVED_BYTES], node);
+            }
+            seen[n_seen++] = pointer;
+            PyObject *nbytes = PyObject_GetAttr(item, s_nbytes);
+            long long size = nbytes == NULL ? -1 : PyLong_AsLongLong(nbytes);
+            Py_XDECREF(nbytes);
+            if (size == -1 && PyErr_Occurred()) {
+                Py_DECREF(items);
+                return NULL;
+            }
+            total += size;
+        }
+        Py_DECREF(items);
+    }
+    return PyLong_FromLongLong(total);
+}
+
+/* dyngraph.torch._where(): the learner's line, torch's own files passed over (and added to the
+   spine's table of internal files the first time one is met). */
+static PyObject *torch_where(PyObject *module)
+{
+    for (int i = 0; i < 65; i++) {
+        PyObject *where = where_from_stack(module, NULL, 0); /* the frames above the caller's */
+        if (where == NULL || where == Py_None) {
+            return where;
+        }
+        PyObject *file = PyTuple_GET_ITEM(where, 0);
+        int in_torch = PyUnicode_Tailmatch(file, torch_dir, 0, PY_SSIZE_T_MAX, -1);
+        if (in_torch <= 0) {
+            if (in_torch < 0) {
+                Py_DECREF(where);
+                return NULL;
+            }
+            return where;
+        }
+        if (i == 64 || PyDict_SetItem(is_internal_file, file, Py_True) < 0) {
+            Py_DECREF(where);
+            if (PyErr_Occurred()) {
+                return NULL;
+            }
+            Py_RETURN_NONE;
+        }
+        Py_DECREF(where);
+    }
+    Py_RETURN_NONE;
+}
+
+static int same_epoch(PyObject *info, PyObject *epoch) /* info.announced == epoch: 1, 0, -1 */
+{
+    PyObject *announced = PyObject_GetAttr(info, s_announced);
+    if (announced == NULL) {
+        return -1;
+    }
+    int same = PyObject_RichCompareBool(announced, epoch, Py_EQ);
+    Py_DECREF(announced);
+    return same;
+}
+
+/* The _Info in a node's metadata whose prehook it is, or NULL (no error: not there, or not
+   hooked); -1 in *failed on an error. Borrowed from the metadata dict. */
+static PyObject *hooked_info(PyObject *node, int *failed)
+{
+    PyObject *metadata = PyObject_GetAttr(node, s_metadata);
+    if (metadata == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    PyObject *info = PyDict_Check(metadata) ? PyDict_GetItemWithError(metadata, torch_key) :
+                                              NULL;
+    Py_DECREF(metadata); /* the node keeps its metadata dict */
+    if (info == NULL) {
+        *failed = PyErr_Occurred() != NULL;
+        return NULL;
+    }
+    PyObject *hooked = PyObject_GetAttr(info, s_hooked);
+    if (hooked == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    Py_DECREF(hooked);
+    return hooked == Py_True ? info : NULL;
+}
+
+/* _announce_op(args, node, info, output): node_created for the node an op made. */
+static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *node,
+                                   PyObject *info, PyObject *output)
+{
+    PyObject *epoch = PyDict_GetItemWithError(events_globals, s_epoch); /* borrowed */
+    if (epoch == NULL) {
+        return PyErr_Occurred() ? NULL : PyErr_Format(PyExc_RuntimeError, "no events.epoch");
+    }
+    Py_ssize_t n_args = PyTuple_GET_SIZE(args);
+    for (Py_ssize_t i = 0; i < n_args; i++) { /* tensors in lists: the Python */
+        PyObject *arg = PyTuple_GET_ITEM(args, i);
+        if (PyTuple_Check(arg) || PyList_Check(arg)) {
+            return PyObject_CallFunctionObjArgs(torch_readable[PY_ANNOUNCE_OP], args, node, info,
+                                                output, NULL);
+        }
+    }
+    PyObject *next = PyObject_GetAttr(node, s_next_functions);
+    if (next == NULL) {
+        return NULL;
+    }
+    if (!PyTuple_Check(next)) {
+        Py_DECREF(next);
+        return PyErr_Format(PyExc_TypeError, "next_functions is not a tuple");
+    }
+    Py_ssize_t n_next = PyTuple_GET_SIZE(next);
+    PyObject *inputs = PyList_New(0);
+    PyObject *parents = PyList_New(0);
+    PyObject *result = NULL, *where = NULL, *fields[15] = {NULL};
+    if (inputs == NULL || parents == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n_next; i++) {
+        PyObject *pair = PyTuple_GET_ITEM(next, i);
+        PyObject *parent = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 ?
+                           PyTuple_GET_ITEM(pair, 0) : NULL;
+        if (parent == Py_None) {
+            continue;
+        }
+        int failed = 0, same = 0;
+        PyObject *parent_info = parent == NULL ? NULL : hooked_info(parent, &failed);
+        if (failed) {
+            goto done;
+        }
+        if (parent_info != NULL) {
+            same = same_epoch(parent_info, epoch);
+            if (same < 0) {
+                goto done;
+            }
+        }
+        if (!same) { /* a parent not told about yet: the walk back */
+            result = PyObject_CallFunctionObjArgs(torch_readable[PY_ANNOUNCE_WALKING], args,
+                                                  node, info, output, NULL);
+            goto done;
+        }
+        if (PyList_Append(parents, parent_info) < 0) {
+            goto done;
+        }
+    }
+    if (PyObject_SetAttr(info, s_announced, epoch) < 0) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(parents); i++) {
+        PyObject *parent_info = PyList_GET_ITEM(parents, i);
+        PyObject *consumers = PyObject_GetAttr(parent_info, s_consumers);
+        PyObject *more = consumers == NULL ? NULL : PyNumber_Add(consumers, torch_one);
+        Py_XDECREF(consumers);
+        if (more == NULL || PyObject_SetAttr(parent_info, s_consumers, more) < 0) {
+            Py_XDECREF(more);
+            goto done;
+        }
+        Py_DECREF(more);
+        PyObject *id = PyObject_GetAttr(parent_info, s_id);
+        if (id == NULL || PyList_Append(inputs, id) < 0) {
+            Py_XDECREF(id);
+            goto done;
+        }
+        Py_DECREF(id);
+    }
+    where = torch_where(module);
+    if (where == NULL) {
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < n_args; i++) { /* data (needing no gradient): inputs too */
+        PyObject *arg = PyTuple_GET_ITEM(args, i);
+        int is_tensor = PyObject_IsInstance(arg, torch_tensor_type);
+        if (is_tensor < 0) {
+            goto done;
+        }
+        if (!is_tensor) {
+            continue;
+        }
+        PyObject *requires_grad = PyObject_GetAttr(arg, s_requires_grad);
+        if (requires_grad == NULL) {
+            goto done;
+        }
+        Py_DECREF(requires_grad);
+        if (requires_grad == Py_True) {
+            continue;
+        }
+        PyObject *id = PyObject_CallFunctionObjArgs(torch_readable[PY_DATA_LEAF], arg, where,
+                                                    NULL);
+        if (id == NULL || PyList_Append(inputs, id) < 0) {
+            Py_XDECREF(id);
+            goto done;
+        }
+        Py_DECREF(id);
+    }
+    PyObject *saved = PyObject_GetAttr(info, s_saved_bytes);
+    if (saved == NULL) {
+        goto done;
+    }
+    if (saved == Py_None) {
+        Py_DECREF(saved);
+        saved = torch_saved_bytes(module, node);
+        if (saved == NULL || PyObject_SetAttr(info, s_saved_bytes, saved) < 0) {
+            Py_XDECREF(saved);
+            goto done;
+        }
+    }
+    fields[12] = saved;
+    PyObject *id = PyObject_GetAttr(info, s_id);
+    if (id == NULL) {
+        goto done;
+    }
+    int numbered = PyObject_IsTrue(id);
+    if (numbered <= 0) {
+        Py_DECREF(id);
+        id = numbered < 0 ? NULL : PyObject_CallNoArgs(new_node_id);
+        if (id == NULL || PyObject_SetAttr(info, s_id, id) < 0) {
+            Py_XDECREF(id);
+            goto done;
+        }
+    }
+    fields[0] = id;
+    fields[1] = PyObject_CallMethodNoArgs(node, s_name);
+    fields[2] = PyList_AsTuple(inputs);
+    PyObject *size = PyObject_GetAttr(output, s_shape);
+    fields[3] = size == NULL ? NULL : PySequence_Tuple(size);
+    Py_XDECREF(size);
+    if (fields[1] == NULL || fields[2] == NULL || fields[3] == NULL) {
+        goto done;
+    }
+    PyObject *dtype = PyObject_GetAttr(output, s_dtype);
+    PyObject *dtype_names = torch_global(s_dtype_names);
+    PyObject *dtype_name = dtype == NULL || dtype_names == NULL ? NULL :
+                           PyDict_GetItemWithError(dtype_names, dtype);
+    Py_XDECREF(dtype);
+    if (PyErr_Occurred()) {
+        goto done;
+    }
+    fields[4] = dtype_name != NULL ? Py_NewRef(dtype_name) :
+                PyObject_CallOneArg(torch_readable[PY_DTYPE], output);
+    PyObject *is_cpu = PyObject_GetAttr(output, s_is_cpu);
+    if (fields[4] == NULL || is_cpu == NULL) {
+        Py_XDECREF(is_cpu);
+        goto done;
+    }
+    Py_DECREF(is_cpu);
+    fields[5] = is_cpu == Py_True ? Py_NewRef(s_cpu) :
+                PyObject_CallOneArg(torch_readable[PY_DEVICE], output);
+    if (fields[5] == NULL) {
+        goto done;
+    }
+    fields[6] = Py_NewRef(Py_True);  /* requires_grad */
+    fields[7] = Py_NewRef(Py_False); /* is_leaf */
+    /* _names.get(output, (None,))[0]: its _items, id() -> (weakref, (name, scope)) */
+    PyObject *names = torch_global(s_names);
+    PyObject *items = names == NULL ? NULL : PyObject_GetAttr(names, s_items);
+    PyObject *key = items == NULL ? NULL : PyLong_FromVoidPtr(output);
+    PyObject *item = key == NULL ? NULL : PyDict_GetItemWithError(items, key);
+    Py_XDECREF(key);
+    Py_XDECREF(items);
+    if (PyErr_Occurred()) {
+        goto done;
+    }
+    fields[8] = Py_NewRef(Py_None);
+    if (item != NULL && PyTuple_Check(item) && PyTuple_GET_SIZE(item) == 2 &&
+        PyWeakref_Check(PyTuple_GET_ITEM(item, 0)) &&
+        PyWeakref_GetObject(PyTuple_GET_ITEM(item, 0)) == output) {
+        PyObject *label = PySequence_GetItem(PyTuple_GET_ITEM(item, 1), 0);
+        if (label == NULL) {
+            goto done;
+        }
+        Py_SETREF(fields[8], label);
+    }
+    /* the scope: events._scope + tuple(_module_path) if _module_path else events._scope */
+    PyObject *scope = PyDict_GetItemWithError(events_globals, s_scope);
+    PyObject *path = scope == NULL ? NULL : torch_global(s_module_path);
+    if (path == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "no events._scope");
+        }
+        goto done;
+    }
+    if (PyList_Check(path) && PyList_GET_SIZE(path) > 0) {
+        PyObject *inner = PyList_AsTuple(path);
+        fields[9] = inner == NULL ? NULL : PySequence_Concat(scope, inner);
+        Py_XDECREF(inner);
+        if (fields[9] == NULL) {
+            goto done;
+        }
+    }
+    else {
+        fields[9] = Py_NewRef(scope);
+    }
+    fields[10] = Py_NewRef(where);
+    fields[11] = torch_preview_of(output, fields[3], is_cpu == Py_True);
+    if (fields[11] == NULL) {
+        goto done;
+    }
+    fields[13] = Py_NewRef(Py_False); /* recomputing */
+    fields[14] = Py_NewRef(Py_None);  /* elapsed */
+    PyTypeObject *type = (PyTypeObject *)node_created_type;
+    PyObject *event = type->tp_alloc(type, 15);
+    if (event == NULL) {
+        goto done;
+    }
+    for (int i = 0; i < 15; i++) {
+        PyTuple_SET_ITEM(event, i, fields[i]); /* steals each reference */
+        fields[i] = NULL;
+    }
+    result = emit(module, event);
+    Py_DECREF(event);
+done:
+    for (int i = 0; i < 15; i++) {
+        Py_XDECREF(fields[i]);
+    }
+    Py_XDECREF(where);
+    Py_XDECREF(inputs);
+    Py_XDECREF(parents);
+    Py_DECREF(next);
+    return result;
+}
+
+/* dyngraph.torch._announce_output(args, output). */
+static PyObject *torch_announce_output(PyObject *module, PyObject *const *argv,
+                                       Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyTuple_Check(argv[0])) {
+        PyErr_SetString(PyExc_TypeError, "_announce_output(args: tuple, output)");
+        return NULL;
+    }
+    if (!torch_configured()) {
+        return NULL;
+    }
+    PyObject *args = argv[0], *output = argv[1];
+    PyObject *node = PyObject_GetAttr(output, s_grad_fn);
+    if (node == NULL || node == Py_None) {
+        return node;
+    }
+    PyObject *result = NULL, *info = NULL;
+    PyObject *metadata = PyObject_GetAttr(node, s_metadata);
+    if (metadata == NULL) {
+        goto done;
+    }
+    info = PyDict_Check(metadata) ? Py_XNewRef(PyDict_GetItemWithError(metadata, torch_key)) :
+                                    NULL;
+    if (info == NULL && !PyErr_Occurred() && PyDict_Check(metadata)) {
+        /* a node seen for the first time, made by an op (never AccumulateGrad, a leaf's):
+           _node_info's common case */
+        info = PyObject_CallNoArgs(torch_info_type);
+        PyObject *handle = NULL;
+        if (info != NULL && PyDict_SetItem(metadata, torch_key, info) == 0 &&
+            PyObject_SetAttr(info, s_hooked, Py_True) == 0) {
+            handle = PyObject_CallMethodOneArg(node, s_register_prehook, info);
+        }
+        if (handle == NULL) {
+            Py_CLEAR(info);
+        }
+        Py_XDECREF(handle);
+    }
+    else if (info != NULL) {
+        PyObject *hooked = PyObject_GetAttr(info, s_hooked);
+        if (hooked == NULL) {
+            Py_CLEAR(info);
+        }
+        else if (hooked != Py_True) { /* not hooked yet: the Python hooks it */
+            Py_SETREF(info, PyObject_CallOneArg(torch_readable[PY_NODE_INFO], node));
+        }
+        Py_XDECREF(hooked);
+    }
+    else if (!PyErr_Occurred()) {
+        info = PyObject_CallOneArg(torch_readable[PY_NODE_INFO], node);
+    }
+    Py_DECREF(metadata);
+    if (info == NULL) {
+        goto done;
+    }
+    PyObject *epoch = PyDict_GetItemWithError(events_globals, s_epoch);
+    int same = epoch == NULL ? -1 : same_epoch(info, epoch);
+    if (same < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "no events.epoch");
+        }
+        goto done;
+    }
+    result = same ? Py_NewRef(Py_None) : torch_announce_op(module, args, node, info, output);
+done:
+    Py_XDECREF(info);
+    Py_DECREF(node);
+    return result;
+}
+
+/* dyngraph.torch._grad_computed(info, grad_outputs): a node's prehook. */
+static PyObject *torch_grad_computed(PyObject *module, PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "_grad_computed(info, grad_outputs)");
+        return NULL;
+    }
+    if (!torch_configured()) {
+        return NULL;
+    }
+    PyObject *info = argv[0], *grad_outputs = argv[1];
+    PyObject *active = PyDict_GetItemWithError(events_globals, s_active);
+    if (active != Py_True) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        Py_RETURN_NONE;
+    }
+    int any = PyObject_IsTrue(grad_outputs);
+    if (any <= 0) {
+        return any < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    PyObject *grad = PySequence_GetItem(grad_outputs, 0);
+    if (grad == NULL || grad == Py_None) {
+        return grad;
+    }
+    PyObject *result = NULL, *pair = NULL, *id = NULL, *leaf = NULL;
+    PyObject *consumers = PyObject_GetAttr(info, s_consumers);
+    int accumulated = consumers == NULL ? -1 : PyObject_RichCompareBool(consumers,
+                                                                        torch_one, Py_GT);
+    Py_XDECREF(consumers);
+    leaf = accumulated < 0 ? NULL : PyObject_GetAttr(info, s_leaf);
+    if (leaf == NULL) {
+        goto done;
+    }
+    if (leaf != Py_None) {
+        PyObject *tensor = PyObject_CallNoArgs(leaf);
+        if (tensor == NULL) {
+            goto done;
+        }
+        if (!accumulated && tensor != Py_None) {
+            PyObject *tensor_grad = PyObject_GetAttr(tensor, s_grad);
+            if (tensor_grad == NULL) {
+                Py_DECREF(tensor);
+                goto done;
+            }
+            accumulated = tensor_grad != Py_None;
+            Py_DECREF(tensor_grad);
+        }
+        Py_DECREF(tensor);
+        /* a leaf outlives its graph: the next graph that uses it counts its uses afresh */
+        PyObject *zero = PyLong_FromLong(0);
+        int set = zero == NULL ? -1 : PyObject_SetAttr(info, s_consumers, zero);
+        Py_XDECREF(zero);
+        if (set < 0) {
+            goto done;
+        }
+    }
+    pair = torch_preview_and_norm(module, grad);
+    id = pair == NULL ? NULL : PyObject_GetAttr(info, s_id);
+    if (id == NULL) {
+        goto done;
+    }
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        PyErr_SetString(PyExc_TypeError, "_preview_and_norm must return (preview, norm)");
+        goto done;
+    }
+    PyTypeObject *type = (PyTypeObject *)grad_computed_type;
+    PyObject *event = type->tp_alloc(type, 4);
+    if (event == NULL) {
+        goto done;
+    }
+    PyTuple_SET_ITEM(event, 0, Py_NewRef(id));
+    PyTuple_SET_ITEM(event, 1, Py_NewRef(PyTuple_GET_ITEM(pair, 0)));
+    PyTuple_SET_ITEM(event, 2, Py_NewRef(PyTuple_GET_ITEM(pair, 1)));
+    PyTuple_SET_ITEM(event, 3, Py_NewRef(accumulated ? Py_True : Py_False));
+    PyObject *emitted = emit(module, event);
+    Py_DECREF(event);
+    if (emitted == NULL) {
+        goto done;
+    }
+    Py_DECREF(emitted);
+    /* if _pass and info.saved_bytes: _pass[-1].append(info.id) */
+    PyObject *passes = torch_global(s_pass);
+    if (passes == NULL) {
+        goto done;
+    }
+    if (PyList_Check(passes) && PyList_GET_SIZE(passes) > 0) {
+        PyObject *saved = PyObject_GetAttr(info, s_saved_bytes);
+        int some = saved == NULL ? -1 : PyObject_IsTrue(saved);
+        Py_XDECREF(saved);
+        if (some < 0 || (some && PyList_Append(PyList_GET_ITEM(passes, PyList_GET_SIZE(passes) -
+                                                                           1), id) < 0)) {
+            goto done;
+        }
+    }
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(leaf);
+    Py_XDECREF(pair);
+    Py_XDECREF(id);
+    Py_DECREF(grad);
+    return result;
+}
+
+static PyObject *torch_preview(PyObject *module, PyObject *tensor)
+{
+    if (!torch_configured()) {
+        return NULL;
+    }
+    PyObject *size = PyObject_GetAttr(tensor, s_shape);
+    PyObject *shape = size == NULL ? NULL : PySequence_Tuple(size);
+    Py_XDECREF(size);
+    PyObject *is_cpu = shape == NULL ? NULL : PyObject_GetAttr(tensor, s_is_cpu);
+    PyObject *preview = is_cpu == NULL ? NULL :
+                        torch_preview_of(tensor, shape, is_cpu == Py_True);
+    Py_XDECREF(is_cpu);
+    Py_XDECREF(shape);
+    return preview;
+}
+
+/* configure_torch(parts): dyngraph.torch's module dict, torch.Tensor and the dtypes and layout
+   read here (dyngraph/_accelerated.py calls it when dyngraph.torch is imported). */
+static PyObject *configure_torch(PyObject *module, PyObject *parts)
+{
+    if (!PyDict_Check(parts) || events_globals == NULL || node_created_type == NULL) {
+        PyErr_SetString(PyExc_TypeError, "configure_torch(dict), after configure_emit()");
+        return NULL;
+    }
+    struct { PyObject **name; const char *text; } names[] = {
+        {&s_grad_fn, "grad_fn"}, {&s_metadata, "metadata"}, {&s_next_functions, "next_functions"},
+        {&s_announced, "announced"}, {&s_hooked, "hooked"}, {&s_id, "id"},
+        {&s_consumers, "consumers"}, {&s_saved_bytes, "saved_bytes"}, {&s_leaf, "leaf"},
+        {&s_name, "name"}, {&s_register_prehook, "register_prehook"},
+        {&s_requires_grad, "requires_grad"}, {&s_is_cpu, "is_cpu"},
+        {&s_is_contiguous, "is_contiguous"}, {&s_data_ptr, "data_ptr"}, {&s_nbytes, "nbytes"},
+        {&s_layout, "layout"}, {&s_grad, "grad"}, {&s_dtype, "dtype"}, {&s_shape, "shape"},
+        {&s_epoch, "epoch"}, {&s_scope, "_scope"}, {&s_items, "_items"},
+        {&s_module_path, "_module_path"}, {&s_names, "_names"}, {&s_pass, "_pass"},
+        {&s_saved_names, "_saved_names"}, {&s_dtype_names, "_dtype_names"},
+        {&s_active, "active"}, {&s_accumulate_grad, "AccumulateGrad"}, {&s_cpu, "cpu"},
+    };
+    if (torch_one == NULL && (torch_one = PyLong_FromLong(1)) == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (*names[i].name == NULL && (*names[i].name = PyUnicode_InternFromString(
+                                           names[i].text)) == NULL) {
+            return NULL;
+        }
+    }
+    struct { PyObject **slot; const char *key; } objects[] = {
+        {&torch_globals, "globals"}, {&torch_tensor_type, "Tensor"}, {&torch_info_type, "Info"},
+        {&torch_float32, "float32"}, {&torch_float64, "float64"}, {&torch_strided, "strided"},
+        {&torch_dir, "torch_dir"}, {&torch_key, "key"},
+    };
+    PyObject *values[8 + 9];
+    size_t n_objects = sizeof(objects) / sizeof(objects[0]);
+    for (size_t i = 0; i < n_objects + 9; i++) {
+        const char *key = i < n_objects ? objects[i].key : torch_readable_names[i - n_objects];
+        values[i] = PyDict_GetItemString(parts, key);
+        if (values[i] == NULL) {
+            return PyErr_Format(PyExc_KeyError, "configure_torch: no %s", key);
+        }
+    }
+    for (size_t i = 0; i < n_objects; i++) {
+        Py_XSETREF(*objects[i].slot, Py_NewRef(values[i]));
+    }
+    for (size_t i = 0; i < 9; i++) {
+        Py_XSETREF(torch_readable[i], Py_NewRef(values[n_objects + i]));
+    }
+    Py_RETURN_NONE;
 }

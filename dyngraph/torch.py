@@ -91,22 +91,27 @@ class _Info:
 
     def __call__(self, grad_outputs: tuple) -> None:
         """The node's gradient is complete (PyTorch calls this, in its backward order)."""
-        if not events.active or not grad_outputs:
-            return
-        grad = grad_outputs[0]
-        if grad is None:
-            return
-        accumulated = self.consumers > 1
-        if self.leaf is not None:
-            tensor = self.leaf()
-            accumulated = accumulated or (tensor is not None and tensor.grad is not None)
-            # A leaf outlives its graph: the next graph that uses it counts its uses afresh (a
-            # second backward through a retained graph is summed into .grad, seen above).
-            self.consumers = 0
-        preview, norm = _preview_and_norm(grad)
-        events.emit(events.new_event(events.GradComputed, (self.id, preview, norm, accumulated)))
-        if _pass and self.saved_bytes:
-            _pass[-1].append(self.id)
+        _grad_computed(self, grad_outputs)
+
+
+def _grad_computed(info: _Info, grad_outputs: tuple) -> None:
+    """grad_computed for the node of ``info``, whose gradient is ``grad_outputs[0]``."""
+    if not events.active or not grad_outputs:
+        return
+    grad = grad_outputs[0]
+    if grad is None:
+        return
+    accumulated = info.consumers > 1
+    if info.leaf is not None:
+        tensor = info.leaf()
+        accumulated = accumulated or (tensor is not None and tensor.grad is not None)
+        # A leaf outlives its graph: the next graph that uses it counts its uses afresh (a
+        # second backward through a retained graph is summed into .grad, seen above).
+        info.consumers = 0
+    preview, norm = _preview_and_norm(grad)
+    events.emit(events.new_event(events.GradComputed, (info.id, preview, norm, accumulated)))
+    if _pass and info.saved_bytes:
+        _pass[-1].append(info.id)
 
 
 class _ByIdentity:
@@ -391,6 +396,16 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
         _emit_node(item, info, parents, outputs.get(id(info)), where, scope, arguments)
 
 
+def _announce_output(args: tuple, output: torch.Tensor) -> None:
+    """node_created for the node that made ``output``, an op's one result (from ``args``), if
+    the op joined the graph and the subscribers were not told about that node yet."""
+    node = output.grad_fn
+    if node is not None:
+        info = _node_info(node)
+        if info.announced != events.epoch:
+            _announce_op(args, node, info, output)
+
+
 def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> None:
     """_announce for the commonest case: ``node`` is the one node an op made (from ``args``,
     returning ``output``), and its inputs were all told about already (a chain, a loop).
@@ -526,11 +541,7 @@ class _EventMode(TorchFunctionMode):
             return out
         epoch = events.epoch
         if type(out) is torch.Tensor:  # NOTE: most calls return one tensor; a quicker path
-            grad_fn = out.grad_fn
-            if grad_fn is not None:
-                info = _node_info(grad_fn)
-                if info.announced != epoch:
-                    _announce_op(args, grad_fn, info, out)
+            _announce_output(args, out)
         else:
             nodes, outputs = [], {}
             for tensor in _tensors(out):

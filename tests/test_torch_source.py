@@ -435,34 +435,55 @@ def _lesson_programs():
     return run
 
 
-def test_fast_path_of_one_op_emits_what_the_general_walk_does(monkeypatch):
+def replay(events):
+    """The events as text, ids renumbered by first appearance (each run takes fresh ones) and
+    norms to 12 digits (the C layer sums squares as the engine's does; math.hypot may differ in
+    the last bit)."""
+    ids: dict = {}
+
+    def renumber(value):
+        return ids.setdefault(value, len(ids))
+
+    rows = []
+    for e in events:
+        if e.kind == "node_created":
+            e = e._replace(id=renumber(e.id), inputs=tuple(renumber(i) for i in e.inputs))
+        elif hasattr(e, "id"):
+            e = e._replace(id=renumber(e.id))
+        elif hasattr(e, "root"):
+            e = e._replace(root=renumber(e.root))
+        elif e.kind == "graph_freed":
+            e = e._replace(ids=tuple(renumber(i) for i in e.ids))
+        if e.kind == "grad_computed":
+            e = e._replace(norm=float(f"{e.norm:.12g}"))
+        rows.append(repr(e))
+    return rows
+
+
+# What the C layer replaces in dyngraph.torch (NOTE [speedups] in dyngraph/_accelerated.py).
+ACCELERATED = ("_announce_output", "_grad_computed", "_preview", "_preview_and_norm",
+               "_saved_bytes")
+
+
+@pytest.fixture
+def readable_torch(monkeypatch):
+    """dyngraph.torch's readable definitions in place of the C layer's, for the test."""
+    from dyngraph import _accelerated
+
+    for name in ACCELERATED:
+        monkeypatch.setattr(dgt, name, _accelerated.readable(dgt, name))
+
+
+def test_fast_path_of_one_op_emits_what_the_general_walk_does(monkeypatch, readable_torch):
     """NOTE [speed] in dyngraph.torch: _announce_op, the flat path of the commonest op, tells
     the subscribers exactly what _announce (the general walk back) does, on whole programs."""
-    def replay(events):  # ids renumbered by first appearance: each run takes fresh ones
-        ids: dict = {}
-
-        def renumber(value):
-            return ids.setdefault(value, len(ids))
-
-        rows = []
-        for e in events:
-            if e.kind == "node_created":
-                e = e._replace(id=renumber(e.id), inputs=tuple(renumber(i) for i in e.inputs))
-            elif hasattr(e, "id"):
-                e = e._replace(id=renumber(e.id))
-            elif hasattr(e, "root"):
-                e = e._replace(root=renumber(e.root))
-            elif e.kind == "graph_freed":
-                e = e._replace(ids=tuple(renumber(i) for i in e.ids))
-            rows.append(repr(e))
-        return rows
-
     fast = watched(_lesson_programs())  # fresh leaves each time, seeded alike
+    announce_op = dgt._announce_op
     monkeypatch.setattr(dgt, "_announce_op", dgt._announce_walking)
     walked = watched(_lesson_programs())
     assert replay(fast) == replay(walked)
     assert len(fast) > 100
-    monkeypatch.undo()
+    monkeypatch.setattr(dgt, "_announce_op", announce_op)
 
     walks = []  # and the flat path is the one taken, once the inputs were told about
     walk = dgt._announce_walking
@@ -470,6 +491,45 @@ def test_fast_path_of_one_op_emits_what_the_general_walk_does(monkeypatch):
     w = torch.ones(4, requires_grad=True)
     made = nodes(watched(lambda: (w * 2).tanh().exp().sum()))
     assert len(made) == 5 and len(walks) == 1  # only w * 2: w was not told about yet
+
+
+def _more_programs():
+    """Tensors the C layer reads from memory and those it hands to the Python: float64, whole
+    numbers, views that are not one block, a 3-d tensor, nan and inf in a gradient, names and
+    a module's scope."""
+    torch.manual_seed(1)
+    a = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(3, 4, 2, requires_grad=True)
+    model = torch.nn.Linear(5, 2)
+
+    def run():
+        dgt.name(a, "a")
+        t = a.t()  # a view, not row-major
+        (t * torch.arange(20.0, dtype=torch.float64).reshape(5, 4)).sum().backward()
+        (b * 2).relu().sum().backward()
+        (b[:, 1] * torch.tensor([[1, 2]] * 3)).sum().backward()  # whole numbers; a slice
+        (b.sqrt() * 0).sum().backward()  # nan in the gradients of the negative numbers
+        model(a.float()).pow(2).sum().backward()
+
+    return run
+
+
+@pytest.mark.parametrize("programs", [_lesson_programs, _more_programs])
+def test_c_layer_emits_what_the_readable_definitions_do(monkeypatch, programs):
+    """NOTE [speedups] in dyngraph/_accelerated.py: dyngraph.torch's per-op and per-gradient
+    functions in C tell the subscribers what the readable ones do, on whole programs."""
+    from dyngraph import _accelerated
+
+    if _accelerated.speedups is None:
+        pytest.skip("dyngraph's C layer is not built here (or DYNGRAPH_PURE_PYTHON=1)")
+    assert [getattr(dgt, name) is not _accelerated.readable(dgt, name)
+            for name in ACCELERATED] == [True] * len(ACCELERATED)
+    accelerated = watched(programs())
+    for name in ACCELERATED:
+        monkeypatch.setattr(dgt, name, _accelerated.readable(dgt, name))
+    readable = watched(programs())
+    assert replay(accelerated) == replay(readable)
+    assert len(accelerated) > 30
 
 
 def test_saved_bytes_of_products_aliased_or_not():

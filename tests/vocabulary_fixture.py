@@ -4,9 +4,11 @@ The live widget composes node, edge and cluster statements in the browser (widge
 vocabulary.js) from node data and ``dot.vocabulary()``; Python's ``dot.py`` is the reference.
 This module makes the cases - nodes of every kind and state, hostile names, odd numbers - with
 the statement Python writes for each, into ``widgets/test/fixtures/vocabulary.json``, which the
-JavaScript test replays. The ``fold`` case does the same for the browser's fold of the event
-spine (widgets/src/events.js): a snapshot as GraphView packs it, and the nodes, edges and steps
-that ``Recording`` makes of the same events. ``tests/test_vocabulary_fixture.py`` fails when
+JavaScript test replays. The node data carries the texts of its numbers as the live view
+sends them (``view.display_texts``): the browser places them and formats no number itself. The
+``fold`` case does the same for the browser's fold of the event spine (widgets/src/events.js):
+a snapshot as GraphView packs it, and the nodes, edges and steps that ``Recording`` makes of the
+same events, with their texts. ``tests/test_vocabulary_fixture.py`` fails when
 the committed file is stale; regenerate it with ``python tests/vocabulary_fixture.py``.
 """
 
@@ -19,8 +21,10 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from dyngraph import dot, events
-from dyngraph.jupyter.view import GraphView, derivative_rules
+from dyngraph.jupyter.view import GraphView, derivative_rules, preview_texts
 from dyngraph.record import Node, Recording, shared_path
 from dyngraph.recording_io import json_number, json_values
 
@@ -37,6 +41,9 @@ PREVIEWS = [
     ((1.0, 2.5), "float32", (2,)),
     ((0.1234567, -1e-05, 123456.0, 1e16, -2.5e-07, 99999.0), "float64", (2, 3)),
     ((0.0, -0.0, 1.0005, 3.14159, 0.0001234, 1234.5678), "float32", (3, 4)),
+    # ties and near-ties of the fourth digit, and float32 values widened to Python floats
+    ((0.125, 1.0625, 9.9995, 99995.0, float(np.float32(0.1)), float(np.float32(2.675))),
+     "float32", (6,)),
     ((1.0, math.nan), "float32", (2,)),
     ((math.inf, -math.inf), "float32", (2,)),
     ((1, 2, 3), "int64", (3,)),
@@ -51,7 +58,7 @@ def _cases() -> list[dict[str, Any]]:
     node_id = 1
     for kind in ("leaf", "parameter", "constant", "op"):
         for name in NAMES:
-            for preview, dtype, shape in PREVIEWS[:4] if kind != "constant" else PREVIEWS[8:]:
+            for preview, dtype, shape in PREVIEWS[:5] if kind != "constant" else PREVIEWS[9:]:
                 op = {"leaf": "leaf", "parameter": "parameter", "constant": "constant"}.get(
                     kind, "Mul" if name is None else (name or "Op")[:20]
                 )
@@ -83,7 +90,9 @@ def _cases() -> list[dict[str, Any]]:
                                             grad_norm=state["norm"], accumulated=state["summed"])
                 js_state["grad"] = {"preview": json_values(state["preview"]),
                                     "norm": json_number(state["norm"]),
-                                    "summed": state["summed"]}
+                                    "summed": state["summed"],
+                                    "previewText": list(preview_texts(state["preview"])),
+                                    "normText": dot.format_value(state["norm"])}
             shown = dataclasses.replace(shown, freed=state["freed"])
             js_state["freed"] = state["freed"]
         out.append({"node": node_data(node), "state": js_state,
@@ -101,10 +110,13 @@ def node_data(node: Node) -> dict[str, Any]:
     return {
         "id": node.id, "kind": node.kind, "op": node.op, "name": node.name,
         "shape": list(node.shape), "dtype": node.dtype, "device": node.device,
-        "preview": json_values(node.preview), "scope": list(node.scope),
+        "preview": json_values(node.preview), "previewText": list(preview_texts(node.preview)),
+        "scope": list(node.scope),
         "file": where[0] if where else None, "line": where[1] if where else None,
         "cell": where[3] if where else None, "saved": node.saved_bytes,
+        "savedText": dot.format_bytes(node.saved_bytes) if node.saved_bytes else None,
         "recomputed": node.recomputed, "elapsed": node.elapsed,
+        "elapsedText": None if node.elapsed is None else dot.format_elapsed(node.elapsed),
         "rule": derivative_rules().get(node.op, "") if node.kind == "op" else None,
     }
 
@@ -150,11 +162,13 @@ def fold_case() -> dict[str, Any]:
         if kind == "grad":
             grad = next(e for e in spine if e.kind == "grad_computed" and e.id == rest[0])
             steps.append(["grad", grad.id, json_values(grad.preview), json_number(grad.norm),
-                          grad.accumulated])
+                          grad.accumulated, list(preview_texts(grad.preview)),
+                          dot.format_value(grad.norm)])
         elif kind == "edge_grad":
             node, input_id, position, preview, reduced_from = rest
             steps.append([kind, node, input_id, position, json_values(preview),
-                          None if reduced_from is None else list(reduced_from)])
+                          None if reduced_from is None else list(reduced_from),
+                          list(preview_texts(preview))])
         else:
             steps.append([kind, *(list(x) if isinstance(x, tuple) else x for x in rest)])
     return {
@@ -181,21 +195,12 @@ def build() -> dict[str, Any]:
         {"index": i, "name": name, "lines": dot.cluster_header(i, name)}
         for i, name in enumerate(n for n in NAMES if n is not None)
     ]
-    values = [0.0, -0.0, 1.0, 1.5, -2.25, 0.1, 0.125, 3.14159, 123.456, 1234.5, 12345.6,
-              99999.0, 1e-4, 1e-5, 1.2345e-5, 6.02e23, -1e16, 0.000123456, math.nan, math.inf,
-              -math.inf, 2.0 / 3.0, 1e-300, 1.7976931348623157e308]
-    numbers = []
-    for precision in (3, 4):
-        for value in values:
-            numbers.append({"value": json_number(value), "precision": precision,
-                            "text": format(value, f".{precision}g")})
     return {
         "note": "generated by tests/vocabulary_fixture.py from dyngraph/dot.py: do not edit",
         "vocabulary": dot.vocabulary(),
         "nodes": _cases(),
         "edges": edges,
         "clusters": clusters,
-        "numbers": numbers,
         "fold": fold_case(),
     }
 

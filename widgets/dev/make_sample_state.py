@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dyngraph.dot import graph_header, vocabulary
+from dyngraph.dot import format_bytes, format_value, graph_header, vocabulary
 from dyngraph.record import Node
 
 FILE = "/tmp/ipykernel_1/123.py"
@@ -85,12 +85,16 @@ FREED = [4, 6, 9]
 
 
 def node_data(n: Node) -> dict:
-    """A NODE of the folded form (what widgets/src/events.js makes of a node_created)."""
+    """A NODE of the folded form (what widgets/src/events.js makes of a node_created), with
+    the texts of its numbers as dot.py writes them (PROTOCOL.md, "Display texts")."""
     return {
         "id": n.id, "kind": n.kind, "op": n.op, "name": n.name, "shape": list(n.shape),
         "dtype": n.dtype, "device": n.device, "preview": list(n.preview),
+        "previewText": [format_value(v) for v in n.preview],
         "scope": list(n.scope), "file": FILE, "line": n.where[1], "cell": CELL,
-        "saved": n.saved_bytes, "recomputed": n.recomputed, "elapsed": n.elapsed,
+        "saved": n.saved_bytes,
+        "savedText": format_bytes(n.saved_bytes) if n.saved_bytes else None,
+        "recomputed": n.recomputed, "elapsed": n.elapsed, "elapsedText": None,
         "rule": RULES.get(n.op) if n.kind == "op" else None,
     }
 
@@ -99,7 +103,9 @@ def main() -> None:
     steps = [["node", n.id] for n in NODES]
     steps += [["backward_started", 9]]
     steps += [
-        ["grad", i, list(preview), norm, summed] for i, (preview, norm, summed) in GRADS.items()
+        ["grad", i, list(preview), norm, summed, [format_value(v) for v in preview],
+         format_value(norm)]
+        for i, (preview, norm, summed) in GRADS.items()
     ]
     steps += [["freed", FREED], ["backward_finished", 9], ["backward_started", 9]]
     steps += [

@@ -3,14 +3,15 @@
 // one of the newest `grad` or `edge_grad` step: its gradient (the upstream gradient), and for
 // each edge its backward has sent so far, "upstream × local derivative = contribution"; at a
 // node that several edges sent to, "a + b = total". Numbers come from the steps themselves
-// (edge_grad carries each contribution); nothing here computes a gradient.
+// (edge_grad carries each contribution) and are shown as the texts Python wrote with them;
+// nothing here computes a gradient or writes a number.
 
 import { formatValues, shapeText } from "./vocabulary.js";
 import { nodeTitle } from "./timeline.js";
 
 /**
  * @typedef {import("./vocabulary.js").NodeData} NodeData
- * @typedef {{node: number, input: number, position: number, preview: any[], reducedFrom: number[]|null}} EdgeStep
+ * @typedef {{node: number, input: number, position: number, texts: string[], reducedFrom: number[]|null}} EdgeStep
  * @typedef {{title: string, rows: Array<[string, string]>}} ChainRule
  */
 
@@ -30,7 +31,7 @@ export function chainRuleAt(steps, nodes, graphEdges, t) {
     if (kind === "backward_started") { start = i; break; }
   }
   if (start < 0) return null;
-  /** @type {Map<number, {preview: any[], summed: boolean}>} */
+  /** @type {Map<number, {texts: string[], summed: boolean}>} */
   const grads = new Map();
   /** @type {EdgeStep[]} */
   const edges = [];
@@ -38,11 +39,11 @@ export function chainRuleAt(steps, nodes, graphEdges, t) {
   for (let i = start + 1; i < t && i < steps.length; i++) {
     const step = steps[i];
     if (step[0] === "grad") {
-      grads.set(step[1], { preview: asList(step[2]), summed: Boolean(step[4]) });
+      grads.set(step[1], { texts: asList(step[5]), summed: Boolean(step[4]) });
       active = step[1];
     } else if (step[0] === "edge_grad") {
       edges.push({ node: step[1], input: step[2], position: Number(step[3]) || 0,
-        preview: asList(step[4]), reducedFrom: Array.isArray(step[5]) ? step[5] : null });
+        texts: asList(step[6]), reducedFrom: Array.isArray(step[5]) ? step[5] : null });
       active = step[1];
     }
   }
@@ -53,11 +54,11 @@ export function chainRuleAt(steps, nodes, graphEdges, t) {
   const rows = [];
   const into = edges.filter((e) => e.input === active);
   if (grad && into.length > 1) {
-    const terms = into.map((e) => values(e.preview, node));
-    rows.push(["fan-in", `${terms.join(" + ")} = ${values(grad.preview, node)}`]);
+    const terms = into.map((e) => values(e.texts, node));
+    rows.push(["fan-in", `${terms.join(" + ")} = ${values(grad.texts, node)}`]);
     rows.push(["from", into.map((e) => label(nodes.get(e.node), e.node)).join(" + ")]);
   }
-  const upstream = grad ? values(grad.preview, node) : "not yet";
+  const upstream = grad ? values(grad.texts, node) : "not yet";
   rows.push(["upstream gradient", into.length === 0 && grad ? `${upstream} (where backward starts)` : upstream]);
   /** @type {number[]} */
   const inputs = [];
@@ -68,7 +69,7 @@ export function chainRuleAt(steps, nodes, graphEdges, t) {
     if (e.node !== active) continue;
     const input = nodes.get(e.input);
     const local = localDerivative(node, e.position, inputCount, inputs.map((id) => nodes.get(id)));
-    let text = `${upstream} \u00D7 ${local} = ${values(e.preview, input)}`;
+    let text = `${upstream} \u00D7 ${local} = ${values(e.texts, input)}`;
     if (e.reducedFrom) {
       text += ` (summed over the broadcast: ${shapeText(e.reducedFrom)} \u2192 ${shapeText(shapeOf(input))})`;
     }
@@ -101,8 +102,8 @@ export function localDerivative(node, position, inputCount, inputs) {
     let source;
     if (last === "x" || last === "y") source = inputs[last === "x" ? 0 : 1];
     else if (last === "z") source = node;
-    if (source && Array.isArray(source.preview) && source.preview.length) {
-      return `${values(source.preview, source)} (${part})`;
+    if (source && Array.isArray(source.previewText) && source.previewText.length) {
+      return `${values(source.previewText, source)} (${part})`;
     }
     if (/^-?\d+$/.test(last)) return `${last} (${part})`;
   }
@@ -119,10 +120,10 @@ function shapeOf(node) {
   return node && Array.isArray(node.shape) ? node.shape : [];
 }
 
-/** "[2, 3] (2,)": a preview with the node's shape (no shape for a scalar). */
-function values(/** @type {any[]} */ preview, /** @type {NodeData|undefined} */ node) {
+/** "[2, 3] (2,)": a preview's texts with the node's shape (no shape for a scalar). */
+function values(/** @type {string[]} */ texts, /** @type {NodeData|undefined} */ node) {
   const shape = shapeOf(node);
-  const text = formatValues(preview, shape, node ? String(node.dtype ?? "") : "");
+  const text = formatValues(texts, shape);
   return shape.length ? `${text} ${shapeText(shape)}` : text;
 }
 

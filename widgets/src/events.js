@@ -1,10 +1,11 @@
-// The event spine, as the browser receives it (see ../PROTOCOL.md, protocol v4): Python sends the
+// The event spine, as the browser receives it (see ../PROTOCOL.md, protocol v5): Python sends the
 // engine's events themselves, packed with MessagePack, and they are folded here into the node
 // data, edges and timeline steps the rest of the widget draws from - the same fold as
 // dyngraph/record.py's Recording, which stays the reference.
 //
-// An event arrives as [kind, fields]: `fields` is the event's NamedTuple as an array, in the
-// order `header.fields[kind]` names (so the field order is never hard-coded here).
+// An event arrives as [kind, fields]: `fields` is the event's NamedTuple as an array, followed
+// by the texts Python made of its numbers, in the order `header.fields[kind]` names (so the
+// field order is never hard-coded here). The texts are kept beside the numbers they show.
 
 import { decode } from "@msgpack/msgpack";
 
@@ -31,6 +32,28 @@ export function jsonValue(v) {
 /** @param {unknown} values */
 function jsonValues(values) {
   return Array.isArray(values) ? values.map(jsonValue) : [];
+}
+
+/**
+ * The texts of a preview as Python wrote them (`preview_text`); a state saved before protocol
+ * v5 has none, and shows the values as JavaScript writes them rather than fail.
+ * @param {unknown} texts @param {unknown} values
+ * @returns {string[]}
+ */
+function previewTexts(texts, values) {
+  if (Array.isArray(texts)) return texts.map(String);
+  return jsonValues(values).map(String);
+}
+
+/**
+ * A text Python made (`saved_text`, `elapsed_text`, `norm_text`), or for a state saved before
+ * protocol v5 the number as JavaScript writes it followed by `unit`; null for no number.
+ * @param {unknown} text @param {unknown} value @param {string} unit
+ * @returns {string|null}
+ */
+function numberText(text, value, unit) {
+  if (typeof text === "string") return text;
+  return value == null || text === null ? null : `${String(jsonValue(value))}${unit}`;
 }
 
 /**
@@ -78,10 +101,13 @@ export function foldEvents(events, header, isKnown) {
           id: e.id, kind: nodeKind, op, name: e.name ?? null,
           shape: Array.isArray(e.shape) ? e.shape : [], dtype: String(e.dtype ?? ""),
           device: String(e.device ?? ""), preview: jsonValues(e.preview),
+          previewText: previewTexts(e.preview_text, e.preview),
           scope: Array.isArray(e.scope) ? e.scope.map(String) : [],
           file: where ? where.file ?? null : null, line: where ? where.line ?? null : null,
           cell: where ? where.cell ?? null : null, saved: e.saved_bytes || 0,
+          savedText: numberText(e.saved_text, e.saved_bytes || null, " B"),
           recomputed: Boolean(e.recomputed), elapsed: e.elapsed ?? null,
+          elapsedText: numberText(e.elapsed_text, e.elapsed, " s"),
           rule: nodeKind === "op" ? rules[op] ?? "" : null,
         });
         const inputs = Array.isArray(e.inputs) ? e.inputs : [];
@@ -93,15 +119,16 @@ export function foldEvents(events, header, isKnown) {
       }
       case "grad_computed":
         if (known(e.id)) {
-          folded.steps.push(["grad", e.id, jsonValues(e.preview), jsonValue(e.norm), Boolean(e.accumulated)]);
+          folded.steps.push(["grad", e.id, jsonValues(e.preview), jsonValue(e.norm), Boolean(e.accumulated),
+            previewTexts(e.preview_text, e.preview), numberText(e.norm_text, e.norm, "")]);
         }
         break;
       case "edge_grad":
         // what one edge carried back: [kind, node, input, position, preview, shape before the
-        // un-broadcast sum or null] (PROTOCOL.md, "The fold")
+        // un-broadcast sum or null, the preview's texts] (PROTOCOL.md, "The fold")
         if (known(e.node) && known(e.input)) {
           folded.steps.push(["edge_grad", e.node, e.input, e.position, jsonValues(e.preview),
-            Array.isArray(e.reduced_from) ? e.reduced_from : null]);
+            Array.isArray(e.reduced_from) ? e.reduced_from : null, previewTexts(e.preview_text, e.preview)]);
         }
         break;
       case "graph_freed":

@@ -4,7 +4,7 @@
 // They reach the DOM only through `textContent`; elements and attributes are created by this
 // code with fixed tag and attribute names. No `innerHTML` anywhere in the widget.
 
-import { formatValues, formatBytes, pyG, shapeText } from "./vocabulary.js";
+import { formatValues, shapeText } from "./vocabulary.js";
 import { nodeTitle } from "./timeline.js";
 
 /**
@@ -99,22 +99,21 @@ export const NONE = "\u2014";
  */
 export function inspectorRows(node, at, sources) {
   const shape = Array.isArray(node.shape) ? node.shape : [];
-  const dtype = node.dtype == null ? "" : String(node.dtype);
   const grad = at.grad;
   const gradText = grad
-    ? formatValues(Array.isArray(grad.preview) ? grad.preview : [], shape, dtype)
+    ? formatValues(grad.previewText, shape)
     : at.gradLater ? "not yet (later in the timeline)" : "not yet";
-  const saved = Number(node.saved);
+  const values = Array.isArray(node.previewText) ? node.previewText : [];
   return [
     ["op", nodeTitle(node)],
     ["name", text(node.name)],
     ["shape", Array.isArray(node.shape) ? shapeText(node.shape) : NONE],
     ["dtype", text(node.dtype)],
     ["device", text(node.device)],
-    ["value", Array.isArray(node.preview) && node.preview.length ? formatValues(node.preview, shape, dtype) : NONE],
+    ["value", values.length ? formatValues(values, shape) : NONE],
     ["gradient", gradText],
-    ["grad norm", grad && grad.norm != null ? pyG(grad.norm, 4) : NONE],
-    ["saved for backward", saved > 0 ? formatBytes(saved) : NONE],
+    ["grad norm", text(grad && grad.normText)],
+    ["saved for backward", Number(node.saved) > 0 ? text(node.savedText) : NONE],
     ["freed", at.freed ? "yes" : "no"],
     ["source", sourceText(node, sources)],
     ["local derivative", text(node.rule)],

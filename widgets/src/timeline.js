@@ -15,7 +15,8 @@ import { foldEvents } from "./events.js";
  * @typedef {import("./vocabulary.js").Vocabulary} Vocabulary
  * @typedef {NodeData & {scope: string[], order: number}} NodeRecord
  * @typedef {{src: number, dst: number, pos: number}} EdgeRecord
- * @typedef {Array<any>} Step  e.g. ["node", 7], ["grad", 7, [0.5, "NaN"], 1.2, false],
+ * @typedef {Array<any>} Step  e.g. ["node", 7],
+ *   ["grad", 7, [0.5, "NaN"], 1.2, false, ["0.5", "nan"], "1.2"] (its texts last),
  *   ["freed", [7, 8]], ["backward_started", 9], ["backward_finished", 9],
  *   ["backward_failed", 9, "message"], ["version", 3, 1]
  * @typedef {{lines?: string[], vocabulary?: Vocabulary}} Header
@@ -218,7 +219,7 @@ export class Timeline {
           if (this.nodes.has(step[1])) newest = step[1];
           break;
         case "grad":
-          grads.set(step[1], { preview: step[2], norm: step[3] ?? null, summed: Boolean(step[4]), step: i });
+          grads.set(step[1], gradOfStep(step, i));
           lastGrad = step[1];
           break;
         case "edge_grad": // the contribution travels along input -> node, into the input
@@ -463,9 +464,23 @@ export function gradAt(steps, id, t) {
     const step = steps[i];
     if (step[0] !== "grad" || step[1] !== id) continue;
     if (i >= t) return { grad, later: true };
-    grad = { preview: step[2], norm: step[3] ?? null, summed: Boolean(step[4]), step: i };
+    grad = gradOfStep(step, i);
   }
   return { grad, later: false };
+}
+
+/**
+ * A node's gradient as a `grad` step carries it: ["grad", id, preview, norm, summed,
+ * preview's texts, norm's text] (PROTOCOL.md, "The fold"), found at index i.
+ * @param {Step} step
+ * @param {number} i
+ * @returns {GradData & {step: number}}
+ */
+export function gradOfStep(step, i) {
+  return {
+    preview: step[2], norm: step[3] ?? null, summed: Boolean(step[4]),
+    previewText: Array.isArray(step[5]) ? step[5] : [], normText: step[6] ?? null, step: i,
+  };
 }
 
 /**

@@ -345,7 +345,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       if (node && state.detail && box.gradLine >= 0 && item.texts[box.gradLine]) {
         const shape = Array.isArray(node.shape) ? node.shape : [];
         const text = grad
-          ? `grad${grad.summed ? " (summed)" : ""} ${formatValues(Array.isArray(grad.preview) ? grad.preview : [], shape, String(node.dtype ?? ""))}`
+          ? `grad${grad.summed ? " (summed)" : ""} ${formatValues(grad.previewText, shape)}`
           : "grad \u2014";
         setText(item.texts[box.gradLine], cut(text));
       }

@@ -3,24 +3,27 @@
 // ../PROTOCOL.md). Pure functions, no DOM.
 //
 // NOTE [one vocabulary] Python's dyngraph/dot.py stays the reference: these functions are a
-// port of its label lines, escaping and number formatting, and test/vocabulary.test.js checks
-// them character for character against statements Python made (test/fixtures/vocabulary.json).
-// Styles are never chosen here: every attribute body comes from the vocabulary table.
-//
-// NOTE [numbers] Python formats with format(v, ".4g") / ".1f", which round the exact binary
-// value half to even; JavaScript's toPrecision / toFixed round exact ties up (0.125 -> "0.13",
-// Python "0.12"). So the digits here come from the double's exact decimal expansion (BigInt).
+// port of its label lines and escaping, and test/vocabulary.test.js checks them character for
+// character against statements Python made (test/fixtures/vocabulary.json). Styles are never
+// chosen here: every attribute body comes from the vocabulary table. Nor are numbers written
+// here: Python sends the text of every number a label shows (a preview's values, a norm, the
+// saved bytes, the forward time), made by dot.py's formatters (PROTOCOL.md, "Display texts"),
+// and these functions only place those texts; the numbers themselves only decide things (a
+// NaN marks an anomaly, a norm picks an edge's colour).
 
 /**
  * A preview value as JSON carries it: a number, a boolean, or "NaN" / "Infinity" / "-Infinity".
+ * Each comes with its text as Python wrote it (previewText, normText, savedText, elapsedText).
  * @typedef {number|boolean|string} Value
  * @typedef {{
  *   id: number, kind: string, op?: string|null, name?: string|null, shape?: number[],
- *   dtype?: string, device?: string, preview?: Value[], scope?: string[],
- *   file?: string|null, line?: number|null, cell?: number|null, saved?: number,
- *   recomputed?: boolean, elapsed?: number|null, rule?: string|null
+ *   dtype?: string, device?: string, preview?: Value[], previewText?: string[],
+ *   scope?: string[], file?: string|null, line?: number|null, cell?: number|null,
+ *   saved?: number, savedText?: string|null, recomputed?: boolean, elapsed?: number|null,
+ *   elapsedText?: string|null, rule?: string|null
  * }} NodeData
- * @typedef {{preview: Value[], norm: number|string, summed: boolean}} GradData
+ * @typedef {{preview: Value[], norm: number|string, summed: boolean, previewText?: string[],
+ *   normText?: string|null}} GradData
  * @typedef {{grad: GradData|null, freed: boolean}} NodeState  the node at one timeline position
  * @typedef {{
  *   node?: Record<string, string>, saved?: string, freed?: Record<string, string>,
@@ -85,117 +88,6 @@ export function toNumber(value) {
   return Number(value);
 }
 
-const SCRATCH = new DataView(new ArrayBuffer(8));
-
-/**
- * The exact value of a finite double x != 0, |x| = n * 10^exp10.
- * @param {number} x
- * @returns {{n: bigint, exp10: number}}
- */
-function exactDecimal(x) {
-  SCRATCH.setFloat64(0, Math.abs(x));
-  const hi = SCRATCH.getUint32(0);
-  const lo = SCRATCH.getUint32(4);
-  const bits = (hi >>> 20) & 0x7ff;
-  let mantissa = (BigInt(hi & 0xfffff) << 32n) | BigInt(lo);
-  let exp2 = -1074;
-  if (bits !== 0) {
-    mantissa |= 1n << 52n;
-    exp2 = bits - 1075;
-  }
-  while (exp2 < 0 && (mantissa & 1n) === 0n) {
-    mantissa >>= 1n;
-    exp2++;
-  }
-  if (exp2 >= 0) return { n: mantissa << BigInt(exp2), exp10: 0 };
-  return { n: mantissa * 5n ** BigInt(-exp2), exp10: exp2 }; // m / 2^k = m * 5^k / 10^k
-}
-
-/**
- * n rounded to `drop` fewer decimal digits, half to even.
- * @param {bigint} n @param {number} drop
- * @returns {bigint}
- */
-function roundHalfEven(n, drop) {
-  if (drop <= 0) return n;
-  const unit = 10n ** BigInt(drop);
-  let q = n / unit;
-  const r2 = (n % unit) * 2n;
-  if (r2 > unit || (r2 === unit && (q & 1n) === 1n)) q += 1n;
-  return q;
-}
-
-/**
- * Python's `format(value, f".{precision}g")`: `precision` significant digits, rounded half to
- * even on the exact value; exponent form ("1.235e+05", "1e-05") when the exponent is below -4
- * or at least the precision, trailing zeros dropped; "nan", "inf", "-inf"; "-0" for -0.
- * @param {number|string|boolean} value  a number, or "NaN" / "Infinity" / "-Infinity"
- * @param {number} [precision]
- * @returns {string}
- */
-export function pyG(value, precision = 4) {
-  const x = toNumber(value);
-  if (Number.isNaN(x)) return "nan";
-  if (x === Infinity) return "inf";
-  if (x === -Infinity) return "-inf";
-  const p = Math.max(1, Math.floor(precision));
-  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
-  if (x === 0) return sign + "0";
-  const { n, exp10 } = exactDecimal(x);
-  const digits = n.toString();
-  let exponent = digits.length - 1 + exp10; // of the leading digit
-  let sig = roundHalfEven(n, digits.length - p).toString();
-  if (sig.length > p) {
-    // 9.9995 -> 10.00: one more digit before the point
-    sig = sig.slice(0, p);
-    exponent += 1;
-  }
-  sig = sig.padEnd(p, "0");
-  if (exponent < -4 || exponent >= p) {
-    const mantissa = stripZeros(sig[0] + "." + sig.slice(1));
-    const e = Math.abs(exponent);
-    return `${sign}${mantissa}e${exponent < 0 ? "-" : "+"}${e < 10 ? "0" : ""}${e}`;
-  }
-  if (exponent >= 0) return sign + stripZeros(sig.slice(0, exponent + 1) + "." + sig.slice(exponent + 1));
-  return sign + stripZeros("0." + "0".repeat(-exponent - 1) + sig);
-}
-
-/** "1.500" -> "1.5", "2.000" -> "2", "10" -> "10". @param {string} s */
-function stripZeros(s) {
-  if (!s.includes(".")) return s;
-  return s.replace(/0+$/, "").replace(/\.$/, "");
-}
-
-/**
- * Python's `format(value, f".{decimals}f")` (half to even on the exact value).
- * @param {number} value
- * @param {number} decimals
- * @returns {string}
- */
-export function pyFixed(value, decimals) {
-  const x = toNumber(value);
-  if (Number.isNaN(x)) return "nan";
-  if (!Number.isFinite(x)) return x > 0 ? "inf" : "-inf";
-  const sign = x < 0 || Object.is(x, -0) ? "-" : "";
-  let units = 0n; // |x| * 10^decimals, rounded
-  if (x !== 0) {
-    const { n, exp10 } = exactDecimal(x);
-    const shift = exp10 + decimals; // |x| * 10^decimals = n * 10^shift
-    units = shift >= 0 ? n * 10n ** BigInt(shift) : roundHalfEven(n, -shift);
-  }
-  const text = units.toString().padStart(decimals + 1, "0");
-  if (decimals === 0) return sign + text;
-  return `${sign}${text.slice(0, -decimals)}.${text.slice(-decimals)}`;
-}
-
-/**
- * Whether values of this dtype are formatted as floats (Python floats), else as they are.
- * @param {unknown} dtype
- */
-export function isFloatDtype(dtype) {
-  return typeof dtype === "string" && dtype.startsWith("float");
-}
-
 /** @param {unknown} shape @returns {number} how many elements ( () has 1 ) */
 export function numel(shape) {
   if (!Array.isArray(shape)) return 1;
@@ -205,54 +97,17 @@ export function numel(shape) {
 }
 
 /**
- * One preview value as dot.py's format_values shows it: a Python float with four significant
- * digits, anything else as Python's str() writes it. JSON does not tell 2.0 from 2, so a
- * number is taken for a float when the dtype is a float dtype, or when it is not a whole
- * number (which no Python int is: e.g. the gradient preview of a bool tensor).
- * @param {Value} v
- * @param {boolean} float  the tensor's dtype is a float dtype
- */
-export function formatValue(v, float) {
-  if (v === "NaN") return "nan";
-  if (v === "Infinity") return "inf";
-  if (v === "-Infinity") return "-inf";
-  if (typeof v === "boolean") return v ? "True" : "False";
-  if (typeof v === "number") {
-    if (float || !Number.isInteger(v)) return pyG(v, 4);
-    return String(v);
-  }
-  return String(v);
-}
-
-/**
- * `[1.5, 2, ...]` (port of dot.py format_values): floats with four significant digits, other
- * values as they are, and ", ..." when the tensor has more elements than the preview.
- * @param {Value[]} values
+ * `[1.5, 2, ...]` (dot.py format_values): the values' texts as Python wrote them, joined, and
+ * ", ..." when the tensor has more elements than the preview.
+ * @param {string[]|undefined} texts  the preview's texts (previewText)
  * @param {number[]} [shape]
- * @param {string} [dtype]
  * @param {number|null} [limit]  show at most this many values (compact labels)
  * @returns {string}
  */
-export function formatValues(values, shape, dtype, limit = null) {
-  let list = Array.isArray(values) ? values : [];
+export function formatValues(texts, shape, limit = null) {
+  let list = Array.isArray(texts) ? texts : [];
   if (limit != null && list.length > limit) list = list.slice(0, limit);
-  const float = isFloatDtype(dtype);
-  const shown = list.map((v) => formatValue(v, float)).join(", ");
-  return `[${shown}${numel(shape) > list.length ? ", ..." : ""}]`;
-}
-
-/**
- * `16 B`, `1.5 KB`, `2.0 MB`, `3.1 GB` (port of dot.py format_bytes).
- * @param {number} n
- * @returns {string}
- */
-export function formatBytes(n) {
-  let x = Number(n);
-  for (const unit of ["B", "KB", "MB", "GB"]) {
-    if (x < 1024 || unit === "GB") return unit === "B" ? `${pyFixed(x, 0)} B` : `${pyFixed(x, 1)} ${unit}`;
-    x /= 1024;
-  }
-  return `${x} B`; // not reached
+  return `[${list.join(", ")}${numel(shape) > list.length ? ", ..." : ""}]`;
 }
 
 /** `()`, `(2,)`, `(2, 3)`: a shape as Python writes a tuple. @param {number[]} shape */
@@ -312,21 +167,21 @@ export function labelLines(node, state, options = {}) {
   }
   // A compact label (limit) shows previews only of tensors small enough to show whole.
   const whole = limit == null || numel(shape || []) <= limit;
-  if (Array.isArray(node.preview) && node.preview.length > 0 && whole) {
-    lines.push(formatValues(node.preview, shape || [], dtype, limit));
+  if (Array.isArray(node.previewText) && node.previewText.length > 0 && whole) {
+    lines.push(formatValues(node.previewText, shape || [], limit));
   }
   const grad = state && state.grad;
   const freed = Boolean(state && state.freed);
-  if (grad && Array.isArray(grad.preview) && whole) {
-    lines.push(`grad${grad.summed ? " (summed)" : ""} ${formatValues(grad.preview, shape || [], dtype, limit)}`);
+  if (grad && Array.isArray(grad.previewText) && whole) {
+    lines.push(`grad${grad.summed ? " (summed)" : ""} ${formatValues(grad.previewText, shape || [], limit)}`);
   }
-  if (Number(node.saved) > 0 && !freed) lines.push(`saved ${formatBytes(Number(node.saved))}`);
+  if (Number(node.saved) > 0 && !freed) lines.push(`saved ${node.savedText ?? ""}`);
   if (freed) lines.push("freed");
   if (node.recomputed) lines.push("recomputed");
   const anomaly = anomalyOf(node, state);
   if (anomaly) lines.push(anomaly === "nan" ? "NaN" : "Inf");
   if (node.device != null && node.device !== "cpu" && node.device !== "") lines.push(String(node.device));
-  if (node.elapsed != null) lines.push(`${pyG(Number(node.elapsed) * 1000, 3)} ms`);
+  if (node.elapsedText != null) lines.push(String(node.elapsedText));
   return lines;
 }
 

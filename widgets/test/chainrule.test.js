@@ -12,11 +12,17 @@ const MUL = "z = x * y;  dz/dx = y,  dz/dy = x";
 const SUM = "z = sum of x over axis;  dz/dx = 1 (gz is broadcast back over the summed axes)";
 const ADD = "z = x + y;  dz/dx = 1,  dz/dy = 1";
 
+// Nodes and steps as the fold makes them; the texts are what Python sends for these numbers
+// (small whole numbers and short decimals, which String writes the same way).
+const texts = (values) => values.map(String);
 const node = (id, op, shape, preview, name = null, rule = null) => ({
   id, kind: op === "leaf" ? "leaf" : "op", op, name, shape, dtype: "float32", device: "cpu",
-  preview, scope: [], file: null, line: null, cell: null, saved: 0, recomputed: false,
-  elapsed: null, rule,
+  preview, previewText: texts(preview), scope: [], file: null, line: null, cell: null, saved: 0,
+  savedText: null, recomputed: false, elapsed: null, elapsedText: null, rule,
 });
+const grad = (id, preview, norm, summed) => ["grad", id, preview, norm, summed, texts(preview), String(norm)];
+const edgeGrad = (from, to, position, preview, reducedFrom) =>
+  ["edge_grad", from, to, position, preview, reducedFrom, texts(preview)];
 
 // a = [2, 3]; b = a * a; loss = b.sum(); loss.backward()
 const FAN_IN = {
@@ -24,12 +30,12 @@ const FAN_IN = {
     node(3, "Sum", [], [13], "loss", SUM)],
   edges: [[1, 2, 0], [1, 2, 1], [2, 3, 0]],
   steps: [["node", 1], ["node", 2], ["node", 3], ["backward_started", 3],
-    ["grad", 3, [1], 1, false],
-    ["edge_grad", 3, 2, 0, [1, 1], null],
-    ["grad", 2, [1, 1], 1.414, false],
-    ["edge_grad", 2, 1, 0, [2, 3], null],
-    ["edge_grad", 2, 1, 1, [2, 3], null],
-    ["grad", 1, [4, 6], 7.2, true],
+    grad(3, [1], 1, false),
+    edgeGrad(3, 2, 0, [1, 1], null),
+    grad(2, [1, 1], 1.414, false),
+    edgeGrad(2, 1, 0, [2, 3], null),
+    edgeGrad(2, 1, 1, [2, 3], null),
+    grad(1, [4, 6], 7.2, true),
     ["backward_finished", 3]],
 };
 
@@ -83,9 +89,9 @@ describe("chain rule panel", () => {
         node(3, "Add", [2, 4], [], "pre", ADD)],
       edges: [[1, 3, 0], [2, 3, 1]],
       steps: [["node", 1], ["node", 2], ["node", 3], ["backward_started", 3],
-        ["grad", 3, [1, 1, 1, 1, 1, 1], 2.83, false],
-        ["edge_grad", 3, 1, 0, [1, 1, 1, 1, 1, 1], null],
-        ["edge_grad", 3, 2, 1, [2, 2, 2, 2], [2, 4]]],
+        grad(3, [1, 1, 1, 1, 1, 1], 2.83, false),
+        edgeGrad(3, 1, 0, [1, 1, 1, 1, 1, 1], null),
+        edgeGrad(3, 2, 1, [2, 2, 2, 2], [2, 4])],
     });
     const rows = at(tl, 7).rows;
     assert.equal(rows[1][1], "[1, 1, 1, 1, 1, 1, ...] (2, 4) \u00D7 1 (dz/dx = 1) = [1, 1, 1, 1, 1, 1, ...] (2, 4)");
@@ -103,10 +109,10 @@ describe("chain rule panel", () => {
   });
 
   test("the fold keeps edge_grad events of known nodes, and the step highlights its edge", () => {
-    const fields = { edge_grad: ["node", "input", "position", "preview", "reduced_from"] };
-    const folded = foldEvents([["edge_grad", [2, 1, 0, [2, NaN], [3]]], ["edge_grad", [2, 9, 1, [1], null]]],
-      { fields }, (id) => id === 1 || id === 2);
-    assert.deepEqual(folded.steps, [["edge_grad", 2, 1, 0, [2, "NaN"], [3]]]);
+    const fields = { edge_grad: ["node", "input", "position", "preview", "reduced_from", "preview_text"] };
+    const folded = foldEvents([["edge_grad", [2, 1, 0, [2, NaN], [3], ["2", "nan"]]],
+      ["edge_grad", [2, 9, 1, [1], null, ["1"]]]], { fields }, (id) => id === 1 || id === 2);
+    assert.deepEqual(folded.steps, [["edge_grad", 2, 1, 0, [2, "NaN"], [3], ["2", "nan"]]]);
     const tl = timelineOf(FAN_IN);
     assert.deepEqual(tl.stateAt(8).lastEdge, [1, 2]);
     assert.equal(tl.stateAt(10).lastEdge, null);

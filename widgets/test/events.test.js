@@ -42,6 +42,29 @@ describe("folding events", () => {
     assert.deepEqual([...timeline.edges.values()].map((e) => [e.src, e.dst, e.pos]), FOLD.edges);
   });
 
+  test("the texts Python made of the numbers travel with them into nodes and steps", () => {
+    const folded = foldEvents(decodeTrait(FOLD.snapshot).events, FOLD.header, () => false);
+    const log = folded.nodes.find((n) => n.op === "Log");
+    assert.deepEqual([log.preview, log.previewText, log.savedText], [["-Infinity", 0], ["-inf", "0"], "8 B"]);
+    const grad = folded.steps.find((s) => s[0] === "grad" && s[1] === 5);
+    assert.deepEqual(grad.slice(5), [["1", "1"], "1.414"]);
+  });
+
+  test("a state saved before protocol v5 (no texts) shows the numbers as JavaScript writes them", () => {
+    const fields = {
+      node_created: FOLD.header.fields.node_created.filter((f) => !f.endsWith("_text")),
+      grad_computed: FOLD.header.fields.grad_computed.filter((f) => !f.endsWith("_text")),
+      edge_grad: FOLD.header.fields.edge_grad.filter((f) => !f.endsWith("_text")),
+    };
+    const node = [1, "Exp", [], [2], "float32", "cpu", true, false, null, [], null, [0.125, NaN], 24, false, 0.0012];
+    const folded = foldEvents([["node_created", node], ["grad_computed", [1, [0.5, 1e-7], 0.5, false]],
+      ["edge_grad", [1, 1, 0, [0.25], null]]], { fields }, () => false);
+    const n = folded.nodes[0];
+    assert.deepEqual([n.previewText, n.savedText, n.elapsedText], [["0.125", "NaN"], "24 B", "0.0012 s"]);
+    assert.deepEqual(folded.steps[1].slice(5), [["0.5", "1e-7"], "0.5"]);
+    assert.deepEqual(folded.steps[2].slice(6), [["0.25"]]);
+  });
+
   test("unknown kinds and malformed rows are skipped", () => {
     const folded = foldEvents([["something_new", [1]], "junk", [3], ["backward_started", [9, false, false]]],
       FOLD.header, () => false);

@@ -11,7 +11,8 @@ function loopTimeline(n, scope = []) {
   const nodes = new Map();
   const edges = new Map();
   const add = (id, kind, op, line, inputs) => {
-    nodes.set(id, { id, kind, op, file: "c.py", line, scope, order: nodes.size, shape: [6], dtype: "float32", preview: [1, 2, 3, 4] });
+    nodes.set(id, { id, kind, op, file: "c.py", line, scope, order: nodes.size, shape: [6], dtype: "float32",
+      preview: [1, 2, 3, 4], previewText: ["1", "2", "3", "4"] });
     for (const src of inputs) edges.set(`${src},${id},0`, { src, dst: id, pos: 0 });
   };
   add(1, "leaf", "leaf", 1, []);
@@ -48,7 +49,7 @@ test("the structure rolls the loop up into one box, wired in between; opened, ev
   assert.ok(s.edges.some((e) => e.name === "l4->n60"));
   assert.doesNotMatch(s.dot, /\[1, 2/, "compact labels: no values of a 6-element tensor");
   const one = loopTimeline(30);
-  Object.assign(one.nodes.get(62), { shape: [], preview: [2.5] });
+  Object.assign(one.nodes.get(62), { shape: [], preview: [2.5], previewText: ["2.5"] });
   assert.match(buildStructure(one, {}).dot, /n62 \[label="Sum\\n\(\)\\n\[2\.5\]"/, "a one-element tensor keeps its value");
   const open = buildStructure(tl, { expanded: new Set(["l4"]), detail: true });
   assert.equal(open.boxes.length, tl.nodes.size);

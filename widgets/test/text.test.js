@@ -5,11 +5,12 @@ import { dom } from "./helpers.js";
 
 const HOSTILE = "<img src=x onerror=alert(1)>";
 
-/** A node as the browser holds it once folded (PROTOCOL.md). */
+/** A node as the browser holds it once folded (PROTOCOL.md), with the texts Python made. */
 const NODE = {
   id: 4, kind: "op", op: "Mul", name: null, shape: [2], dtype: "float32", device: "cpu",
-  preview: [0.5, -2], scope: ["layer1"], file: "cell.py", line: 2, cell: 5, saved: 16,
-  recomputed: false, elapsed: null, rule: "z = x * y;  dz/dx = y,  dz/dy = x",
+  preview: [0.5, -2], previewText: ["0.5", "-2"], scope: ["layer1"], file: "cell.py", line: 2,
+  cell: 5, saved: 16, savedText: "16 B", recomputed: false, elapsed: null, elapsedText: null,
+  rule: "z = x * y;  dz/dx = y,  dz/dy = x",
 };
 
 describe("text insertion", () => {
@@ -74,7 +75,8 @@ describe("text insertion", () => {
 describe("inspector rows", () => {
   test("every field from the node's data, in reading order", () => {
     const sources = new Map([["cell.py", "x = 1\n    y = x * w   \n"]]);
-    const rows = inspectorRows(NODE, { grad: { preview: [1, "NaN"], norm: "NaN", summed: true }, freed: true }, sources);
+    const grad = { preview: [1, "NaN"], norm: "NaN", summed: true, previewText: ["1", "nan"], normText: "nan" };
+    const rows = inspectorRows(NODE, { grad, freed: true }, sources);
     assert.deepEqual(rows, [
       ["op", "Mul"],
       ["name", "\u2014"],
@@ -92,7 +94,8 @@ describe("inspector rows", () => {
   });
 
   test("no gradient yet, nothing saved, a leaf", () => {
-    const leaf = { ...NODE, kind: "leaf", op: "leaf", name: "x", shape: [], preview: [3], saved: 0, rule: null };
+    const leaf = { ...NODE, kind: "leaf", op: "leaf", name: "x", shape: [], preview: [3], previewText: ["3"], saved: 0,
+      savedText: null, rule: null };
     const rows = Object.fromEntries(inspectorRows(leaf, { grad: null, gradLater: true, freed: false }));
     assert.equal(rows.op, "leaf");
     assert.equal(rows.name, "x");
@@ -104,7 +107,9 @@ describe("inspector rows", () => {
     assert.equal(rows.freed, "no");
     assert.equal(rows["local derivative"], "\u2014");
     assert.equal(Object.fromEntries(inspectorRows(leaf, { grad: null, freed: false })).gradient, "not yet");
-    const big = Object.fromEntries(inspectorRows(NODE, { grad: { preview: [0.123456], norm: 12345.678, summed: false }, freed: false }));
+    // the texts are shown as Python wrote them, never written again from the numbers
+    const grad = { preview: [0.123456], norm: 12345.678, summed: false, previewText: ["0.1235"], normText: "1.235e+04" };
+    const big = Object.fromEntries(inspectorRows(NODE, { grad, freed: false }));
     assert.equal(big.gradient, "[0.1235, ...]");
     assert.equal(big["grad norm"], "1.235e+04");
   });

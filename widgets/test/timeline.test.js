@@ -17,16 +17,17 @@ const VOCABULARY = {
 };
 const HEADER = { lines: ["  graph [rankdir=\"TB\"];"], vocabulary: VOCABULARY };
 
-/** A node as Python sends it: an op named f<id>, no preview. */
+/** A node as the fold makes it: an op named f<id>, no preview; texts as Python writes them. */
 function node(id, { scope = [], line = id, saved = 0, preview = [] } = {}) {
   return {
     id, kind: "op", op: `f${id}`, name: null, shape: [], dtype: "float32", device: "cpu", preview,
-    scope, file: "cell.py", line, cell: 1, saved, recomputed: false, elapsed: null, rule: null,
+    previewText: preview.map(String), scope, file: "cell.py", line, cell: 1, saved,
+    savedText: saved ? `${saved} B` : null, recomputed: false, elapsed: null, elapsedText: null, rule: null,
   };
 }
 const edge = (src, dst, pos = 0) => [src, dst, pos];
-/** A grad step with a gradient of one value g (its norm |g|). */
-const grad = (id, g = 1, summed = false) => ["grad", id, [g], Math.abs(g), summed];
+/** A grad step with a gradient of one value g (its norm |g|), and their texts. */
+const grad = (id, g = 1, summed = false) => ["grad", id, [g], Math.abs(g), summed, [String(g)], String(Math.abs(g))];
 
 /** The statement of op node `id` (title f<id>, shape ()) with extra label lines and lists. */
 function statement(id, extra = [], lists = "") {
@@ -103,14 +104,16 @@ describe("states", () => {
     assert.ok(tl.graphAt(3, HEADER).dot.includes("n1 -> n2 [level=2];"));
     assert.ok(tl.graphAt(4, HEADER).dot.includes(statement(1, ["grad (summed) [50]"])));
     assert.ok(tl.graphAt(4, HEADER).dot.includes("n1 -> n2 [level=4];"));
-    assert.deepEqual(gradAt(tl.steps, 1, 3), { grad: { preview: [0.5], norm: 0.5, summed: false, step: 2 }, later: true });
+    assert.deepEqual(gradAt(tl.steps, 1, 3), {
+      grad: { preview: [0.5], norm: 0.5, summed: false, previewText: ["0.5"], normText: "0.5", step: 2 }, later: true });
     assert.equal(gradAt(tl.steps, 1, 4).later, false);
     assert.deepEqual(gradAt(tl.steps, 2, 4), { grad: null, later: false });
   });
 
   test("a non-finite value or gradient adds the anomaly list", () => {
     const tl = new Timeline();
-    tl.offer({ seq: 1, nodes: [node(1, { preview: ["NaN"] }), node(2)], steps: [["node", 1], ["node", 2], ["grad", 2, ["-Infinity"], "Infinity", false]] });
+    const nan = { ...node(1, { preview: ["NaN"] }), previewText: ["nan"] };
+    tl.offer({ seq: 1, nodes: [nan, node(2)], steps: [["node", 1], ["node", 2], ["grad", 2, ["-Infinity"], "Infinity", false, ["-inf"], "inf"]] });
     const dot = tl.graphAt(3, HEADER).dot;
     assert.ok(dot.includes('n1 [label="f1\\n()\\n[nan]\\nNaN", shape=op] [fillcolor=anomaly]'));
     assert.ok(dot.includes('n2 [label="f2\\n()\\ngrad [-inf]\\nInf", shape=op] [fillcolor=anomaly]'));

@@ -1,10 +1,11 @@
 """GraphView: the live graph widget (the Python half; the browser half is widgets/src/).
 
 A GraphView listens to the event spine and sends *the events themselves* to the browser, in
-batches, packed with MessagePack (see widgets/PROTOCOL.md). The browser folds them into nodes,
-edges and a timeline exactly as ``Recording`` does, composes the DOT of the graph at any point
-of the timeline from the visual vocabulary of ``dyngraph.dot`` (sent once, as a table), and
-draws it - so stepping and scrubbing happen entirely in the page, even while the kernel is busy.
+batches, packed with MessagePack (see widgets/PROTOCOL.md), each with the texts ``dyngraph.dot``
+writes of its numbers (NOTE [display texts]). The browser folds them into nodes, edges and a
+timeline exactly as ``Recording`` does, composes the DOT of the graph at any point of the
+timeline from the visual vocabulary of ``dyngraph.dot`` (sent once, as a table), and draws it -
+so stepping and scrubbing happen entirely in the page, even while the kernel is busy.
 
 NOTE [kernel-side cost] The view is attached while the learner's code runs, so what it does per
 event is kept to appending the event to a list and counting down to the next read of the clock

@@ -699,10 +699,11 @@ static int same_kind(PyObject *kind, PyObject *name) /* 1, 0, or -1 with an erro
 
 /* dot.format_value: a float (exactly) with four significant digits, as format(x, ".4g") writes
    it, anything else as str(). format(x, ".4g") is PyOS_double_to_string(x, 'g', 4, 0, NULL),
-   which finds the digits of the exact binary value (dtoa): about 150 ns a number, most of what a
-   watched op cost here. four_digits below gets the same text for nearly every float in a few
-   ns and hands the rest to PyOS_double_to_string; tests/test_speedups.py compares the two on
-   ties, boundaries and a hundred thousand random numbers. */
+   which finds the digits of the exact binary value (dtoa), and for a watched op that was most
+   of what its rows cost (benchmarks/README.md, W1V). four_digits below gets the same text for
+   nearly every float with a few double operations and hands the rest to PyOS_double_to_string;
+   tests/test_speedups.py compares the two on ties, boundaries and a hundred thousand random
+   numbers. */
 static const double exact_powers_of_ten[23] = {
     1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,

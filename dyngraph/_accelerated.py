@@ -43,6 +43,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -156,10 +157,11 @@ def install_torch(torch_module: Any) -> None:
         return
     import torch
 
-    parts = {name: getattr(torch_module, name) for name in (
+    parts = {name: readable(torch_module, name) for name in (
         "_node_info", "_announce_op", "_announce_walking", "_data_leaf", "_saved_bytes",
-        "_preview", "_preview_and_norm", "_dtype", "_device")}
-    parts = {name: readable(torch_module, name) for name in parts}
+        "_preview", "_preview_and_norm", "_dtype", "_device", "_announce_outputs")}
+    mode = readable(torch_module, "_EventMode")
+    parts["torch_function"] = mode.__torch_function__
     parts.update(globals=vars(torch_module), Tensor=torch.Tensor, Info=torch_module._Info,
                  float32=torch.float32, float64=torch.float64, strided=torch.strided,
                  torch_dir=torch_module._TORCH_DIR, key=torch_module._KEY)
@@ -168,8 +170,30 @@ def install_torch(torch_module: Any) -> None:
                          ("_grad_computed", speedups.torch_grad_computed),
                          ("_preview", speedups.torch_preview),
                          ("_preview_and_norm", speedups.torch_preview_and_norm),
-                         ("_saved_bytes", speedups.torch_saved_bytes)):
+                         ("_saved_bytes", speedups.torch_saved_bytes),
+                         ("_EventMode", _with_torch_function_in_c(mode))):
         _put(torch_module, name, faster)
+
+
+def _with_torch_function_in_c(mode: type) -> type:
+    """dyngraph.torch's mode with its ``__torch_function__`` in C while it is entered. (PyTorch
+    takes only a method bound to the mode, so the C function is bound to each mode entered, and
+    unbound on leaving: no cycle is left between the mode and its method.)"""
+
+    class _EventMode(mode):  # type: ignore[misc, valid-type]
+        __doc__ = mode.__doc__
+
+        def __enter__(self) -> Any:
+            self.__torch_function__ = types.MethodType(speedups.torch_function, self)
+            return super().__enter__()
+
+        def __exit__(self, *exc_info: Any) -> Any:
+            try:
+                return super().__exit__(*exc_info)
+            finally:
+                del self.__torch_function__
+
+    return _EventMode
 
 
 class _WhenTorchImported:

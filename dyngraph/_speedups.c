@@ -683,14 +683,17 @@ static PyObject *emit_op_created(PyObject *module, PyObject *const *args, Py_ssi
 
 /* dyngraph.jupyter.view.keep_rows: the live view's filter, once per event (read the Python
    definition there). Events are the NamedTuples of events.py: a node_created, grad_computed or
-   version_bumped has its node id at index 0, an edge_grad its node and input at 0 and 1. Each
-   kept row's fields are followed by the display texts of its numbers (view.display_texts). */
+   version_bumped has its node id at index 0, an edge_grad its node and input at 0 and 1. The
+   display texts of the kept rows' numbers (view.display_texts) are written one after another
+   into one buffer, which becomes one str: no Python object per number (NOTE [display texts]). */
 static PyObject *str_kind = NULL, *kind_node_created = NULL, *kind_grad_computed = NULL;
 static PyObject *kind_version_bumped = NULL, *kind_edge_grad = NULL;
-static PyObject *str_preview = NULL, *str_saved_bytes = NULL, *str_elapsed = NULL;
-static PyObject *str_norm = NULL;
 static PyObject *dot_format_bytes = NULL, *dot_format_elapsed = NULL; /* dyngraph.dot's */
 static PyObject *saved_texts = NULL; /* saved bytes -> dot.format_bytes of them */
+/* where the events of events.py keep the numbers that have texts (their _fields, read once):
+   by index, an event's field costs a bounds check instead of an attribute lookup */
+static Py_ssize_t node_preview_at, node_saved_at, node_elapsed_at;
+static Py_ssize_t grad_preview_at, grad_norm_at, edge_preview_at;
 
 static int same_kind(PyObject *kind, PyObject *name) /* 1, 0, or -1 with an error */
 {
@@ -803,128 +806,202 @@ static int four_digits(double x, char *out)
     return (int)(p - out);
 }
 
-static PyObject *format_value(PyObject *value)
+/* The display texts of a batch: written one after another, a newline between two, into a
+   buffer that grows as needed, and made one str at the end (stream_str). */
+typedef struct {
+    char *data;
+    Py_ssize_t length, capacity;
+    Py_ssize_t count; /* texts written so far */
+    int ascii;        /* 0 once a text was not ASCII: the str is then decoded from UTF-8 */
+} TextStream;
+
+/* The next text, n chars: 0, or -1 with an error. */
+static int stream_put(TextStream *stream, const char *text, Py_ssize_t n)
 {
-    if (!PyFloat_CheckExact(value)) {
-        return PyObject_Str(value);
-    }
-    double x = PyFloat_AS_DOUBLE(value);
-    char fast[16];
-    int length = 0;
-    if (x == 0.0) {
-        length = signbit(x) ? 2 : 1;
-        memcpy(fast, signbit(x) ? "-0" : "0", length);
-    } else if (isfinite(x)) {
-        length = four_digits(x, fast);
-    }
-    if (length > 0) {
-        PyObject *result = PyUnicode_New(length, 127); /* ASCII: no decoding */
-        if (result != NULL) {
-            memcpy(PyUnicode_DATA(result), fast, length);
+    if (stream->length + n + 1 > stream->capacity) {
+        Py_ssize_t capacity = 2 * stream->capacity + n + 1024;
+        char *data = PyMem_Realloc(stream->data, capacity);
+        if (data == NULL) {
+            PyErr_NoMemory();
+            return -1;
         }
-        return result;
+        stream->data = data;
+        stream->capacity = capacity;
     }
-    char *text = PyOS_double_to_string(x, 'g', 4, 0, NULL);
-    if (text == NULL) {
-        return NULL;
+    char *p = stream->data + stream->length;
+    if (stream->count++ > 0) {
+        *p++ = '\n';
     }
-    PyObject *result = PyUnicode_FromString(text);
-    PyMem_Free(text);
+    memcpy(p, text, n);
+    stream->length = p + n - stream->data;
+    return 0;
+}
+
+static int stream_put_str(TextStream *stream, PyObject *text) /* a str; 0 or -1 */
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "keep_rows: a display text is a str");
+        return -1;
+    }
+    Py_ssize_t n;
+    const char *utf8 = PyUnicode_AsUTF8AndSize(text, &n);
+    if (utf8 == NULL) {
+        return -1;
+    }
+    if (!PyUnicode_IS_ASCII(text)) {
+        stream->ascii = 0;
+    }
+    return stream_put(stream, utf8, n);
+}
+
+static PyObject *stream_str(TextStream *stream) /* the texts as one str, a new reference */
+{
+    if (!stream->ascii) {
+        return PyUnicode_DecodeUTF8(stream->data, stream->length, "strict");
+    }
+    PyObject *result = PyUnicode_New(stream->length, 127); /* ASCII: no decoding */
+    if (result != NULL && stream->length > 0) {
+        memcpy(PyUnicode_DATA(result), stream->data, stream->length);
+    }
     return result;
 }
 
-/* view.preview_texts: the tuple of each value's text. */
-static PyObject *preview_texts(PyObject *preview)
+/* dot.format_value of value, onto the stream: 0 or -1. A float as four_digits writes it (or
+   PyOS_double_to_string where it cannot: ties, infinities, NaN), a bool or an int that fits a
+   long long as str writes it, anything else through str. */
+static int put_value(TextStream *stream, PyObject *value)
 {
-    PyObject *values = PySequence_Fast(preview, "a preview is a sequence of numbers");
-    if (values == NULL) {
-        return NULL;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
-    PyObject *texts = PyTuple_New(n);
-    for (Py_ssize_t k = 0; texts != NULL && k < n; k++) {
-        PyObject *text = format_value(PySequence_Fast_GET_ITEM(values, k));
-        if (text == NULL) {
-            Py_CLEAR(texts);
-        } else {
-            PyTuple_SET_ITEM(texts, k, text);
+    char fast[32];
+    int length = 0;
+    if (PyFloat_CheckExact(value)) {
+        double x = PyFloat_AS_DOUBLE(value);
+        if (x == 0.0) {
+            length = signbit(x) ? 2 : 1;
+            memcpy(fast, signbit(x) ? "-0" : "0", length);
+        } else if (isfinite(x)) {
+            length = four_digits(x, fast);
+        }
+        if (length == 0) {
+            char *text = PyOS_double_to_string(x, 'g', 4, 0, NULL);
+            if (text == NULL) {
+                return -1;
+            }
+            int done = stream_put(stream, text, (Py_ssize_t)strlen(text));
+            PyMem_Free(text);
+            return done;
+        }
+    } else if (value == Py_True || value == Py_False) {
+        return stream_put(stream, value == Py_True ? "True" : "False", value == Py_True ? 4 : 5);
+    } else if (PyLong_CheckExact(value)) {
+        int overflow;
+        long long n = PyLong_AsLongLongAndOverflow(value, &overflow);
+        if (n == -1 && PyErr_Occurred()) {
+            return -1;
+        }
+        if (!overflow) {
+            length = PyOS_snprintf(fast, sizeof fast, "%lld", n);
         }
     }
-    Py_DECREF(values);
-    return texts;
+    if (length > 0) {
+        return stream_put(stream, fast, length);
+    }
+    PyObject *text = PyObject_Str(value); /* an int beyond 64 bits, a numpy scalar */
+    if (text == NULL) {
+        return -1;
+    }
+    int done = stream_put_str(stream, text);
+    Py_DECREF(text);
+    return done;
 }
 
-/* The text of the field `name` of event through `format` (a Python function of dot.py), or None
-   when the field is None or, with `when_true`, false (0 bytes saved). With a `cache` (a dict),
-   texts already made are taken from it: a lesson's ops save a few sizes over and over, and a
-   call into Python cost as much as the rest of the row. A new reference. */
-static PyObject *field_text(PyObject *event, PyObject *name, PyObject *format, int when_true,
-                            PyObject *cache)
+/* The text of value through `format` (a Python function of dot.py), or "" when value is None
+   or, with `when_true`, false (0 bytes saved); onto the stream: 0 or -1. With a `cache` (a
+   dict), texts already made are taken from it: a lesson's ops save a few sizes over and over,
+   and a call into Python cost as much as the rest of the row. */
+static int put_field_text(TextStream *stream, PyObject *value, PyObject *format, int when_true,
+                          PyObject *cache)
 {
-    PyObject *value = PyObject_GetAttr(event, name);
-    if (value == NULL) {
-        return NULL;
-    }
     int shown = value != Py_None;
     if (shown && when_true) {
         shown = PyObject_IsTrue(value);
     }
-    PyObject *text = NULL;
-    if (shown > 0 && cache != NULL) {
-        text = PyDict_GetItemWithError(cache, value); /* borrowed */
-        if (text != NULL) {
-            Py_INCREF(text);
-        } else if (!PyErr_Occurred()) {
-            text = PyObject_CallOneArg(format, value);
-            if (text != NULL && PyDict_GET_SIZE(cache) < 1000 &&
-                PyDict_SetItem(cache, value, text) < 0) {
-                Py_CLEAR(text);
-            }
-        }
-    } else if (shown > 0) {
-        text = PyObject_CallOneArg(format, value);
-    } else if (shown == 0) {
-        text = Py_NewRef(Py_None);
+    if (shown <= 0) {
+        return shown < 0 ? -1 : stream_put(stream, "", 0);
     }
-    Py_DECREF(value);
-    return text;
-}
-
-/* view.display_texts for a node_created (kind 1), grad_computed (2) or edge_grad (3), written
-   into row from index `at`. 0, or -1 with an error. */
-static int put_display_texts(PyObject *row, Py_ssize_t at, int kind, PyObject *event)
-{
-    PyObject *preview = PyObject_GetAttr(event, str_preview);
-    PyObject *texts = preview == NULL ? NULL : preview_texts(preview);
-    Py_XDECREF(preview);
-    if (texts == NULL) {
+    PyObject *text = cache == NULL ? NULL : PyDict_GetItemWithError(cache, value); /* borrowed */
+    if (text != NULL) {
+        return stream_put_str(stream, text);
+    }
+    if (PyErr_Occurred()) {
         return -1;
     }
-    PyTuple_SET_ITEM(row, at, texts);
+    text = PyObject_CallOneArg(format, value);
+    if (text == NULL) {
+        return -1;
+    }
+    int done = stream_put_str(stream, text);
+    if (done == 0 && cache != NULL && PyDict_GET_SIZE(cache) < 1000) {
+        done = PyDict_SetItem(cache, value, text);
+    }
+    Py_DECREF(text);
+    return done;
+}
+
+/* view.display_texts of a node_created (kind 1), grad_computed (2) or edge_grad (3), onto the
+   stream: 0, or -1 with an error. */
+static int put_display_texts(TextStream *stream, int kind, PyObject *event)
+{
+    Py_ssize_t preview_at = kind == 1 ? node_preview_at : kind == 2 ? grad_preview_at
+                                                                    : edge_preview_at;
+    Py_ssize_t last = kind == 1 ? Py_MAX(node_saved_at, node_elapsed_at)
+                                : kind == 2 ? Py_MAX(grad_preview_at, grad_norm_at) : preview_at;
+    if (Py_MAX(preview_at, last) >= PyTuple_GET_SIZE(event)) {
+        PyErr_SetString(PyExc_TypeError,
+                        "keep_rows: an event has fewer fields than its class in events.py");
+        return -1;
+    }
+    PyObject *preview = PyTuple_GET_ITEM(event, preview_at);
+    PyObject *values = PySequence_Fast(preview, "a preview is a sequence of numbers");
+    if (values == NULL) {
+        return -1;
+    }
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(values);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        if (put_value(stream, PySequence_Fast_GET_ITEM(values, k)) < 0) {
+            Py_DECREF(values);
+            return -1;
+        }
+    }
+    Py_DECREF(values);
     if (kind == 1) {
-        PyObject *saved = field_text(event, str_saved_bytes, dot_format_bytes, 1, saved_texts);
-        if (saved == NULL) {
+        if (put_field_text(stream, PyTuple_GET_ITEM(event, node_saved_at), dot_format_bytes, 1,
+                           saved_texts) < 0) {
             return -1;
         }
-        PyTuple_SET_ITEM(row, at + 1, saved);
-        PyObject *elapsed = field_text(event, str_elapsed, dot_format_elapsed, 0, NULL);
-        if (elapsed == NULL) {
-            return -1;
-        }
-        PyTuple_SET_ITEM(row, at + 2, elapsed);
-    } else if (kind == 2) {
-        PyObject *norm = PyObject_GetAttr(event, str_norm);
-        PyObject *text = norm == NULL ? NULL : format_value(norm);
-        Py_XDECREF(norm);
-        if (text == NULL) {
-            return -1;
-        }
-        PyTuple_SET_ITEM(row, at + 1, text);
+        return put_field_text(stream, PyTuple_GET_ITEM(event, node_elapsed_at),
+                              dot_format_elapsed, 0, NULL);
+    }
+    if (kind == 2) {
+        return put_value(stream, PyTuple_GET_ITEM(event, grad_norm_at));
     }
     return 0;
 }
 
-static int keep_rows_ready(void) /* the names and dot.py's formatters, once; 0 or -1 */
+/* The index of field `name` in events.py's class `cls` (its _fields): 0 or -1. */
+static int field_index(PyObject *events_module, const char *cls, const char *name,
+                       Py_ssize_t *at)
+{
+    PyObject *type = PyObject_GetAttrString(events_module, cls);
+    PyObject *fields = type == NULL ? NULL : PyObject_GetAttrString(type, "_fields");
+    PyObject *key = fields == NULL ? NULL : PyUnicode_FromString(name);
+    *at = key == NULL ? -1 : PySequence_Index(fields, key);
+    Py_XDECREF(key);
+    Py_XDECREF(fields);
+    Py_XDECREF(type);
+    return *at < 0 ? -1 : 0;
+}
+
+static int keep_rows_ready(void) /* the names, fields and dot.py's formatters, once; 0 or -1 */
 {
     if (dot_format_elapsed != NULL) {
         return 0;
@@ -934,13 +1011,22 @@ static int keep_rows_ready(void) /* the names and dot.py's formatters, once; 0 o
     kind_grad_computed = PyUnicode_InternFromString("grad_computed");
     kind_version_bumped = PyUnicode_InternFromString("version_bumped");
     kind_edge_grad = PyUnicode_InternFromString("edge_grad");
-    str_preview = PyUnicode_InternFromString("preview");
-    str_saved_bytes = PyUnicode_InternFromString("saved_bytes");
-    str_elapsed = PyUnicode_InternFromString("elapsed");
-    str_norm = PyUnicode_InternFromString("norm");
     if (str_kind == NULL || kind_node_created == NULL || kind_grad_computed == NULL ||
-        kind_version_bumped == NULL || kind_edge_grad == NULL || str_preview == NULL ||
-        str_saved_bytes == NULL || str_elapsed == NULL || str_norm == NULL) {
+        kind_version_bumped == NULL || kind_edge_grad == NULL) {
+        return -1;
+    }
+    PyObject *events_module = PyImport_ImportModule("dyngraph.events");
+    if (events_module == NULL) {
+        return -1;
+    }
+    int found = field_index(events_module, "NodeCreated", "preview", &node_preview_at) == 0 &&
+                field_index(events_module, "NodeCreated", "saved_bytes", &node_saved_at) == 0 &&
+                field_index(events_module, "NodeCreated", "elapsed", &node_elapsed_at) == 0 &&
+                field_index(events_module, "GradComputed", "preview", &grad_preview_at) == 0 &&
+                field_index(events_module, "GradComputed", "norm", &grad_norm_at) == 0 &&
+                field_index(events_module, "EdgeGrad", "preview", &edge_preview_at) == 0;
+    Py_DECREF(events_module);
+    if (!found) {
         return -1;
     }
     saved_texts = PyDict_New();
@@ -973,6 +1059,7 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
         return NULL;
     }
     Py_ssize_t dropped_nodes = 0, dropped_events = 0;
+    TextStream texts = {NULL, 0, 0, 0, 1};
     PyObject *kept = PyList_New(0);
     if (kept == NULL) {
         return NULL;
@@ -987,14 +1074,14 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
         Py_INCREF(event);
         PyObject *kind = PyObject_GetAttr(event, str_kind);
         PyObject *shared = NULL; /* the node's where as pages name it */
-        int texts = 0;           /* 1 node_created, 2 grad_computed, 3 edge_grad, 0 none */
+        int shown = 0; /* numbers with texts: 1 node_created, 2 grad_computed, 3 edge_grad */
         int is_node = kind == NULL ? -1 : same_kind(kind, kind_node_created);
         if (is_node < 0) {
             goto event_error;
         }
         Py_ssize_t size = PyTuple_GET_SIZE(event);
         if (is_node) {
-            texts = 1;
+            shown = 1;
             PyObject *id = PyTuple_GET_ITEM(event, 0);
             int known = PySet_Contains(node_ids, id);
             if (known < 0) {
@@ -1036,7 +1123,7 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
                 goto event_error;
             }
             if (by_id) {
-                texts = is_grad ? 2 : 0;
+                shown = is_grad ? 2 : 0;
                 int known = PySet_Contains(node_ids, PyTuple_GET_ITEM(event, 0));
                 if (known < 0) {
                     goto event_error;
@@ -1049,7 +1136,7 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
                 if (is_edge < 0) {
                     goto event_error;
                 }
-                texts = is_edge ? 3 : 0;
+                shown = is_edge ? 3 : 0;
                 if (is_edge && size >= 2) {
                     int known = PySet_Contains(node_ids, PyTuple_GET_ITEM(event, 0));
                     if (known > 0) {
@@ -1069,9 +1156,8 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
             goto next;
         }
         room--;
-        /* a plain tuple of the event's items (shared in place of where), then the texts */
-        Py_ssize_t extra = texts == 1 ? 3 : texts == 2 ? 2 : texts == 3 ? 1 : 0;
-        PyObject *row = PyTuple_New(size + extra);
+        /* a plain tuple of the event's items (shared in place of where); the texts apart */
+        PyObject *row = PyTuple_New(size);
         if (row == NULL) {
             goto event_error;
         }
@@ -1079,8 +1165,8 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
             PyObject *item = PyTuple_GET_ITEM(event, k);
             PyTuple_SET_ITEM(row, k, Py_NewRef(k == where_index && shared ? shared : item));
         }
-        if (texts && put_display_texts(row, size, texts, event) < 0) {
-            Py_DECREF(row); /* the slots not filled are NULL, which tuples allow */
+        if (shown && put_display_texts(&texts, shown, event) < 0) {
+            Py_DECREF(row);
             goto event_error;
         }
         PyObject *pair = PyTuple_Pack(2, kind, row);
@@ -1101,8 +1187,15 @@ static PyObject *keep_rows(PyObject *module, PyObject *const *args, Py_ssize_t n
         Py_DECREF(event);
         goto error;
     }
-    return Py_BuildValue("Nnnnn", kept, node_room, room, dropped_nodes, dropped_events);
+    PyObject *text = stream_str(&texts);
+    PyMem_Free(texts.data);
+    if (text == NULL) {
+        Py_DECREF(kept);
+        return NULL;
+    }
+    return Py_BuildValue("NNnnnn", kept, text, node_room, room, dropped_nodes, dropped_events);
 error:
+    PyMem_Free(texts.data);
     Py_DECREF(kept);
     return NULL;
 }
@@ -2403,6 +2496,7 @@ static PyObject *torch_preview(PyObject *module, PyObject *tensor);
 static PyObject *torch_preview_and_norm(PyObject *module, PyObject *tensor);
 static PyObject *torch_saved_bytes(PyObject *module, PyObject *node);
 static PyObject *configure_torch(PyObject *module, PyObject *parts);
+static PyObject *torch_function(PyObject *module, PyObject *const *argv, Py_ssize_t nargs);
 
 static PyMethodDef methods[] = {
     {"preview", preview, METH_O, "events.preview, in C."},
@@ -2444,6 +2538,8 @@ static PyMethodDef methods[] = {
     {"torch_preview_and_norm", torch_preview_and_norm, METH_O,
      "dyngraph.torch._preview_and_norm, in C."},
     {"torch_saved_bytes", torch_saved_bytes, METH_O, "dyngraph.torch._saved_bytes, in C."},
+    {"torch_function", (PyCFunction)(void (*)(void))torch_function, METH_FASTCALL,
+     "dyngraph.torch._EventMode.__torch_function__(self, func, types, args, kwargs), in C."},
     {"configure_torch", configure_torch, METH_O,
      "configure_torch(parts): dyngraph.torch's module dict, classes and Python definitions, by "
      "name (dyngraph/_accelerated.py calls it when dyngraph.torch is imported)."},
@@ -2494,20 +2590,24 @@ static PyObject *torch_strided = NULL;     /* torch.strided */
 static PyObject *torch_dir = NULL;         /* dyngraph.torch._TORCH_DIR */
 static PyObject *torch_key = NULL;         /* dyngraph.torch._KEY */
 static PyObject *torch_one = NULL;         /* 1 */
-static PyObject *torch_readable[9];        /* the Python definitions, by the names below */
+static PyObject *torch_zero = NULL, *torch_minus_one = NULL; /* 0 and -1 */
+/* where each field of an _Info lies (its __slots__) */
+static Py_ssize_t o_id, o_announced, o_consumers, o_saved_bytes, o_hooked, o_leaf;
+#define N_TORCH_READABLE 11
+static PyObject *torch_readable[N_TORCH_READABLE]; /* the Python definitions, by these names */
 enum {
     PY_NODE_INFO, PY_ANNOUNCE_OP, PY_ANNOUNCE_WALKING, PY_DATA_LEAF, PY_SAVED_BYTES, PY_PREVIEW,
-    PY_PREVIEW_AND_NORM, PY_DTYPE, PY_DEVICE,
+    PY_PREVIEW_AND_NORM, PY_DTYPE, PY_DEVICE, PY_TORCH_FUNCTION, PY_ANNOUNCE_OUTPUTS,
 };
-static const char *torch_readable_names[9] = {
+static const char *torch_readable_names[N_TORCH_READABLE] = {
     "_node_info", "_announce_op", "_announce_walking", "_data_leaf", "_saved_bytes", "_preview",
-    "_preview_and_norm", "_dtype", "_device",
+    "_preview_and_norm", "_dtype", "_device", "torch_function", "_announce_outputs",
 };
 static PyObject *s_grad_fn, *s_metadata, *s_next_functions, *s_announced, *s_hooked, *s_id,
     *s_consumers, *s_saved_bytes, *s_leaf, *s_name, *s_register_prehook, *s_requires_grad,
     *s_is_cpu, *s_is_contiguous, *s_data_ptr, *s_nbytes, *s_layout, *s_grad, *s_dtype,
     *s_shape, *s_epoch, *s_scope, *s_items, *s_module_path, *s_names, *s_pass, *s_saved_names,
-    *s_dtype_names, *s_active, *s_accumulate_grad, *s_cpu;
+    *s_dtype_names, *s_active, *s_accumulate_grad, *s_cpu, *s_inplace;
 
 static int torch_configured(void)
 {
@@ -2526,6 +2626,21 @@ static PyObject *torch_global(PyObject *name) /* borrowed, or NULL with an error
         PyErr_Format(PyExc_RuntimeError, "dyngraph.torch has no %R", name);
     }
     return value;
+}
+
+/* Untracks a tuple (or an event, a NamedTuple: no __dict__) from the cycle collector when none
+   of its items is tracked: it can be in no cycle. Python's collector does this itself for plain
+   tuples the first time it meets them, never for NamedTuples; an event kept by a recording
+   would otherwise be traversed again at every collection of its generation. */
+static void untrack_if_flat(PyObject *tuple)
+{
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(tuple); i++) {
+        PyObject *item = PyTuple_GET_ITEM(tuple, i);
+        if (PyObject_IS_GC(item) && PyObject_GC_IsTracked(item)) {
+            return;
+        }
+    }
+    PyObject_GC_UnTrack(tuple);
 }
 
 /* The numbers of a CPU tensor of float32 or float64 in one row-major block: its memory (valid
@@ -2607,6 +2722,9 @@ static PyObject *tensor_preview(const TensorNumbers *numbers) /* the first few, 
             break;
         }
         PyTuple_SET_ITEM(preview, i, number);
+    }
+    if (preview != NULL) {
+        untrack_if_flat(preview);
     }
     return preview;
 }
@@ -2810,17 +2928,15 @@ static PyObject *torch_where(PyObject *module)
 
 static int same_epoch(PyObject *info, PyObject *epoch) /* info.announced == epoch: 1, 0, -1 */
 {
-    PyObject *announced = PyObject_GetAttr(info, s_announced);
-    if (announced == NULL) {
-        return -1;
+    PyObject *announced = SLOT(info, o_announced);
+    if (announced == epoch) {
+        return 1;
     }
-    int same = PyObject_RichCompareBool(announced, epoch, Py_EQ);
-    Py_DECREF(announced);
-    return same;
+    return announced == NULL ? 0 : PyObject_RichCompareBool(announced, epoch, Py_EQ);
 }
 
 /* The _Info in a node's metadata whose prehook it is, or NULL (no error: not there, or not
-   hooked); -1 in *failed on an error. Borrowed from the metadata dict. */
+   hooked); 1 in *failed on an error. Borrowed from the metadata dict. */
 static PyObject *hooked_info(PyObject *node, int *failed)
 {
     PyObject *metadata = PyObject_GetAttr(node, s_metadata);
@@ -2835,13 +2951,10 @@ static PyObject *hooked_info(PyObject *node, int *failed)
         *failed = PyErr_Occurred() != NULL;
         return NULL;
     }
-    PyObject *hooked = PyObject_GetAttr(info, s_hooked);
-    if (hooked == NULL) {
-        *failed = 1;
+    if (Py_TYPE(info) != (PyTypeObject *)torch_info_type) {
         return NULL;
     }
-    Py_DECREF(hooked);
-    return hooked == Py_True ? info : NULL;
+    return SLOT(info, o_hooked) == Py_True ? info : NULL;
 }
 
 /* _announce_op(args, node, info, output): node_created for the node an op made. */
@@ -2902,25 +3015,20 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
             goto done;
         }
     }
-    if (PyObject_SetAttr(info, s_announced, epoch) < 0) {
-        goto done;
-    }
+    set_slot(info, o_announced, epoch);
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(parents); i++) {
         PyObject *parent_info = PyList_GET_ITEM(parents, i);
-        PyObject *consumers = PyObject_GetAttr(parent_info, s_consumers);
+        PyObject *consumers = SLOT(parent_info, o_consumers);
         PyObject *more = consumers == NULL ? NULL : PyNumber_Add(consumers, torch_one);
-        Py_XDECREF(consumers);
-        if (more == NULL || PyObject_SetAttr(parent_info, s_consumers, more) < 0) {
-            Py_XDECREF(more);
+        if (more == NULL) {
             goto done;
         }
+        set_slot(parent_info, o_consumers, more);
         Py_DECREF(more);
-        PyObject *id = PyObject_GetAttr(parent_info, s_id);
+        PyObject *id = SLOT(parent_info, o_id);
         if (id == NULL || PyList_Append(inputs, id) < 0) {
-            Py_XDECREF(id);
             goto done;
         }
-        Py_DECREF(id);
     }
     where = torch_where(module);
     if (where == NULL) {
@@ -2951,31 +3059,29 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
         }
         Py_DECREF(id);
     }
-    PyObject *saved = PyObject_GetAttr(info, s_saved_bytes);
-    if (saved == NULL) {
-        goto done;
-    }
+    PyObject *saved = Py_XNewRef(SLOT(info, o_saved_bytes));
     if (saved == Py_None) {
         Py_DECREF(saved);
         saved = torch_saved_bytes(module, node);
-        if (saved == NULL || PyObject_SetAttr(info, s_saved_bytes, saved) < 0) {
-            Py_XDECREF(saved);
+        if (saved == NULL) {
             goto done;
         }
+        set_slot(info, o_saved_bytes, saved);
     }
-    fields[12] = saved;
-    PyObject *id = PyObject_GetAttr(info, s_id);
-    if (id == NULL) {
+    if (saved == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "an _Info without its saved_bytes");
         goto done;
     }
-    int numbered = PyObject_IsTrue(id);
+    fields[12] = saved;
+    PyObject *id = Py_XNewRef(SLOT(info, o_id));
+    int numbered = id == NULL ? -1 : PyObject_IsTrue(id);
     if (numbered <= 0) {
-        Py_DECREF(id);
+        Py_XDECREF(id);
         id = numbered < 0 ? NULL : PyObject_CallNoArgs(new_node_id);
-        if (id == NULL || PyObject_SetAttr(info, s_id, id) < 0) {
-            Py_XDECREF(id);
+        if (id == NULL) {
             goto done;
         }
+        set_slot(info, o_id, id);
     }
     fields[0] = id;
     fields[1] = PyObject_CallMethodNoArgs(node, s_name);
@@ -2986,6 +3092,8 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
     if (fields[1] == NULL || fields[2] == NULL || fields[3] == NULL) {
         goto done;
     }
+    untrack_if_flat(fields[2]);
+    untrack_if_flat(fields[3]);
     PyObject *dtype = PyObject_GetAttr(output, s_dtype);
     PyObject *dtype_names = torch_global(s_dtype_names);
     PyObject *dtype_name = dtype == NULL || dtype_names == NULL ? NULL :
@@ -3045,11 +3153,17 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
         if (fields[9] == NULL) {
             goto done;
         }
+        if (PyTuple_CheckExact(fields[9])) {
+            untrack_if_flat(fields[9]);
+        }
     }
     else {
         fields[9] = Py_NewRef(scope);
     }
     fields[10] = Py_NewRef(where);
+    if (PyTuple_Check(where)) { /* a Where: its file, line, function, cell and target */
+        untrack_if_flat(where);
+    }
     fields[11] = torch_preview_of(output, fields[3], is_cpu == Py_True);
     if (fields[11] == NULL) {
         goto done;
@@ -3065,6 +3179,7 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
         PyTuple_SET_ITEM(event, i, fields[i]); /* steals each reference */
         fields[i] = NULL;
     }
+    untrack_if_flat(event);
     result = emit(module, event);
     Py_DECREF(event);
 done:
@@ -3076,6 +3191,47 @@ done:
     Py_XDECREF(parents);
     Py_DECREF(next);
     return result;
+}
+
+static PyObject *grad_computed_of(PyObject *info, PyObject *grad_outputs);
+
+/* A node's prehook, made here for the nodes whose _Info is made here: grad_computed_of(info,
+   grad_outputs), with the _Info as the function's self (a Python _Info is its own prehook,
+   through its __call__; this one calls the same without a Python frame). */
+static PyObject *grad_hook(PyObject *info, PyObject *grad_outputs)
+{
+    return grad_computed_of(info, grad_outputs);
+}
+
+static PyMethodDef grad_hook_def = {"_grad_computed", grad_hook, METH_O,
+                                    "dyngraph.torch._grad_computed(info, grad_outputs), for one "
+                                    "node: its prehook."};
+
+/* A new _Info, as _Info() makes it (its fields set here, without running __init__), that is
+   the prehook of ``node``: hooked. */
+static PyObject *new_hooked_info(PyObject *node)
+{
+    PyTypeObject *type = (PyTypeObject *)torch_info_type;
+    PyObject *info = type->tp_alloc(type, 0);
+    if (info == NULL) {
+        return NULL;
+    }
+    set_slot(info, o_id, torch_zero);
+    set_slot(info, o_announced, torch_minus_one);
+    set_slot(info, o_consumers, torch_zero);
+    set_slot(info, o_saved_bytes, Py_None);
+    set_slot(info, o_hooked, Py_True);
+    set_slot(info, o_leaf, Py_None);
+    PyObject *hook = PyCFunction_New(&grad_hook_def, info);
+    PyObject *handle = hook == NULL ? NULL :
+                       PyObject_CallMethodOneArg(node, s_register_prehook, hook);
+    Py_XDECREF(hook);
+    if (handle == NULL) {
+        Py_DECREF(info);
+        return NULL;
+    }
+    Py_DECREF(handle);
+    return info;
 }
 
 /* dyngraph.torch._announce_output(args, output). */
@@ -3104,32 +3260,24 @@ static PyObject *torch_announce_output(PyObject *module, PyObject *const *argv,
     if (info == NULL && !PyErr_Occurred() && PyDict_Check(metadata)) {
         /* a node seen for the first time, made by an op (never AccumulateGrad, a leaf's):
            _node_info's common case */
-        info = PyObject_CallNoArgs(torch_info_type);
-        PyObject *handle = NULL;
-        if (info != NULL && PyDict_SetItem(metadata, torch_key, info) == 0 &&
-            PyObject_SetAttr(info, s_hooked, Py_True) == 0) {
-            handle = PyObject_CallMethodOneArg(node, s_register_prehook, info);
-        }
-        if (handle == NULL) {
+        info = new_hooked_info(node);
+        if (info != NULL && PyDict_SetItem(metadata, torch_key, info) < 0) {
             Py_CLEAR(info);
         }
-        Py_XDECREF(handle);
     }
-    else if (info != NULL) {
-        PyObject *hooked = PyObject_GetAttr(info, s_hooked);
-        if (hooked == NULL) {
-            Py_CLEAR(info);
-        }
-        else if (hooked != Py_True) { /* not hooked yet: the Python hooks it */
-            Py_SETREF(info, PyObject_CallOneArg(torch_readable[PY_NODE_INFO], node));
-        }
-        Py_XDECREF(hooked);
+    else if (info != NULL && (Py_TYPE(info) != (PyTypeObject *)torch_info_type ||
+                              SLOT(info, o_hooked) != Py_True)) {
+        Py_SETREF(info, PyObject_CallOneArg(torch_readable[PY_NODE_INFO], node));
     }
-    else if (!PyErr_Occurred()) {
+    else if (info == NULL && !PyErr_Occurred()) {
         info = PyObject_CallOneArg(torch_readable[PY_NODE_INFO], node);
     }
     Py_DECREF(metadata);
     if (info == NULL) {
+        goto done;
+    }
+    if (Py_TYPE(info) != (PyTypeObject *)torch_info_type) {
+        PyErr_SetString(PyExc_TypeError, "_node_info must return an _Info");
         goto done;
     }
     PyObject *epoch = PyDict_GetItemWithError(events_globals, s_epoch);
@@ -3157,7 +3305,15 @@ static PyObject *torch_grad_computed(PyObject *module, PyObject *const *argv, Py
     if (!torch_configured()) {
         return NULL;
     }
-    PyObject *info = argv[0], *grad_outputs = argv[1];
+    if (Py_TYPE(argv[0]) != (PyTypeObject *)torch_info_type) {
+        PyErr_SetString(PyExc_TypeError, "_grad_computed: info must be an _Info");
+        return NULL;
+    }
+    return grad_computed_of(argv[0], argv[1]);
+}
+
+static PyObject *grad_computed_of(PyObject *info, PyObject *grad_outputs)
+{
     PyObject *active = PyDict_GetItemWithError(events_globals, s_active);
     if (active != Py_True) {
         if (PyErr_Occurred()) {
@@ -3173,13 +3329,15 @@ static PyObject *torch_grad_computed(PyObject *module, PyObject *const *argv, Py
     if (grad == NULL || grad == Py_None) {
         return grad;
     }
-    PyObject *result = NULL, *pair = NULL, *id = NULL, *leaf = NULL;
-    PyObject *consumers = PyObject_GetAttr(info, s_consumers);
-    int accumulated = consumers == NULL ? -1 : PyObject_RichCompareBool(consumers,
-                                                                        torch_one, Py_GT);
-    Py_XDECREF(consumers);
-    leaf = accumulated < 0 ? NULL : PyObject_GetAttr(info, s_leaf);
-    if (leaf == NULL) {
+    PyObject *result = NULL, *pair = NULL;
+    PyObject *consumers = SLOT(info, o_consumers), *leaf = SLOT(info, o_leaf);
+    PyObject *id = SLOT(info, o_id);
+    if (consumers == NULL || leaf == NULL || id == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "an _Info without all its fields");
+        goto done;
+    }
+    int accumulated = PyObject_RichCompareBool(consumers, torch_one, Py_GT);
+    if (accumulated < 0) {
         goto done;
     }
     if (leaf != Py_None) {
@@ -3198,16 +3356,10 @@ static PyObject *torch_grad_computed(PyObject *module, PyObject *const *argv, Py
         }
         Py_DECREF(tensor);
         /* a leaf outlives its graph: the next graph that uses it counts its uses afresh */
-        PyObject *zero = PyLong_FromLong(0);
-        int set = zero == NULL ? -1 : PyObject_SetAttr(info, s_consumers, zero);
-        Py_XDECREF(zero);
-        if (set < 0) {
-            goto done;
-        }
+        set_slot(info, o_consumers, torch_zero);
     }
-    pair = torch_preview_and_norm(module, grad);
-    id = pair == NULL ? NULL : PyObject_GetAttr(info, s_id);
-    if (id == NULL) {
+    pair = torch_preview_and_norm(NULL, grad);
+    if (pair == NULL) {
         goto done;
     }
     if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
@@ -3223,7 +3375,8 @@ static PyObject *torch_grad_computed(PyObject *module, PyObject *const *argv, Py
     PyTuple_SET_ITEM(event, 1, Py_NewRef(PyTuple_GET_ITEM(pair, 0)));
     PyTuple_SET_ITEM(event, 2, Py_NewRef(PyTuple_GET_ITEM(pair, 1)));
     PyTuple_SET_ITEM(event, 3, Py_NewRef(accumulated ? Py_True : Py_False));
-    PyObject *emitted = emit(module, event);
+    untrack_if_flat(event);
+    PyObject *emitted = emit(NULL, event);
     Py_DECREF(event);
     if (emitted == NULL) {
         goto done;
@@ -3235,9 +3388,8 @@ static PyObject *torch_grad_computed(PyObject *module, PyObject *const *argv, Py
         goto done;
     }
     if (PyList_Check(passes) && PyList_GET_SIZE(passes) > 0) {
-        PyObject *saved = PyObject_GetAttr(info, s_saved_bytes);
-        int some = saved == NULL ? -1 : PyObject_IsTrue(saved);
-        Py_XDECREF(saved);
+        PyObject *saved = SLOT(info, o_saved_bytes);
+        int some = saved == NULL ? 0 : PyObject_IsTrue(saved);
         if (some < 0 || (some && PyList_Append(PyList_GET_ITEM(passes, PyList_GET_SIZE(passes) -
                                                                            1), id) < 0)) {
             goto done;
@@ -3245,9 +3397,7 @@ static PyObject *torch_grad_computed(PyObject *module, PyObject *const *argv, Py
     }
     result = Py_NewRef(Py_None);
 done:
-    Py_XDECREF(leaf);
     Py_XDECREF(pair);
-    Py_XDECREF(id);
     Py_DECREF(grad);
     return result;
 }
@@ -3266,6 +3416,62 @@ static PyObject *torch_preview(PyObject *module, PyObject *tensor)
     Py_XDECREF(is_cpu);
     Py_XDECREF(shape);
     return preview;
+}
+
+/* _EventMode.__torch_function__(self, func, types, args, kwargs): the readable method's common
+   case, a torch function known not to change its input in place (the rest goes to the readable
+   method: backward, in-place ops, a function met for the first time). */
+static PyObject *torch_function(PyObject *module, PyObject *const *argv, Py_ssize_t nargs)
+{
+    if (nargs < 4 || nargs > 5 || !PyTuple_Check(argv[3])) {
+        PyErr_SetString(PyExc_TypeError, "__torch_function__(self, func, types, args, kwargs)");
+        return NULL;
+    }
+    if (!torch_configured()) {
+        return NULL;
+    }
+    PyObject *func = argv[1], *args = argv[3];
+    PyObject *kwargs = nargs == 5 && argv[4] != Py_None ? argv[4] : NULL;
+    if (kwargs != NULL && !PyDict_Check(kwargs)) {
+        return PyObject_Vectorcall(torch_readable[PY_TORCH_FUNCTION], argv, nargs, NULL);
+    }
+    PyObject *active = PyDict_GetItemWithError(events_globals, s_active);
+    if (active != Py_True) {
+        return PyErr_Occurred() ? NULL : PyObject_Call(func, args, kwargs);
+    }
+    PyObject *table = torch_global(s_inplace);
+    PyObject *inplace = table == NULL || !PyDict_Check(table) ? NULL :
+                        PyDict_GetItemWithError(table, func);
+    if (inplace != Py_False) {
+        return PyErr_Occurred() ? NULL :
+               PyObject_Vectorcall(torch_readable[PY_TORCH_FUNCTION], argv, nargs, NULL);
+    }
+    PyObject *out = PyObject_Call(func, args, kwargs);
+    if (out == NULL) {
+        return NULL;
+    }
+    active = PyDict_GetItemWithError(events_globals, s_active);
+    if (active != Py_True) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        return out;
+    }
+    PyObject *told;
+    if (Py_TYPE(out) == (PyTypeObject *)torch_tensor_type) {
+        PyObject *pair[2] = {args, out};
+        told = torch_announce_output(module, pair, 2);
+    }
+    else {
+        told = PyObject_CallFunctionObjArgs(torch_readable[PY_ANNOUNCE_OUTPUTS], args, out, NULL);
+    }
+    if (told == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    Py_DECREF(told);
+    return out;
 }
 
 /* configure_torch(parts): dyngraph.torch's module dict, torch.Tensor and the dtypes and layout
@@ -3288,8 +3494,11 @@ static PyObject *configure_torch(PyObject *module, PyObject *parts)
         {&s_module_path, "_module_path"}, {&s_names, "_names"}, {&s_pass, "_pass"},
         {&s_saved_names, "_saved_names"}, {&s_dtype_names, "_dtype_names"},
         {&s_active, "active"}, {&s_accumulate_grad, "AccumulateGrad"}, {&s_cpu, "cpu"},
+        {&s_inplace, "_inplace"},
     };
-    if (torch_one == NULL && (torch_one = PyLong_FromLong(1)) == NULL) {
+    if ((torch_one == NULL && (torch_one = PyLong_FromLong(1)) == NULL) ||
+        (torch_zero == NULL && (torch_zero = PyLong_FromLong(0)) == NULL) ||
+        (torch_minus_one == NULL && (torch_minus_one = PyLong_FromLong(-1)) == NULL)) {
         return NULL;
     }
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
@@ -3303,9 +3512,9 @@ static PyObject *configure_torch(PyObject *module, PyObject *parts)
         {&torch_float32, "float32"}, {&torch_float64, "float64"}, {&torch_strided, "strided"},
         {&torch_dir, "torch_dir"}, {&torch_key, "key"},
     };
-    PyObject *values[8 + 9];
+    PyObject *values[8 + N_TORCH_READABLE];
     size_t n_objects = sizeof(objects) / sizeof(objects[0]);
-    for (size_t i = 0; i < n_objects + 9; i++) {
+    for (size_t i = 0; i < n_objects + N_TORCH_READABLE; i++) {
         const char *key = i < n_objects ? objects[i].key : torch_readable_names[i - n_objects];
         values[i] = PyDict_GetItemString(parts, key);
         if (values[i] == NULL) {
@@ -3315,8 +3524,21 @@ static PyObject *configure_torch(PyObject *module, PyObject *parts)
     for (size_t i = 0; i < n_objects; i++) {
         Py_XSETREF(*objects[i].slot, Py_NewRef(values[i]));
     }
-    for (size_t i = 0; i < 9; i++) {
+    for (size_t i = 0; i < N_TORCH_READABLE; i++) {
         Py_XSETREF(torch_readable[i], Py_NewRef(values[n_objects + i]));
+    }
+    if (!PyType_Check(torch_info_type)) {
+        return PyErr_Format(PyExc_TypeError, "configure_torch: Info must be a class");
+    }
+    struct { Py_ssize_t *offset; const char *name; } fields[] = {
+        {&o_id, "id"}, {&o_announced, "announced"}, {&o_consumers, "consumers"},
+        {&o_saved_bytes, "saved_bytes"}, {&o_hooked, "hooked"}, {&o_leaf, "leaf"},
+    };
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+        if ((*fields[i].offset = slot_offset((PyTypeObject *)torch_info_type,
+                                             fields[i].name)) < 0) {
+            return NULL;
+        }
     }
     Py_RETURN_NONE;
 }

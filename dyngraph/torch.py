@@ -539,23 +539,28 @@ class _EventMode(TorchFunctionMode):
         out = func(*args, **kwargs)
         if not events.active:
             return out
-        epoch = events.epoch
         if type(out) is torch.Tensor:  # NOTE: most calls return one tensor; a quicker path
             _announce_output(args, out)
         else:
-            nodes, outputs = [], {}
-            for tensor in _tensors(out):
-                grad_fn = tensor.grad_fn
-                if grad_fn is not None:
-                    info = _node_info(grad_fn)
-                    if info.announced != epoch:
-                        nodes.append(grad_fn)
-                        outputs[id(info)] = tensor
-            if nodes:
-                _announce(nodes, outputs, _where(), _scope(), _arguments(args))
-        if before is not None and before.announced == epoch:
+            _announce_outputs(args, out)
+        if before is not None and before.announced == events.epoch:
             events.emit(events.VersionBumped(before.id, args[0]._version))
         return out
+
+
+def _announce_outputs(args: tuple, out: Any) -> None:
+    """node_created for the nodes behind the tensors an op returned in a tuple or a list."""
+    epoch = events.epoch
+    nodes, outputs = [], {}
+    for tensor in _tensors(out):
+        grad_fn = tensor.grad_fn
+        if grad_fn is not None:
+            info = _node_info(grad_fn)
+            if info.announced != epoch:
+                nodes.append(grad_fn)
+                outputs[id(info)] = tensor
+    if nodes:
+        _announce(nodes, outputs, _where(), _scope(), _arguments(args))
 
 
 def _scope() -> tuple:

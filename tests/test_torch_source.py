@@ -462,7 +462,7 @@ def replay(events):
 
 # What the C layer replaces in dyngraph.torch (NOTE [speedups] in dyngraph/_accelerated.py).
 ACCELERATED = ("_announce_output", "_grad_computed", "_preview", "_preview_and_norm",
-               "_saved_bytes")
+               "_saved_bytes", "_EventMode")
 
 
 @pytest.fixture

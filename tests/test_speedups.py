@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import dyngraph as dg
-from dyngraph import _accelerated, events
+from dyngraph import _accelerated, dot, events
 
 C = _accelerated.speedups  # the compiled module, or None
 BUILT = C is not None
@@ -406,9 +406,9 @@ def test_keep_rows_matches_the_python_definition(node_room, room):
             shared.append(where)
             return ("lesson.py", *where[1:])
 
-        rows, *counts = keep_rows(received, node_ids, wheres, share, node_room, room,
-                                  view._WHERE)
-        results.append((rows, counts, node_ids, wheres, shared))
+        rows, texts, *counts = keep_rows(received, node_ids, wheres, share, node_room, room,
+                                         view._WHERE)
+        results.append((rows, texts, counts, node_ids, wheres, shared))
     fast, slow = results
     assert fast == slow
     rows = fast[0]
@@ -417,7 +417,43 @@ def test_keep_rows_matches_the_python_definition(node_room, room):
     assert len({fields[0] for fields in made}) == len(made)  # a node is kept once
     assert all(fields[view._WHERE] is None or fields[view._WHERE][0] == "lesson.py"
                for fields in made)
-    assert len(rows) == min(room, len(rows) + fast[1][3])  # kept + dropped, within the room
+    assert len(rows) == min(room, len(rows) + fast[2][3])  # kept + dropped, within the room
+
+
+@needs_speedups
+@pytest.mark.parametrize("node_room, room", [(1000, 1000), (3, 1000), (1000, 7), (2, 9)])
+def test_a_batch_s_texts_are_those_of_its_kept_rows_in_order(node_room, room):
+    """The texts travel beside the rows, as one string (NOTE [display texts] in view.py): with
+    events left out by the budget, the string holds the texts of the kept rows only, in row
+    order, and decoding puts each row's own texts back after its fields."""
+    pytest.importorskip("anywidget", reason="the jupyter extra is not installed")
+    import ormsgpack
+
+    from dyngraph.jupyter import view
+
+    received = _a_watched_program()
+    for keep_rows in (C.keep_rows, _accelerated.readable(view, "keep_rows")):
+        rows, texts, _, _, dropped_nodes, dropped_events = keep_rows(
+            received, set(), {}, lambda where: where, node_room, room, view._WHERE)
+        if (node_room, room) != (1000, 1000):
+            assert dropped_nodes + dropped_events > 0  # the budget left some out
+        kept_events = [view.EVENT_CLASSES[kind](*fields) for kind, fields in rows]
+        assert texts == "\n".join(text for event in kept_events
+                                   for text in view.display_texts(event))
+        decoded = view.rows_with_texts(*ormsgpack.unpackb(view.pack((rows, texts))))
+        assert len(decoded) == len(rows)
+        for (kind, fields), event in zip(decoded, kept_events, strict=True):
+            own = len(event)
+            assert fields[:own] == ormsgpack.unpackb(view.pack(event))  # the event's fields
+            names = view.TEXT_FIELDS.get(kind, ())
+            shown = dict(zip(names, fields[own:], strict=True))
+            if names:
+                assert shown["preview_text"] == [dot.format_value(v) for v in event.preview]
+            if kind == "node_created":
+                assert shown["saved_text"] == (dot.format_bytes(event.saved_bytes)
+                                               if event.saved_bytes else None)
+            if kind == "grad_computed":
+                assert shown["norm_text"] == dot.format_value(event.norm)
 
 
 # Values whose text is easy to get wrong: ties and near-ties of four significant digits, the
@@ -432,6 +468,8 @@ TRICKY_VALUES = [0.125, 1.0005, 9.9995, 99995.0, 1e-5, 0.0001, 123456.0, 1e16, 5
 @needs_speedups
 def test_keep_rows_writes_the_same_display_texts_as_the_python_definition():
     pytest.importorskip("anywidget", reason="the jupyter extra is not installed")
+    import ormsgpack
+
     from dyngraph.jupyter import view
 
     previews = [tuple(TRICKY_VALUES[i:i + 6]) for i in range(0, len(TRICKY_VALUES), 6)]
@@ -446,19 +484,21 @@ def test_keep_rows_writes_the_same_display_texts_as_the_python_definition():
         received.append(events.GradComputed(ids[k], preview, norm, k % 2 == 0))
         received.append(events.EdgeGrad(ids[k], ids[k - 1], 1, preview, None))
     received.append(events.VersionBumped(ids[0], 2))
-    rows = []
+    batches = []
     for keep_rows in (C.keep_rows, _accelerated.readable(view, "keep_rows")):
-        rows.append(keep_rows(received, set(), {}, None, 100, 100, view._WHERE)[0])
-    fast, slow = rows
+        batches.append(keep_rows(received, set(), {}, None, 100, 100, view._WHERE)[:2])
+    fast, slow = batches
     assert fast == slow
-    kinds = [kind for kind, _ in fast]
+    rows = view.rows_with_texts(*ormsgpack.unpackb(view.pack(fast)))  # as the page reads them
+    kinds = [kind for kind, _ in rows]
     assert kinds.count("node_created") == 4 and kinds.count("edge_grad") == 4
-    grads = [fields for kind, fields in fast if kind == "grad_computed"]
+    grads = [fields for kind, fields in rows if kind == "grad_computed"]
     assert [fields[-1] for fields in grads] == ["0.5", "nan", "inf", "9.999"]  # the norms
-    node = dict(zip(view.GraphView().header["fields"]["node_created"], fast[0][1], strict=True))
-    assert node["preview_text"] == tuple(format(v, ".4g") if type(v) is float else str(v)
-                                         for v in previews[0])
-    assert fast[1][1][-2:] == ("1023 B", "0.123 ms")
+    node = dict(zip(view.GraphView().header["fields"]["node_created"], rows[0][1], strict=True))
+    assert node["preview_text"] == [format(v, ".4g") if type(v) is float else str(v)
+                                    for v in previews[0]]
+    assert (node["saved_text"], node["elapsed_text"]) == (None, None)  # none saved, not timed
+    assert rows[1][1][-2:] == ["1023 B", "0.123 ms"]
 
 
 def _many_floats() -> list[float]:
@@ -489,8 +529,8 @@ def test_keep_rows_writes_floats_as_format_4g_does_for_a_hundred_thousand_number
     values = _many_floats()
     received = [events.EdgeGrad(1, 1, 0, tuple(values[k:k + 6]), None)
                 for k in range(0, len(values), 6)]
-    rows, *_ = C.keep_rows(received, {1}, {}, None, 0, len(received), view._WHERE)
-    shown = [text for _, fields in rows for text in fields[-1]]
+    _, texts, *_ = C.keep_rows(received, {1}, {}, None, 0, len(received), view._WHERE)
+    shown = texts.split("\n")
     expected = [format(v, ".4g") for v in values]
     wrong = [(v, got, want) for v, got, want in zip(values, shown, expected) if got != want]
     assert len(shown) == len(values) and wrong == []

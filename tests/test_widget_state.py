@@ -109,6 +109,23 @@ def test_the_header_says_how_to_read_events_and_carries_vocabulary_and_rules():
     assert grads[mul["id"]]["norm_text"] == format(grads[mul["id"]]["norm"], ".4g")
 
 
+def test_no_text_of_a_number_holds_a_newline_or_is_empty():
+    """A batch carries its texts as one string joined by newlines, and "" stands for no text
+    (NOTE [display texts] in view.py): no text dot.py writes of a number holds a newline or is
+    empty, whatever the number."""
+    rng = np.random.default_rng(2)
+    floats = [*rng.standard_normal(200).tolist(), *(10.0 ** rng.uniform(-320, 308, 200)).tolist(),
+              *rng.integers(0, 2**64, 200, dtype=np.uint64).view(np.float64).tolist()]
+    values = [*floats, 0.125, 9.9995, -0.0, 0.0, math.nan, math.inf, -math.inf, 5e-324,
+              1.7976931348623157e308, 2**70, -(2**63), 0, True, False, np.float64(0.5),
+              np.float32(0.1), np.int64(-3), np.bool_(True)]
+    texts = [dg.dot.format_value(v) for v in values]
+    texts += [dg.dot.format_bytes(n) for n in (1, 1023, 1024, 1536, 2**30 - 1, 5 * 2**40, 2**70)]
+    texts += [dg.dot.format_elapsed(s) for s in (0.0, 1e-9, 0.000123456, 1.5, 1e6, math.inf,
+                                                 math.nan, *floats[:50])]
+    assert [t for t in texts if "\n" in t or not t] == []
+
+
 def test_rows_carry_the_texts_dot_py_writes_and_events_come_back_without_them():
     """Python formats every number the page shows (NOTE [display texts] in view.py): the texts
     of a row are dot.py's, the numbers stay numbers, and the event comes back exactly."""

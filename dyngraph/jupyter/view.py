@@ -195,16 +195,17 @@ class GraphView(anywidget.AnyWidget):
         sent with the next delta)."""
         received = self._batch[:]
         self._batch.clear()
-        rows, sources = self._keep(received)
-        if rows:
-            self._packed.append(pack(rows))
+        batch, sources = self._keep(received)
+        if batch[0]:
+            self._packed.append(pack(batch))
         self._unsent_sources.update(sources)
 
-    def _keep(self, received: list) -> tuple[list, dict[str, str]]:
-        """What the budget allows of a batch, as (kind, fields) rows (``keep_rows``), and the
-        source text of the files its nodes point at that were not sent before."""
+    def _keep(self, received: list) -> tuple[tuple[list, str], dict[str, str]]:
+        """What the budget allows of a batch, as (kind, fields) rows and their display texts
+        (``keep_rows``), and the source text of the files its nodes point at that were not sent
+        before."""
         grown: set[str] = set()  # files with a line that made a node for the first time
-        kept, node_room, room, dropped_nodes, dropped_events = keep_rows(
+        kept, texts, node_room, room, dropped_nodes, dropped_events = keep_rows(
             received, self._node_ids, self._wheres, lambda where: self._share(where, grown),
             self.max_nodes - len(self._node_ids), self.max_events - self._kept_events, _WHERE)
         self._kept_events = self.max_events - room
@@ -215,7 +216,7 @@ class GraphView(anywidget.AnyWidget):
             shared, used = self._used[file]
             text = shared_source(linecache.getlines(file), used)[:MAX_SOURCE_CHARS]
             self._sources[shared] = sources[shared] = text
-        return kept, sources
+        return (kept, texts), sources
 
     def _share(self, where: Any, grown: set[str]) -> tuple:
         """``where`` with its file named as pages name it; notes its line as one that made a
@@ -267,7 +268,8 @@ class GraphView(anywidget.AnyWidget):
         self.flush()
         recording = self._recording
         for packed in self._packed[self._folded:]:
-            for kind, fields in ormsgpack.unpackb(packed):
+            rows, _texts = ormsgpack.unpackb(packed)  # an event's own fields are in its row
+            for kind, fields in rows:
                 recording(event_from_row(kind, fields))
         self._folded = len(self._packed)
         recording.dropped_nodes = self._dropped_nodes
@@ -364,18 +366,19 @@ def _listener(view: GraphView) -> Any:
 
 
 def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node_room: int,
-              room: int, where_index: int) -> tuple[list, int, int, int, int]:
+              room: int, where_index: int) -> tuple[list, str, int, int, int, int]:
     """The live view's filter, once per event: the rows ``(kind, fields as a plain tuple)`` that
-    the budget allows of ``received``, each row's fields followed by the display texts of its
-    numbers (``display_texts``). A node announced again (a new subscriber makes the engine
-    announce existing tensors again) is kept once; gradients, versions and edges of nodes not
-    kept are left out, as Recording leaves them out; a node's ``where`` (field ``where_index``)
-    becomes the file as pages name it: ``share(where)`` the first time, then from ``wheres``.
+    the budget allows of ``received``, and the display texts of their numbers as one string
+    (NOTE [display texts]). A node announced again (a new subscriber makes the engine announce
+    existing tensors again) is kept once; gradients, versions and edges of nodes not kept are
+    left out, as Recording leaves them out; a node's ``where`` (field ``where_index``) becomes
+    the file as pages name it: ``share(where)`` the first time, then from ``wheres``.
 
-    ``node_ids`` (the nodes kept) and ``wheres`` are updated. Returns the rows, the room left
-    for nodes and for events, and how many nodes and events did not fit."""
+    ``node_ids`` (the nodes kept) and ``wheres`` are updated. Returns the rows, their texts, the
+    room left for nodes and for events, and how many nodes and events did not fit."""
     kept = []
     keep = kept.append
+    texts: list[str] = []
     dropped_nodes = dropped_events = 0
     for event in received:
         kind = event.kind
@@ -404,44 +407,67 @@ def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node
             dropped_events += 1
             continue
         room -= 1
-        keep((kind, fields + display_texts(event)))
-    return kept, node_room, room, dropped_nodes, dropped_events
+        keep((kind, fields))
+        texts += display_texts(event)
+    return kept, "\n".join(texts), node_room, room, dropped_nodes, dropped_events
 
 
 # NOTE [display texts] Python is the one place that turns numbers into text (NOTE [one place for
 # numbers] in dot.py). A row keeps every field as the engine's event has it - the browser uses
 # the numbers themselves to decide (a NaN marks an anomaly, a norm picks an edge's colour), and
-# event_from_row rebuilds the exact event - and the rows of the kinds whose numbers are shown
-# carry, after their fields, the texts dot.py makes of them, named in header.fields. The browser
-# shows these texts and never formats a number, so a label in the page reads as the same label
-# drawn by dot.py.
+# event_from_row rebuilds the exact event - and the texts dot.py makes of the numbers travel
+# beside the rows: a batch is packed as [rows, texts], ``texts`` being one string, the texts of
+# its rows in row order, joined by newlines (a number's text never holds one; an absent text,
+# nothing saved or not timed, is ""). Each row of a kind in TEXT_FIELDS has there a text per
+# preview value, then one per further name. One string per batch rather than a string per
+# number: a string object per number (about 25 per watched op) had made keep_rows and pack cost
+# several times what the rest of a row does (benchmarks/README.md, W1V). The readers put each
+# row's texts back after its fields, under the names TEXT_FIELDS gives (header.fields):
+# ``unpack`` here, ``decodeTrait`` in the browser, which shows them and never formats a number,
+# so a label in the page reads as the same label drawn by dot.py.
 TEXT_FIELDS = {
     "node_created": ("preview_text", "saved_text", "elapsed_text"),
     "grad_computed": ("preview_text", "norm_text"),
     "edge_grad": ("preview_text",),
 }
+# where each of those kinds keeps its preview, whose length says how many texts it has
+_PREVIEW = {kind: EVENT_CLASSES[kind]._fields.index("preview") for kind in TEXT_FIELDS}
 
 
-def display_texts(event: Any) -> tuple:
+def display_texts(event: Any) -> list[str]:
     """The texts of ``event``'s numbers, in the order ``TEXT_FIELDS[event.kind]`` names them
-    (none for the other kinds): each preview value as ``dot.format_value`` writes it, the saved
-    bytes (None when nothing was saved), the forward time (None when not timed), the norm."""
+    (none for the other kinds): each preview value as ``dot.format_value`` writes it, then the
+    saved bytes ("" when nothing was saved) and the forward time ("" when not timed), or the
+    norm."""
     kind = event.kind
+    if kind not in TEXT_FIELDS:
+        return []
+    texts = preview_texts(event.preview)
     if kind == "node_created":
-        saved = dot.format_bytes(event.saved_bytes) if event.saved_bytes else None
-        elapsed = None if event.elapsed is None else dot.format_elapsed(event.elapsed)
-        return (preview_texts(event.preview), saved, elapsed)
-    if kind == "grad_computed":
-        return (preview_texts(event.preview), dot.format_value(event.norm))
-    if kind == "edge_grad":
-        return (preview_texts(event.preview),)
-    return ()
+        texts.append(dot.format_bytes(event.saved_bytes) if event.saved_bytes else "")
+        texts.append("" if event.elapsed is None else dot.format_elapsed(event.elapsed))
+    elif kind == "grad_computed":
+        texts.append(dot.format_value(event.norm))
+    return texts
 
 
-def preview_texts(preview: tuple) -> tuple[str, ...]:
+def preview_texts(preview: tuple) -> list[str]:
     """Each value of a preview as the diagrams write it: ``(0.125, nan, True)`` ->
-    ``("0.125", "nan", "True")``."""
-    return tuple([dot.format_value(value) for value in preview])
+    ``["0.125", "nan", "True"]``."""
+    return [dot.format_value(value) for value in preview]
+
+
+def rows_with_texts(rows: list, texts: str) -> list:
+    """The rows of a batch ``[rows, texts]``, unpacked, each followed again by its display
+    texts (NOTE [display texts]): a list of its preview's texts, then one text for each
+    further name in ``TEXT_FIELDS[kind]`` (None for ""). What the browser's fold reads."""
+    stream = iter(texts.split("\n"))
+    for kind, fields in rows:
+        names = TEXT_FIELDS.get(kind)
+        if names:
+            fields.append([next(stream) for _ in fields[_PREVIEW[kind]]])
+            fields.extend(next(stream) or None for _ in names[1:])
+    return rows
 
 
 def collector(into: list, tick: Any) -> Any:
@@ -523,12 +549,14 @@ def _packable(value: Any) -> Any:
 
 def unpack(data: bytes) -> Any:
     """A delta or snapshot as plain data, its packed batches of events unpacked into one list
-    of [kind, fields] rows (for tests and readers; the browser decodes its own)."""
+    of [kind, fields] rows, each row's display texts after its fields (for tests and readers;
+    the browser decodes its own)."""
     if not data:
         return {}
     value = ormsgpack.unpackb(data)
     if isinstance(value, dict) and isinstance(value.get("events"), list):
-        value["events"] = [row for batch in value["events"] for row in ormsgpack.unpackb(batch)]
+        value["events"] = [row for batch in value["events"]
+                           for row in rows_with_texts(*ormsgpack.unpackb(batch))]
     return value
 
 
@@ -548,8 +576,10 @@ _WHERE = events.NodeCreated._fields.index("where")
 
 def _plain(value: Any) -> Any:
     """``value`` with what MessagePack cannot hold made so: huge ints as floats, others as text."""
-    if isinstance(value, bool) or value is None or isinstance(value, (str, float, bytes)):
+    if isinstance(value, bool) or value is None or type(value) in (str, float, bytes):
         return value
+    if isinstance(value, float):  # numpy.float64: ormsgpack packs a float, not a subclass
+        return float(value)
     if isinstance(value, int):
         return value if -(2**63) <= value < 2**64 else float(value)
     if isinstance(value, (tuple, list)):

@@ -155,32 +155,64 @@ export function foldEvents(events, header, isKnown) {
  * A snapshot or delta trait as an object: MessagePack bytes (a DataView, ArrayBuffer or typed
  * array, as ipywidgets delivers a Bytes trait), `{base64: ...}` (the standalone page), or a
  * plain object (tests) used as it is. Empty bytes are the empty state `{}`. Its `events` arrive
- * as batches, each packed on its own (bytes holding an array of rows): they are unpacked here
- * into one list of rows, in order.
+ * as batches, each packed on its own: they are unpacked here into one list of rows, in order,
+ * each row followed by the texts of its numbers (`withTexts`; `fields` is `header.fields`).
  * @param {unknown} value
+ * @param {Fields} [fields]
  * @returns {any}
  */
-export function decodeTrait(value) {
+export function decodeTrait(value, fields) {
   if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
     const bytes = value instanceof ArrayBuffer
       ? new Uint8Array(value)
       : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-    return bytes.length ? unpackBatches(decode(bytes)) : {};
+    return bytes.length ? unpackBatches(decode(bytes), fields) : {};
   }
   if (value && typeof value === "object" && typeof (/** @type {any} */ (value).base64) === "string") {
     const text = atob(/** @type {any} */ (value).base64);
     const bytes = new Uint8Array(text.length);
     for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    return bytes.length ? unpackBatches(decode(bytes)) : {};
+    return bytes.length ? unpackBatches(decode(bytes), fields) : {};
   }
   return value ?? {};
 }
 
-/** @param {any} state */
-function unpackBatches(state) {
+/** @param {any} state @param {Fields | undefined} fields */
+function unpackBatches(state, fields) {
   if (state && Array.isArray(state.events)) {
     state.events = state.events.flatMap((batch) =>
-      batch instanceof Uint8Array ? /** @type {unknown[]} */ (decode(batch)) : [batch]);
+      batch instanceof Uint8Array ? withTexts(decode(batch), fields || {}) : [batch]);
   }
   return state;
+}
+
+/**
+ * The rows of one unpacked batch. A batch is `[rows, texts]` (PROTOCOL.md, "Display texts"):
+ * `texts` is one string, the texts of the rows' numbers in row order joined by "\n". Each row
+ * of a kind whose fields name `preview_text` gets back after its own fields the list of its
+ * preview's texts (one per value), then one text for each name after `preview_text` (null for
+ * ""). A batch saved before protocol v5 is the array of rows itself, without texts.
+ * @param {unknown} batch @param {Fields} fields
+ * @returns {unknown[]}
+ */
+function withTexts(batch, fields) {
+  if (!Array.isArray(batch)) return [];
+  const [rows, texts] = batch;
+  if (batch.length !== 2 || !Array.isArray(rows) || typeof texts !== "string") return batch;
+  const stream = texts.split("\n");
+  let next = 0;
+  for (const row of rows) {
+    if (!Array.isArray(row) || !Array.isArray(row[1])) continue;
+    const names = fields[row[0]] || [];
+    const at = names.indexOf("preview_text");
+    if (at < 0) continue;
+    const values = row[1];
+    const preview = values[names.indexOf("preview")];
+    const count = Array.isArray(preview) ? preview.length : 0;
+    values.length = at; // the texts go under their names, after the event's own fields
+    values.push(stream.slice(next, next + count));
+    next += count;
+    for (let k = at + 1; k < names.length; k++) values.push(stream[next++] || null);
+  }
+  return rows;
 }

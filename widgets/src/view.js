@@ -487,7 +487,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
 
   /**
    * A trait's value. `snapshot` and `delta` arrive as MessagePack bytes (see PROTOCOL.md):
-   * each value is decoded once. Plain objects (tests) are used as they are.
+   * each value is decoded once, with the texts of its numbers put back by the field names of
+   * `header`. Plain objects (tests) are used as they are.
    * @param {string} name
    */
   function trait(name) {
@@ -495,7 +496,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (name !== "snapshot" && name !== "delta") return value;
     const cached = parsed[name];
     if (cached && cached.raw === value) return cached.value;
-    const result = decodeTrait(value);
+    const result = decodeTrait(value, (model.get("header") || {}).fields);
     parsed[name] = { raw: value, value: result };
     return result;
   }

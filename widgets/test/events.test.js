@@ -14,7 +14,7 @@ const FOLD = FIXTURE.fold;
 
 describe("folding events", () => {
   test("the snapshot folds into exactly what Recording makes of the same events", () => {
-    const snapshot = decodeTrait(FOLD.snapshot);
+    const snapshot = decodeTrait(FOLD.snapshot, FOLD.header.fields);
     assert.equal(snapshot.seq, 1);
     const folded = foldEvents(snapshot.events, FOLD.header, () => false);
     assert.deepEqual(folded.nodes, FOLD.nodes);
@@ -25,7 +25,7 @@ describe("folding events", () => {
   test("a timeline given the same bytes holds the same graph", () => {
     const timeline = new Timeline();
     timeline.header = FOLD.header;
-    timeline.loadSnapshot(decodeTrait(FOLD.snapshot));
+    timeline.loadSnapshot(decodeTrait(FOLD.snapshot, FOLD.header.fields));
     assert.deepEqual([...timeline.nodes.keys()], FOLD.nodes.map((n) => n.id));
     assert.equal(timeline.length, FOLD.steps.length);
     assert.equal(timeline.nodes.get(1).name, "<b>x</b>");
@@ -34,7 +34,7 @@ describe("folding events", () => {
   test("nodes received in an earlier delta are known to later ones", () => {
     const timeline = new Timeline();
     timeline.header = FOLD.header;
-    const events = decodeTrait(FOLD.snapshot).events;
+    const events = decodeTrait(FOLD.snapshot, FOLD.header.fields).events;
     const cut = 3;
     assert.equal(timeline.offer({ seq: 1, events: events.slice(0, cut) }), "applied");
     assert.equal(timeline.offer({ seq: 2, events: events.slice(cut) }), "applied");
@@ -43,7 +43,7 @@ describe("folding events", () => {
   });
 
   test("the texts Python made of the numbers travel with them into nodes and steps", () => {
-    const folded = foldEvents(decodeTrait(FOLD.snapshot).events, FOLD.header, () => false);
+    const folded = foldEvents(decodeTrait(FOLD.snapshot, FOLD.header.fields).events, FOLD.header, () => false);
     const log = folded.nodes.find((n) => n.op === "Log");
     assert.deepEqual([log.preview, log.previewText, log.savedText], [["-Infinity", 0], ["-inf", "0"], "8 B"]);
     const grad = folded.steps.find((s) => s[0] === "grad" && s[1] === 5);
@@ -81,6 +81,32 @@ describe("decoding traits", () => {
     assert.deepEqual(decodeTrait({ base64: Buffer.from(data).toString("base64") }), { seq: 3, events: [] });
     assert.deepEqual(decodeTrait(new DataView(new ArrayBuffer(0))), {});
     assert.deepEqual(decodeTrait({ seq: 1 }), { seq: 1 });
+  });
+
+  test("a batch's texts go back after the fields of their rows, in row order", () => {
+    const fields = FOLD.header.fields;
+    const node = [4, "Mul", [], [3], "float32", "cpu", true, false, null, [], null, [0.125, NaN, 2], 24, false, null];
+    const empty = [5, "Sum", [4], [0], "float32", "cpu", true, false, null, [], null, [], 0, false, 0.0012];
+    const rows = [["node_created", node], ["backward_started", [5, false, false]], ["node_created", empty],
+      ["grad_computed", [4, [0.5], 0.5, false]], ["edge_grad", [5, 4, 0, [1, -0], null]]];
+    const texts = ["0.125", "nan", "2", "24 B", "", "", "1.2 ms", "0.5", "0.5", "1", "-0"].join("\n");
+    const batch = encode([rows, texts]);
+    const { events } = decodeTrait(encode({ seq: 1, events: [batch] }), fields);
+    const named = (/** @type {any[]} */ [kind, row]) =>
+      Object.fromEntries(fields[kind].map((name, i) => [name, row[i]]));
+    const [made, started, summed, grad, edge] = events.map(named);
+    assert.deepEqual([made.preview_text, made.saved_text, made.elapsed_text], [["0.125", "nan", "2"], "24 B", null]);
+    assert.deepEqual(started, { root: 5, retain_graph: false, create_graph: false });
+    assert.deepEqual([summed.preview_text, summed.saved_text, summed.elapsed_text], [[], null, "1.2 ms"]);
+    assert.deepEqual([grad.preview_text, grad.norm_text], [["0.5"], "0.5"]);
+    assert.deepEqual(edge.preview_text, ["1", "-0"]);
+    assert.equal(events[3][1].length, fields.grad_computed.length);
+  });
+
+  test("a batch saved before protocol v5 (rows, no texts) decodes as its rows", () => {
+    const rows = [["backward_started", [5, false, false]], ["version_bumped", [3, 1]]];
+    const { events } = decodeTrait(encode({ seq: 1, events: [encode(rows)] }), FOLD.header.fields);
+    assert.deepEqual(events, rows);
   });
 
   test("non-finite numbers become the VALUE strings", () => {

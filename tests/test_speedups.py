@@ -462,7 +462,8 @@ def test_a_batch_s_texts_are_those_of_its_kept_rows_in_order(node_room, room):
 TRICKY_VALUES = [0.125, 1.0005, 9.9995, 99995.0, 1e-5, 0.0001, 123456.0, 1e16, 5e-324, -0.0,
                  0.0, math.nan, math.inf, -math.inf, 2**70, -(2**63), 7, True, False,
                  np.float64(0.5), float(np.float32(0.1)), float(np.float32(1 / 3)),
-                 float(np.float32(2.675)), 1.7976931348623157e308]
+                 float(np.float32(2.675)), 1.7976931348623157e308,
+                 0, -12345, 2**63 - 1, 2**64, np.int64(5), 1e-300]
 
 
 @needs_speedups
@@ -475,12 +476,13 @@ def test_keep_rows_writes_the_same_display_texts_as_the_python_definition():
     previews = [tuple(TRICKY_VALUES[i:i + 6]) for i in range(0, len(TRICKY_VALUES), 6)]
     received, ids = [], []
     for k, (preview, saved, elapsed) in enumerate(zip(
-            previews, [0, 1023, 1536, 5 * 2**40], [None, 0.000123456, 1.5, 2.0005e-3])):
+            previews, [0, 1023, 1536, 5 * 2**40, 2**70],
+            [None, 0.000123456, 1.5, 2.0005e-3, 1e-9])):
         ids.append(k + 1)
         received.append(events.NodeCreated(k + 1, "Mul", (), (2, 3), "float32", "cpu", True,
                                            False, None, (), None, preview, saved, False, elapsed))
     for k, preview in enumerate(previews):
-        norm = [0.5, math.nan, math.inf, 9.9995][k]
+        norm = [0.5, math.nan, math.inf, 9.9995, -0.0][k]
         received.append(events.GradComputed(ids[k], preview, norm, k % 2 == 0))
         received.append(events.EdgeGrad(ids[k], ids[k - 1], 1, preview, None))
     received.append(events.VersionBumped(ids[0], 2))
@@ -491,9 +493,9 @@ def test_keep_rows_writes_the_same_display_texts_as_the_python_definition():
     assert fast == slow
     rows = view.rows_with_texts(*ormsgpack.unpackb(view.pack(fast)))  # as the page reads them
     kinds = [kind for kind, _ in rows]
-    assert kinds.count("node_created") == 4 and kinds.count("edge_grad") == 4
+    assert kinds.count("node_created") == 5 and kinds.count("edge_grad") == 5
     grads = [fields for kind, fields in rows if kind == "grad_computed"]
-    assert [fields[-1] for fields in grads] == ["0.5", "nan", "inf", "9.999"]  # the norms
+    assert [fields[-1] for fields in grads] == ["0.5", "nan", "inf", "9.999", "-0"]  # the norms
     node = dict(zip(view.GraphView().header["fields"]["node_created"], rows[0][1], strict=True))
     assert node["preview_text"] == [format(v, ".4g") if type(v) is float else str(v)
                                     for v in previews[0]]
@@ -527,6 +529,7 @@ def test_keep_rows_writes_floats_as_format_4g_does_for_a_hundred_thousand_number
     from dyngraph.jupyter import view
 
     values = _many_floats()
+    values += values[:120] * 4  # again: their texts now come from the C layer's recent ones
     received = [events.EdgeGrad(1, 1, 0, tuple(values[k:k + 6]), None)
                 for k in range(0, len(values), 6)]
     _, texts, *_ = C.keep_rows(received, {1}, {}, None, 0, len(received), view._WHERE)

@@ -3459,18 +3459,18 @@ static PyObject *torch_preview(PyObject *module, PyObject *tensor)
    method: backward, in-place ops, a function met for the first time). */
 static PyObject *torch_function(PyObject *module, PyObject *const *argv, Py_ssize_t nargs)
 {
-    if (nargs < 4 || nargs > 5 || !PyTuple_Check(argv[3])) {
-        PyErr_SetString(PyExc_TypeError, "__torch_function__(self, func, types, args, kwargs)");
-        return NULL;
-    }
     if (!torch_configured()) {
         return NULL;
     }
-    PyObject *func = argv[1], *args = argv[3];
     PyObject *kwargs = nargs == 5 && argv[4] != Py_None ? argv[4] : NULL;
-    if (kwargs != NULL && !PyDict_Check(kwargs)) {
+    if (nargs != 4 && nargs != 5) {
+        PyErr_SetString(PyExc_TypeError, "__torch_function__(self, func, types, args, kwargs)");
+        return NULL;
+    }
+    if (!PyTuple_Check(argv[3]) || (kwargs != NULL && !PyDict_Check(kwargs))) {
         return PyObject_Vectorcall(torch_readable[PY_TORCH_FUNCTION], argv, nargs, NULL);
     }
+    PyObject *func = argv[1], *args = argv[3];
     PyObject *active = PyDict_GetItemWithError(events_globals, s_active);
     if (active != Py_True) {
         return PyErr_Occurred() ? NULL : PyObject_Call(func, args, kwargs);

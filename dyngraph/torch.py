@@ -46,6 +46,12 @@ NOTE [honest limits] What autograd records without the mode seeing it (the insid
 and shown as the one node autograd made for it (``CompiledFunctionBackward``, ``MyOpBackward``),
 with no source line. Ops that run outside autograd (``no_grad``, data that needs no gradient)
 make no node, as in dyngraph; their results appear as data leaves where an op uses them.
+
+This file is the definition. Where dyngraph was built with a C compiler, the work done per op
+and per gradient (the mode's ``__torch_function__``, ``_announce_output``, ``_grad_computed``,
+``_preview``, ``_preview_and_norm``, ``_saved_bytes``) runs compiled, doing the same (NOTE
+[speedups] in _accelerated.py); to step through the Python here in a debugger, start Python
+with DYNGRAPH_PURE_PYTHON=1.
 """
 
 from __future__ import annotations

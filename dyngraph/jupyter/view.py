@@ -195,9 +195,9 @@ class GraphView(anywidget.AnyWidget):
         sent with the next delta)."""
         received = self._batch[:]
         self._batch.clear()
-        batch, sources = self._keep(received)
-        if batch[0]:
-            self._packed.append(pack(batch))
+        (rows, texts), sources = self._keep(received)
+        if rows:
+            self._packed.append(pack((rows, texts)))  # NOTE [display texts]
         self._unsent_sources.update(sources)
 
     def _keep(self, received: list) -> tuple[tuple[list, str], dict[str, str]]:

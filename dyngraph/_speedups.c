@@ -2680,7 +2680,18 @@ static void untrack_if_flat(PyObject *tuple)
 }
 
 /* The numbers of a CPU tensor of float32 or float64 in one row-major block: its memory (valid
-   while the tensor lives) and how many; 1 if taken, 0 if not (no error), -1 on error. */
+   while the tensor lives) and how many; 1 if taken, 0 if not (no error), -1 on error. A tensor
+   whose is_contiguous() or data_ptr() raises (one without storage, a wrapper) is not taken: the
+   Python definition decides what it shows. */
+static int not_taken_if_it_raised(void)
+{
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        return 0;
+    }
+    return -1;
+}
+
 typedef struct {
     const void *data;
     Py_ssize_t n;
@@ -2710,7 +2721,7 @@ static int tensor_numbers(PyObject *tensor, PyObject *shape, int is_cpu, TensorN
     }
     PyObject *contiguous = PyObject_CallMethodNoArgs(tensor, s_is_contiguous);
     if (contiguous == NULL) {
-        return -1;
+        return not_taken_if_it_raised();
     }
     Py_DECREF(contiguous);
     if (contiguous != Py_True) {
@@ -2726,7 +2737,7 @@ static int tensor_numbers(PyObject *tensor, PyObject *shape, int is_cpu, TensorN
     }
     PyObject *address = PyObject_CallMethodNoArgs(tensor, s_data_ptr);
     if (address == NULL) {
-        return -1;
+        return not_taken_if_it_raised();
     }
     void *data = PyLong_AsVoidPtr(address);
     Py_DECREF(address);

@@ -24,9 +24,11 @@ thing without the interpreter, and this module puts the C versions in their plac
                                             module state of events.py
 ``trace.replay_steps``                      the loop of a traced graph's fast replay
 ``view.collector``, ``view.keep_rows``      the live view's listener and filter
-``torch._announce_output``,                 dyngraph.torch's per op and per gradient work: a
-``_grad_computed``, ``_preview``,           tensor's numbers read from its memory when it is a
-``_preview_and_norm``, ``_saved_bytes``     CPU tensor of float32 / float64 in one block
+``torch._EventMode.__torch_function__``,   dyngraph.torch's per op and per gradient work (the
+``_announce_output``, ``_grad_computed``,   mode's common case: a function known not to work in
+``_preview``, ``_preview_and_norm``,        place); a tensor's numbers read from its memory
+``_saved_bytes``                            when it is a CPU float32 / float64 tensor in one
+                                            block; installed when dyngraph.torch is imported
 ==========================================  =====================================================
 
 Each C function hands every case it does not take to the readable definition, and calls the

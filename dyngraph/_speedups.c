@@ -3255,7 +3255,10 @@ static PyMethodDef grad_hook_def = {"_grad_computed", grad_hook, METH_O,
                                     "node: its prehook."};
 
 /* A new _Info, as _Info() makes it (its fields set here, without running __init__), that is
-   the prehook of ``node``: hooked. */
+   the prehook of ``node``: hooked. Neither it nor its hook is tracked by the cycle collector:
+   they hold numbers, None and each other one way (the hook holds the _Info), so they can be in
+   no cycle; the collector would otherwise traverse both, for every node, while the graph
+   lives (an op's node is never a leaf's, the one kind whose _Info holds a weak reference). */
 static PyObject *new_hooked_info(PyObject *node)
 {
     PyTypeObject *type = (PyTypeObject *)torch_info_type;
@@ -3269,7 +3272,11 @@ static PyObject *new_hooked_info(PyObject *node)
     set_slot(info, o_saved_bytes, Py_None);
     set_slot(info, o_hooked, Py_True);
     set_slot(info, o_leaf, Py_None);
+    PyObject_GC_UnTrack(info);
     PyObject *hook = PyCFunction_New(&grad_hook_def, info);
+    if (hook != NULL) {
+        PyObject_GC_UnTrack(hook);
+    }
     PyObject *handle = hook == NULL ? NULL :
                        PyObject_CallMethodOneArg(node, s_register_prehook, hook);
     Py_XDECREF(hook);

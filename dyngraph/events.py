@@ -11,10 +11,9 @@ NOTE [event rules]
 - They are ``NamedTuple`` classes rather than frozen dataclasses: a frozen dataclass sets each
   field through ``object.__setattr__``, several times slower to build, and a node_created is
   built for every op while someone listens. They are built by keyword, one constructor per
-  kind; the per-op ones (``emit_op_created``, ``emit_grad_computed``, ``emit_edge_grad``) also
-  exist in C beneath this module (NOTE [speedups] in _accelerated.py), and dyngraph.torch, a
-  second source, builds its own with ``new_event``, tuple's own constructor, since NamedTuple's
-  ``__new__`` is Python code (the figures: benchmarks/README.md, "Measured choices").
+  kind, here and in dyngraph.torch, the second source; the per-op ones (``emit_op_created``,
+  ``emit_grad_computed``, ``emit_edge_grad``, and dyngraph.torch's) also exist in C beneath
+  (NOTE [speedups] in _accelerated.py).
 - Subscribers run synchronously, in subscription order, and are read-only. One that raises is
   warned about once and dropped; the computation goes on unchanged.
 - A subscriber may itself compute with tensors: while events are being dispatched the engine
@@ -45,7 +44,6 @@ from . import backend
 from .handle import RemovableHandle
 
 PREVIEW_SIZE = 6  # how many numbers of a value or gradient an event carries
-new_event = tuple.__new__  # for dyngraph.torch: new_event(NodeCreated, (...)), NOTE [event rules]
 
 # --------------------------------------------------------------------------- event types
 

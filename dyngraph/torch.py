@@ -115,7 +115,8 @@ def _grad_computed(info: _Info, grad_outputs: tuple) -> None:
         # second backward through a retained graph is summed into .grad, seen above).
         info.consumers = 0
     preview, norm = _preview_and_norm(grad)
-    events.emit(events.new_event(events.GradComputed, (info.id, preview, norm, accumulated)))
+    events.emit(events.GradComputed(id=info.id, preview=preview, norm=norm,
+                                    accumulated=accumulated))
     if _pass and info.saved_bytes:
         _pass[-1].append(info.id)
 
@@ -444,14 +445,14 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
         info.saved_bytes = _saved_bytes(node)
     if not info.id:
         info.id = new_node_id()
-    events.emit(events.new_event(events.NodeCreated, (
-        info.id, node.name(), tuple(inputs), tuple(output.shape),
-        _dtype_names.get(output.dtype) or _dtype(output),
-        "cpu" if output.is_cpu else _device(output), True, False,
-        _names.get(output, (None,))[0],
-        events._scope + tuple(_module_path) if _module_path else events._scope, where,
-        _preview(output), info.saved_bytes, False, None,
-    )))
+    events.emit(events.NodeCreated(
+        id=info.id, op=node.name(), inputs=tuple(inputs), shape=tuple(output.shape),
+        dtype=_dtype_names.get(output.dtype) or _dtype(output),
+        device="cpu" if output.is_cpu else _device(output), requires_grad=True, is_leaf=False,
+        name=_names.get(output, (None,))[0],
+        scope=events._scope + tuple(_module_path) if _module_path else events._scope,
+        where=where, preview=_preview(output), saved_bytes=info.saved_bytes,
+    ))
 
 
 def _announce_walking(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> None:
@@ -483,26 +484,31 @@ def _emit_node(node: Any, info: _Info, parents: list, output: torch.Tensor | Non
                 inputs.append(_data_leaf(tensor, where))
     if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
+    node_id = _numbered(info)
     if output is None:  # made inside a composite op, or before watching: no value known
-        fields = (_numbered(info), node.name(), tuple(inputs), (), "", "cpu", True, False, None,
-                  scope, where, (), info.saved_bytes, False, None)
+        event = events.NodeCreated(
+            id=node_id, op=node.name(), inputs=tuple(inputs), shape=(), dtype="", device="cpu",
+            requires_grad=True, is_leaf=False, name=None, scope=scope, where=where, preview=(),
+            saved_bytes=info.saved_bytes)
     else:
-        fields = (_numbered(info), node.name(), tuple(inputs), tuple(output.shape),
-                  _dtype(output), "cpu" if output.is_cpu else _device(output), True, False,
-                  _names.get(output, (None,))[0], scope, where, _preview(output),
-                  info.saved_bytes, False, None)
-    events.emit(events.new_event(events.NodeCreated, fields))
+        event = events.NodeCreated(
+            id=node_id, op=node.name(), inputs=tuple(inputs), shape=tuple(output.shape),
+            dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
+            requires_grad=True, is_leaf=False, name=_names.get(output, (None,))[0],
+            scope=scope, where=where, preview=_preview(output), saved_bytes=info.saved_bytes)
+    events.emit(event)
 
 
 def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
     label, leaf_scope = _names.get(tensor, (None, None))
     is_parameter = isinstance(tensor, torch.nn.Parameter)
-    return events.new_event(events.NodeCreated, (
-        node_id, "parameter" if is_parameter else "leaf", (), tuple(tensor.shape),
-        _dtype(tensor), "cpu" if tensor.is_cpu else _device(tensor), tensor.requires_grad,
-        True, label, leaf_scope if leaf_scope is not None else (),  # data: no module
-        where, _preview(tensor), 0, False, None,
-    ))
+    return events.NodeCreated(
+        id=node_id, op="parameter" if is_parameter else "leaf", inputs=(),
+        shape=tuple(tensor.shape), dtype=_dtype(tensor),
+        device="cpu" if tensor.is_cpu else _device(tensor),
+        requires_grad=tensor.requires_grad, is_leaf=True, name=label,
+        scope=leaf_scope if leaf_scope is not None else (),  # data: no module
+        where=where, preview=_preview(tensor))
 
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:

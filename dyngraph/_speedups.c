@@ -922,7 +922,7 @@ static int put_value(TextStream *stream, PyObject *value)
         if (n == -1 && PyErr_Occurred()) {
             return -1;
         }
-        if (!overflow) { /* its digits, last first, then turned around (snprintf took 0.1 us) */
+        if (!overflow) { /* its digits, last first, then turned around (cheaper than snprintf) */
             unsigned long long rest = n < 0 ? 0ULL - (unsigned long long)n : (unsigned long long)n;
             char digits[24];
             int count = 0;

@@ -72,27 +72,38 @@ static PyArrayObject *readable_array(PyObject *obj)
     return array;
 }
 
-static double element(PyArrayObject *array, npy_intp i)
+/* Numbers in one row-major block of float32 or float64: a numpy array's, or a torch tensor's
+   (dyngraph.torch's functions, at the end of this file). Valid while their owner lives. */
+typedef struct {
+    const void *data;
+    Py_ssize_t n;
+    int is_float32;
+} Numbers;
+
+static Numbers numbers_of_array(PyArrayObject *array)
 {
-    if (PyArray_TYPE(array) == NPY_FLOAT) {
-        return (double)((const float *)PyArray_DATA(array))[i];
+    Numbers numbers = {PyArray_DATA(array), PyArray_SIZE(array), PyArray_TYPE(array) == NPY_FLOAT};
+    return numbers;
+}
+
+static double number_at(const Numbers *numbers, Py_ssize_t i)
+{
+    if (numbers->is_float32) {
+        return (double)((const float *)numbers->data)[i];
     }
-    return ((const double *)PyArray_DATA(array))[i];
+    return ((const double *)numbers->data)[i];
 }
 
 /* The first PREVIEW_SIZE numbers as a tuple of Python floats. */
-static PyObject *first_numbers(PyArrayObject *array)
+static PyObject *first_numbers(const Numbers *numbers)
 {
-    npy_intp n = PyArray_SIZE(array);
-    if (n > PREVIEW_SIZE) {
-        n = PREVIEW_SIZE;
-    }
+    Py_ssize_t n = numbers->n < PREVIEW_SIZE ? numbers->n : PREVIEW_SIZE;
     PyObject *preview = PyTuple_New(n);
     if (preview == NULL) {
         return NULL;
     }
-    for (npy_intp i = 0; i < n; i++) {
-        PyObject *number = PyFloat_FromDouble(element(array, i));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *number = PyFloat_FromDouble(number_at(numbers, i));
         if (number == NULL) {
             Py_DECREF(preview);
             return NULL;
@@ -104,13 +115,12 @@ static PyObject *first_numbers(PyArrayObject *array)
 
 /* The L2 norm: nan if any number is nan, else inf if any is inf; squares are summed in double
    and rescaled by the largest number when they overflow or underflow, as math.hypot does. */
-static double l2_norm(PyArrayObject *array)
+static double l2_norm(const Numbers *numbers)
 {
-    npy_intp n = PyArray_SIZE(array);
     double sum = 0.0, largest = 0.0;
     int has_inf = 0, has_nan = 0;
-    for (npy_intp i = 0; i < n; i++) {
-        double x = fabs(element(array, i));
+    for (Py_ssize_t i = 0; i < numbers->n; i++) {
+        double x = fabs(number_at(numbers, i));
         if (isinf(x)) {
             has_inf = 1;
         }
@@ -130,8 +140,8 @@ static double l2_norm(PyArrayObject *array)
     }
     if (isinf(sum) || (sum < 1e-300 && largest > 0.0)) { /* overflow or underflow: rescale */
         sum = 0.0;
-        for (npy_intp i = 0; i < n; i++) {
-            double x = element(array, i) / largest;
+        for (Py_ssize_t i = 0; i < numbers->n; i++) {
+            double x = number_at(numbers, i) / largest;
             sum += x * x;
         }
         return largest * sqrt(sum);
@@ -145,7 +155,8 @@ static PyObject *preview(PyObject *module, PyObject *obj)
     if (array == NULL) {
         return configured() ? PyObject_CallOneArg(py_preview, obj) : NULL;
     }
-    return first_numbers(array);
+    Numbers numbers = numbers_of_array(array);
+    return first_numbers(&numbers);
 }
 
 static PyObject *preview_and_norm(PyObject *module, PyObject *obj)
@@ -154,11 +165,12 @@ static PyObject *preview_and_norm(PyObject *module, PyObject *obj)
     if (array == NULL) {
         return configured() ? PyObject_CallOneArg(py_preview_and_norm, obj) : NULL;
     }
-    PyObject *preview = first_numbers(array);
+    Numbers numbers = numbers_of_array(array);
+    PyObject *preview = first_numbers(&numbers);
     if (preview == NULL) {
         return NULL;
     }
-    PyObject *norm = PyFloat_FromDouble(l2_norm(array));
+    PyObject *norm = PyFloat_FromDouble(l2_norm(&numbers));
     if (norm == NULL) {
         Py_DECREF(preview);
         return NULL;
@@ -2692,13 +2704,7 @@ static int not_taken_if_it_raised(void)
     return -1;
 }
 
-typedef struct {
-    const void *data;
-    Py_ssize_t n;
-    int is_float32;
-} TensorNumbers;
-
-static int tensor_numbers(PyObject *tensor, PyObject *shape, int is_cpu, TensorNumbers *numbers)
+static int tensor_numbers(PyObject *tensor, PyObject *shape, int is_cpu, Numbers *numbers)
 {
     if (!is_cpu) {
         return 0;
@@ -2750,71 +2756,19 @@ static int tensor_numbers(PyObject *tensor, PyObject *shape, int is_cpu, TensorN
     return 1;
 }
 
-static double tensor_number(const TensorNumbers *numbers, Py_ssize_t i)
+static PyObject *tensor_preview(const Numbers *numbers) /* the first few, as floats */
 {
-    if (numbers->is_float32) {
-        return (double)((const float *)numbers->data)[i];
-    }
-    return ((const double *)numbers->data)[i];
-}
-
-static PyObject *tensor_preview(const TensorNumbers *numbers) /* the first few, as floats */
-{
-    Py_ssize_t n = numbers->n < PREVIEW_SIZE ? numbers->n : PREVIEW_SIZE;
-    PyObject *preview = PyTuple_New(n);
-    for (Py_ssize_t i = 0; preview != NULL && i < n; i++) {
-        PyObject *number = PyFloat_FromDouble(tensor_number(numbers, i));
-        if (number == NULL) {
-            Py_CLEAR(preview);
-            break;
-        }
-        PyTuple_SET_ITEM(preview, i, number);
-    }
+    PyObject *preview = first_numbers(numbers);
     if (preview != NULL) {
         untrack_if_flat(preview);
     }
     return preview;
 }
 
-/* l2_norm's computation (above), on a tensor's numbers. */
-static double tensor_norm(const TensorNumbers *numbers)
-{
-    double sum = 0.0, largest = 0.0;
-    int has_inf = 0, has_nan = 0;
-    for (Py_ssize_t i = 0; i < numbers->n; i++) {
-        double x = fabs(tensor_number(numbers, i));
-        if (isinf(x)) {
-            has_inf = 1;
-        }
-        else if (isnan(x)) {
-            has_nan = 1;
-        }
-        else if (x > largest) {
-            largest = x;
-        }
-        sum += x * x;
-    }
-    if (has_nan) {
-        return NAN;
-    }
-    if (has_inf) {
-        return INFINITY;
-    }
-    if (isinf(sum) || (sum < 1e-300 && largest > 0.0)) {
-        sum = 0.0;
-        for (Py_ssize_t i = 0; i < numbers->n; i++) {
-            double x = tensor_number(numbers, i) / largest;
-            sum += x * x;
-        }
-        return largest * sqrt(sum);
-    }
-    return sqrt(sum);
-}
-
 /* dyngraph.torch._preview(tensor), with the tensor's shape (a tuple) and is_cpu known. */
 static PyObject *torch_preview_of(PyObject *tensor, PyObject *shape, int is_cpu)
 {
-    TensorNumbers numbers;
+    Numbers numbers;
     int taken = tensor_numbers(tensor, shape, is_cpu, &numbers);
     if (taken < 0) {
         return NULL;
@@ -2838,7 +2792,7 @@ static PyObject *torch_preview_and_norm(PyObject *module, PyObject *tensor)
         return NULL;
     }
     PyObject *is_cpu = PyObject_GetAttr(tensor, s_is_cpu);
-    TensorNumbers numbers;
+    Numbers numbers;
     int taken = is_cpu == NULL ? -1 : tensor_numbers(tensor, shape, is_cpu == Py_True, &numbers);
     Py_XDECREF(is_cpu);
     Py_DECREF(shape);
@@ -2852,7 +2806,7 @@ static PyObject *torch_preview_and_norm(PyObject *module, PyObject *tensor)
     if (preview == NULL) {
         return NULL;
     }
-    return Py_BuildValue("(Nd)", preview, tensor_norm(&numbers));
+    return Py_BuildValue("(Nd)", preview, l2_norm(&numbers));
 }
 
 /* dyngraph.torch._saved_bytes(node): bytes of the tensors a node saved (each block once). */

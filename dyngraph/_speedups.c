@@ -35,14 +35,14 @@ static int PyFrame_GetLasti(PyFrameObject *frame) { return frame->f_lasti * 2; }
    events.py. */
 static PyObject *py_preview = NULL;          /* events._py_preview */
 static PyObject *py_preview_and_norm = NULL; /* events._py_preview_and_norm */
-static PyObject *new_where = NULL;           /* events._new_where(frame) -> Where */
+static PyObject *new_where = NULL;           /* events._new_where(frame) -> SourceLine */
 static PyObject *is_internal_file = NULL;    /* events._is_internal_file: filename -> bool */
-static PyObject *where_cache = NULL;         /* events._where_cache: key -> (code, Where) */
+static PyObject *where_cache = NULL;         /* events._where_cache: key -> (code, SourceLine) */
 static PyObject *package_dir = NULL;         /* events._PACKAGE_DIR */
 static PyObject *getframe = NULL;            /* sys._getframe */
 static PyObject *hands_back_cache = NULL;    /* events._hands_back_cache: (code, lasti) -> bool */
 static PyObject *hands_back = NULL;          /* events._hands_back(code, lasti) -> bool */
-static PyObject *unnamed = NULL;             /* events._unnamed(where) -> Where */
+static PyObject *unnamed = NULL;             /* events._unnamed(where) -> SourceLine */
 static Py_ssize_t where_cache_limit = 10000;
 
 static int configured(void)
@@ -298,7 +298,7 @@ static PyObject *where_from_stack(PyObject *module, PyObject *const *args, Py_ss
     if (frame == NULL) {
         Py_RETURN_NONE;
     }
-    /* A loop runs the same instruction many times: its Where is cached, under the key the
+    /* A loop runs the same instruction many times: its SourceLine is cached, under the key the
        Python definition uses, (id(code), f_lasti). */
     PyObject *key = Py_BuildValue("(Ni)", PyLong_FromVoidPtr(code),
                                   PyFrame_GetLasti((PyFrameObject *)frame));
@@ -3162,7 +3162,7 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
         fields[9] = Py_NewRef(scope);
     }
     fields[10] = Py_NewRef(where);
-    if (PyTuple_Check(where)) { /* a Where: its file, line, function, cell and target */
+    if (PyTuple_Check(where)) { /* a SourceLine: its file, line, function, cell and target */
         untrack_if_flat(where);
     }
     fields[11] = torch_preview_of(output, fields[3], is_cpu == Py_True);

@@ -48,7 +48,7 @@ PREVIEW_SIZE = 6  # how many numbers of a value or gradient an event carries
 # --------------------------------------------------------------------------- event types
 
 
-class Where(NamedTuple):
+class SourceLine(NamedTuple):
     """The learner's line that created a node: file, line number, function, IPython cell, and
     the variable the line assigns its result to (NOTE [variable names])."""
 
@@ -73,7 +73,7 @@ class NodeCreated(NamedTuple):
     is_leaf: bool
     name: str | None
     scope: tuple[str, ...]
-    where: Where | None
+    where: SourceLine | None
     preview: tuple[float, ...]
     saved_bytes: int = 0  # bytes this op saved for backward
     recomputed: bool = False  # made again during backward by dg.checkpoint
@@ -228,7 +228,7 @@ def emit(event: Event) -> None:
 
 
 def emit_op_created(id: int, op: str, inputs: tuple[int, ...], array: Any, name: str | None,
-                    scope: tuple[str, ...], where: Where | None, saved_bytes: int,
+                    scope: tuple[str, ...], where: SourceLine | None, saved_bytes: int,
                     elapsed: float | None) -> None:
     """Emit the ``node_created`` of an op's output (``Function.apply`` calls it per op while
     someone listens): its shape, dtype, device and a preview of ``array``, never the array."""
@@ -314,17 +314,17 @@ _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _is_internal_file: dict[str, bool] = {}  # filename -> inside the dyngraph package?
 
 
-# (id of a code object, instruction offset) -> (that code object, its Where). Keyed by id(code)
+# (id of a code object, instruction offset) -> (that code object, its SourceLine). Keyed by id(code)
 # because hashing a code object rehashes its constants on every call; the entry keeps the code
 # object alive, so its id cannot be reused by another while the entry exists.
-_where_cache: dict[tuple[int, int], tuple[Any, Where]] = {}
+_where_cache: dict[tuple[int, int], tuple[Any, SourceLine]] = {}
 
 
-def where_from_stack(depth: int = 1, named: bool = False) -> Where | None:
+def where_from_stack(depth: int = 1, named: bool = False) -> SourceLine | None:
     """The first frame outside the dyngraph package: the learner's line. The search starts
     ``depth`` frames up (1: the caller), so a caller can pass over frames known to be ours.
-    ``named`` (an op's output): the Where keeps its ``target`` only when every dyngraph frame on
-    the way out hands the value back as it is (NOTE [variable names])."""
+    ``named`` (an op's output): the SourceLine keeps its ``target`` only when every dyngraph
+    frame on the way out hands the value back as it is (NOTE [variable names])."""
     frame = sys._getframe(depth)
     handed_back = True
     while frame is not None:
@@ -340,7 +340,7 @@ def where_from_stack(depth: int = 1, named: bool = False) -> Where | None:
         frame = frame.f_back
     if frame is None:
         return None
-    # A loop runs the same instruction many times: remember its Where.
+    # A loop runs the same instruction many times: remember its SourceLine.
     key = (id(code), frame.f_lasti)
     cached = _where_cache.get(key)
     if cached is not None and cached[0] is code:
@@ -353,10 +353,10 @@ def where_from_stack(depth: int = 1, named: bool = False) -> Where | None:
     return where if handed_back else _unnamed(where)
 
 
-def _new_where(frame: Any) -> Where:
-    """The Where of a frame of the learner's code."""
+def _new_where(frame: Any) -> SourceLine:
+    """The SourceLine of a frame of the learner's code."""
     code = frame.f_code
-    return Where(code.co_filename, frame.f_lineno, code.co_name,
+    return SourceLine(code.co_filename, frame.f_lineno, code.co_name,
                  _ipython_cell(frame, code.co_filename), _target(code, frame.f_lasti))
 
 
@@ -366,7 +366,8 @@ def _new_where(frame: Any) -> Where:
 # STORE_NAME / STORE_FAST / STORE_GLOBAL / STORE_DEREF h give ``h`` (``h += x`` too: the
 # in-place op is followed by the store of h), LOAD self; STORE_ATTR h gives ``self.h``; anything
 # else - an operand of a bigger expression, a call argument, tuple unpacking, a return - gives
-# no name. That is per instruction, so it lives in the cached Where and costs nothing in a loop.
+# no name. That is per instruction, so it lives in the cached SourceLine and costs nothing in a
+# loop.
 # One instruction can make several nodes (``loss = F.cross_entropy(z, y)``, ``h = layer(x)``):
 # only the node whose value the instruction itself produces is named, the one that every frame
 # of dyngraph between the op and the learner hands straight back: ``where_from_stack(named=True)``
@@ -424,7 +425,8 @@ def _target(code: Any, lasti: int) -> str | None:
 # objects are keys (the walk stops at the learner's frame), so holding them keeps nothing alive.
 _hands_back_cache: dict[tuple[Any, int], bool] = {}
 _BECOMES_SELF = "_inplace"  # Tensor._inplace: the op's result becomes the tensor it returns
-_unnamed_cache: dict[int, tuple[Where, Where]] = {}  # id(a Where) -> (it, it without target)
+# id(a SourceLine) -> (it, it without target)
+_unnamed_cache: dict[int, tuple[SourceLine, SourceLine]] = {}
 
 
 def _hands_back(code: Any, lasti: int) -> bool:
@@ -436,7 +438,7 @@ def _hands_back(code: Any, lasti: int) -> bool:
     return known
 
 
-def _unnamed(where: Where) -> Where:
+def _unnamed(where: SourceLine) -> SourceLine:
     """The same line without a target: the node is a part of what the line assigns."""
     if where.target is None:
         return where

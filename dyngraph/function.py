@@ -79,7 +79,7 @@ class Function:
     output_counter: VersionCounter | None = None  # the output's, once it needs one (see tensor.py)
     hooks: dict | None = None  # tensor hooks of this node's output (Tensor.register_hook)
     retained: weakref.ref | None = None  # the output tensor, after Tensor.retain_grad()
-    where: events.Where | None = None  # the forward line, recorded in anomaly mode
+    where: events.SourceLine | None = None  # the forward line, recorded in anomaly mode
     create_graph = False  # True while backward runs with create_graph=True (see autograd.py)
     sets_dtype = False  # True for ops whose output dtype is an option (Cast): no type promotion
 
@@ -465,7 +465,7 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
                            scope, where, saved_bytes, elapsed)
 
 
-def _announce_constant(value: Any, where: events.Where | None, scope: tuple[str, ...]) -> int:
+def _announce_constant(value: Any, where: events.SourceLine | None, scope: tuple[str, ...]) -> int:
     """node_created for a constant input (a number, an array): a node of its own, each time."""
     constant_id = new_node_id()
     events.emit(_node_event(constant_id, "constant", (), value, None, False, True, where, scope))
@@ -473,7 +473,7 @@ def _announce_constant(value: Any, where: events.Where | None, scope: tuple[str,
 
 
 def announce_tensor(
-    tensor: Tensor, where: events.Where | None = None, scope: tuple[str, ...] | None = None
+    tensor: Tensor, where: events.SourceLine | None = None, scope: tuple[str, ...] | None = None
 ) -> None:
     """node_created for a tensor that existed before (a leaf, or made before subscribing): an
     op's output comes with the graph behind it (see announce_graph)."""
@@ -573,7 +573,7 @@ def _node_event(
     name: str | None,
     requires_grad: bool,
     is_leaf: bool,
-    where: events.Where | None,
+    where: events.SourceLine | None,
     scope: tuple[str, ...],
     saved_bytes: int = 0,
 ) -> events.NodeCreated:

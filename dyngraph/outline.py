@@ -176,7 +176,7 @@ class Outline:
             text += f"  (in {'/'.join(event.scope)})" if event.scope else "  (top level)"
         return text
 
-    def _header(self, where: events.Where) -> None:
+    def _header(self, where: events.SourceLine) -> None:
         """``mlp.py:14  h = (x @ W1 + b1).relu()`` when the source line changes."""
         line = (where.file, where.line)
         if line == self._source_line:

@@ -180,7 +180,7 @@ class Recording(Graph):
         return events.NodeCreated(
             node.id, node.op, tuple(inputs.get(node.id, ())), node.shape, node.dtype,
             node.device, node.requires_grad, node.kind != OP, node.name, node.scope,
-            events.Where(*node.where) if node.where is not None else None, node.preview,
+            events.SourceLine(*node.where) if node.where is not None else None, node.preview,
             node.saved_bytes, node.recomputed, node.elapsed,
         )
 

@@ -196,7 +196,7 @@ def _where_in(value: Any, path: str) -> tuple | None:
     if value is None:
         return None
     _expect(value, list, path, "[file, line, function, cell, target] or null")
-    if len(value) not in (4, 5):  # recordings made before Where.target have four
+    if len(value) not in (4, 5):  # recordings made before SourceLine.target have four
         _fail(path, "expected [file, line, function, cell, target]")
     file = _expect(value[0], str, f"{path}[0]", "a file name")
     line = _count(value[1], f"{path}[1]")

@@ -342,7 +342,7 @@ def _is_freed(node: Any) -> bool:
 # --------------------------------------------------------------------------- where
 
 
-def _where() -> events.Where | None:
+def _where() -> events.SourceLine | None:
     """The learner's line: the first frame outside dyngraph and torch (torch's own files are
     added to the spine's table of internal files the first time one is found)."""
     where = events.where_from_stack(2)  # from the caller's frame (1 would be this one)

@@ -122,7 +122,7 @@ class StaticGraph:
         captured: list[Any],
         outputs: list[Ref],
         single_output: bool,
-        data_reads: list[tuple[events.Where | None, str]] | None = None,
+        data_reads: list[tuple[events.SourceLine | None, str]] | None = None,
     ) -> None:
         self._ops = ops
         self._inputs = inputs  # (shape, dtype) of each traced input
@@ -449,7 +449,7 @@ class TraceRecorder(FunctionHook):
         self.ops: list[_Op] = []
         self.captured: list[Any] = []
         self.captured_index: dict[int, int] = {}  # id() of a captured Tensor or array -> index
-        self.data_reads: list[tuple[events.Where | None, str]] = []
+        self.data_reads: list[tuple[events.SourceLine | None, str]] = []
         self.warned: set = set()
 
     def _remember(self, tensor: Tensor, ref: Ref) -> None:
@@ -514,7 +514,7 @@ class TraceRecorder(FunctionHook):
             where,
         )
 
-    def warn(self, message: str, where: events.Where | None = None) -> None:
+    def warn(self, message: str, where: events.SourceLine | None = None) -> None:
         if where is None:
             where = events.where_from_stack()
         key = (message, where)

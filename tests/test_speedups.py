@@ -163,7 +163,7 @@ def test_where_from_stack_skips_dyngraph_frames_and_is_cached():
     x = dg.tensor([1.0, 2.0], requires_grad=True)
     with dg.events.subscribe(log.append):
         for _ in range(3):
-            y = x * 2  # the same instruction three times: one Where, from the cache
+            y = x * 2  # the same instruction three times: one SourceLine, from the cache
     wheres = [e.where for e in log if e.kind == "node_created" and e.op == "Mul"]
     assert len(wheres) == 3 and wheres[0] is wheres[1] is wheres[2]
     assert wheres[0].file == __file__ and wheres[0].function.startswith("test_where_from_stack")
@@ -174,7 +174,7 @@ def test_where_from_stack_skips_dyngraph_frames_and_is_cached():
 def test_where_from_stack_outside_any_file_and_at_the_top():
     namespace = {"where": C.where_from_stack}
     exec(compile("result = where()", "<learner>", "exec"), namespace)
-    assert namespace["result"] == events.Where("<learner>", 1, "<module>", None, "result")
+    assert namespace["result"] == events.SourceLine("<learner>", 1, "<module>", None, "result")
     with pytest.raises(ValueError):  # too deep: sys._getframe's error, as in Python
         C.where_from_stack(10_000)
     with pytest.raises(TypeError):
@@ -353,7 +353,7 @@ class _OnAnotherDevice:
 @pytest.mark.parametrize("name", list(ARRAYS))
 def test_emit_op_created_matches_the_python_definition(name, monkeypatch):
     array = ARRAYS[name]
-    where = events.Where("lesson.py", 3, "<module>", None, "h")
+    where = events.SourceLine("lesson.py", 3, "<module>", None, "h")
     delivered = []
     with events.subscribe(delivered.append):
         for recomputing in (False, True):

@@ -125,7 +125,7 @@ def fold_case() -> dict[str, Any]:
     """Hand-made events (fixed, so the file stays put) with what the browser must fold them
     into: announced-again nodes, inputs never announced, gradients of unknown nodes, NaN and
     Inf, a scope, a version bump, freed buffers and a failed backward."""
-    where = events.Where("/tmp/ipykernel_1/7.py", 2, "<module>", 7)
+    where = events.SourceLine("/tmp/ipykernel_1/7.py", 2, "<module>", 7)
     nan, inf = math.nan, math.inf
 
     def node(id_, op, inputs, preview, name=None, scope=(), saved=0, shape=(2,)):

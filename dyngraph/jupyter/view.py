@@ -116,7 +116,7 @@ class GraphView(anywidget.AnyWidget):
             # each kind's fields, then the display texts of its numbers (NOTE [display texts])
             "fields": {**{cls.kind: [*cls._fields, *TEXT_FIELDS.get(cls.kind, ())]
                           for cls in EVENT_TYPES},
-                       "where": list(events.Where._fields)},
+                       "where": list(events.SourceLine._fields)},
             "rules": derivative_rules(),
         }
         self.options = {"tween_max_nodes": tween_max_nodes, "max_nodes": max_visible,
@@ -131,7 +131,8 @@ class GraphView(anywidget.AnyWidget):
         self._node_ids: set[int] = set()  # the nodes kept
         self._sources: dict[str, str] = {}  # shared file name -> the lines of it a page keeps
         self.source = source  # False: send no source text at all
-        self._wheres: dict[Any, tuple] = {}  # a Where -> the same with its file as pages name it
+        # a SourceLine -> the same with its file as pages name it
+        self._wheres: dict[Any, tuple] = {}
         self._used: dict[str, tuple[str, set[int]]] = {}  # file -> (shared name, lines of nodes)
         self._kept_events = 0
         self._dropped_nodes = 0
@@ -567,7 +568,7 @@ def event_from_row(kind: str, fields: list) -> events.Event:
     fields = [tuple(value) if type(value) is list else value
               for value in fields[:len(cls._fields)]]
     if kind == "node_created" and fields[_WHERE] is not None:
-        fields[_WHERE] = events.Where(*fields[_WHERE])
+        fields[_WHERE] = events.SourceLine(*fields[_WHERE])
     return cls(*fields)
 
 

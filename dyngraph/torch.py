@@ -256,7 +256,20 @@ def _numpy(tensor: torch.Tensor) -> Any:
     return tensor.detach().numpy() if tensor.requires_grad else tensor.numpy()
 
 
+def _dense(tensor: torch.Tensor) -> torch.Tensor | None:
+    """A sparse (or other non-strided) tensor as the dense tensor it stands for, whose numbers a
+    preview shows; None where torch cannot make one (the node is drawn with no values)."""
+    try:
+        return tensor.detach().to_dense()
+    except (TypeError, RuntimeError, NotImplementedError):
+        return None
+
+
 def _preview(tensor: torch.Tensor) -> tuple:
+    if tensor.layout is not torch.strided:
+        tensor = _dense(tensor)
+        if tensor is None:
+            return ()
     if tensor.dim() == 1 and tensor.numel() <= events.SMALL_PREVIEW and not tensor.is_cuda:
         return tuple(tensor.tolist()[: events.PREVIEW_SIZE])  # the commonest case, at once
     values = _small_values(tensor)
@@ -270,6 +283,10 @@ def _preview(tensor: torch.Tensor) -> tuple:
 
 
 def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
+    if tensor.layout is not torch.strided:
+        tensor = _dense(tensor)
+        if tensor is None:
+            return (), math.nan
     if tensor.dim() == 1 and tensor.numel() <= events.SMALL_PREVIEW and not tensor.is_cuda:
         values = tensor.tolist()  # the commonest case, at once
     else:

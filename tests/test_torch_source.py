@@ -128,6 +128,21 @@ def test_gradients_shown_equal_dot_grad():
         assert node.grad_norm == pytest.approx(param.grad.norm().item(), rel=1e-5)
 
 
+def test_a_sparse_tensor_shows_the_numbers_it_stands_for():
+    """A sparse leaf has no storage to read: its value and gradient previews are those of the
+    dense tensor it stands for, not an error from inside the watcher."""
+    indices, values = torch.tensor([[0, 1, 2], [2, 0, 1]]), torch.tensor([1.5, -2.0, 3.0])
+    weight = torch.sparse_coo_tensor(indices, values, (3, 3), requires_grad=True,
+                                     check_invariants=True)
+    with dg.record() as rec:
+        torch.sparse.mm(weight, torch.ones(3, 2)).pow(2).sum().backward()
+    leaf = next(n for n in rec.nodes.values() if n.kind == "leaf" and n.shape == (3, 3))
+    assert list(leaf.preview) == weight.detach().to_dense().reshape(-1)[:6].tolist()
+    dense_grad = weight.grad.to_dense()
+    assert list(leaf.grad_preview) == pytest.approx(dense_grad.reshape(-1)[:6].tolist())
+    assert leaf.grad_norm == pytest.approx(dense_grad.norm().item())
+
+
 def test_rnn_loop_parameters_once_and_gradients_summed():
     torch.manual_seed(0)
     cell = torch.nn.RNNCell(2, 3)

@@ -1,14 +1,15 @@
 """The accelerated layer: C versions of the few textbook functions that run per op, per node or
 per event, installed beneath the readable modules when ``dyngraph/_speedups.c`` was built.
 
-NOTE [speedups] The modules a learner reads (function.py, autograd.py, events.py,
-jupyter/view.py) hold the definitions, in plain Python, and never use this layer. A handful of
-their functions run for every op, every node of a backward pass or every event while someone
-listens, and there the interpreter's own overhead is most of what dyngraph costs
+NOTE [speedups] The modules a learner reads (function.py, autograd.py, events.py, trace.py,
+jupyter/view.py, torch.py) hold the definitions, in plain Python, and never use this layer. A
+handful of their functions run for every op, every node of a backward pass or every event while
+someone listens, and there the interpreter's own overhead is most of what dyngraph costs
 (benchmarks/README.md, "Where the time goes"). For those, ``_speedups.c`` computes the same
 thing without the interpreter, and this module puts the C versions in their place:
-``dyngraph/__init__.py`` calls ``install`` once, and ``dyngraph/jupyter/__init__.py`` calls
-``install_view`` when the widget is first imported.
+``dyngraph/__init__.py`` calls ``install`` once, ``dyngraph/jupyter/__init__.py`` calls
+``install_view`` when the widget is first imported, and ``install_torch`` runs when
+dyngraph.torch is (``_WhenTorchImported``).
 
 ==========================================  =====================================================
 ``function.Function.apply``                 the common case (Tensors of numpy arrays, numpy

@@ -357,7 +357,7 @@ def _new_where(frame: Any) -> SourceLine:
     """The SourceLine of a frame of the learner's code."""
     code = frame.f_code
     return SourceLine(code.co_filename, frame.f_lineno, code.co_name,
-                 _ipython_cell(frame, code.co_filename), _target(code, frame.f_lasti))
+                      _ipython_cell(frame, code.co_filename), _target(code, frame.f_lasti))
 
 
 # NOTE [variable names] A node made by ``h = x * w`` is labelled ``h``: the name the learner's

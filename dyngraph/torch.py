@@ -464,10 +464,8 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
         info.id = new_node_id()
     events.emit(events.NodeCreated(
         id=info.id, op=node.name(), inputs=tuple(inputs), shape=tuple(output.shape),
-        dtype=_dtype_names.get(output.dtype) or _dtype(output),
-        device="cpu" if output.is_cpu else _device(output), requires_grad=True, is_leaf=False,
-        name=_names.get(output, (None,))[0],
-        scope=events._scope + tuple(_module_path) if _module_path else events._scope,
+        dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
+        requires_grad=True, is_leaf=False, name=_names.get(output, (None,))[0], scope=_scope(),
         where=where, preview=_preview(output), saved_bytes=info.saved_bytes,
     ))
 

@@ -12,14 +12,27 @@ GraphView (what ``dg.watch()`` does: see harness.with_live_view for what is time
 PyTorch's events on (``dyngraph.torch.watching()``), alternately in the same run. Reported:
 microseconds per op (chain) or per timestep (RNN), as a ratio to bare torch. Target: <= 3.0x.
 Skipped (no rows) when torch is not installed.
+
+A third row per program, with no target, times the floor of the design: the same program under
+a ``TorchFunctionMode`` that only registers one grad prehook (doing nothing) on each autograd
+node an op made - the two public mechanisms dyngraph.torch stands on (its NOTE [which torch
+mechanisms]) with no event, no value read and nobody listening. What the watched rows cost
+above it is what dyngraph adds.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from benchmarks import w3_rnn
-from benchmarks.harness import Result, attached_ratio, with_live_view, with_recording_subscriber
+from benchmarks.harness import (
+    Result,
+    attached_ratio,
+    paired_median_seconds,
+    with_live_view,
+    with_recording_subscriber,
+)
 
 N_CHAIN_OPS = 1000
 TARGET_RATIO = 3.0
@@ -65,6 +78,42 @@ def watching(fn: Callable[[], object], attach: Callable | None) -> Callable[[], 
     return attach(torch_events) if attach is not None else None
 
 
+def do_nothing(grad_outputs: tuple) -> None:
+    return None
+
+
+def with_prehooks_only(fn: Callable[[], object],
+                       prehook: Callable[[tuple], None] = do_nothing) -> Callable[[], object]:
+    """``fn`` under the design's floor: a TorchFunctionMode whose only work is registering
+    ``prehook`` (by default one that does nothing) on the autograd node behind each tensor a
+    torch call returns."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class PrehookPerNode(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: tuple = (),
+                               kwargs: Any = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            for tensor in out if isinstance(out, (tuple, list)) else (out,):
+                if isinstance(tensor, torch.Tensor) and tensor.grad_fn is not None:
+                    tensor.grad_fn.register_prehook(prehook)
+            return out
+
+    def floored() -> object:
+        with PrehookPerNode():
+            return fn()
+
+    return floored
+
+
+def floor_ratio(name: str, floored: Callable[[], object], bare: Callable[[], object],
+                repeat: int, per_second: float, unit: str) -> Result:
+    """The design's floor as a ratio to bare torch, timed alternately; a row with no target."""
+    t_floor, t_bare = paired_median_seconds(floored, bare, repeat=repeat)
+    return Result(name, t_floor * per_second, t_bare * per_second, unit, "-", None,
+                  "no events: what watching cannot go below")
+
+
 def run(quick: bool = False) -> list[Result]:
     torch = _torch()
     if torch is None:
@@ -92,6 +141,8 @@ def run(quick: bool = False) -> list[Result]:
                                   repeat, per_second, unit, TARGET_RATIO)
         results += attached_ratio(f"{label} + live GraphView (floor: bare torch)", viewed, bare,
                                   repeat, per_second, unit, TARGET_RATIO)
+        results.append(floor_ratio(f"{label}, mode + a prehook per node only (floor: bare torch)",
+                                   with_prehooks_only(bare), bare, repeat, per_second, unit))
     return results
 
 

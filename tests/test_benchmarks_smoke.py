@@ -52,6 +52,49 @@ def finite_difference_grad(
     return grad
 
 
+# W6: PyTorch code watched
+
+
+def test_w6_watched_programs_compute_what_bare_torch_does(torch) -> None:
+    from benchmarks import w6_torch_watch as w6
+
+    x, w, b = w6.chain_inputs(torch)
+    bare_loss = w6.torch_chain(x, w, b, n_ops=31)
+    bare_grads = [w.grad.clone(), b.grad.clone()]
+    heard: list = []
+    watched = w6.watching(lambda: w6.torch_chain(x, w, b, n_ops=31), lambda fn: fn)
+    handle = dg.events.subscribe(heard.append)  # what with_recording_subscriber does
+    try:
+        assert watched() == bare_loss
+    finally:
+        handle.remove()
+    assert all(torch.equal(g, ref) for g, ref in zip((w.grad, b.grad), bare_grads))
+    kinds = [type(event).__name__ for event in heard]
+    assert kinds.count("GradComputed") == 31 + 2  # every node and both leaves
+    assert kinds[-1] == "BackwardFinished"
+
+
+def test_w6_floor_hooks_every_node_once_and_emits_nothing(torch) -> None:
+    from benchmarks import w6_torch_watch as w6
+
+    x, w, b = w6.chain_inputs(torch)
+    bare_loss = w6.torch_chain(x, w, b, n_ops=7)
+    bare_grads = [w.grad.clone(), b.grad.clone()]
+    called: list = []
+    heard: list = []
+    handle = dg.events.subscribe(heard.append)
+    try:
+        floored = w6.with_prehooks_only(lambda: w6.torch_chain(x, w, b, n_ops=7),
+                                        prehook=lambda grads: called.append(grads[0].shape))
+        assert floored() == bare_loss
+    finally:
+        handle.remove()
+    assert all(torch.equal(g, ref) for g, ref in zip((w.grad, b.grad), bare_grads))
+    # (h * w + b).tanh() twice, then sum: seven nodes, seven prehook calls, in backward order
+    assert called == [torch.Size([])] + [torch.Size([16])] * 6
+    assert heard == []  # no dyngraph.torch: nothing is emitted
+
+
 # W1: per-op chain
 
 

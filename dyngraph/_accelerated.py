@@ -46,7 +46,6 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-import types
 from typing import Any
 
 import numpy as np
@@ -179,22 +178,22 @@ def install_torch(torch_module: Any) -> None:
 
 
 def _with_torch_function_in_c(mode: type) -> type:
-    """dyngraph.torch's mode with its ``__torch_function__`` in C while it is entered. (PyTorch
-    takes only a method bound to the mode, so the C function is bound to each mode entered, and
-    unbound on leaving: no cycle is left between the mode and its method.)"""
+    """dyngraph.torch's mode with the work of its ``__torch_function__`` in C. The method itself
+    stays Python, as small as can be: Dynamo reads it when it compiles a frame while watching,
+    and must meet the readable method's first branch (NOTE [compiled code] in torch.py)."""
+    import torch
+
+    is_compiling = torch.compiler.is_compiling
+    torch_function = speedups.torch_function
 
     class _EventMode(mode):  # type: ignore[misc, valid-type]
         __doc__ = mode.__doc__
 
-        def __enter__(self) -> Any:
-            self.__torch_function__ = types.MethodType(speedups.torch_function, self)
-            return super().__enter__()
-
-        def __exit__(self, *exc_info: Any) -> Any:
-            try:
-                return super().__exit__(*exc_info)
-            finally:
-                del self.__torch_function__
+        def __torch_function__(self, func: Any, types: Any, args: tuple = (),
+                               kwargs: Any = None) -> Any:
+            if is_compiling():
+                return func(*args, **(kwargs or {}))
+            return torch_function(self, func, types, args, kwargs)
 
     return _EventMode
 

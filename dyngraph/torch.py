@@ -47,6 +47,13 @@ and shown as the one node autograd made for it (``CompiledFunctionBackward``, ``
 with no source line. Ops that run outside autograd (``no_grad``, data that needs no gradient)
 make no node, as in dyngraph; their results appear as data leaves where an op uses them.
 
+NOTE [compiled code] ``torch.compile``'s Dynamo compiles a frame together with the torch
+function modes active when it runs, by reading their ``__torch_function__`` as Python. Under
+``torch.compiler.is_compiling()`` the mode steps aside (its first branch), so what Dynamo
+compiles is what it compiles unwatched; had it read the event code (which calls C functions it
+cannot read), it would break the graph at every op and warn about dyngraph's internals. The
+compiled region then runs as one autograd node, shown as the honest limits above say.
+
 This file is the definition. Where dyngraph was built with a C compiler, the work done per op
 and per gradient (the mode's ``__torch_function__``, ``_announce_output``, ``_grad_computed``,
 ``_preview``, ``_preview_and_norm``, ``_saved_bytes``) runs compiled, doing the same (NOTE
@@ -552,7 +559,7 @@ class _EventMode(TorchFunctionMode):
                            kwargs: Any = None) -> Any:
         if kwargs is None:
             kwargs = {}
-        if not events.active:
+        if not events.active or torch.compiler.is_compiling():  # NOTE [compiled code]
             return func(*args, **kwargs)
         inplace = _inplace.get(func)
         if inplace is None:

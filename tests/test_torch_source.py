@@ -551,3 +551,39 @@ def test_saved_bytes_of_products_aliased_or_not():
     a, b = torch.ones(3, requires_grad=True), torch.ones(5, 3, requires_grad=True)
     products = nodes(watched(lambda: (a * a, a * b, b * a)))
     assert [e.saved_bytes for e in products if e.op == "MulBackward0"] == [12, 72, 72]
+
+
+@pytest.mark.parametrize("layer", ["c", "readable"])
+def test_compiled_and_exported_code_is_what_it_is_unwatched(monkeypatch, layer):
+    """NOTE [compiled code]: Dynamo compiles a watched frame as it would unwatched (one compiled
+    region: one CompiledFunctionBackward node, no graph break, no warning about dyngraph), and
+    torch.export traces a watched module without the event code meeting its fake tensors."""
+    import warnings
+
+    from dyngraph import _accelerated
+
+    if layer == "readable":
+        monkeypatch.setattr(dgt, "_EventMode", _accelerated.readable(dgt, "_EventMode"))
+    torch.manual_seed(0)
+    layer_ = torch.nn.Linear(4, 3)
+    x = torch.randn(2, 4)
+
+    def f(v):
+        return torch.tanh(layer_(v)).sum()
+
+    expected = f(x)
+    expected.backward()
+    expected_grad, layer_.weight.grad = layer_.weight.grad, None
+    torch._dynamo.reset()
+    compiled = torch.compile(f, backend="aot_eager")  # no C++ compiler needed
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with dg.record() as rec:
+            loss = compiled(x)
+            loss.backward()
+        with dg.record():
+            exported = torch.export.export(torch.nn.Sequential(layer_), (x,))
+    assert [str(w.message) for w in caught if "dyngraph" in str(w.message)] == []
+    assert torch.equal(loss, expected) and torch.allclose(layer_.weight.grad, expected_grad)
+    assert [n.op for n in rec.nodes.values() if n.kind == "op"] == ["CompiledFunctionBackward"]
+    assert torch.equal(exported.module()(x), layer_(x))

@@ -3255,6 +3255,12 @@ static PyObject *torch_announce_output(PyObject *module, PyObject *const *argv,
     }
     PyObject *args = argv[0], *output = argv[1];
     PyObject *node = PyObject_GetAttr(output, s_grad_fn);
+    if (node == NULL && PyErr_ExceptionMatches(PyExc_RuntimeError)) {
+        /* _grad_fn: a view changed in place under no_grad has none to tell (NOTE [views
+           changed under no_grad]) */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
     if (node == NULL || node == Py_None) {
         return node;
     }

@@ -207,6 +207,20 @@ def _node_info(node: Any, hook: bool = True) -> _Info:
     return info
 
 
+def _grad_fn(tensor: torch.Tensor) -> Any:
+    """The autograd node that made ``tensor`` (``tensor.grad_fn``), or None.
+
+    NOTE [views changed under no_grad] Reading ``grad_fn`` raises for a view made under
+    ``no_grad`` once it or its base was changed in place (``nn.Embedding(padding_idx=0)`` does
+    ``weight[0].fill_(0)`` so): PyTorch will not say how such a view joins a graph, and raises
+    its own error where the learner's code uses it with grad. Unwatched, nothing reads it, so
+    the watcher must not either: to the watcher it is made by no node."""
+    try:
+        return tensor.grad_fn
+    except RuntimeError:
+        return None
+
+
 def _known(node: Any) -> _Info | None:
     """The _Info of a node seen before, or None (makes nothing)."""
     return node.metadata.get(_KEY)
@@ -430,7 +444,7 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
 def _announce_output(args: tuple, output: torch.Tensor) -> None:
     """node_created for the node that made ``output``, an op's one result (from ``args``), if
     the op joined the graph and the subscribers were not told about that node yet."""
-    node = output.grad_fn
+    node = _grad_fn(output)
     if node is not None:
         info = _node_info(node)
         if info.announced != events.epoch:
@@ -569,7 +583,8 @@ class _EventMode(TorchFunctionMode):
         before = None
         if inplace and args and isinstance(args[0], torch.Tensor) and args[0].requires_grad:
             target = args[0]
-            before = _known(target.grad_fn) if target.grad_fn is not None else _leaves.get(target)
+            node = _grad_fn(target)
+            before = _known(node) if node is not None else _leaves.get(target)
         out = func(*args, **kwargs)
         if not events.active:
             return out
@@ -587,7 +602,7 @@ def _announce_outputs(args: tuple, out: Any) -> None:
     epoch = events.epoch
     nodes, outputs = [], {}
     for tensor in _tensors(out):
-        grad_fn = tensor.grad_fn
+        grad_fn = _grad_fn(tensor)
         if grad_fn is not None:
             info = _node_info(grad_fn)
             if info.announced != epoch:
@@ -636,7 +651,8 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
     create_graph = bool(bound.get("create_graph", False))
     retain_graph = bound.get("retain_graph")
     retain_graph = create_graph if retain_graph is None else bool(retain_graph)
-    starts = [t.grad_fn if t.grad_fn is not None else t for t in roots if t.requires_grad]
+    nodes = [(_grad_fn(t), t) for t in roots if t.requires_grad]
+    starts = [node if node is not None else t for node, t in nodes]
     if not starts:
         return func(*args, **kwargs)  # torch raises its own error; nothing to show
     _announce(starts, {}, None, ())  # built before watching? (the nodes get their hooks too)
@@ -723,7 +739,8 @@ def from_tensor(tensor: torch.Tensor) -> Recording:
     """The model of the autograd graph behind a torch tensor, walking back from its grad_fn
     (what ``dg.draw(tensor)`` draws; intermediates show no value, only their op)."""
     recording = Recording()
-    root = tensor.grad_fn if tensor.grad_fn is not None else tensor
+    node = _grad_fn(tensor)
+    root = node if node is not None else tensor
     order: list = []
     seen: set[int] = set()  # id() of the _Info of each node met
     stack: list = [(root, False)]

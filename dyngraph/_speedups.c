@@ -2641,15 +2641,15 @@ static PyObject *torch_one = NULL;         /* 1 */
 static PyObject *torch_zero = NULL, *torch_minus_one = NULL; /* 0 and -1 */
 /* where each field of an _Info lies (its __slots__) */
 static Py_ssize_t o_id, o_announced, o_consumers, o_saved_bytes, o_hooked, o_leaf;
-#define N_TORCH_READABLE 11
+#define N_TORCH_READABLE 12
 static PyObject *torch_readable[N_TORCH_READABLE]; /* the Python definitions, by these names */
 enum {
     PY_NODE_INFO, PY_ANNOUNCE_OP, PY_ANNOUNCE_WALKING, PY_DATA_LEAF, PY_SAVED_BYTES, PY_PREVIEW,
-    PY_PREVIEW_AND_NORM, PY_DTYPE, PY_DEVICE, PY_TORCH_FUNCTION, PY_ANNOUNCE_OUTPUTS,
+    PY_PREVIEW_AND_NORM, PY_DTYPE, PY_DEVICE, PY_TORCH_FUNCTION, PY_ANNOUNCE_OUTPUTS, PY_SHAPE,
 };
 static const char *torch_readable_names[N_TORCH_READABLE] = {
     "_node_info", "_announce_op", "_announce_walking", "_data_leaf", "_saved_bytes", "_preview",
-    "_preview_and_norm", "_dtype", "_device", "torch_function", "_announce_outputs",
+    "_preview_and_norm", "_dtype", "_device", "torch_function", "_announce_outputs", "_shape",
 };
 static PyObject *s_grad_fn, *s_metadata, *s_next_functions, *s_announced, *s_hooked, *s_id,
     *s_consumers, *s_saved_bytes, *s_leaf, *s_name, *s_register_prehook, *s_requires_grad,
@@ -2765,7 +2765,34 @@ static PyObject *tensor_preview(const Numbers *numbers) /* the first few, as flo
     return preview;
 }
 
-/* dyngraph.torch._preview(tensor), with the tensor's shape (a tuple) and is_cpu known. */
+/* tuple(tensor.shape) where every size is an int; NULL with no error where one is not, or
+   torch has none (a nested tensor: dyngraph.torch._shape and _preview decide); NULL with an
+   error on error. */
+static PyObject *plain_shape(PyObject *tensor)
+{
+    PyObject *size = PyObject_GetAttr(tensor, s_shape);
+    if (size == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_RuntimeError)) { /* a strided nested tensor's */
+            PyErr_Clear();
+        }
+        return NULL;
+    }
+    PyObject *shape = PySequence_Tuple(size);
+    Py_DECREF(size);
+    if (shape == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape); i++) {
+        if (!PyLong_CheckExact(PyTuple_GET_ITEM(shape, i))) { /* a jagged one's symbolic size */
+            Py_DECREF(shape);
+            return NULL;
+        }
+    }
+    return shape;
+}
+
+/* dyngraph.torch._preview(tensor), with the tensor's shape (a tuple of ints) and is_cpu
+   known. */
 static PyObject *torch_preview_of(PyObject *tensor, PyObject *shape, int is_cpu)
 {
     Numbers numbers;
@@ -2785,11 +2812,10 @@ static PyObject *torch_preview_and_norm(PyObject *module, PyObject *tensor)
     if (!torch_configured()) {
         return NULL;
     }
-    PyObject *size = PyObject_GetAttr(tensor, s_shape);
-    PyObject *shape = size == NULL ? NULL : PySequence_Tuple(size);
-    Py_XDECREF(size);
+    PyObject *shape = plain_shape(tensor);
     if (shape == NULL) {
-        return NULL;
+        return PyErr_Occurred() ? NULL :
+               PyObject_CallOneArg(torch_readable[PY_PREVIEW_AND_NORM], tensor);
     }
     PyObject *is_cpu = PyObject_GetAttr(tensor, s_is_cpu);
     Numbers numbers;
@@ -2865,6 +2891,10 @@ static PyObject *torch_saved_bytes(PyObject *module, PyObject *node)
                 continue;
             }
             PyObject *address = PyObject_CallMethodNoArgs(item, s_data_ptr);
+            if (address == NULL && PyErr_ExceptionMatches(PyExc_RuntimeError)) {
+                PyErr_Clear(); /* _address: no storage of its own (a functorch wrapper) */
+                address = PyLong_FromVoidPtr(item);
+            }
             void *pointer = address == NULL ? NULL : PyLong_AsVoidPtr(address);
             Py_XDECREF(address);
             if (PyErr_Occurred()) {
@@ -3087,9 +3117,11 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
     fields[0] = id;
     fields[1] = PyObject_CallMethodNoArgs(node, s_name);
     fields[2] = PyList_AsTuple(inputs);
-    PyObject *size = PyObject_GetAttr(output, s_shape);
-    fields[3] = size == NULL ? NULL : PySequence_Tuple(size);
-    Py_XDECREF(size);
+    fields[3] = plain_shape(output);
+    int plain = fields[3] != NULL; /* not a nested tensor: its preview can be read here */
+    if (!plain && !PyErr_Occurred()) {
+        fields[3] = PyObject_CallOneArg(torch_readable[PY_SHAPE], output);
+    }
     if (fields[1] == NULL || fields[2] == NULL || fields[3] == NULL) {
         goto done;
     }
@@ -3165,7 +3197,8 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
     if (PyTuple_Check(where)) { /* a SourceLine: its file, line, function, cell and target */
         untrack_if_flat(where);
     }
-    fields[11] = torch_preview_of(output, fields[3], is_cpu == Py_True);
+    fields[11] = plain ? torch_preview_of(output, fields[3], is_cpu == Py_True) :
+                         PyObject_CallOneArg(torch_readable[PY_PREVIEW], output);
     if (fields[11] == NULL) {
         goto done;
     }
@@ -3421,10 +3454,11 @@ static PyObject *torch_preview(PyObject *module, PyObject *tensor)
     if (!torch_configured()) {
         return NULL;
     }
-    PyObject *size = PyObject_GetAttr(tensor, s_shape);
-    PyObject *shape = size == NULL ? NULL : PySequence_Tuple(size);
-    Py_XDECREF(size);
-    PyObject *is_cpu = shape == NULL ? NULL : PyObject_GetAttr(tensor, s_is_cpu);
+    PyObject *shape = plain_shape(tensor);
+    if (shape == NULL) {
+        return PyErr_Occurred() ? NULL : PyObject_CallOneArg(torch_readable[PY_PREVIEW], tensor);
+    }
+    PyObject *is_cpu = PyObject_GetAttr(tensor, s_is_cpu);
     PyObject *preview = is_cpu == NULL ? NULL :
                         torch_preview_of(tensor, shape, is_cpu == Py_True);
     Py_XDECREF(is_cpu);

@@ -254,6 +254,15 @@ def _dtype(tensor: torch.Tensor) -> str:
     return name_
 
 
+def _shape(tensor: torch.Tensor) -> tuple:
+    """``tuple(tensor.shape)``; () for a nested tensor, whose tensors differ in shape (torch
+    has no sizes for a strided one and a symbolic size, not a number, for a jagged one's
+    ragged dimension)."""
+    if tensor.is_nested:
+        return ()
+    return tuple(tensor.shape)
+
+
 def _device(tensor: torch.Tensor) -> str:
     return "cuda" if tensor.is_cuda else tensor.device.type
 
@@ -286,11 +295,32 @@ def _dense(tensor: torch.Tensor) -> torch.Tensor | None:
         return None
 
 
-def _preview(tensor: torch.Tensor) -> tuple:
+def _shown(tensor: torch.Tensor) -> torch.Tensor | None:
+    """The real numbers a preview of ``tensor`` shows, as a strided tensor: its own; those of
+    the dense tensor a sparse one stands for; a complex tensor's real and imaginary parts side
+    by side (``view_as_real``: its norm is the complex norm). None where there are none to
+    read: a meta tensor (only its shape exists), a nested one, or a tensor with no storage of
+    its own (inside ``torch.func.grad`` or ``vmap``, a functorch wrapper's numbers are the
+    transform's); such a node is drawn with no values, and nothing is raised."""
     if tensor.layout is not torch.strided:
         tensor = _dense(tensor)
         if tensor is None:
-            return ()
+            return None
+    if tensor.is_meta or tensor.is_nested:
+        return None
+    try:
+        tensor.data_ptr()
+    except RuntimeError:
+        return None
+    if tensor.is_complex():
+        return torch.view_as_real(tensor.detach().resolve_conj())
+    return tensor
+
+
+def _preview(tensor: torch.Tensor) -> tuple:
+    tensor = _shown(tensor)
+    if tensor is None:
+        return ()
     if tensor.dim() == 1 and tensor.numel() <= events.SMALL_PREVIEW and not tensor.is_cuda:
         return tuple(tensor.tolist()[: events.PREVIEW_SIZE])  # the commonest case, at once
     values = _small_values(tensor)
@@ -304,10 +334,9 @@ def _preview(tensor: torch.Tensor) -> tuple:
 
 
 def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
-    if tensor.layout is not torch.strided:
-        tensor = _dense(tensor)
-        if tensor is None:
-            return (), math.nan
+    tensor = _shown(tensor)
+    if tensor is None:
+        return (), math.nan
     if tensor.dim() == 1 and tensor.numel() <= events.SMALL_PREVIEW and not tensor.is_cuda:
         values = tensor.tolist()  # the commonest case, at once
     else:
@@ -340,11 +369,21 @@ def _saved_bytes(node: Any) -> int:
             return 0
         for item in (value,) if type(value) is not tuple and type(value) is not list else value:
             if isinstance(item, torch.Tensor) and item.layout is torch.strided:
-                address = item.data_ptr()
+                address = _address(item)
                 if address not in seen:
                     seen.add(address)
                     total += item.nbytes
     return total
+
+
+def _address(tensor: torch.Tensor) -> int:
+    """Where a tensor's numbers begin in memory (two tensors saved over one block count once);
+    a tensor with no storage of its own (a functorch wrapper, inside ``torch.func.grad``) is
+    told apart by its id()."""
+    try:
+        return tensor.data_ptr()
+    except RuntimeError:
+        return id(tensor)
 
 
 def _saved_tensor_names(node: Any) -> tuple[str, ...]:
@@ -484,7 +523,7 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
     if not info.id:
         info.id = new_node_id()
     events.emit(events.NodeCreated(
-        id=info.id, op=node.name(), inputs=tuple(inputs), shape=tuple(output.shape),
+        id=info.id, op=node.name(), inputs=tuple(inputs), shape=_shape(output),
         dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
         requires_grad=True, is_leaf=False, name=_names.get(output, (None,))[0], scope=_scope(),
         where=where, preview=_preview(output), saved_bytes=info.saved_bytes,
@@ -528,7 +567,7 @@ def _emit_node(node: Any, info: _Info, parents: list, output: torch.Tensor | Non
             saved_bytes=info.saved_bytes)
     else:
         event = events.NodeCreated(
-            id=node_id, op=node.name(), inputs=tuple(inputs), shape=tuple(output.shape),
+            id=node_id, op=node.name(), inputs=tuple(inputs), shape=_shape(output),
             dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
             requires_grad=True, is_leaf=False, name=_names.get(output, (None,))[0],
             scope=scope, where=where, preview=_preview(output), saved_bytes=info.saved_bytes)
@@ -540,7 +579,7 @@ def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
     is_parameter = isinstance(tensor, torch.nn.Parameter)
     return events.NodeCreated(
         id=node_id, op="parameter" if is_parameter else "leaf", inputs=(),
-        shape=tuple(tensor.shape), dtype=_dtype(tensor),
+        shape=_shape(tensor), dtype=_dtype(tensor),
         device="cpu" if tensor.is_cpu else _device(tensor),
         requires_grad=tensor.requires_grad, is_leaf=True, name=label,
         scope=leaf_scope if leaf_scope is not None else (),  # data: no module
@@ -766,7 +805,7 @@ def from_tensor(tensor: torch.Tensor) -> Recording:
         if isinstance(item, torch.Tensor):
             label, scope = _names.get(item, (None, None))
             kind = PARAMETER if isinstance(item, torch.nn.Parameter) else LEAF
-            node = Node(info.id, kind, kind, label, tuple(item.shape), _dtype(item),
+            node = Node(info.id, kind, kind, label, _shape(item), _dtype(item),
                         item.device.type, item.requires_grad, _preview(item),
                         scope=scope or (), order=len(recording.nodes))
             if item.grad is not None:
@@ -774,7 +813,7 @@ def from_tensor(tensor: torch.Tensor) -> Recording:
         else:
             is_root = item is root
             node = Node(info.id, OP, item.name(), None,
-                        tuple(tensor.shape) if is_root else (), _dtype(tensor) if is_root else "",
+                        _shape(tensor) if is_root else (), _dtype(tensor) if is_root else "",
                         tensor.device.type, True, _preview(tensor) if is_root else (),
                         order=len(recording.nodes), saved_bytes=info.saved_bytes or
                         _saved_bytes(item), freed=_is_freed(item))

@@ -12,6 +12,7 @@ definitions do on the same program.
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 
@@ -93,7 +94,10 @@ def assert_truthful(recording, events, result):
         leaf = dgt._leaves.get(tensor)
         grads = [e for e in events if e.kind == "grad_computed" and leaf and e.id == leaf.id]
         if tensor.is_leaf and grads and not grads[-1].accumulated and tensor.grad is not None:
-            expected = tensor.grad.detach().reshape(-1).double()
+            expected = tensor.grad.detach()
+            if expected.is_complex():  # shown as its real and imaginary parts side by side
+                expected = torch.view_as_real(expected)
+            expected = expected.reshape(-1).double()
             assert grads[-1].preview == pytest.approx(expected[:len(grads[-1].preview)].tolist())
             assert math.isclose(grads[-1].norm, float(expected.norm()), rel_tol=1e-5)
 
@@ -196,3 +200,55 @@ def test_views_changed_in_place_under_no_grad(monkeypatch):
     check(uses_it_with_grad)
     with pytest.raises(RuntimeError, match="A view was created in no_grad mode"):
         uses_it_with_grad()
+
+
+def test_torch_func_transforms(monkeypatch):
+    """Inside torch.func.grad, jacrev and vmap the tensors are functorch wrappers with no
+    storage of their own: the watcher read their memory (data_ptr() for saved bytes, tolist()
+    for previews) and raised; now such nodes show no values."""
+
+    def program():
+        x = torch.randn(3)
+        w = torch.randn(3, requires_grad=True)
+        g = torch.func.grad(lambda t: (t.sin() * 2).sum())(x)
+        jacobian = torch.func.jacrev(lambda t: t.exp() * 2)(x)
+        y = torch.func.vmap(lambda row: (row * w).sum())(torch.randn(4, 3))
+        y.sum().backward()
+        return g, jacobian, y, w
+
+    recording, _ = check(program, monkeypatch)
+    assert {"SinBackward0", "ExpBackward0"} <= set(ops(recording))
+
+
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
+def test_meta_complex_and_nested_tensors(monkeypatch, tmp_path):
+    """B1-B4 (helper B's findings): a meta tensor has no numbers, a complex one's are not
+    floats (its norm is sqrt(sum |z|^2), not that of the real parts), a strided nested tensor
+    has no sizes and a jagged one a symbolic size; the watcher raised, warned, showed the
+    wrong norm, or made a recording that could not be saved."""
+
+    def program():
+        m = torch.empty(3, device="meta", requires_grad=True)
+        (m * 2).exp().sum().backward()
+        z = torch.randn(30, 3, dtype=torch.complex128, requires_grad=True)
+        (z.conj() * z).real.sum().backward()
+        a, b = torch.randn(2, 3, requires_grad=True), torch.randn(4, 3, requires_grad=True)
+        strided = (torch.nested.as_nested_tensor([a, b]) * 2).sin()
+        torch.nested.to_padded_tensor(strided, 0.0).sum().backward()
+        jagged = (torch.nested.as_nested_tensor([a, b], layout=torch.jagged) * 2).sin()
+        jagged.values().sum().backward()
+        return z, a, b
+
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", "Casting complex values")  # the watcher's, not torch's
+        recording, seen = check(program, monkeypatch)
+    leaves = [e for e in seen if e.kind == "node_created" and e.op == "leaf"]
+    meta = next(e for e in leaves if e.device == "meta")
+    assert meta.shape == (3,) and meta.preview == ()
+    complex_leaf = next(e for e in leaves if e.dtype == "complex128")
+    grad = next(e for e in seen if e.kind == "grad_computed" and e.id == complex_leaf.id)
+    assert all(type(v) is float for v in grad.preview)
+    nested = [e for e in seen if e.kind == "node_created" and e.op == "SinBackward0"]
+    assert [e.shape for e in nested] == [(), ()]
+    recording.save(tmp_path / "recording.json")
+    dg.load_recording(tmp_path / "recording.json")

@@ -183,7 +183,7 @@ def _with_torch_function_in_c(mode: type) -> type:
     and must meet the readable method's first branch (NOTE [compiled code] in torch.py)."""
     import torch
 
-    is_compiling = torch.compiler.is_compiling
+    is_compiling, is_tracing = torch.compiler.is_compiling, torch.jit.is_tracing
     torch_function = speedups.torch_function
 
     class _EventMode(mode):  # type: ignore[misc, valid-type]
@@ -191,7 +191,7 @@ def _with_torch_function_in_c(mode: type) -> type:
 
         def __torch_function__(self, func: Any, types: Any, args: tuple = (),
                                kwargs: Any = None) -> Any:
-            if is_compiling():
+            if is_compiling() or is_tracing():
                 return func(*args, **(kwargs or {}))
             return torch_function(self, func, types, args, kwargs)
 

@@ -52,7 +52,12 @@ function modes active when it runs, by reading their ``__torch_function__`` as P
 ``torch.compiler.is_compiling()`` the mode steps aside (its first branch), so what Dynamo
 compiles is what it compiles unwatched; had it read the event code (which calls C functions it
 cannot read), it would break the graph at every op and warn about dyngraph's internals. The
-compiled region then runs as one autograd node, shown as the honest limits above say.
+compiled region then runs as one autograd node, shown as the honest limits above say. So too
+while ``torch.jit.trace`` runs the learner's code: every read of a tensor is recorded into the
+TorchScript graph it builds (sizes become tensors there), so the watcher's previews would
+become ops of the trace, which then fails its own check ("Graphs differed across
+invocations"). Running the traced function later makes a graph that ``backward`` finds by
+walking back, as for a graph built before watching.
 
 This file is the definition. Where dyngraph was built with a C compiler, the work done per op
 and per gradient (the mode's ``__torch_function__``, ``_announce_output``, ``_grad_computed``,
@@ -602,6 +607,12 @@ def _tensors(value: Any) -> Iterator[torch.Tensor]:
 
 
 _BACKWARD = {torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad}
+
+
+def _compiling() -> bool:
+    """Is torch.compile, torch.export or torch.jit.trace running the code? (NOTE [compiled
+    code])"""
+    return torch.compiler.is_compiling() or torch.jit.is_tracing()
 _INPLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__setitem__"}
 
 
@@ -612,7 +623,7 @@ class _EventMode(TorchFunctionMode):
                            kwargs: Any = None) -> Any:
         if kwargs is None:
             kwargs = {}
-        if not events.active or torch.compiler.is_compiling():  # NOTE [compiled code]
+        if not events.active or _compiling():  # NOTE [compiled code]
             return func(*args, **kwargs)
         inplace = _inplace.get(func)
         if inplace is None:

@@ -252,3 +252,23 @@ def test_meta_complex_and_nested_tensors(monkeypatch, tmp_path):
     assert [e.shape for e in nested] == [(), ()]
     recording.save(tmp_path / "recording.json")
     dg.load_recording(tmp_path / "recording.json")
+
+
+def test_jit_trace_of_a_module_while_watching(monkeypatch):
+    """torch.jit.trace records every read of a tensor into its TorchScript graph: the watcher's
+    previews became ops of the trace, whose check then failed ("Graphs differed across
+    invocations"; in C, 'an integer is required' from its sizes, tensors there). The mode now
+    steps aside while tracing (NOTE [compiled code]); the traced module's graph is found by
+    backward's walk back."""
+
+    def program():
+        model = nn.Sequential(nn.Linear(3, 2), nn.ReLU())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (torch.jit.trace is deprecated)
+            traced = torch.jit.trace(model, torch.randn(1, 3))
+        y = traced(torch.randn(4, 3))
+        y.sum().backward()
+        return y, model[0].weight, model[0].bias
+
+    recording, _ = check(program, monkeypatch)
+    assert "ReluBackward0" in ops(recording)

@@ -2655,7 +2655,7 @@ static PyObject *s_grad_fn, *s_metadata, *s_next_functions, *s_announced, *s_hoo
     *s_consumers, *s_saved_bytes, *s_leaf, *s_name, *s_register_prehook, *s_requires_grad,
     *s_is_cpu, *s_is_contiguous, *s_data_ptr, *s_nbytes, *s_layout, *s_grad, *s_dtype,
     *s_shape, *s_epoch, *s_scope, *s_items, *s_module_path, *s_names, *s_pass, *s_saved_names,
-    *s_dtype_names, *s_active, *s_accumulate_grad, *s_cpu, *s_inplace;
+    *s_dtype_names, *s_active, *s_accumulate_grad, *s_cpu, *s_inplace, *s_colons;
 
 static int torch_configured(void)
 {
@@ -3116,6 +3116,14 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
     }
     fields[0] = id;
     fields[1] = PyObject_CallMethodNoArgs(node, s_name);
+    Py_ssize_t colons = fields[1] == NULL || !PyUnicode_Check(fields[1]) ? -1 :
+                        PyUnicode_Find(fields[1], s_colons, 0, PY_SSIZE_T_MAX, -1);
+    if (colons >= 0) { /* _op_name: CopySlices, not torch::autograd::CopySlices */
+        Py_SETREF(fields[1], PyUnicode_Substring(fields[1], colons + 2, PY_SSIZE_T_MAX));
+    }
+    else if (colons == -2) {
+        goto done;
+    }
     fields[2] = PyList_AsTuple(inputs);
     fields[3] = plain_shape(output);
     int plain = fields[3] != NULL; /* not a nested tensor: its preview can be read here */
@@ -3542,7 +3550,7 @@ static PyObject *configure_torch(PyObject *module, PyObject *parts)
         {&s_module_path, "_module_path"}, {&s_names, "_names"}, {&s_pass, "_pass"},
         {&s_saved_names, "_saved_names"}, {&s_dtype_names, "_dtype_names"},
         {&s_active, "active"}, {&s_accumulate_grad, "AccumulateGrad"}, {&s_cpu, "cpu"},
-        {&s_inplace, "_inplace"},
+        {&s_inplace, "_inplace"}, {&s_colons, "::"},
     };
     if ((torch_one == NULL && (torch_one = PyLong_FromLong(1)) == NULL) ||
         (torch_zero == NULL && (torch_zero = PyLong_FromLong(0)) == NULL) ||

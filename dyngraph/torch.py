@@ -226,6 +226,13 @@ def _grad_fn(tensor: torch.Tensor) -> Any:
         return None
 
 
+def _op_name(node: Any) -> str:
+    """A node's name as ``print(y.grad_fn)`` shows it (``MulBackward0``): ``CopySlices``, not
+    the C++ name ``torch::autograd::CopySlices`` that ``name()`` gives the few nodes autograd
+    defines itself (``y[1] = 10.0`` and every in-place op on a view make one)."""
+    return node.name().rpartition("::")[2]
+
+
 def _known(node: Any) -> _Info | None:
     """The _Info of a node seen before, or None (makes nothing)."""
     return node.metadata.get(_KEY)
@@ -528,7 +535,7 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
     if not info.id:
         info.id = new_node_id()
     events.emit(events.NodeCreated(
-        id=info.id, op=node.name(), inputs=tuple(inputs), shape=_shape(output),
+        id=info.id, op=_op_name(node), inputs=tuple(inputs), shape=_shape(output),
         dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
         requires_grad=True, is_leaf=False, name=_names.get(output, (None,))[0], scope=_scope(),
         where=where, preview=_preview(output), saved_bytes=info.saved_bytes,
@@ -567,12 +574,12 @@ def _emit_node(node: Any, info: _Info, parents: list, output: torch.Tensor | Non
     node_id = _numbered(info)
     if output is None:  # made inside a composite op, or before watching: no value known
         event = events.NodeCreated(
-            id=node_id, op=node.name(), inputs=tuple(inputs), shape=(), dtype="", device="cpu",
+            id=node_id, op=_op_name(node), inputs=tuple(inputs), shape=(), dtype="", device="cpu",
             requires_grad=True, is_leaf=False, name=None, scope=scope, where=where, preview=(),
             saved_bytes=info.saved_bytes)
     else:
         event = events.NodeCreated(
-            id=node_id, op=node.name(), inputs=tuple(inputs), shape=_shape(output),
+            id=node_id, op=_op_name(node), inputs=tuple(inputs), shape=_shape(output),
             dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
             requires_grad=True, is_leaf=False, name=_names.get(output, (None,))[0],
             scope=scope, where=where, preview=_preview(output), saved_bytes=info.saved_bytes)
@@ -640,6 +647,8 @@ class _EventMode(TorchFunctionMode):
             return out
         if type(out) is torch.Tensor:  # NOTE: most calls return one tensor; a quicker path
             _announce_output(args, out)
+        elif out is None and inplace and isinstance(args[0], torch.Tensor):
+            _announce_output(args, args[0])  # y[1] = 10.0 returns nothing and changes y
         else:
             _announce_outputs(args, out)
         if before is not None and before.announced == events.epoch:
@@ -823,7 +832,7 @@ def from_tensor(tensor: torch.Tensor) -> Recording:
                 node.grad_preview, node.grad_norm = _preview_and_norm(item.grad)
         else:
             is_root = item is root
-            node = Node(info.id, OP, item.name(), None,
+            node = Node(info.id, OP, _op_name(item), None,
                         _shape(tensor) if is_root else (), _dtype(tensor) if is_root else "",
                         tensor.device.type, True, _preview(tensor) if is_root else (),
                         order=len(recording.nodes), saved_bytes=info.saved_bytes or

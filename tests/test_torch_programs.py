@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -90,7 +91,7 @@ def assert_truthful(recording, events, result):
         node = dgt._grad_fn(tensor)
         info = node.metadata.get(dgt._KEY) if node is not None else None
         if info is not None and info.id in recording.nodes:
-            assert recording.nodes[info.id].op == node.name()
+            assert recording.nodes[info.id].op == dgt._op_name(node)
         leaf = dgt._leaves.get(tensor)
         grads = [e for e in events if e.kind == "grad_computed" and leaf and e.id == leaf.id]
         if tensor.is_leaf and grads and not grads[-1].accumulated and tensor.grad is not None:
@@ -272,3 +273,27 @@ def test_jit_trace_of_a_module_while_watching(monkeypatch):
 
     recording, _ = check(program, monkeypatch)
     assert "ReluBackward0" in ops(recording)
+
+
+def test_assignment_into_a_tensor_is_shown_where_it_happens(monkeypatch):
+    """B7, B8 (helper B's findings): ``y[1] = 10.0`` returns nothing, so its CopySlices node
+    was found only by the next op's walk back: at that op's line, with no value; and it was
+    named ``torch::autograd::CopySlices`` (``name()``'s C++ name) where ``print(y.grad_fn)``
+    says ``CopySlices``."""
+
+    def program():
+        x = torch.ones(4, requires_grad=True)
+        y = x * 2
+        y[1] = 10.0
+        buffer = torch.zeros(3)
+        buffer[0] = x[1] * 2  # data that joins the graph by the assignment
+        (y.sum() + buffer.sum()).backward()
+        return x, y, buffer
+
+    recording, seen = check(program, monkeypatch)
+    copies = [e for e in seen if e.kind == "node_created" and e.op == "CopySlices"]
+    assert [(e.shape, e.preview) for e in copies] == [((4,), (2.0, 10.0, 2.0, 2.0)),
+                                                      ((3,), (2.0, 0.0, 0.0))]
+    lines = [e.where.line for e in copies]
+    source = Path(__file__).read_text().splitlines()
+    assert "y[1] = 10.0" in source[lines[0] - 1] and "buffer[0] =" in source[lines[1] - 1]

@@ -297,3 +297,24 @@ def test_assignment_into_a_tensor_is_shown_where_it_happens(monkeypatch):
     lines = [e.where.line for e in copies]
     source = Path(__file__).read_text().splitlines()
     assert "y[1] = 10.0" in source[lines[0] - 1] and "buffer[0] =" in source[lines[1] - 1]
+
+
+def test_gradient_norms_of_big_and_half_precision_tensors(monkeypatch):
+    """B9, B10 (helper B's findings): beyond the few numbers of a small tensor the readable
+    definition summed the squares in the tensor's own dtype (numpy's dot): float32 drifted in
+    the fifth digit from the C layer's float64 sum, float16 overflowed to inf with a numpy
+    warning. Both now sum in float64; the norms are torch's own."""
+
+    def program():
+        a = torch.full((300, 40), 0.5, requires_grad=True)
+        b = torch.ones(300, dtype=torch.float16, requires_grad=True)
+        ((a * 3).exp().sum() + (b * 16).sum()).backward()
+        return a, b
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow in dot
+        _, seen = check(program, monkeypatch)
+    norms = [e.norm for e in seen if e.kind == "grad_computed"]
+    assert any(277.128 < norm < 277.129 for norm in norms)  # b's: sqrt(300) * 16, not inf
+    expected = math.sqrt(300 * 40) * 3 * math.exp(1.5)
+    assert any(math.isclose(norm, expected, rel_tol=1e-6) for norm in norms)

@@ -46,6 +46,27 @@ NOTE [honest limits] What autograd records without the mode seeing it (the insid
 and shown as the one node autograd made for it (``CompiledFunctionBackward``, ``MyOpBackward``),
 with no source line. Ops that run outside autograd (``no_grad``, data that needs no gradient)
 make no node, as in dyngraph; their results appear as data leaves where an op uses them.
+What else the watcher does not show, and why:
+- Code that PyTorch runs *inside* a backward pass runs with no mode (the mode is off while
+  it handles ``backward``): a reentrant checkpoint's recomputation and the backward pass it
+  runs for the parameters inside, ops of a custom ``backward``. Their gradients that reach
+  nodes already shown are shown; the rest is not (``use_reentrant=False`` is shown in full).
+- A gradient shown is the one backward computed. What changes ``.grad`` afterwards in place
+  (``clip_grad_norm_``, a ``register_post_accumulate_grad_hook``, an optimizer's
+  ``zero_grad(set_to_none=False)``) makes no event; ``clip_grad_norm_`` returns the norm of
+  the gradients shown.
+- A mode is seen by the thread that entered it: a backward run in another thread is not
+  announced, though its gradients reach the nodes' hooks. Watch in the thread that runs.
+- Under any torch function mode, ``nn.MultiheadAttention`` and ``nn.TransformerEncoder(Layer)``
+  skip their fused inference path (``has_torch_function``, PyTorch's rule): in ``eval()``
+  with no gradient they compute the same results by their ordinary ops, which may differ in
+  the last bits of float32.
+- A ``KeyboardInterrupt`` passes through ``nn.Module`` without running the forward hooks
+  that close a module's scope (PyTorch runs them for ``Exception`` only): caught inside the
+  watched block, later ops keep that scope until the block ends, which clears it.
+- A chain of tens of thousands of ops in one graph can crash PyTorch itself when the graph is
+  freed, once Python has seen its nodes (each node's Python object frees the next
+  recursively); the watcher must see every node. Run such a loop unwatched.
 
 NOTE [compiled code] ``torch.compile``'s Dynamo compiles a frame together with the torch
 function modes active when it runs, by reading their ``__torch_function__`` as Python. Under

@@ -11,6 +11,7 @@ what each family must show on top of that.
 
 from __future__ import annotations
 
+import copy
 import threading
 
 import numpy as np
@@ -419,3 +420,91 @@ def test_hostile_names_are_kept_as_text(tmp_path, label):
     recording.to_html(tmp_path / "named.html")
     assert "<script>alert" not in (tmp_path / "named.html").read_text(encoding="utf-8")
     assert "digraph" in dg.draw(x * 2).to_dot()
+
+
+# ----------------------------------------------------------------------------- more of PyTorch
+
+
+def test_iterating_converting_copying_and_printing(monkeypatch, tmp_path):
+    def program():
+        x = leaf(3, 2)
+        total = sum((row * row).sum() for row in x)  # iterating: one view per row
+        a, b = x.double() * 2, x.to(torch.float16).float()
+        text = repr(a) + str(x) + format(total.item(), ".3f")  # printing makes no node
+        copied = copy.deepcopy(x)
+        torch.save(x, tmp_path / "x.pt")
+        loaded = torch.load(tmp_path / "x.pt")
+        (total + a.float().sum() + b.sum() + (copied * loaded).sum()).backward()
+        return x, a, b, copied, loaded, len(text)
+
+    recording, _ = check(program, monkeypatch)
+    assert ops(recording).count("UnbindBackward0") == 1
+
+
+def test_custom_functions_with_dirty_and_non_differentiable_outputs(monkeypatch):
+    class SortAndIndex(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            values, order = x.sort()
+            ctx.mark_non_differentiable(order)
+            ctx.save_for_backward(order)
+            return values, order
+
+        @staticmethod
+        def backward(ctx, grad, _):
+            (order,) = ctx.saved_tensors
+            out = torch.zeros_like(grad)
+            out[order] = grad
+            return out
+
+    class DoubleInPlace(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x.mul_(2)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad * 2
+
+    def program():
+        x = leaf(4)
+        values, order = SortAndIndex.apply(x)
+        z = DoubleInPlace.apply(x * 1)
+        (values * torch.arange(4.0)).sum().backward()
+        z.sum().backward()
+        return x, values, order, z
+
+    recording, _ = check(program, monkeypatch)
+    assert {"SortAndIndexBackward", "DoubleInPlaceBackward"} <= set(ops(recording))
+
+
+def test_functional_jacobian_hessian_and_checkpoint(monkeypatch):
+    from torch.utils.checkpoint import checkpoint
+
+    def program():
+        x = leaf(3)
+        jacobian = torch.autograd.functional.jacobian(lambda t: t.exp() * t, x)
+        hessian = torch.autograd.functional.hessian(lambda t: (t ** 3).sum(), x)
+        y = checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False)
+        y.sum().backward()
+        return x, jacobian, hessian, y
+
+    check(program, monkeypatch)
+
+
+def test_nested_blocks_and_an_error_inside_leave_no_mode_behind():
+    x = torch.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="the learner's"), dg.record():
+        x * 2
+        raise ValueError("the learner's")
+    assert not torch._C._is_torch_function_mode_enabled()
+    with dg.record() as outer:
+        a = x * 2
+        with dg.record() as inner:
+            (a * 3).sum().backward(retain_graph=True)
+        (a * 4).sum().backward()
+    assert not torch._C._is_torch_function_mode_enabled()
+    assert ops(inner) == ["leaf", "MulBackward0", "MulBackward0", "SumBackward0"]
+    assert ops(outer) == ["leaf", "MulBackward0", "MulBackward0", "SumBackward0",
+                          "MulBackward0", "SumBackward0"]

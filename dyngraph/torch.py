@@ -756,7 +756,8 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
 
 
 def _enter_module(module: Any, args: Any) -> None:
-    """A module's forward begins: its name joins the scope, and its parameters get names."""
+    """A module's forward begins: its name joins the scope, and its parameters and buffers
+    (``running_mean``, data an op reads) get names."""
     label = type(module).__name__
     if _module_stack:
         for child_name, child in _module_stack[-1]._modules.items():
@@ -766,9 +767,10 @@ def _enter_module(module: Any, args: Any) -> None:
     _module_stack.append(module)
     _module_path.append(label)
     path = events._scope + tuple(_module_path)
-    for param_name, param in module._parameters.items():
-        if param is not None and param not in _names:
-            _names[param] = (param_name, path)
+    for tensors in (module._parameters, module._buffers):
+        for tensor_name, tensor in tensors.items():
+            if tensor is not None and tensor not in _names:
+                _names[tensor] = (tensor_name, path)
 
 
 def _leave_module(module: Any, args: Any, output: Any) -> None:

@@ -625,3 +625,13 @@ def test_a_recording_inside_a_watched_cell():
     assert torch.equal(a.grad, torch.full((2,), 17.0))
     watched_ops = ops(view.recording)  # the view saw all of it, after the inner block too
     assert watched_ops.count("MulBackward0") == 3 and watched_ops.count("SumBackward0") == 2
+
+
+def test_a_modules_buffers_are_named_like_its_parameters():
+    """BatchNorm's running statistics are data its op reads: they are drawn with their names
+    and the module's scope, as its weight and bias are, not as anonymous leaves."""
+    model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
+    with dg.record() as recording:
+        model(torch.randn(4, 2)).sum().backward()
+    named = {(node.name, node.scope) for node in recording.nodes.values() if node.op == "leaf"}
+    assert {("running_mean", ("Sequential", "1")), ("running_var", ("Sequential", "1"))} <= named

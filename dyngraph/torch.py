@@ -52,8 +52,8 @@ What else the watcher does not show, and why:
   runs for the parameters inside, ops of a custom ``backward``. Their gradients that reach
   nodes already shown are shown; the rest is not (``use_reentrant=False`` is shown in full).
 - A gradient shown is the one backward computed. What changes ``.grad`` afterwards in place
-  (``clip_grad_norm_``, a ``register_post_accumulate_grad_hook``, an optimizer's
-  ``zero_grad(set_to_none=False)``) makes no event; ``clip_grad_norm_`` returns the norm of
+  (``clip_grad_norm_``, ``GradScaler.unscale_``, a ``register_post_accumulate_grad_hook``,
+  an optimizer's ``zero_grad(set_to_none=False)``) makes no event; ``clip_grad_norm_`` returns the norm of
   the gradients shown.
 - A mode is seen by the thread that entered it: a backward run in another thread is not
   announced, though its gradients reach the nodes' hooks. Watch in the thread that runs.

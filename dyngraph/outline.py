@@ -57,6 +57,18 @@ MAX_LINES = 200  # lines printed before the outline stops (a training loop would
 MAX_FREED_IDS = 8  # ids listed in a "freed" line
 _MAX_KNOWN = 100_000  # nodes remembered for their labels (a long loop makes many)
 _KINDS = {"leaf", "parameter", "constant"}  # node_created ops that are not ops
+MAX_NAME_CHARS = 40  # a longer name is cut with "…": it is repeated on every line using its node
+
+# NOTE [terminal text] Names and scopes are the learner's text (or anyone's, in a shared
+# script), printed into a terminal: a newline in a name would start a line that looks like the
+# outline's own, and an escape code would restyle the terminal for the rest of the run. So every
+# line passes through _one_line, which writes control characters (C0, DEL, C1) and the bidi
+# controls that reorder what is shown as visible escapes, and names are cut to MAX_NAME_CHARS.
+_CONTROLS = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7F, 0xA0)]}
+_CONTROLS.update({ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+_CONTROLS.update({code: f"\\u{code:04x}"
+                  for code in [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                               *range(0x2066, 0x206A)]})
 
 
 def in_notebook() -> bool:
@@ -106,7 +118,7 @@ class Outline:
                             "(dg.watch(max_lines=None) prints them all); totals at the end")
             return
         self.lines += 1
-        self._print(text)
+        self._print(_one_line(text))
 
     def _print(self, text: str) -> None:
         # flush: the outline is live, also when stdout is a pipe or a file
@@ -143,7 +155,7 @@ class Outline:
     def _node(self, event: events.NodeCreated) -> None:
         self.counts["node"] += 1
         numel = math.prod(event.shape)
-        label = f"{event.name}#{event.id}" if event.name else f"#{event.id}"
+        label = f"{_short(event.name)}#{event.id}" if event.name else f"#{event.id}"
         if len(self._known) >= _MAX_KNOWN:
             self._known.clear()
         self._known[event.id] = (label, numel, event.is_leaf)
@@ -157,12 +169,12 @@ class Outline:
 
     def _node_text(self, event: events.NodeCreated, numel: int) -> str:
         """``#5 h = Add(#3, b#4) -> (32, 16)``, or ``W#2: parameter (4, 16)`` for a leaf."""
-        name = f" {event.name} =" if event.name else ""
+        name = f" {_short(event.name)} =" if event.name else ""
         shape = "scalar" if event.shape == () else str(tuple(event.shape))
         if event.dtype != "float32":
             shape += f" {event.dtype}"
         if event.op in _KINDS:
-            named = f" {event.name}:" if event.name else ""
+            named = f" {_short(event.name)}:" if event.name else ""
             text = f"#{event.id}{named} {event.op} {shape}"
         else:
             inputs = ", ".join(self._label(i) for i in event.inputs)
@@ -173,7 +185,8 @@ class Outline:
             text += f"  saved {format_bytes(event.saved_bytes)}"
         if event.scope != self._scope:  # said when it changes: a layer's nodes share theirs
             self._scope = event.scope
-            text += f"  (in {'/'.join(event.scope)})" if event.scope else "  (top level)"
+            scope = "/".join(_short(part) for part in event.scope)
+            text += f"  (in {scope})" if event.scope else "  (top level)"
         return text
 
     def _header(self, where: events.SourceLine) -> None:
@@ -201,6 +214,16 @@ class Outline:
     def _label(self, node_id: int) -> str:
         known = self._known.get(node_id)
         return known[0] if known is not None else f"#{node_id}"
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its control characters written as escapes (NOTE [terminal text])."""
+    return text.translate(_CONTROLS)
+
+
+def _short(name: str) -> str:
+    """A name as the outline shows it: at most MAX_NAME_CHARS characters."""
+    return name if len(name) <= MAX_NAME_CHARS else name[: MAX_NAME_CHARS - 1] + "\u2026"
 
 
 def _count(n: int, what: str) -> str:

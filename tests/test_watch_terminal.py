@@ -212,6 +212,27 @@ def test_in_place_changes_and_failed_backward_have_their_lines():
                      r"second time", text, re.M)
 
 
+def test_hostile_names_stay_on_their_line_and_cannot_restyle_the_terminal():
+    """NOTE [terminal text]: a name with a newline, an escape code, a bidi override and 300 more
+    characters is shown escaped and cut, so each event is still one line of plain text."""
+    name = "evil\nname\x1b[31mRED\u202e" + "y" * 300
+    stream = io.StringIO()
+    with outline.watch(stream=stream):
+        x = dg.tensor([1.0, 2.0], requires_grad=True, name=name)
+        with dg.scope("layer\x1b[2J"):
+            y = (x * 2).sum()
+        y.backward()
+    lines = stream.getvalue().splitlines()
+    assert not [line for line in lines if re.search("[\x00-\x1f\x7f-\x9f\u202a-\u202e]", line)]
+    assert outline.MAX_NAME_CHARS == 18 + 21 + 1  # the name's first 39 characters and "…"
+    shown = "evil\\nname\\x1b[31mRED\\u202e" + "y" * 21 + "\u2026"
+    leaf = next(line for line in lines if re.match(r"  #\d+ evil", line))
+    assert leaf.startswith(f"  #{x.id} {shown}: leaf (2,)")
+    assert f"Mul({shown}#{x.id}" in stream.getvalue()
+    assert "(in layer\\x1b[2J)" in stream.getvalue()
+    assert lines[-1] == "dg.watch: 4 nodes, 3 gradients, 1 backward pass, 1 freed node"
+
+
 def test_options_are_checked():
     with pytest.raises(ValueError, match="pace"), outline.watch(pace=-1):
         pass

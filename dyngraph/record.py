@@ -268,6 +268,13 @@ def torch_source() -> Any:
     return watching()
 
 
+def _is_torch_tensor(value: Any) -> bool:
+    """Is ``value`` a PyTorch tensor, or of a subclass of it (a learner's too)? Never imports
+    torch: where torch is not imported, there is no torch tensor."""
+    torch = sys.modules.get("torch")
+    return isinstance(value, getattr(torch, "Tensor", ()))
+
+
 def draw(tensor: Any, **options: Any) -> Any:
     """A diagram of the graph behind ``tensor``, built by walking back from its ``grad_fn``
     (no recording needed; values of intermediates are not known then, only their shapes)."""
@@ -299,7 +306,7 @@ class _TensorDiagram:
 
 def from_tensor(tensor: Any) -> Recording:
     """The model of the graph behind ``tensor`` (iterative walk from its grad_fn)."""
-    if type(tensor).__module__.startswith("torch"):  # a PyTorch tensor (dyngraph.torch)
+    if _is_torch_tensor(tensor):
         from .torch import from_tensor as from_torch_tensor
 
         return from_torch_tensor(tensor)

@@ -508,3 +508,22 @@ def test_nested_blocks_and_an_error_inside_leave_no_mode_behind():
     assert ops(inner) == ["leaf", "MulBackward0", "MulBackward0", "SumBackward0"]
     assert ops(outer) == ["leaf", "MulBackward0", "MulBackward0", "SumBackward0",
                           "MulBackward0", "SumBackward0"]
+
+
+def test_draw_of_a_learners_tensor_subclass(monkeypatch):
+    class Tagged(torch.Tensor):  # a learner's subclass, defined outside torch's modules
+        pass
+
+    def program():
+        x = torch.ones(3, requires_grad=True).as_subclass(Tagged)
+        y = (x * 2).sum()
+        return x, y
+
+    check(program, monkeypatch)  # which draws both, as every program's tensors
+    x, y = program()
+    drawn = dg.draw(y).recording
+    # (a subclass's result is an alias of torch's: one AliasBackward0 after each op)
+    assert [n.op for n in drawn.nodes.values()] == ["leaf", "AliasBackward0", "MulBackward0",
+                                                    "AliasBackward0", "SumBackward0",
+                                                    "AliasBackward0"]
+    assert [n.op for n in dg.draw(x).recording.nodes.values()] == ["leaf", "AliasBackward0"]

@@ -161,7 +161,8 @@ def install_torch(torch_module: Any) -> None:
 
     parts = {name: readable(torch_module, name) for name in (
         "_node_info", "_announce_op", "_announce_walking", "_data_leaf", "_saved_bytes",
-        "_preview", "_preview_and_norm", "_dtype", "_device", "_announce_outputs", "_shape")}
+        "_preview", "_preview_and_norm", "_dtype", "_device", "_announce_outputs", "_shape",
+        "_grad_computed")}
     mode = readable(torch_module, "_EventMode")
     parts["torch_function"] = mode.__torch_function__
     parts.update(globals=vars(torch_module), Tensor=torch.Tensor, Info=torch_module._Info,

@@ -2641,15 +2641,17 @@ static PyObject *torch_one = NULL;         /* 1 */
 static PyObject *torch_zero = NULL, *torch_minus_one = NULL; /* 0 and -1 */
 /* where each field of an _Info lies (its __slots__) */
 static Py_ssize_t o_id, o_announced, o_consumers, o_saved_bytes, o_hooked, o_leaf;
-#define N_TORCH_READABLE 12
+#define N_TORCH_READABLE 13
 static PyObject *torch_readable[N_TORCH_READABLE]; /* the Python definitions, by these names */
 enum {
     PY_NODE_INFO, PY_ANNOUNCE_OP, PY_ANNOUNCE_WALKING, PY_DATA_LEAF, PY_SAVED_BYTES, PY_PREVIEW,
     PY_PREVIEW_AND_NORM, PY_DTYPE, PY_DEVICE, PY_TORCH_FUNCTION, PY_ANNOUNCE_OUTPUTS, PY_SHAPE,
+    PY_GRAD_COMPUTED,
 };
 static const char *torch_readable_names[N_TORCH_READABLE] = {
     "_node_info", "_announce_op", "_announce_walking", "_data_leaf", "_saved_bytes", "_preview",
     "_preview_and_norm", "_dtype", "_device", "torch_function", "_announce_outputs", "_shape",
+    "_grad_computed",
 };
 static PyObject *s_grad_fn, *s_metadata, *s_next_functions, *s_announced, *s_hooked, *s_id,
     *s_consumers, *s_saved_bytes, *s_leaf, *s_name, *s_register_prehook, *s_requires_grad,
@@ -3376,9 +3378,10 @@ static PyObject *grad_computed_of(PyObject *info, PyObject *grad_outputs)
         }
         Py_RETURN_NONE;
     }
-    int any = PyObject_IsTrue(grad_outputs);
-    if (any <= 0) {
-        return any < 0 ? NULL : Py_NewRef(Py_None);
+    if (!PyTuple_Check(grad_outputs) || PyTuple_GET_SIZE(grad_outputs) != 1) {
+        /* a node of several outputs (or none): the readable definition joins their gradients */
+        return PyObject_CallFunctionObjArgs(torch_readable[PY_GRAD_COMPUTED], info, grad_outputs,
+                                            NULL);
     }
     PyObject *grad = PySequence_GetItem(grad_outputs, 0);
     if (grad == NULL || grad == Py_None) {
@@ -3514,14 +3517,29 @@ static PyObject *torch_function(PyObject *module, PyObject *const *argv, Py_ssiz
         }
         return out;
     }
+    /* the tensors passed by keyword are the op's arguments too: (*args, *kwargs.values()) */
+    PyObject *arguments = Py_NewRef(args);
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
+        PyObject *values = PyDict_Values(kwargs);
+        PyObject *more = values == NULL ? NULL : PyList_AsTuple(values);
+        Py_XDECREF(values);
+        Py_SETREF(arguments, more == NULL ? NULL : PySequence_Concat(args, more));
+        Py_XDECREF(more);
+        if (arguments == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+    }
     PyObject *told;
     if (Py_TYPE(out) == (PyTypeObject *)torch_tensor_type) {
-        PyObject *pair[2] = {args, out};
+        PyObject *pair[2] = {arguments, out};
         told = torch_announce_output(module, pair, 2);
     }
     else {
-        told = PyObject_CallFunctionObjArgs(torch_readable[PY_ANNOUNCE_OUTPUTS], args, out, NULL);
+        told = PyObject_CallFunctionObjArgs(torch_readable[PY_ANNOUNCE_OUTPUTS], arguments, out,
+                                           NULL);
     }
+    Py_DECREF(arguments);
     if (told == NULL) {
         Py_DECREF(out);
         return NULL;

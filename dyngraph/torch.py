@@ -53,8 +53,8 @@ What else the watcher does not show, and why:
   nodes already shown are shown; the rest is not (``use_reentrant=False`` is shown in full).
 - A gradient shown is the one backward computed. What changes ``.grad`` afterwards in place
   (``clip_grad_norm_``, ``GradScaler.unscale_``, a ``register_post_accumulate_grad_hook``,
-  an optimizer's ``zero_grad(set_to_none=False)``) makes no event; ``clip_grad_norm_`` returns the norm of
-  the gradients shown.
+  an optimizer's ``zero_grad(set_to_none=False)``) makes no event; ``clip_grad_norm_``
+  returns the norm of the gradients shown.
 - A mode is seen by the thread that entered it: a backward run in another thread is not
   announced, though its gradients reach the nodes' hooks. Watch in the thread that runs.
 - Under any torch function mode, ``nn.MultiheadAttention`` and ``nn.TransformerEncoder(Layer)``
@@ -134,12 +134,14 @@ class _Info:
 
 
 def _grad_computed(info: _Info, grad_outputs: tuple) -> None:
-    """grad_computed for the node of ``info``, whose gradient is ``grad_outputs[0]``."""
-    if not events.active or not grad_outputs:
+    """grad_computed for the node of ``info``, whose gradient is ``grad_outputs``: one tensor
+    per output of the node (None for an output no gradient reached)."""
+    if not events.active:
         return
-    grad = grad_outputs[0]
-    if grad is None:
+    grads = [grad for grad in grad_outputs if grad is not None]
+    if not grads:
         return
+    grad = grads[0] if len(grads) == 1 else _joined(grads)
     accumulated = info.consumers > 1
     if info.leaf is not None:
         tensor = info.leaf()
@@ -152,6 +154,16 @@ def _grad_computed(info: _Info, grad_outputs: tuple) -> None:
                                     accumulated=accumulated))
     if _pass and info.saved_bytes:
         _pass[-1].append(info.id)
+
+
+def _joined(grads: list) -> torch.Tensor:
+    """The gradients of a node's several outputs (``torch.split``'s, ``unbind``'s) as one flat
+    tensor, in output order: all that the node received, whose first numbers and norm its
+    grad_computed shows. (Detached: under ``create_graph`` this must make no node.)"""
+    try:
+        return torch.cat([grad.detach().reshape(-1) for grad in grads])
+    except (RuntimeError, TypeError, NotImplementedError):  # sparse, nested, on two devices
+        return grads[0]
 
 
 class _ByIdentity:
@@ -475,8 +487,22 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
     current subscribers were not told about, inputs first. ``outputs`` maps id() of a node's
     _Info to the tensor it produced, when the mode saw it (its value is known); ``arguments``
     are the tensors the op received: those needing no gradient are data leaves, inputs of its
-    outputs."""
+    outputs.
+
+    NOTE [made before] What made an argument was made before the op: by code the mode did not
+    see (a custom ``autograd.Function``, code run before watching). It is told about first,
+    with the argument's value but no line and no scope, which are not known; the op's line
+    goes to the nodes the op itself made (``F.linear`` makes ``TBackward0`` too)."""
     epoch = events.epoch
+    made_before: dict[int, tuple] = {}  # id() of an argument's node's _Info -> (node, argument)
+    for tensor in arguments:
+        node = _grad_fn(tensor)
+        info = _node_info(node) if node is not None else None
+        if info is not None and info.announced != epoch and id(info) not in outputs:
+            made_before.setdefault(id(info), (node, tensor))  # (in place: the op's own node)
+    if made_before:
+        _announce([node for node, _ in made_before.values()],
+                  {key: tensor for key, (_, tensor) in made_before.items()}, None, ())
     order: list = []  # (node or leaf tensor, its _Info), inputs before the ops that use them
     stack: list = [(root, False) for root in reversed(roots)]
     while stack:  # iterative post-order: a 10 000-op chain is fine
@@ -665,12 +691,13 @@ class _EventMode(TorchFunctionMode):
         out = func(*args, **kwargs)
         if not events.active:
             return out
+        arguments = (*args, *kwargs.values()) if kwargs else args  # torch.add(w, other=data)
         if type(out) is torch.Tensor:  # NOTE: most calls return one tensor; a quicker path
-            _announce_output(args, out)
-        elif out is None and inplace and isinstance(args[0], torch.Tensor):
-            _announce_output(args, args[0])  # y[1] = 10.0 returns nothing and changes y
+            _announce_output(arguments, out)
+        elif out is None and inplace and args and isinstance(args[0], torch.Tensor):
+            _announce_output(arguments, args[0])  # y[1] = 10.0 returns nothing and changes y
         else:
-            _announce_outputs(args, out)
+            _announce_outputs(arguments, out)
         if before is not None and before.announced == events.epoch:
             events.emit(events.VersionBumped(before.id, args[0]._version))
         return out

@@ -635,3 +635,56 @@ def test_a_modules_buffers_are_named_like_its_parameters():
         model(torch.randn(4, 2)).sum().backward()
     named = {(node.name, node.scope) for node in recording.nodes.values() if node.op == "leaf"}
     assert {("running_mean", ("Sequential", "1")), ("running_var", ("Sequential", "1"))} <= named
+
+
+def test_data_passed_by_keyword_is_an_input(monkeypatch):
+    """B15 (helper B's finding): a data tensor passed by keyword (``torch.add(w, other=d)``)
+    was dropped from the node's inputs; it is a data leaf as when passed by position."""
+    w, d = torch.ones(3, requires_grad=True), torch.full((3,), 5.0)
+
+    def program():
+        (torch.add(w, d) + torch.add(w, other=d) + w.mul(other=d)).sum().backward()
+        return w
+
+    recording, seen = check(program, monkeypatch)
+    made = [e for e in seen if e.kind == "node_created" and e.op in ("AddBackward0",
+                                                                    "MulBackward0")]
+    assert [len(e.inputs) for e in made[:3]] == [2, 2, 2]
+
+
+def test_a_node_of_several_outputs_shows_all_the_gradient_it_received(monkeypatch):
+    """B16 (helper B's finding): a node's gradient was its first output's only, and none at
+    all when that output was unused (``a, b = x.split(...)`` with only ``b`` used)."""
+
+    def program():
+        x = torch.arange(6.0, requires_grad=True)
+        a, b = torch.split(x, [2, 4])
+        (b * 3).sum().backward()
+        p, q, r = x.unbind()[:3]
+        (p * 1 + q * 2 + r * 3).backward()
+        return x
+
+    _, seen = check(program, monkeypatch)
+    made = {e.id: e.op for e in seen if e.kind == "node_created"}
+    grads = {made[e.id]: (e.preview, e.norm) for e in seen if e.kind == "grad_computed"}
+    assert grads["SplitWithSizesBackward0"] == ((3.0, 3.0, 3.0, 3.0), 6.0)
+    assert grads["UnbindBackward0"][0] == (1.0, 2.0, 3.0)  # the three used outputs, in order
+
+
+def test_what_made_an_argument_unseen_has_its_value_but_no_line(monkeypatch):
+    """B19 (helper B's finding), NOTE [made before]: a custom Function's output, or a tensor
+    built before watching, was announced at the line of the op that first used it, with no
+    value; it was made before that op, so it has the value of the argument and no line."""
+
+    def program():
+        x = torch.ones(3, requires_grad=True)
+        y = Square.apply(x)
+        z = y + 1
+        z.sum().backward()
+        return x, z
+
+    _, seen = check(program, monkeypatch)
+    square = next(e for e in seen if e.kind == "node_created" and e.op == "SquareBackward")
+    add = next(e for e in seen if e.kind == "node_created" and e.op == "AddBackward0")
+    assert (square.shape, square.preview, square.where) == ((3,), (1.0, 1.0, 1.0), None)
+    assert add.where is not None and add.inputs == (square.id,)

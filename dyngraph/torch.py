@@ -213,6 +213,10 @@ def name(tensor: torch.Tensor, label: str) -> torch.Tensor:
 
     >>> x = dgt.name(torch.randn(4, 3), "x")
     """
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"dgt.name names a torch tensor, not a {type(tensor).__name__}: "
+                        f"dgt.name(tensor, {str(label)!r}) (a module's parameters and buffers "
+                        f"are named after their attributes)")
     _names[tensor] = (str(label), None)
     return tensor
 

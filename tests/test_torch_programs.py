@@ -688,3 +688,12 @@ def test_what_made_an_argument_unseen_has_its_value_but_no_line(monkeypatch):
     add = next(e for e in seen if e.kind == "node_created" and e.op == "AddBackward0")
     assert (square.shape, square.preview, square.where) == ((3,), (1.0, 1.0, 1.0), None)
     assert add.where is not None and add.inputs == (square.id,)
+
+
+@pytest.mark.parametrize("value", [[1, 2], 5, nn.Linear(2, 2)], ids=["list", "int", "module"])
+def test_naming_something_that_is_not_a_tensor_says_what_to_do(value):
+    """B14 (helper B's finding): dgt.name of a list raised "cannot create weak reference to
+    'list' object", and of a module was accepted and shown nowhere."""
+    with pytest.raises(TypeError, match=r"dgt.name names a torch tensor, not a \w+: "
+                                        r"dgt.name\(tensor, 'x'\)"):
+        dgt.name(value, "x")

@@ -55,6 +55,14 @@ What else the watcher does not show, and why:
   (``clip_grad_norm_``, ``GradScaler.unscale_``, a ``register_post_accumulate_grad_hook``,
   an optimizer's ``zero_grad(set_to_none=False)``) makes no event; ``clip_grad_norm_``
   returns the norm of the gradients shown.
+- The gradient shown is the one that reached the node's hook, registered when the op ran: a
+  hook the learner registers on the node itself later (``y.grad_fn.register_prehook``) runs
+  after it, and what it returns is not shown (hooks on tensors, ``y.register_hook``, run first
+  and are).
+- PyTorch's warnings name the line that called the op, and the mode calls every op: while
+  watching, a warning such as "The .grad attribute of a Tensor that is not a leaf" names a line
+  of dyngraph, and Python's once-per-line filter shows a repeated one once. Catching and
+  re-issuing each op's warnings would cost more than the rest of the mode's work per op.
 - A mode is seen by the thread that entered it: a backward run in another thread is not
   announced, though its gradients reach the nodes' hooks. Watch in the thread that runs.
 - Under any torch function mode, ``nn.MultiheadAttention`` and ``nn.TransformerEncoder(Layer)``

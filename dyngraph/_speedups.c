@@ -3517,15 +3517,19 @@ static PyObject *torch_function(PyObject *module, PyObject *const *argv, Py_ssiz
         }
         return out;
     }
-    /* the tensors passed by keyword are the op's arguments too: (*args, *kwargs.values()) */
+    /* _with_keyword_tensors: the tensors passed by keyword are the op's arguments too */
     PyObject *arguments = Py_NewRef(args);
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs) > 0) {
-        PyObject *values = PyDict_Values(kwargs);
-        PyObject *more = values == NULL ? NULL : PyList_AsTuple(values);
-        Py_XDECREF(values);
-        Py_SETREF(arguments, more == NULL ? NULL : PySequence_Concat(args, more));
-        Py_XDECREF(more);
-        if (arguments == NULL) {
+    Py_ssize_t position = 0;
+    PyObject *key, *value;
+    while (kwargs != NULL && PyDict_Next(kwargs, &position, &key, &value)) {
+        int is_tensor = PyObject_IsInstance(value, torch_tensor_type);
+        PyObject *one = is_tensor > 0 ? PyTuple_Pack(1, value) : NULL;
+        if (is_tensor > 0) {
+            Py_SETREF(arguments, one == NULL ? NULL : PySequence_Concat(arguments, one));
+            Py_XDECREF(one);
+        }
+        if (is_tensor < 0 || arguments == NULL) {
+            Py_XDECREF(arguments);
             Py_DECREF(out);
             return NULL;
         }

@@ -704,7 +704,7 @@ class _EventMode(TorchFunctionMode):
         out = func(*args, **kwargs)
         if not events.active:
             return out
-        arguments = (*args, *kwargs.values()) if kwargs else args  # torch.add(w, other=data)
+        arguments = _with_keyword_tensors(args, kwargs) if kwargs else args
         if type(out) is torch.Tensor:  # NOTE: most calls return one tensor; a quicker path
             _announce_output(arguments, out)
         elif out is None and inplace and args and isinstance(args[0], torch.Tensor):
@@ -714,6 +714,13 @@ class _EventMode(TorchFunctionMode):
         if before is not None and before.announced == events.epoch:
             events.emit(events.VersionBumped(before.id, args[0]._version))
         return out
+
+
+def _with_keyword_tensors(args: tuple, kwargs: dict) -> tuple:
+    """An op's arguments and the tensors passed to it by keyword (``torch.add(w, other=d)``):
+    data among them are inputs of its node too."""
+    tensors = tuple(value for value in kwargs.values() if isinstance(value, torch.Tensor))
+    return args + tensors if tensors else args
 
 
 def _announce_outputs(args: tuple, out: Any) -> None:

@@ -2657,7 +2657,7 @@ static PyObject *s_grad_fn, *s_metadata, *s_next_functions, *s_announced, *s_hoo
     *s_consumers, *s_saved_bytes, *s_leaf, *s_name, *s_register_prehook, *s_requires_grad,
     *s_is_cpu, *s_is_contiguous, *s_data_ptr, *s_nbytes, *s_layout, *s_grad, *s_dtype,
     *s_shape, *s_epoch, *s_scope, *s_items, *s_module_path, *s_names, *s_pass, *s_saved_names,
-    *s_dtype_names, *s_active, *s_accumulate_grad, *s_cpu, *s_inplace, *s_colons;
+    *s_dtype_names, *s_active, *s_accumulate_grad, *s_cpu, *s_inplace, *s_colons, *s_is_neg;
 
 static int torch_configured(void)
 {
@@ -2751,6 +2751,22 @@ static int tensor_numbers(PyObject *tensor, PyObject *shape, int is_cpu, Numbers
     Py_DECREF(address);
     if (data == NULL && PyErr_Occurred()) {
         return -1;
+    }
+    if (data == NULL && n > 0) { /* no memory (forward AD's zero tensors): _shown decides */
+        return 0;
+    }
+    if (n == 1) {
+        /* PyTorch negates some views lazily (z.conj().imag): their memory holds the numbers
+           before negation. Such a view skips numbers (its stride is 2), so only one of a
+           single number is contiguous: that case is handed to the readable preview. */
+        PyObject *negative = PyObject_CallMethodNoArgs(tensor, s_is_neg);
+        if (negative == NULL) {
+            return not_taken_if_it_raised();
+        }
+        Py_DECREF(negative);
+        if (negative != Py_False) {
+            return 0;
+        }
     }
     numbers->data = data;
     numbers->n = n;
@@ -3572,7 +3588,7 @@ static PyObject *configure_torch(PyObject *module, PyObject *parts)
         {&s_module_path, "_module_path"}, {&s_names, "_names"}, {&s_pass, "_pass"},
         {&s_saved_names, "_saved_names"}, {&s_dtype_names, "_dtype_names"},
         {&s_active, "active"}, {&s_accumulate_grad, "AccumulateGrad"}, {&s_cpu, "cpu"},
-        {&s_inplace, "_inplace"}, {&s_colons, "::"},
+        {&s_inplace, "_inplace"}, {&s_colons, "::"}, {&s_is_neg, "is_neg"},
     };
     if ((torch_one == NULL && (torch_one = PyLong_FromLong(1)) == NULL) ||
         (torch_zero == NULL && (torch_zero = PyLong_FromLong(0)) == NULL) ||

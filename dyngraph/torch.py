@@ -357,9 +357,10 @@ def _shown(tensor: torch.Tensor) -> torch.Tensor | None:
     """The real numbers a preview of ``tensor`` shows, as a strided tensor: its own; those of
     the dense tensor a sparse one stands for; a complex tensor's real and imaginary parts side
     by side (``view_as_real``: its norm is the complex norm). None where there are none to
-    read: a meta tensor (only its shape exists), a nested one, or a tensor with no storage of
-    its own (inside ``torch.func.grad`` or ``vmap``, a functorch wrapper's numbers are the
-    transform's); such a node is drawn with no values, and nothing is raised."""
+    read: a meta tensor (only its shape exists), a nested one, a tensor with no storage of its
+    own (inside ``torch.func.grad`` or ``vmap``, a functorch wrapper's numbers are the
+    transform's) or with no memory (forward AD's zero tensors); such a node is drawn with no
+    values, and nothing is raised."""
     if tensor.layout is not torch.strided:
         tensor = _dense(tensor)
         if tensor is None:
@@ -367,8 +368,10 @@ def _shown(tensor: torch.Tensor) -> torch.Tensor | None:
     if tensor.is_meta or tensor.is_nested:
         return None
     try:
-        tensor.data_ptr()
+        address = tensor.data_ptr()
     except RuntimeError:
+        return None
+    if address == 0 and tensor.numel():
         return None
     if tensor.is_complex():
         return torch.view_as_real(tensor.detach().resolve_conj())

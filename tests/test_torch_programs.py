@@ -697,3 +697,28 @@ def test_naming_something_that_is_not_a_tensor_says_what_to_do(value):
     with pytest.raises(TypeError, match=r"dgt.name names a torch tensor, not a \w+: "
                                         r"dgt.name\(tensor, 'x'\)"):
         dgt.name(value, "x")
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")  # torch.func.jvp's own
+def test_forward_ad_zero_gradients_and_lazily_negated_views(monkeypatch):
+    """B21, B22 (helper B's findings): forward AD's zero tensors have sizes but no memory, and
+    the C layer read numbers at address 0 (a segmentation fault; the readable definition
+    raised from tolist()); a view PyTorch negates lazily (``z.conj().imag``) holds the numbers
+    before negation, and the C layer showed them with the wrong sign."""
+
+    def program():
+        x = torch.ones(3, requires_grad=True)
+        with torch.autograd.forward_ad.dual_level():
+            dual = torch.autograd.forward_ad.make_dual(x, torch.ones(3))
+            primal, tangent = torch.autograd.forward_ad.unpack_dual((dual * 2).exp())
+            (primal.sum() + tangent.sum()).backward()
+        out, tangent = torch.func.jvp(lambda t: (t * 2).exp(), (x,), (torch.ones(3),))
+        (out.sum() + tangent.sum()).backward()
+        z = torch.tensor([1 + 2j], requires_grad=True)
+        y = z.conj().imag  # -2.0
+        (y * 3).sum().backward()
+        return x, z, y
+
+    _, seen = check(program, monkeypatch)
+    select = next(e for e in seen if e.kind == "node_created" and e.op == "SelectBackward0")
+    assert select.preview == (-2.0,)

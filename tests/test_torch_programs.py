@@ -56,6 +56,14 @@ def tensors_in(value):
             yield from tensors_in(item)
 
 
+def same_numbers(a, b):
+    """torch.equal, with nan equal to nan and sparse tensors compared as the dense ones."""
+    if a.layout is not torch.strided:
+        a, b = a.to_dense(), b.to_dense()
+    return torch.equal(a, b) or (a.is_floating_point() and b.is_floating_point() and
+                                 torch.allclose(a, b, rtol=0, atol=0, equal_nan=True))
+
+
 def assert_same(bare, watched):
     """The same values and gradients, or the same exception with the same message."""
     if isinstance(bare, BaseException) or isinstance(watched, BaseException):
@@ -65,11 +73,11 @@ def assert_same(bare, watched):
     assert len(bare_tensors) == len(watched_tensors)
     for a, b in zip(bare_tensors, watched_tensors):
         assert (a.dtype, a.shape, a.requires_grad) == (b.dtype, b.shape, b.requires_grad)
-        assert torch.equal(a.detach(), b.detach())
+        assert same_numbers(a.detach(), b.detach())
         if a.is_leaf or a.retains_grad:
             assert (a.grad is None) == (b.grad is None)
             if a.grad is not None:
-                assert torch.equal(a.grad, b.grad)
+                assert same_numbers(a.grad, b.grad)
 
 
 def assert_truthful(recording, events, result):

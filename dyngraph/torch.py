@@ -676,13 +676,13 @@ def _tensors(value: Any) -> Iterator[torch.Tensor]:
 
 
 _BACKWARD = {torch.Tensor.backward, torch.autograd.backward, torch.autograd.grad}
+_INPLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__setitem__"}
 
 
 def _compiling() -> bool:
     """Is torch.compile, torch.export or torch.jit.trace running the code? (NOTE [compiled
     code])"""
     return torch.compiler.is_compiling() or torch.jit.is_tracing()
-_INPLACE_DUNDERS = {"__iadd__", "__isub__", "__imul__", "__itruediv__", "__setitem__"}
 
 
 class _EventMode(TorchFunctionMode):

@@ -56,6 +56,17 @@ def tensors_in(value):
             yield from tensors_in(item)
 
 
+def outline(value):
+    """``value`` with each tensor replaced by a mark: what is compared besides the tensors."""
+    if isinstance(value, torch.Tensor):
+        return "tensor"
+    if isinstance(value, (list, tuple)):
+        return [outline(item) for item in value]
+    if isinstance(value, dict):
+        return {key: outline(item) for key, item in value.items()}
+    return "nan" if value != value else value  # (nan equals nothing, not even itself)
+
+
 def same_numbers(a, b):
     """torch.equal, with nan equal to nan and sparse tensors compared as the dense ones."""
     if a.layout is not torch.strided:
@@ -69,8 +80,8 @@ def assert_same(bare, watched):
     if isinstance(bare, BaseException) or isinstance(watched, BaseException):
         assert (type(watched), str(watched)) == (type(bare), str(bare))
         return
+    assert outline(watched) == outline(bare)  # counts, .item()s and the like
     bare_tensors, watched_tensors = list(tensors_in(bare)), list(tensors_in(watched))
-    assert len(bare_tensors) == len(watched_tensors)
     for a, b in zip(bare_tensors, watched_tensors):
         assert (a.dtype, a.shape, a.requires_grad) == (b.dtype, b.shape, b.requires_grad)
         assert same_numbers(a.detach(), b.detach())

@@ -448,6 +448,28 @@ def training_loop(optimizer):
     return program
 
 
+def tutorial_epochs():
+    """A tutorial's loop: a DataLoader, train and eval epochs, accuracy counted with .item()."""
+    data = torch.utils.data.TensorDataset(torch.randn(16, 1, 6, 6), torch.randint(0, 3, (16,)))
+    loader = torch.utils.data.DataLoader(data, batch_size=8, shuffle=True)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.ReLU(), nn.Flatten(), nn.Dropout(0.25),
+                          nn.Linear(32, 3), nn.LogSoftmax(dim=1))
+    opt = torch.optim.Adadelta(model.parameters(), lr=1.0)
+    seen = []
+    for _ in range(2):
+        model.train()
+        for x, y in loader:
+            opt.zero_grad()
+            loss = F.nll_loss(model(x), y)
+            loss.backward()
+            opt.step()
+            seen.append(loss.item())
+        model.eval()
+        with torch.no_grad():
+            seen.append(sum((model(x).argmax(1) == y).sum().item() for x, y in loader))
+    return seen, list(model.parameters())
+
+
 def gradient_penalty_and_retained_graph():
     model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1))
     x = torch.randn(5, 3, requires_grad=True)
@@ -559,7 +581,7 @@ def wrong_target_class():
 
 PROGRAMS = [conv_net, norms_and_dropout_in_train_and_eval, embedding_and_recurrent_modules,
             attention, nested_modules_shared_and_frozen_weights, losses,
-            training_loop(torch.optim.SGD), training_loop(torch.optim.Adam),
+            training_loop(torch.optim.SGD), training_loop(torch.optim.Adam), tutorial_epochs,
             gradient_penalty_and_retained_graph, checkpoints, reentrant_checkpoint,
             custom_functions,
             no_grad_and_inference_mode_inside, backward_twice, backward_of_a_vector,

@@ -3037,11 +3037,16 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
     if (inputs == NULL || parents == NULL) {
         goto done;
     }
+    Py_ssize_t n_empty = 0; /* slots (parents) with None: arguments needing no gradient */
     for (Py_ssize_t i = 0; i < n_next; i++) {
         PyObject *pair = PyTuple_GET_ITEM(next, i);
         PyObject *parent = PyTuple_Check(pair) && PyTuple_GET_SIZE(pair) == 2 ?
                            PyTuple_GET_ITEM(pair, 0) : NULL;
         if (parent == Py_None) {
+            n_empty++;
+            if (PyList_Append(parents, Py_None) < 0) {
+                goto done;
+            }
             continue;
         }
         int failed = 0, same = 0;
@@ -3067,6 +3072,9 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
     set_slot(info, o_announced, epoch);
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(parents); i++) {
         PyObject *parent_info = PyList_GET_ITEM(parents, i);
+        if (parent_info == Py_None) {
+            continue;
+        }
         PyObject *consumers = SLOT(parent_info, o_consumers);
         PyObject *more = consumers == NULL ? NULL : PyNumber_Add(consumers, torch_one);
         if (more == NULL) {
@@ -3074,15 +3082,12 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
         }
         set_slot(parent_info, o_consumers, more);
         Py_DECREF(more);
-        PyObject *id = SLOT(parent_info, o_id);
-        if (id == NULL || PyList_Append(inputs, id) < 0) {
-            goto done;
-        }
     }
     where = torch_where(module);
     if (where == NULL) {
         goto done;
     }
+    Py_ssize_t n_tensors = 0;
     for (Py_ssize_t i = 0; i < n_args; i++) { /* data (needing no gradient): inputs too */
         PyObject *arg = PyTuple_GET_ITEM(args, i);
         int is_tensor = PyObject_IsInstance(arg, torch_tensor_type);
@@ -3092,6 +3097,7 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
         if (!is_tensor) {
             continue;
         }
+        n_tensors++;
         PyObject *requires_grad = PyObject_GetAttr(arg, s_requires_grad);
         if (requires_grad == NULL) {
             goto done;
@@ -3102,12 +3108,38 @@ static PyObject *torch_announce_op(PyObject *module, PyObject *args, PyObject *n
         }
         PyObject *id = PyObject_CallFunctionObjArgs(torch_readable[PY_DATA_LEAF], arg, where,
                                                     NULL);
-        if (id == NULL || PyList_Append(inputs, id) < 0) {
+        if (id == NULL || PyList_Append(inputs, id) < 0) { /* the data's ids, for now */
             Py_XDECREF(id);
             goto done;
         }
         Py_DECREF(id);
     }
+    /* _in_order: each data tensor in its empty slot where the arguments line up with the
+       slots; otherwise the data after the inputs that need a gradient */
+    Py_ssize_t n_data = PyList_GET_SIZE(inputs), next_data = 0;
+    int in_slots = n_next == n_tensors && n_empty == n_data;
+    PyObject *data = inputs;
+    inputs = PyList_New(0);
+    if (inputs == NULL) {
+        inputs = data; /* (freed at done) */
+        goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(parents); i++) {
+        PyObject *parent_info = PyList_GET_ITEM(parents, i);
+        PyObject *id = parent_info != Py_None ? SLOT(parent_info, o_id) :
+                       in_slots ? PyList_GET_ITEM(data, next_data++) : Py_None;
+        if (id == NULL || (id != Py_None && PyList_Append(inputs, id) < 0)) {
+            Py_DECREF(data);
+            goto done;
+        }
+    }
+    for (Py_ssize_t i = in_slots ? n_data : 0; i < n_data; i++) {
+        if (PyList_Append(inputs, PyList_GET_ITEM(data, i)) < 0) {
+            Py_DECREF(data);
+            goto done;
+        }
+    }
+    Py_DECREF(data);
     PyObject *saved = Py_XNewRef(SLOT(info, o_saved_bytes));
     if (saved == Py_None) {
         Py_DECREF(saved);

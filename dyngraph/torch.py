@@ -550,8 +550,9 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
         if isinstance(item, torch.Tensor):
             events.emit(_leaf_event(item, _numbered(info), where))
             continue
-        parents = [_node_info(parent) for parent, _ in item.next_functions if parent is not None]
-        _emit_node(item, info, parents, outputs.get(id(info)), where, scope, arguments)
+        slots = [_node_info(parent) if parent is not None else None
+                 for parent, _ in item.next_functions]
+        _emit_node(item, info, slots, outputs.get(id(info)), where, scope, arguments)
 
 
 def _announce_output(args: tuple, output: torch.Tensor) -> None:
@@ -572,26 +573,28 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
     the two on whole programs), written flat: this runs for every op while anyone listens, and
     each Python call or loop it saves is a few percent of W6 (benchmarks/README.md)."""
     epoch = events.epoch
-    parents = []
+    slots = []  # the node's inputs, as next_functions has them: a parent's _Info, or None
     for parent, _ in node.next_functions:
-        if parent is not None:
-            parent_info = parent.metadata.get(_KEY)
-            if parent_info is None or parent_info.announced != epoch or not parent_info.hooked:
-                _announce_walking(args, node, info, output)
-                return
-            parents.append(parent_info)
+        if parent is None:
+            slots.append(None)
+            continue
+        parent_info = parent.metadata.get(_KEY)
+        if parent_info is None or parent_info.announced != epoch or not parent_info.hooked:
+            _announce_walking(args, node, info, output)
+            return
+        slots.append(parent_info)
     info.announced = epoch
-    inputs = []
-    for parent_info in parents:
-        parent_info.consumers += 1
-        inputs.append(parent_info.id)
+    for parent_info in slots:
+        if parent_info is not None:
+            parent_info.consumers += 1
     where = _where()
-    for arg in args:  # data (needing no gradient) among the arguments: inputs too
-        if isinstance(arg, torch.Tensor):
-            if not arg.requires_grad:
-                inputs.append(_data_leaf(arg, where))
-        elif isinstance(arg, (tuple, list)):
-            inputs += [_data_leaf(t, where) for t in _tensors(arg) if not t.requires_grad]
+    data, n_tensors = [], 0  # data (needing no gradient) among the arguments: inputs too
+    for arg in args:
+        for tensor in (arg,) if isinstance(arg, torch.Tensor) else _tensors(arg):
+            n_tensors += 1
+            if not tensor.requires_grad:
+                data.append(_data_leaf(tensor, where))
+    inputs = _in_order(slots, data, n_tensors)
     if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
     if not info.id:
@@ -602,6 +605,18 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
         requires_grad=True, is_leaf=False, name=_names.get(output, (None,))[0], scope=_scope(),
         where=where, preview=_preview(output), saved_bytes=info.saved_bytes,
     ))
+
+
+def _in_order(slots: list, data: list, n_tensors: int) -> list:
+    """The ids of a node's inputs in the order of the op's arguments, where that is known.
+    PyTorch keeps an empty slot (None in ``next_functions``) for an argument that needs no
+    gradient: when the op's ``n_tensors`` tensor arguments are as many as the slots, and its
+    ``data`` (their ids) as many as the empty ones, each data tensor goes in its slot
+    (``d - a``: d, then a). Otherwise the data come after the inputs that need a gradient."""
+    if len(slots) == n_tensors and slots.count(None) == len(data):
+        data_ids = iter(data)
+        return [next(data_ids) if slot is None else slot.id for slot in slots]
+    return [slot.id for slot in slots if slot is not None] + data
 
 
 def _announce_walking(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> None:
@@ -618,19 +633,19 @@ def _data_leaf(tensor: torch.Tensor, where: Any) -> int:
     return info.id
 
 
-def _emit_node(node: Any, info: _Info, parents: list, output: torch.Tensor | None, where: Any,
+def _emit_node(node: Any, info: _Info, slots: list, output: torch.Tensor | None, where: Any,
                scope: tuple, arguments: list | tuple) -> None:
-    """node_created for one autograd node whose inputs (``parents``: their _Info) were told
-    about; ``output`` is the tensor it produced, if the mode saw it, and ``arguments`` the
-    tensors of that op, whose data (needing no gradient) are inputs too."""
-    inputs = []
-    for parent_info in parents:
-        parent_info.consumers += 1
-        inputs.append(parent_info.id)
+    """node_created for one autograd node whose inputs (``slots``: their _Info, None for an
+    argument that needs no gradient) were told about; ``output`` is the tensor it produced, if
+    the mode saw it, and ``arguments`` the tensors of that op, whose data (needing no
+    gradient) are inputs too."""
+    for parent_info in slots:
+        if parent_info is not None:
+            parent_info.consumers += 1
+    data = []
     if output is not None:
-        for tensor in arguments:
-            if not tensor.requires_grad:
-                inputs.append(_data_leaf(tensor, where))
+        data = [_data_leaf(tensor, where) for tensor in arguments if not tensor.requires_grad]
+    inputs = _in_order(slots, data, len(arguments) if output is not None else -1)
     if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
     node_id = _numbered(info)

@@ -763,3 +763,24 @@ def test_forward_ad_zero_gradients_and_lazily_negated_views(monkeypatch):
     _, seen = check(program, monkeypatch)
     select = next(e for e in seen if e.kind == "node_created" and e.op == "SelectBackward0")
     assert select.preview == (-2.0,)
+
+
+def test_data_inputs_are_in_the_order_of_the_arguments(monkeypatch):
+    """B12 (helper B's finding): data arguments came after the inputs needing a gradient, so
+    ``d - a`` was drawn as SubBackward0(a, d); PyTorch keeps an empty slot for each of them
+    (None in next_functions), where it now goes when the arguments line up with the slots."""
+    a, d = torch.ones(2, requires_grad=True), torch.full((2,), 5.0)
+    w, x = torch.ones(2, 3, requires_grad=True), torch.ones(4, 2)
+
+    def program():
+        outputs = torch.cat([d, a]), d - a, x @ w, torch.div(d, a)
+        sum(out.sum() for out in outputs).backward()
+        return a, w
+
+    recording, seen = check(program, monkeypatch)
+    names = {id_: name for name, t in (("a", a), ("d", d), ("w", w), ("x", x))
+             for id_ in [dgt._leaves.get(t).id]}
+    inputs = {e.op: [names[i] for i in e.inputs] for e in seen if e.kind == "node_created"
+              and e.op in ("CatBackward0", "SubBackward0", "MmBackward0", "DivBackward0")}
+    assert inputs == {"CatBackward0": ["d", "a"], "SubBackward0": ["d", "a"],
+                      "MmBackward0": ["x", "w"], "DivBackward0": ["d", "a"]}

@@ -2757,8 +2757,8 @@ static int tensor_numbers(PyObject *tensor, PyObject *shape, int is_cpu, Numbers
     }
     if (n == 1) {
         /* PyTorch negates some views lazily (z.conj().imag): their memory holds the numbers
-           before negation. Such a view skips numbers (its stride is 2), so only one of a
-           single number is contiguous: that case is handed to the readable preview. */
+           before negation. Such a view skips every other number (its stride is 2), so the
+           only contiguous ones hold a single number: those go to the readable preview. */
         PyObject *negative = PyObject_CallMethodNoArgs(tensor, s_is_neg);
         if (negative == NULL) {
             return not_taken_if_it_raised();

@@ -9,7 +9,7 @@ someone listens, and there the interpreter's own overhead is most of what dyngra
 thing without the interpreter, and this module puts the C versions in their place:
 ``dyngraph/__init__.py`` calls ``install`` once, ``dyngraph/jupyter/__init__.py`` calls
 ``install_view`` when the widget is first imported, and ``install_torch`` runs when
-dyngraph.torch is (``_WhenTorchImported``).
+dyngraph.torch is (``after_import``).
 
 ==========================================  =====================================================
 ``function.Function.apply``                 the common case (Tensors of numpy arrays, numpy
@@ -43,9 +43,11 @@ run, and everything works the same, slower.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
+import types
 from typing import Any
 
 import numpy as np
@@ -154,7 +156,7 @@ def install_view(view: Any) -> None:
 
 def install_torch(torch_module: Any) -> None:
     """dyngraph.torch's per-op and per-gradient functions in C (``torch_module`` is
-    dyngraph.torch, imported only on request: ``_WhenTorchImported`` calls this)."""
+    dyngraph.torch, imported only on request: ``after_import`` calls this)."""
     if speedups is None:
         return
     import torch
@@ -162,12 +164,14 @@ def install_torch(torch_module: Any) -> None:
     parts = {name: readable(torch_module, name) for name in (
         "_node_info", "_announce_op", "_announce_walking", "_data_leaf", "_saved_bytes",
         "_preview", "_preview_and_norm", "_dtype", "_device", "_announce_outputs", "_shape",
-        "_grad_computed")}
+        "_grad_computed", "_is_inplace", "_called")}
     mode = readable(torch_module, "_EventMode")
     parts["torch_function"] = mode.__torch_function__
     parts.update(globals=vars(torch_module), Tensor=torch.Tensor, Info=torch_module._Info,
                  float32=torch.float32, float64=torch.float64, strided=torch.strided,
-                 torch_dir=torch_module._TORCH_DIR, key=torch_module._KEY)
+                 torch_dir=torch_module._TORCH_DIR, key=torch_module._KEY,
+                 is_compiling=torch.compiler.is_compiling,
+                 is_tracing=torch.jit.is_tracing)
     speedups.configure_torch(parts)
     for name, faster in (("_announce_output", speedups.torch_announce_output),
                          ("_grad_computed", speedups.torch_grad_computed),
@@ -176,36 +180,62 @@ def install_torch(torch_module: Any) -> None:
                          ("_saved_bytes", speedups.torch_saved_bytes),
                          ("_EventMode", _with_torch_function_in_c(mode))):
         _put(torch_module, name, faster)
+    after_import("torch._dynamo", _read_by_dynamo)
 
 
 def _with_torch_function_in_c(mode: type) -> type:
-    """dyngraph.torch's mode with the work of its ``__torch_function__`` in C. The method itself
-    stays Python, as small as can be: Dynamo reads it when it compiles a frame while watching,
-    and must meet the readable method's first branch (NOTE [compiled code] in torch.py)."""
-    import torch
+    """dyngraph.torch's mode with its ``__torch_function__`` in C while it is entered.
 
-    is_compiling, is_tracing = torch.compiler.is_compiling, torch.jit.is_tracing
-    torch_function = speedups.torch_function
+    NOTE [the mode's entry] PyTorch calls the C function bound to the mode, so no Python frame
+    of dyngraph's lies between the learner's line and the torch function it calls: a warning
+    PyTorch raises there is placed at the learner's line (Python places a C++ warning at the
+    innermost Python frame), as it is unwatched. Dynamo, which reads a mode's
+    ``__torch_function__`` as Python when it compiles a frame while watching, reads the readable
+    method in its place (``_read_by_dynamo``): its first branch steps aside (NOTE [compiled
+    code] in torch.py). (PyTorch takes only a method bound to the mode, so the C function is
+    bound to each mode entered, and unbound on leaving: no cycle is left between the mode and
+    its method.)"""
 
     class _EventMode(mode):  # type: ignore[misc, valid-type]
         __doc__ = mode.__doc__
 
-        def __torch_function__(self, func: Any, types: Any, args: tuple = (),
-                               kwargs: Any = None) -> Any:
-            if is_compiling() or is_tracing():
-                return func(*args, **(kwargs or {}))
-            return torch_function(self, func, types, args, kwargs)
+        def __enter__(self) -> Any:
+            self.__torch_function__ = types.MethodType(speedups.torch_function, self)
+            return super().__enter__()
+
+        def __exit__(self, *exc_info: Any) -> Any:
+            try:
+                return super().__exit__(*exc_info)
+            finally:
+                del self.__torch_function__
 
     return _EventMode
 
 
-class _WhenTorchImported:
-    """An import hook (``sys.meta_path``) that calls ``install_torch`` once dyngraph.torch has
-    been imported: that module is imported only on request, after this one, and as a readable
-    module it never imports this layer (NOTE [speedups])."""
+def _read_by_dynamo(dynamo: Any) -> None:
+    """Dynamo reads dyngraph.torch's readable ``__torch_function__`` wherever it meets the C one
+    (``torch.compiler.substitute_in_graph``; NOTE [the mode's entry])."""
+    readable_method = readable(sys.modules["dyngraph.torch"], "_EventMode").__torch_function__
+    # This runs inside the learner's import of torch._dynamo, which must not fail: where it
+    # cannot be done (another PyTorch; done already), Dynamo meets the C function, says it
+    # cannot read it and breaks its graph there, and the results stay the same.
+    with contextlib.suppress(Exception):
+        dynamo.substitute_in_graph(speedups.torch_function, skip_signature_check=True)(
+            readable_method)
+
+
+class _AfterImport:
+    """An import hook (``sys.meta_path``) that calls ``then(module)`` once the module ``name``
+    has been imported: dyngraph.torch is imported only on request, after this layer, and as a
+    readable module never imports it (NOTE [speedups]); torch._dynamo only when torch.compile,
+    torch.export or an optimizer needs it."""
+
+    def __init__(self, name: str, then: Any) -> None:
+        self.name = name
+        self.then = then
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "dyngraph.torch":
+        if name != self.name:
             return None
         sys.meta_path.remove(self)  # the other finders find it
         spec = importlib.util.find_spec(name)
@@ -215,10 +245,19 @@ class _WhenTorchImported:
 
         def exec_module(module: Any) -> None:
             run_module(module)
-            install_torch(module)
+            self.then(module)
 
         spec.loader.exec_module = exec_module  # type: ignore[method-assign]
         return spec
+
+
+def after_import(name: str, then: Any) -> None:
+    """``then(module)`` now if the module ``name`` is imported, else as soon as it is."""
+    module = sys.modules.get(name)
+    if module is not None:
+        then(module)
+    else:
+        sys.meta_path.insert(0, _AfterImport(name, then))
 
 
 # The readable apply and propagate: what the C versions fall back to.
@@ -226,7 +265,5 @@ readable_apply = function.Function.__dict__["apply"].__func__
 readable_propagate = autograd.BackwardPass.propagate
 speedups = load()
 install()
-if "dyngraph.torch" in sys.modules:  # (a reload of this module)
-    install_torch(sys.modules["dyngraph.torch"])
-elif speedups is not None:
-    sys.meta_path.insert(0, _WhenTorchImported())
+if speedups is not None:
+    after_import("dyngraph.torch", install_torch)

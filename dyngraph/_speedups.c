@@ -2637,27 +2637,30 @@ static PyObject *torch_float32 = NULL, *torch_float64 = NULL; /* torch.float32, 
 static PyObject *torch_strided = NULL;     /* torch.strided */
 static PyObject *torch_dir = NULL;         /* dyngraph.torch._TORCH_DIR */
 static PyObject *torch_key = NULL;         /* dyngraph.torch._KEY */
+static PyObject *torch_is_compiling = NULL; /* torch.compiler.is_compiling */
+static PyObject *torch_is_tracing = NULL;   /* torch.jit.is_tracing */
 static PyObject *torch_one = NULL;         /* 1 */
 static PyObject *torch_zero = NULL, *torch_minus_one = NULL; /* 0 and -1 */
 /* where each field of an _Info lies (its __slots__) */
 static Py_ssize_t o_id, o_announced, o_consumers, o_saved_bytes, o_hooked, o_leaf;
-#define N_TORCH_READABLE 13
+#define N_TORCH_READABLE 15
 static PyObject *torch_readable[N_TORCH_READABLE]; /* the Python definitions, by these names */
 enum {
     PY_NODE_INFO, PY_ANNOUNCE_OP, PY_ANNOUNCE_WALKING, PY_DATA_LEAF, PY_SAVED_BYTES, PY_PREVIEW,
     PY_PREVIEW_AND_NORM, PY_DTYPE, PY_DEVICE, PY_TORCH_FUNCTION, PY_ANNOUNCE_OUTPUTS, PY_SHAPE,
-    PY_GRAD_COMPUTED,
+    PY_GRAD_COMPUTED, PY_IS_INPLACE, PY_CALLED,
 };
 static const char *torch_readable_names[N_TORCH_READABLE] = {
     "_node_info", "_announce_op", "_announce_walking", "_data_leaf", "_saved_bytes", "_preview",
     "_preview_and_norm", "_dtype", "_device", "torch_function", "_announce_outputs", "_shape",
-    "_grad_computed",
+    "_grad_computed", "_is_inplace", "_called",
 };
 static PyObject *s_grad_fn, *s_metadata, *s_next_functions, *s_announced, *s_hooked, *s_id,
     *s_consumers, *s_saved_bytes, *s_leaf, *s_name, *s_register_prehook, *s_requires_grad,
     *s_is_cpu, *s_is_contiguous, *s_data_ptr, *s_nbytes, *s_layout, *s_grad, *s_dtype,
     *s_shape, *s_epoch, *s_scope, *s_items, *s_module_path, *s_names, *s_pass, *s_saved_names,
-    *s_dtype_names, *s_active, *s_accumulate_grad, *s_cpu, *s_inplace, *s_colons, *s_is_neg;
+    *s_dtype_names, *s_active, *s_accumulate_grad, *s_cpu, *s_inplace, *s_colons, *s_is_neg,
+    *s_backward;
 
 static int torch_configured(void)
 {
@@ -3546,14 +3549,58 @@ static PyObject *torch_function(PyObject *module, PyObject *const *argv, Py_ssiz
     if (active != Py_True) {
         return PyErr_Occurred() ? NULL : PyObject_Call(func, args, kwargs);
     }
+    /* the readable _compiling(): torch.compile, torch.export or torch.jit.trace runs the code
+       (NOTE [compiled code]) */
+    PyObject *checks[2] = {torch_is_compiling, torch_is_tracing};
+    for (int i = 0; i < 2; i++) {
+        PyObject *compiling = PyObject_CallNoArgs(checks[i]);
+        if (compiling == NULL) {
+            return NULL;
+        }
+        Py_DECREF(compiling); /* True or False: kept alive by Python */
+        if (compiling != Py_False) {
+            return PyObject_Call(func, args, kwargs);
+        }
+    }
     PyObject *table = torch_global(s_inplace);
     PyObject *inplace = table == NULL || !PyDict_Check(table) ? NULL :
                         PyDict_GetItemWithError(table, func);
+    if (inplace == NULL && table != NULL && PyDict_Check(table) && !PyErr_Occurred()) {
+        /* met for the first time: learn whether it changes its input (the readable _is_inplace)
+           and go on here, so that it too runs with no Python frame of dyngraph's around it
+           (NOTE [the mode's entry]); backward is the readable method's */
+        PyObject *backward = torch_global(s_backward);
+        int is_backward = backward == NULL ? -1 : PySequence_Contains(backward, func);
+        if (is_backward < 0) {
+            return NULL;
+        }
+        if (!is_backward) {
+            PyObject *learned = PyObject_CallOneArg(torch_readable[PY_IS_INPLACE], func);
+            if (learned == NULL || PyDict_SetItem(table, func, learned) < 0) {
+                Py_XDECREF(learned);
+                return NULL;
+            }
+            Py_DECREF(learned);
+            inplace = PyDict_GetItemWithError(table, func);
+        }
+    }
     if (inplace != Py_False) {
         return PyErr_Occurred() ? NULL :
                PyObject_Vectorcall(torch_readable[PY_TORCH_FUNCTION], argv, nargs, NULL);
     }
-    PyObject *out = PyObject_Call(func, args, kwargs);
+    PyObject *out;
+    if (PyFunction_Check(func)) {
+        /* a torch function written in Python (F.softmax) warns at its caller's line, here the
+           dispatcher's: the readable _called places it at the learner's (NOTE [the mode's
+           entry]); a function in C warns at the innermost Python frame, the learner's */
+        PyObject *given = kwargs != NULL ? Py_NewRef(kwargs) : PyDict_New();
+        out = given == NULL ? NULL : PyObject_CallFunctionObjArgs(torch_readable[PY_CALLED],
+                                                                 func, args, given, NULL);
+        Py_XDECREF(given);
+    }
+    else {
+        out = PyObject_Call(func, args, kwargs);
+    }
     if (out == NULL) {
         return NULL;
     }
@@ -3621,6 +3668,7 @@ static PyObject *configure_torch(PyObject *module, PyObject *parts)
         {&s_saved_names, "_saved_names"}, {&s_dtype_names, "_dtype_names"},
         {&s_active, "active"}, {&s_accumulate_grad, "AccumulateGrad"}, {&s_cpu, "cpu"},
         {&s_inplace, "_inplace"}, {&s_colons, "::"}, {&s_is_neg, "is_neg"},
+        {&s_backward, "_BACKWARD"},
     };
     if ((torch_one == NULL && (torch_one = PyLong_FromLong(1)) == NULL) ||
         (torch_zero == NULL && (torch_zero = PyLong_FromLong(0)) == NULL) ||
@@ -3636,9 +3684,10 @@ static PyObject *configure_torch(PyObject *module, PyObject *parts)
     struct { PyObject **slot; const char *key; } objects[] = {
         {&torch_globals, "globals"}, {&torch_tensor_type, "Tensor"}, {&torch_info_type, "Info"},
         {&torch_float32, "float32"}, {&torch_float64, "float64"}, {&torch_strided, "strided"},
-        {&torch_dir, "torch_dir"}, {&torch_key, "key"},
+        {&torch_dir, "torch_dir"}, {&torch_key, "key"}, {&torch_is_compiling, "is_compiling"},
+        {&torch_is_tracing, "is_tracing"},
     };
-    PyObject *values[8 + N_TORCH_READABLE];
+    PyObject *values[10 + N_TORCH_READABLE];
     size_t n_objects = sizeof(objects) / sizeof(objects[0]);
     for (size_t i = 0; i < n_objects + N_TORCH_READABLE; i++) {
         const char *key = i < n_objects ? objects[i].key : torch_readable_names[i - n_objects];

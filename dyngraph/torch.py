@@ -59,11 +59,9 @@ What else the watcher does not show, and why:
   hook the learner registers on the node itself later (``y.grad_fn.register_prehook``) runs
   after it, and what it returns is not shown (hooks on tensors, ``y.register_hook``, run first
   and are).
-- PyTorch's warnings name the line that called the op, and the mode calls every op: while
-  watching, a warning such as "The .grad attribute of a Tensor that is not a leaf" names a line
-  of dyngraph, and Python's once-per-line filter shows a repeated one once. Catching and
-  re-issuing each op's warnings (``warnings.catch_warnings`` around every call) would add about
-  a third to what watching costs per op.
+- ``torch.export.export(..., strict=True)`` refuses a module while global module hooks are
+  registered (its tracer will not inline the module's call then), and the watcher's scopes
+  come from such hooks: export outside the watched block, or with the default strict=False.
 - A mode is seen by the thread that entered it: a backward run in another thread is not
   announced, though its gradients reach the nodes' hooks. Watch in the thread that runs.
 - Under any torch function mode, ``nn.MultiheadAttention`` and ``nn.TransformerEncoder(Layer)``
@@ -101,6 +99,8 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import sys
+import warnings
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -719,7 +719,7 @@ class _EventMode(TorchFunctionMode):
             target = args[0]
             node = _grad_fn(target)
             before = _known(node) if node is not None else _leaves.get(target)
-        out = func(*args, **kwargs)
+        out = _called(func, args, kwargs)
         if not events.active:
             return out
         arguments = _with_keyword_tensors(args, kwargs) if kwargs else args
@@ -772,6 +772,50 @@ def _arguments(values: Any) -> list:
     return tensors
 
 
+def _called(func: Any, args: tuple, kwargs: dict) -> Any:
+    """``func(*args, **kwargs)``, with the warnings PyTorch raises from it placed where they are
+    when nobody watches.
+
+    NOTE [the mode's entry] Python places a warning of PyTorch's C++ at the innermost Python
+    frame, and one of a torch function written in Python (``stacklevel=2``) at its caller's:
+    with the mode running the function, that frame is dyngraph's. The learner would read
+    "dyngraph/torch.py: UserWarning" without their line, and miss the same warning from their
+    next line (Python shows a warning once per place). So the warnings are caught here and
+    raised again at the learner's line. (The C layer calls the function from C, with no frame
+    of dyngraph's to stand in the way.)"""
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")  # each one: the filters are applied when raised again
+            return func(*args, **kwargs)
+    finally:
+        for warning in caught:
+            _warn_again(warning)
+
+
+def _warn_again(warning: Any) -> None:
+    """Raise a caught warning again: at the learner's line if it was placed in dyngraph."""
+    if not warning.filename.startswith(events._PACKAGE_DIR):  # where it was, once per place
+        registry = _registries.setdefault(warning.filename, {})
+        warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                               warning.lineno, registry=registry, source=warning.source)
+        return
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code.co_filename.startswith(
+            (events._PACKAGE_DIR, _TORCH_DIR)):
+        frame = frame.f_back
+    if frame is None:  # (no learner's frame: PyTorch called back from a thread of its own)
+        warnings.warn_explicit(warning.message, warning.category, warning.filename,
+                               warning.lineno)
+        return
+    scope = frame.f_globals
+    warnings.warn_explicit(warning.message, warning.category, frame.f_code.co_filename,
+                           frame.f_lineno, module=scope.get("__name__"),
+                           registry=scope.setdefault("__warningregistry__", {}),
+                           module_globals=scope, source=warning.source)
+
+
+_registries: dict[str, dict] = {}  # file -> the registry of the warnings raised again there
 _inplace: dict[Any, bool] = {}  # a torch function (not backward) -> does it change its input?
 
 
@@ -805,7 +849,7 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
     events.emit(events.BackwardStarted(root_id, retain_graph, create_graph))
     _pass.append([])
     try:
-        result = func(*args, **kwargs)
+        result = _called(func, args, kwargs)
     except BaseException as exc:
         events.emit(events.BackwardFailed(root_id, f"{type(exc).__name__}: {exc}"))
         raise

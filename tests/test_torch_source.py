@@ -587,3 +587,69 @@ def test_compiled_and_exported_code_is_what_it_is_unwatched(monkeypatch, layer):
     assert torch.equal(loss, expected) and torch.allclose(layer_.weight.grad, expected_grad)
     assert [n.op for n in rec.nodes.values() if n.kind == "op"] == ["CompiledFunctionBackward"]
     assert torch.equal(exported.module()(x), layer_(x))
+
+
+def _warning_places(watch: bool) -> list:
+    """Where Python placed the warnings PyTorch raised from a program, bare or watched."""
+    import warnings
+
+    x = torch.ones(3, requires_grad=True)
+
+    def program():
+        y = x * 2
+        y.grad  # noqa: B018 - a UserWarning: .grad of a tensor that is not a leaf
+        torch.nn.functional.softmax(x)  # a UserWarning from torch's Python: no dim given
+        z = x * 3
+        z.grad  # noqa: B018 - the same warning from another line
+        torch.nn.functional.softmax(z)  # and another line
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("default")  # once per place, as Python shows warnings
+        if watch:
+            with dg.record():
+                program()
+        else:
+            program()
+    return [(Path(w.filename).name, w.lineno, str(w.message)[:30]) for w in caught]
+
+
+@pytest.mark.parametrize("layer", ["c", "readable"])
+def test_torch_warnings_are_placed_at_the_learners_lines(monkeypatch, layer):
+    """NOTE [the mode's entry]: a warning is shown where it is shown unwatched, not at a line
+    of dyngraph's (where Python's once-per-place filter would also hide its repeats)."""
+    from dyngraph import _accelerated
+
+    if layer == "readable":
+        for name in ("_EventMode", "_announce_output", "_grad_computed"):
+            monkeypatch.setattr(dgt, name, _accelerated.readable(dgt, name))
+    bare = _warning_places(watch=False)
+    assert len(bare) == 4 and {file for file, _, _ in bare} == {Path(__file__).name}
+    assert _warning_places(watch=True) == bare
+
+
+def test_dynamo_imported_after_dyngraph_torch_reads_the_readable_method():
+    """NOTE [the mode's entry]: the C layer has Dynamo read the readable method, also when
+    Dynamo is first imported after dyngraph.torch (torch.compile in a later cell)."""
+    code = textwrap.dedent("""
+        import json, sys, warnings
+        import torch
+        import dyngraph as dg, dyngraph.torch
+        from dyngraph import _accelerated
+        loaded = "torch._dynamo" in sys.modules
+        layer = torch.nn.Linear(2, 2)
+        compiled = torch.compile(lambda v: torch.tanh(layer(v)).sum(), backend="aot_eager")
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with dg.record() as rec:
+                compiled(torch.ones(1, 2)).backward()
+        print(json.dumps({"loaded first": loaded, "c": _accelerated.speedups is not None,
+                          "ops": [n.op for n in rec.nodes.values() if n.kind == "op"],
+                          "warnings": [str(w.message)[:60] for w in caught]}))
+    """)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    facts = json.loads(out.stdout.splitlines()[-1])
+    assert facts["loaded first"] is False
+    assert facts["ops"] == ["CompiledFunctionBackward"] and facts["warnings"] == []

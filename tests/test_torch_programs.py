@@ -21,16 +21,12 @@ torch = pytest.importorskip("torch", reason="torch is not installed (pip install
 
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from test_torch_source import ACCELERATED, replay  # noqa: E402 - what the C layer replaces
 from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 import dyngraph as dg  # noqa: E402
 import dyngraph.torch as dgt  # noqa: E402
 from dyngraph import _accelerated  # noqa: E402
-
-# What the C layer replaces in dyngraph.torch (NOTE [speedups] in dyngraph/_accelerated.py).
-ACCELERATED = ("_announce_output", "_grad_computed", "_preview", "_preview_and_norm",
-               "_saved_bytes", "_EventMode")
-
 
 # ----------------------------------------------------------------------------- the harness
 
@@ -122,29 +118,6 @@ def assert_truthful(recording, events, result):
             expected = expected.reshape(-1).double()
             assert grads[-1].preview == pytest.approx(expected[:len(grads[-1].preview)].tolist())
             assert math.isclose(grads[-1].norm, float(expected.norm()), rel_tol=1e-5)
-
-
-def replay(events):
-    """The events as text, ids renumbered by first appearance, norms to 12 digits."""
-    ids: dict = {}
-
-    def renumber(value):
-        return ids.setdefault(value, len(ids))
-
-    rows = []
-    for e in events:
-        if e.kind == "node_created":
-            e = e._replace(id=renumber(e.id), inputs=tuple(renumber(i) for i in e.inputs))
-        elif hasattr(e, "id"):
-            e = e._replace(id=renumber(e.id))
-        elif hasattr(e, "root"):
-            e = e._replace(root=renumber(e.root))
-        elif e.kind == "graph_freed":
-            e = e._replace(ids=tuple(renumber(i) for i in e.ids))
-        if e.kind == "grad_computed":
-            e = e._replace(norm=float(f"{e.norm:.12g}"))
-        rows.append(repr(e))
-    return rows
 
 
 def watched(program):

@@ -441,44 +441,6 @@ def test_iterating_converting_copying_and_printing(monkeypatch, tmp_path):
     assert ops(recording).count("UnbindBackward0") == 1
 
 
-def test_custom_functions_with_dirty_and_non_differentiable_outputs(monkeypatch):
-    class SortAndIndex(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            values, order = x.sort()
-            ctx.mark_non_differentiable(order)
-            ctx.save_for_backward(order)
-            return values, order
-
-        @staticmethod
-        def backward(ctx, grad, _):
-            (order,) = ctx.saved_tensors
-            out = torch.zeros_like(grad)
-            out[order] = grad
-            return out
-
-    class DoubleInPlace(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.mark_dirty(x)
-            return x.mul_(2)
-
-        @staticmethod
-        def backward(ctx, grad):
-            return grad * 2
-
-    def program():
-        x = leaf(4)
-        values, order = SortAndIndex.apply(x)
-        z = DoubleInPlace.apply(x * 1)
-        (values * torch.arange(4.0)).sum().backward()
-        z.sum().backward()
-        return x, values, order, z
-
-    recording, _ = check(program, monkeypatch)
-    assert {"SortAndIndexBackward", "DoubleInPlaceBackward"} <= set(ops(recording))
-
-
 def test_functional_jacobian_hessian_and_checkpoint(monkeypatch):
     from torch.utils.checkpoint import checkpoint
 

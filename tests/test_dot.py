@@ -181,6 +181,18 @@ def test_values_grads_and_shapes_options():
     assert any("penwidth" in attrs for attrs in edges_of(rec.to_dot()).values())
 
 
+def test_an_op_whose_output_was_never_seen_shows_no_shape():
+    """dot.shape_known: no dtype and shape () is an output never seen (a node of PyTorch's
+    found by walking back), not a scalar: no "()" line that would read as one."""
+    from dyngraph.graph import OP, Node
+
+    unseen = Node(1, OP, "TBackward0", None, (), "", "cpu", True, ())
+    scalar = Node(2, OP, "SumBackward0", None, (), "float32", "cpu", True, (3.0,))
+    assert not dot_module.shape_known(unseen) and dot_module.shape_known(scalar)
+    assert dot_module._label_lines(unseen, True, True, True, None) == ["TBackward0"]
+    assert dot_module._label_lines(scalar, True, True, True, None) == ["SumBackward0", "()", "[3]"]
+
+
 def test_rankdir_option():
     rec, _, _ = _small()
     graph_attrs = [attrs for names, attrs in statements(rec.to_dot()) if names == ["graph"]]

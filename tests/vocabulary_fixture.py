@@ -50,6 +50,7 @@ PREVIEWS = [
     ((True, False), "bool", (2,)),
     ((2,), "int", ()),
     ((0.5,), "float", ()),
+    ((), "", ()),  # an op whose output was never seen: no shape shown (dot.shape_known)
 ]
 
 

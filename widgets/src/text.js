@@ -4,7 +4,7 @@
 // They reach the DOM only through `textContent`; elements and attributes are created by this
 // code with fixed tag and attribute names. No `innerHTML` anywhere in the widget.
 
-import { formatValues, shapeText } from "./vocabulary.js";
+import { formatValues, shapeKnown, shapeText } from "./vocabulary.js";
 import { nodeTitle } from "./timeline.js";
 
 /**
@@ -107,7 +107,7 @@ export function inspectorRows(node, at, sources) {
   return [
     ["op", nodeTitle(node)],
     ["name", text(node.name)],
-    ["shape", Array.isArray(node.shape) ? shapeText(node.shape) : NONE],
+    ["shape", Array.isArray(node.shape) && shapeKnown(node) ? shapeText(node.shape) : NONE],
     ["dtype", text(node.dtype)],
     ["device", text(node.device)],
     ["value", values.length ? formatValues(values, shape) : NONE],

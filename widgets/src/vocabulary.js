@@ -138,6 +138,18 @@ export function anomalyOf(node, state) {
 }
 
 /**
+ * Is the node's shape known? (dot.py `shape_known`.) Not for an op whose output was never
+ * seen, which has no dtype either (a node of PyTorch's found by walking back): no shape rather
+ * than "()", which reads as a scalar.
+ * @param {NodeData} node
+ * @returns {boolean}
+ */
+export function shapeKnown(node) {
+  const shape = Array.isArray(node.shape) ? node.shape : [];
+  return !(node.kind === "op" && (node.dtype ?? "") === "" && shape.length === 0);
+}
+
+/**
  * The lines of a node's label, as plain text (port of dot.py `_label_lines` with values,
  * grads and shapes on; `limit` makes the label compact, as `limit=` does there: value and
  * gradient lines only for tensors of at most `limit` elements).
@@ -161,7 +173,7 @@ export function labelLines(node, state, options = {}) {
   }
   const shape = Array.isArray(node.shape) ? node.shape : null;
   const dtype = node.dtype == null ? "" : String(node.dtype);
-  if (shape && (shape.length > 0 || kind !== "constant")) {
+  if (shape && (shape.length > 0 || kind !== "constant") && shapeKnown(node)) {
     const suffix = dtype === "float32" || dtype === "" || dtype === "float" || dtype === "int" ? "" : ` ${dtype}`;
     lines.push(shapeText(shape) + suffix);
   }

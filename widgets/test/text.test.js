@@ -93,6 +93,14 @@ describe("inspector rows", () => {
     ]);
   });
 
+  test("an op whose output was never seen shows no shape, not the scalar's ()", () => {
+    const unseen = { ...NODE, op: "TBackward0", shape: [], dtype: "", preview: [], previewText: [] };
+    const rows = new Map(inspectorRows(unseen, { grad: null, freed: false }, new Map()));
+    assert.equal(rows.get("shape"), "\u2014");
+    const scalar = { ...unseen, dtype: "float32" };
+    assert.equal(new Map(inspectorRows(scalar, { grad: null, freed: false }, new Map())).get("shape"), "()");
+  });
+
   test("no gradient yet, nothing saved, a leaf", () => {
     const leaf = { ...NODE, kind: "leaf", op: "leaf", name: "x", shape: [], preview: [3], previewText: ["3"], saved: 0,
       savedText: null, rule: null };

@@ -96,6 +96,9 @@ describe("labels", () => {
     assert.deepEqual(labelLines({ ...base, kind: "constant", op: "constant", shape: [], preview: [2], previewText: ["2"] }, { grad: null, freed: false }), ["const", "[2]"]);
     assert.deepEqual(labelLines({ ...base, kind: "leaf", op: "leaf", shape: [], preview: [], previewText: [] }, { grad: null, freed: false }), ["leaf", "()"]);
     assert.deepEqual(labelLines({ ...base, kind: "parameter", name: "w", shape: [2, 3], dtype: "int64", preview: [], previewText: [] }, { grad: null, freed: false }), ["w", "(2, 3) int64"]);
+    // an op whose output was never seen (no dtype: PyTorch's TBackward0 inside F.linear) shows no shape
+    assert.deepEqual(labelLines({ ...base, op: "TBackward0", shape: [], dtype: "", preview: [], previewText: [] }, { grad: null, freed: false }), ["TBackward0"]);
+    assert.deepEqual(labelLines({ ...base, op: "Sum", shape: [], preview: [], previewText: [] }, { grad: null, freed: false }), ["Sum", "()"]);
   });
 
   test("a statement adds the saved, freed and anomaly lists", () => {

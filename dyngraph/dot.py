@@ -324,12 +324,12 @@ def to_dot(
     return "\n".join(lines) + "\n"
 
 
-def shape_known(node: Node) -> bool:
-    """Is the node's shape known? Not for an op whose output was never seen, which has no
-    dtype either: a node of PyTorch's found by walking back, made inside a composite op
-    (``F.linear``'s ``TBackward0``). Its label shows no shape rather than "()", which reads as a
-    scalar."""
-    return not (node.kind == OP and node.dtype == "" and tuple(node.shape or ()) == ())
+def shape_known(is_op: bool, dtype: str, shape: tuple | None) -> bool:
+    """Is a node's shape known? Not for an op whose output was never seen, which has no dtype
+    either: a node of PyTorch's found by walking back, made inside a composite op
+    (``F.linear``'s ``TBackward0``). It is shown with no shape rather than "()" or "scalar",
+    which read as a scalar."""
+    return not (is_op and dtype == "" and tuple(shape or ()) == ())
 
 
 def _label_lines(
@@ -345,7 +345,7 @@ def _label_lines(
     else:
         lines.append(node.name if node.name is not None else node.kind)
     if shapes and node.shape is not None and (node.shape or node.kind != CONSTANT) and \
-            shape_known(node):
+            shape_known(node.kind == OP, node.dtype, node.shape):
         dtype = "" if node.dtype in ("float32", "", "float", "int") else f" {node.dtype}"
         lines.append(f"{tuple(node.shape)}{dtype}")
     # A compact label (limit) shows previews only of tensors small enough to show whole.

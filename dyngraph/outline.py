@@ -49,7 +49,7 @@ from contextlib import contextmanager
 from typing import Any, TextIO
 
 from . import events
-from .dot import COMPACT_VALUES, format_bytes, format_values
+from .dot import COMPACT_VALUES, format_bytes, format_values, shape_known
 from .extras import require
 from .record import Recording, shared_path, torch_source
 
@@ -171,14 +171,16 @@ class Outline:
         """``#5 h = Add(#3, b#4) -> (32, 16)``, or ``W#2: parameter (4, 16)`` for a leaf."""
         name = f" {_short(event.name)} =" if event.name else ""
         shape = "scalar" if event.shape == () else str(tuple(event.shape))
-        if event.dtype != "float32":
+        if event.dtype not in ("float32", ""):
             shape += f" {event.dtype}"
         if event.op in _KINDS:
             named = f" {_short(event.name)}:" if event.name else ""
             text = f"#{event.id}{named} {event.op} {shape}"
         else:
             inputs = ", ".join(self._label(i) for i in event.inputs)
-            text = f"#{event.id}{name} {event.op}({inputs}) -> {shape}"
+            text = f"#{event.id}{name} {event.op}({inputs})"
+            if shape_known(True, event.dtype, event.shape):  # (not an output never seen)
+                text += f" -> {shape}"
         if event.preview and numel <= COMPACT_VALUES:
             text += f"  {format_values(event.preview, numel)}"
         if event.saved_bytes:

@@ -188,7 +188,9 @@ def test_an_op_whose_output_was_never_seen_shows_no_shape():
 
     unseen = Node(1, OP, "TBackward0", None, (), "", "cpu", True, ())
     scalar = Node(2, OP, "SumBackward0", None, (), "float32", "cpu", True, (3.0,))
-    assert not dot_module.shape_known(unseen) and dot_module.shape_known(scalar)
+    assert not dot_module.shape_known(True, unseen.dtype, unseen.shape)
+    assert dot_module.shape_known(True, scalar.dtype, scalar.shape)
+    assert dot_module.shape_known(False, "", ())  # a leaf's shape is always known
     assert dot_module._label_lines(unseen, True, True, True, None) == ["TBackward0"]
     assert dot_module._label_lines(scalar, True, True, True, None) == ["SumBackward0", "()", "[3]"]
 

@@ -233,6 +233,21 @@ def test_hostile_names_stay_on_their_line_and_cannot_restyle_the_terminal():
     assert lines[-1] == "dg.watch: 4 nodes, 3 gradients, 1 backward pass, 1 freed node"
 
 
+def test_an_op_whose_output_was_never_seen_has_no_shape_in_the_outline():
+    """dot.shape_known: PyTorch's TBackward0 inside F.linear, found by walking back, has no
+    dtype and shape (); the outline says nothing of its shape rather than "scalar"."""
+    from dyngraph.events import NodeCreated
+
+    stream = io.StringIO()
+    shown = outline.Outline(stream=stream)
+    common = dict(requires_grad=True, is_leaf=False, name=None, scope=(), where=None)
+    shown(NodeCreated(1, "leaf", (), (3, 2), "float32", "cpu", True, True, "w", (), None, ()))
+    shown(NodeCreated(2, "TBackward0", (1,), (), "", "cpu", **common, preview=()))
+    shown(NodeCreated(3, "SumBackward0", (2,), (), "float32", "cpu", **common, preview=(2.0,)))
+    assert stream.getvalue().splitlines() == ["  #1 w: leaf (3, 2)", "  #2 TBackward0(w#1)",
+                                              "  #3 SumBackward0(#2) -> scalar  [2]"]
+
+
 def test_options_are_checked():
     with pytest.raises(ValueError, match="pace"), outline.watch(pace=-1):
         pass

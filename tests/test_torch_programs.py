@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed (pip install
 
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from test_torch_source import ACCELERATED, replay  # noqa: E402 - what the C layer replaces
+from test_torch_source import ACCELERATED, Square, replay  # noqa: E402 - shared with it
 from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 import dyngraph as dg  # noqa: E402
@@ -470,18 +470,6 @@ def reentrant_checkpoint():
     # NOTE [honest limits]: the backward pass it runs inside backward is not seen, nor the
     # parameters' gradients it makes: they are compared bare and watched as values only
     return y, x, [p.grad for p in linear.parameters()]
-
-
-class Square(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensors
-        return 2 * x * g
 
 
 class AddOneInPlace(torch.autograd.Function):

@@ -255,18 +255,21 @@ def test_backward_of_a_graph_built_before_watching():
     assert [e.kind for e in seen].count("grad_computed") == 3
 
 
+class Square(torch.autograd.Function):
+    """A custom autograd.Function: one node to autograd, whatever runs inside it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+
 def test_custom_function_is_one_opaque_node():
-    class Square(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return 2 * x * g
-
     x = torch.ones(3, requires_grad=True)
     seen = watched(lambda: Square.apply(x).sum().backward())
     assert ops(seen) == ["leaf", "SquareBackward", "SumBackward0"]

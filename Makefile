@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # sets PYTHONDONTWRITEBYTECODE turns that off; these targets turn it back on for themselves.
 export PYTHONDONTWRITEBYTECODE :=
 
-$(STAMP): pyproject.toml setup.py dyngraph/_speedups.c
+$(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	@# setuptools prints an "Editable installation." notice (information, not a problem: the

@@ -91,14 +91,6 @@ def selected_workloads(only: list[str] | None) -> list[str]:
     return [name for name in WORKLOADS if name in wanted]
 
 
-def spine_helpers() -> str:
-    """Whether the engine's common path and the event spine's helpers run in C (NOTE
-    [speedups] in dyngraph/_accelerated.py) or as their Python definitions."""
-    from dyngraph import _accelerated
-
-    return "C" if _accelerated.speedups is not None else "Python"
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     try:
@@ -118,7 +110,6 @@ def main(argv: list[str] | None = None) -> int:
             f"python {platform.python_version()}, numpy {np.__version__}, "
             f"torch {torch.__version__ if torch is not None else '- (' + NO_TORCH + ')'}, "
             f"{os.cpu_count()} cores, {threads}, timing {clock}, "
-            f"engine and event helpers in {spine_helpers()}, "
             f"{'quick' if args.quick else 'full'} run\n",
             flush=True,
         )

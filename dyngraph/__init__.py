@@ -17,12 +17,15 @@ emits an event for every node it creates and every gradient it computes (``dg.ev
 # needs Tensor. Everything else builds on those.
 from .tensor import Tensor
 from . import autograd, cuda, events, nn, player
-from .anomaly import detect_anomaly
+from .anomaly import detect_anomaly, is_anomaly_enabled
 from .events import scope
 from .factories import (
+    Generator,
     arange,
     bool_,
+    device,
     eye,
+    float16,
     float32,
     float64,
     from_numpy,
@@ -32,10 +35,13 @@ from .factories import (
     int64,
     linspace,
     manual_seed,
+    multinomial,
+    normal,
     ones,
     ones_like,
     rand,
     rand_like,
+    randint,
     randn,
     randn_like,
     tensor,
@@ -44,6 +50,8 @@ from .factories import (
 )
 from .function import Function, FunctionHook
 from .functions import (  # issue 13 names first, then the original ones
+    allclose,
+    mv,
     all,
     amax,
     amin,
@@ -118,13 +126,11 @@ from .checkpoint import checkpoint
 from .trace import StaticGraph, TracerWarning, trace
 from .static_io import load_static
 
-# --- the C versions of the busiest functions, beneath all of the above (NOTE [speedups])
-from . import _accelerated  # noqa: F401
-
 # --- PyTorch's dtype names: dg.float is float32 and dg.int is int32, as in PyTorch. They
 # shadow the builtins float/int/bool in this module only, whose code below uses none of them.
 float = float32  # noqa: A001
 double = float64
+half = float16
 long = int64
 int = int32  # noqa: A001
 bool = bool_  # noqa: A001
@@ -191,4 +197,9 @@ __all__ = [
     # issue 13: PyTorch's spellings and dtype names
     "argmax", "argmin", "bool", "clone", "double", "float", "from_numpy", "int", "log10", "log2",
     "long", "max", "min",
+    # issue 28: what PyTorch's beginner tutorials, d2l, makemore and nanoGPT also use
+    "Generator", "allclose", "device", "float16", "half", "multinomial", "mv", "normal",
+    "randint",
+    # issue 28: modes are per thread
+    "is_anomaly_enabled",
 ]

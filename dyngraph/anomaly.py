@@ -2,7 +2,8 @@
 
 Inside ``with dg.detect_anomaly():`` every node remembers the learner's line that created it,
 and the engine checks each gradient an op's backward returns; the first non-finite one raises
-a RuntimeError naming the op and that line.
+a RuntimeError naming the op and that line. As in PyTorch the mode belongs to the thread that
+entered it (``this_thread.state.anomaly``, NOTE [modes are per thread] in thread_state.py).
 """
 
 from __future__ import annotations
@@ -11,8 +12,12 @@ import linecache
 from typing import Any
 
 from . import backend
+from .thread_state import this_thread
 
-enabled = False  # read by Function.apply and by the engine
+
+def is_anomaly_enabled() -> bool:
+    """Is anomaly mode on in this thread (inside ``dg.detect_anomaly()``)?"""
+    return this_thread.state.anomaly
 
 
 class detect_anomaly:
@@ -24,14 +29,13 @@ class detect_anomaly:
     """
 
     def __enter__(self) -> detect_anomaly:
-        global enabled
-        self.prev = enabled
-        enabled = True
+        state = this_thread.state
+        self.prev = state.anomaly
+        state.anomaly = True
         return self
 
     def __exit__(self, *exc: object) -> None:
-        global enabled
-        enabled = self.prev
+        this_thread.state.anomaly = self.prev
 
 
 def check_gradients(node: Any, grads: tuple) -> None:

@@ -18,9 +18,7 @@
 Leaves (tensors created by the user with ``requires_grad=True``) are the graph's ends: their
 summed gradients are added into ``leaf.grad`` last.
 
-``BackwardPass.propagate`` is the definition of the loop. Where dyngraph was built with a C
-compiler, its common case runs compiled, doing the same (NOTE [speedups] in _accelerated.py); to
-step through the Python in a debugger, start Python with DYNGRAPH_PURE_PYTHON=1.
+``BackwardPass.propagate`` is the loop, and the only one: what you read here is what runs.
 """
 
 from __future__ import annotations
@@ -30,10 +28,12 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
-from . import anomaly, backend, events, grad_mode
-from .function import Function, announce_graph
+from . import anomaly, backend, events
+from .function import Function as Node  # the engine's node: arrays in and out
+from .function import announce_graph, attributes_of_the_op, explain_numpy_on_tensors
 from .ops import differentiable
 from .tensor import Tensor
+from .thread_state import this_thread
 
 
 def backward(
@@ -117,11 +117,12 @@ def run_backward(
     without ``capture``, accumulates into the leaves' ``.grad`` (or only ``accumulate_into``)."""
     task = BackwardPass(roots, seeds, retain_graph, create_graph, capture)
     root_id = roots[0].id
-    if events.active:
+    state = this_thread.state  # this thread's modes and listeners (thread_state.py)
+    if state.active:
         announce_graph(roots)  # built before anyone listened? (NOTE [graphs built before ...])
         events.emit(events.BackwardStarted(root_id, bool(retain_graph), bool(create_graph)))
-    previous_mode = grad_mode.enabled
-    grad_mode.enabled = create_graph  # the backward pass is recorded only for create_graph
+    previous_mode = state.grad_enabled
+    state.grad_enabled = create_graph  # the backward pass is recorded only for create_graph
     try:
         task.propagate()
         if capture is None:
@@ -129,12 +130,12 @@ def run_backward(
         else:
             task.capture_leaves()
     except BaseException as exc:
-        if events.active:
+        if state.active:
             events.emit(events.BackwardFailed(root_id, f"{type(exc).__name__}: {exc}"))
         raise
     finally:
-        grad_mode.enabled = previous_mode
-    if events.active:
+        state.grad_enabled = previous_mode
+    if state.active:
         if task.freed:
             events.emit(events.GraphFreed(tuple(task.freed)))
         events.emit(events.BackwardFinished(root_id))
@@ -172,8 +173,9 @@ class BackwardPass:
         retain_graph, create_graph = self.retain_graph, self.create_graph
         # NOTE: bound once per pass; the event code below runs per node and per edge
         emit_grad_computed, emit_edge_grad = events.emit_grad_computed, events.emit_edge_grad
+        state = this_thread.state  # its modes and listeners: one slot read per node and edge
         # Pending nodes, newest first: a max-heap on id (heapq is a min-heap, hence -id).
-        pending = [(-key.id, key) for key in grads if isinstance(key, Function)]
+        pending = [(-key.id, key) for key in grads if isinstance(key, Node)]
         heapq.heapify(pending)
         while pending:
             node = heapq.heappop(pending)[1]
@@ -182,11 +184,13 @@ class BackwardPass:
                 g = in_dtype(g, node.dtype)
             if node.hooks or node.retained is not None or wanted:
                 g = self.observe(node, g)
-            if events.active:
+            if state.active:
                 emit_grad_computed(node.id, g.array if isinstance(g, Tensor) else g,
                                    node in fanned_in)
 
-            if create_graph:
+            if node.takes_tensors:  # a custom op: Tensors in and out (NOTE [custom ops])
+                input_grads = backward_on_tensors(node, g, create_graph)
+            elif create_graph:
                 input_grads = _call_backward_recorded(node, g)
             else:
                 input_grads = node.backward(node, g)
@@ -194,7 +198,7 @@ class BackwardPass:
                     input_grads = (input_grads,)
             if len(input_grads) != len(node.parents):
                 _raise_wrong_count(node, input_grads)
-            if anomaly.enabled:
+            if state.anomaly:
                 anomaly.check_gradients(node, input_grads)
 
             for position, (parent, gi) in enumerate(zip(node.parents, input_grads)):
@@ -203,7 +207,7 @@ class BackwardPass:
                 shape = gi.shape
                 if shape != parent.shape:
                     gi = sum_to_shape(gi, parent.shape, node, input_grads)
-                if events.active:  # what this edge carried (NOTE [edge gradients] in events.py)
+                if state.active:  # what this edge carried (NOTE [edge gradients] in events.py)
                     data = gi.array if isinstance(gi, Tensor) else gi
                     emit_edge_grad(node.id, parent.id, position, data,
                                    None if shape == data.shape else shape)
@@ -212,13 +216,13 @@ class BackwardPass:
                     fanned_in.add(parent)
                 else:
                     grads[parent] = gi
-                    if type(parent) is not Tensor and isinstance(parent, Function):
+                    if type(parent) is not Tensor and isinstance(parent, Node):
                         heapq.heappush(pending, (-parent.id, parent))
             if not retain_graph and node.saved_arrays:
                 node.saved_arrays = None  # release what forward saved: the graph is freed
                 self.freed.append(node.id)
 
-    def observe(self, node: Function, g: Any) -> Any:
+    def observe(self, node: Node, g: Any) -> Any:
         """A node's gradient is complete: run its hooks, retain it, capture it."""
         if node.hooks:
             g = _run_hooks(node.hooks.values(), g, node.shape, self.create_graph)
@@ -233,6 +237,7 @@ class BackwardPass:
     def accumulate_into_leaves(self, only: list[Tensor] | None) -> None:
         """What is left in grads are the leaves' gradients: add them into ``leaf.grad``."""
         only_ids = None if only is None else {id(t) for t in only}
+        state = this_thread.state
         leaves = sorted(self.grads, key=attrgetter("id"), reverse=True)  # newest first, as nodes
         for leaf in leaves:
             g = self.grads[leaf]
@@ -244,7 +249,7 @@ class BackwardPass:
                 g = _run_hooks(leaf._hooks.values(), g, leaf.shape, self.create_graph)
             accumulated = leaf in self.fanned_in or leaf._grad is not None
             self.accumulate(leaf, g)
-            if events.active:
+            if state.active:
                 _emit_grad(leaf.id, g, accumulated)
 
     def capture_leaves(self) -> None:
@@ -260,14 +265,25 @@ class BackwardPass:
                     self.captured[i] = g
 
     def accumulate(self, tensor: Tensor, g: Any) -> None:
-        """tensor.grad += g, keeping the tensor's dtype."""
+        """tensor.grad += g, keeping the tensor's dtype.
+
+        NOTE [gradients accumulate in place] As in PyTorch, a leaf's existing ``.grad`` is
+        added to in place: the same Tensor, the same memory, so ``g = x.grad`` taken before a
+        second backward sees the new sum, and so does a ``.grad`` the user assigned. Three
+        cases make a new Tensor instead, as PyTorch does: create_graph=True (the sum is
+        recorded), a retained non-leaf's gradient (``retain_grad()``), and a gradient that
+        cannot take the sum where it is (read-only, or of another shape, dtype or device)."""
         if g.dtype != tensor.dtype:
             g = in_dtype(g, tensor.dtype)
         if isinstance(g, Tensor):  # create_graph: keep the graph of the gradient
             tensor._grad = g if tensor._grad is None else tensor._grad + g
             return
-        if tensor._grad is not None:
-            tensor._grad = Tensor(tensor._grad.array + g)
+        grad = tensor._grad
+        if grad is not None:
+            if tensor.is_leaf and _can_add_in_place(grad.array, g):
+                grad.add_(g)  # in place, counted by the gradient's version counter
+            else:
+                tensor._grad = Tensor(grad.array + g)
             return
         # NOTE: a .grad must own its array. An op may hand one array to several inputs
         # (z = x + y gives both the same gz), or a read-only broadcast view: copy those, and
@@ -276,6 +292,14 @@ class BackwardPass:
             g = g.copy()
         self.stored.add(id(g))
         tensor._grad = Tensor(g)
+
+
+def _can_add_in_place(array: Any, g: Any) -> bool:
+    """Can ``array += g`` leave the sum in ``array``'s own memory? (``g`` may be a numpy
+    scalar: numpy makes one of a 0-d result.)"""
+    return (array.shape == g.shape and array.dtype == g.dtype
+            and backend.device_of(array) == backend.device_of(g)
+            and getattr(array.flags, "writeable", True))
 
 
 def add_into_sum(total: Any, g: Any, total_is_a_sum: bool) -> Any:
@@ -294,7 +318,7 @@ def add_into_sum(total: Any, g: Any, total_is_a_sum: bool) -> Any:
     return total + g
 
 
-def _call_backward_recorded(node: Function, g: Any) -> tuple:
+def _call_backward_recorded(node: Node, g: Any) -> tuple:
     """create_graph=True: backward formulas see Tensors and a differentiable ``xp``, so the
     backward pass is itself recorded as a graph."""
     xp = node.xp
@@ -306,7 +330,24 @@ def _call_backward_recorded(node: Function, g: Any) -> tuple:
     return result if type(result) is tuple else (result,)
 
 
-def _raise_wrong_count(node: Function, input_grads: tuple) -> None:
+def backward_on_tensors(node: Node, g: Any, create_graph: bool) -> tuple:
+    """A custom op's ``backward`` (NOTE [custom ops] in function.py): it receives the gradient
+    as a Tensor and returns Tensors (or None; arrays, as older custom ops return, are taken as
+    they are); the engine goes on with their arrays, or with the Tensors for create_graph."""
+    try:
+        with attributes_of_the_op(node):
+            if create_graph:  # g is a Tensor, and what backward does is recorded
+                return _call_backward_recorded(node, g)
+            result = node.backward(node, Tensor(g))
+    except TypeError as exc:
+        explain_numpy_on_tensors(type(node), "backward", exc)
+        raise
+    if type(result) is not tuple:
+        result = (result,)
+    return tuple(gi.array if isinstance(gi, Tensor) else gi for gi in result)
+
+
+def _raise_wrong_count(node: Node, input_grads: tuple) -> None:
     raise RuntimeError(
         f"{node.name}.backward returned {len(input_grads)} gradient(s) but the op has "
         f"{len(node.parents)} input(s): return one per input (None where there is none)"
@@ -326,7 +367,7 @@ def in_dtype(grad: Any, dtype: Any) -> Any:
     return grad.to(dtype) if isinstance(grad, Tensor) else grad.astype(dtype)
 
 
-def sum_to_shape(grad: Any, shape: tuple[int, ...], node: Function, input_grads: tuple) -> Any:
+def sum_to_shape(grad: Any, shape: tuple[int, ...], node: Node, input_grads: tuple) -> Any:
     """Undo broadcasting: sum ``grad`` over the axes that forward broadcast ``shape`` along.
 
     The one place in dyngraph that un-broadcasts. A gradient whose shape is not a broadcast of
@@ -370,7 +411,12 @@ def _run_hooks(hooks: Any, g: Any, shape: tuple[int, ...], create_graph: bool) -
                 f"hook {getattr(hook, '__name__', hook)!r} changed the size of the gradient: "
                 f"expected shape {tuple(shape)} but the hook returned {tuple(result.shape)}"
             )
-        g = result if create_graph else result.array
+        if create_graph:
+            g = result
+        elif result is as_tensor:
+            g = result.array
+        else:  # NOTE: a Tensor the user may keep, and a leaf's .grad is added to in place
+            g = result.array.copy()  # (NOTE [gradients accumulate in place]): a copy of it
     return g
 
 
@@ -409,3 +455,53 @@ def _as_tensor_list(value: Any, what: str) -> list[Tensor]:
         if not isinstance(item, Tensor):
             raise TypeError(f"{what} must be Tensors, got {type(item).__name__}")
     return items
+
+
+# ---------------------------------------------------------------------------- custom ops
+
+
+class Function(Node):
+    """Base class of custom ops, as PyTorch's ``torch.autograd.Function``: two static methods
+    side by side, on Tensors (NOTE [custom ops] in function.py). The example of PyTorch's
+    tutorial "Learning PyTorch with Examples" runs as it is::
+
+        class MyReLU(dg.autograd.Function):
+            @staticmethod
+            def forward(ctx, input):
+                ctx.save_for_backward(input)
+                return input.clamp(min=0)
+
+            @staticmethod
+            def backward(ctx, grad_output):
+                (input,) = ctx.saved_tensors
+                grad_input = grad_output.clone()
+                grad_input[input < 0] = 0
+                return grad_input
+
+        y = MyReLU.apply(x)          # one node, MyReLU, on the diagram
+
+    ``forward(ctx, *args)`` receives what ``apply`` was given, runs with grad mode off and
+    returns one Tensor; ``backward(ctx, grad_output)`` returns one gradient (a Tensor, or None)
+    per argument of ``apply``. ``ctx.needs_input_grad`` says which inputs need one;
+    ``dg.gradcheck(MyReLU.apply, (x,))`` checks ``backward`` against finite differences.
+    """
+
+    takes_tensors = True
+
+    def save_for_backward(self, *tensors: Any) -> None:
+        """Keep Tensors (inputs, the output, or anything forward computed) for backward, where
+        ``ctx.saved_tensors`` gives them back. (The node keeps their arrays.)"""
+        self.saved_arrays = tuple(t.array if isinstance(t, Tensor) else t for t in tensors)
+
+    def mark_dirty(self, *tensors: Any) -> None:
+        raise NotImplementedError(
+            "ctx.mark_dirty: dyngraph's custom ops do not change their inputs in place; "
+            "return a new tensor from forward (e.g. x + 1 instead of x.add_(1))"
+        )
+
+    def mark_non_differentiable(self, *tensors: Any) -> None:
+        raise NotImplementedError(
+            "ctx.mark_non_differentiable: a dyngraph custom op has one output, and it is "
+            "differentiable; compute what needs no gradient (indices, masks) outside the op "
+            "(x.argmax(dim) has none)"
+        )

@@ -101,6 +101,22 @@ def device_of(array: object) -> str:
     return CUDA if isinstance(array, _cupy.ndarray) else CPU
 
 
+def expand(xp: ModuleType, array: object, shape: tuple) -> object:
+    """``array`` broadcast to ``shape`` without a copy, writable as PyTorch's expand() is
+    (numpy's broadcast_to is read-only; in-place ops on repeated elements are refused by the
+    Tensor that writes, not here)."""
+    expanded = xp.broadcast_to(array, shape)
+    if isinstance(expanded, np.ndarray):
+        expanded = np.lib.stride_tricks.as_strided(array, expanded.shape, expanded.strides)
+    return expanded
+
+
+def data_address(array: object) -> int:
+    """The address of an array's first element (numpy's or CuPy's memory)."""
+    interface = getattr(array, "__array_interface__", None)
+    return interface["data"][0] if interface is not None else array.data.ptr  # type: ignore
+
+
 def device_of_module(xp: ModuleType) -> str:
     """The device of an array module: "cpu" for numpy, "cuda" for cupy (a node keeps its
     inputs' module, ``Function.xp``)."""

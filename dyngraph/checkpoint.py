@@ -38,6 +38,7 @@ from .autograd import BackwardPass
 from .function import Function, FunctionHook
 from .grad_mode import enable_grad, no_grad
 from .tensor import Tensor
+from .thread_state import this_thread
 from .trace import TraceRecorder
 
 _TENSOR = object()  # marks, in a checkpoint's argument layout, where a Tensor argument goes
@@ -55,7 +56,7 @@ def checkpoint(fn: Callable[..., Tensor], *args: Any) -> Tensor:
     ...     return h
     >>> h = dg.checkpoint(segment, h, xs[:10])
     """
-    if not grad_mode.enabled or _tracing():
+    if not grad_mode.is_grad_enabled() or _tracing():
         # Nothing would be saved anyway (no_grad), or dg.trace is recording the ops themselves.
         return fn(*args)
     inputs = [a for a in args if isinstance(a, Tensor)]
@@ -122,13 +123,14 @@ def _recompute(ctx: Checkpoint, leaves: list[Tensor]) -> Tensor:
     generator = factories.generator().bit_generator
     state_now = generator.state
     generator.state = ctx.rng_state
-    was_recomputing = events.recomputing
-    events.recomputing = True  # node_created events say recomputed=True
+    state = this_thread.state  # (backward runs the segment again in the thread that called it)
+    was_recomputing = state.recomputing
+    state.recomputing = True  # node_created events say recomputed=True
     try:
         with enable_grad():
             out = ctx.fn(*args)
     finally:
-        events.recomputing = was_recomputing
+        state.recomputing = was_recomputing
         generator.state = state_now
     if not isinstance(out, Tensor):
         raise TypeError("dg.checkpoint: the function returned something else when run again")
@@ -140,7 +142,7 @@ def _backpropagate(out: Tensor, gz: Any, wanted: list[Tensor]) -> list[Any]:
     the ``wanted`` leaves, returned rather than accumulated (the outer engine does that)."""
     task = BackwardPass([out], [gz], retain_graph=False, create_graph=False, capture=None)
     task.propagate()
-    if events.active and task.freed:
+    if this_thread.state.active and task.freed:
         events.emit(events.GraphFreed(tuple(task.freed)))
     return [task.grads.get(leaf) for leaf in wanted]
 

@@ -11,27 +11,28 @@ NOTE [event rules]
 - They are ``NamedTuple`` classes rather than frozen dataclasses: a frozen dataclass sets each
   field through ``object.__setattr__``, several times slower to build, and a node_created is
   built for every op while someone listens. They are built by keyword, one constructor per
-  kind, here and in dyngraph.torch, the second source; the per-op ones (``emit_op_created``,
-  ``emit_grad_computed``, ``emit_edge_grad``, and dyngraph.torch's) also exist in C beneath
-  (NOTE [speedups] in _accelerated.py).
+  kind, here and in dyngraph.torch, the second source.
 - Subscribers run synchronously, in subscription order, and are read-only. One that raises is
   warned about once and dropped; the computation goes on unchanged.
 - A subscriber may itself compute with tensors: while events are being dispatched the engine
   does not emit (no re-entry).
-- With nobody listening the cost is one attribute check per op: ``if events.active``.
-
-The functions here that run per event (``preview``, ``where_from_stack``, ``emit`` and the
-``emit_*``) run compiled where dyngraph was built with a C compiler, doing the same (NOTE
-[speedups] in _accelerated.py); DYNGRAPH_PURE_PYTHON=1 runs these definitions.
+- With nobody listening the cost is one attribute check per op: ``if state.active``, where
+  ``state = this_thread.state`` is the calling thread's (``events.active`` reads the same).
+- Listeners are per thread, as PyTorch's modes are (NOTE [listeners are per thread]): a
+  subscriber is told about the events of the thread that subscribed it, ``dg.record()``
+  records the thread that opened it, a view listens to the thread that attached it.
 """
 
 from __future__ import annotations
 
 import bisect
 import dis
+import functools
+import itertools
 import math
 import os
 import sys
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
@@ -42,6 +43,7 @@ import numpy as np
 
 from . import backend
 from .handle import RemovableHandle
+from .thread_state import ThreadState, this_thread
 
 PREVIEW_SIZE = 6  # how many numbers of a value or gradient an event carries
 
@@ -157,24 +159,48 @@ Event = (
 
 # --------------------------------------------------------------------------- subscribers
 
-_subscribers: dict[int, Callable[[Event], Any]] = {}  # key -> what emit() calls
-_dispatch_order: tuple = ()  # (key, callable) per subscriber, rebuilt when they change
-active = False  # someone listens and no dispatch is in progress: read by the engine per op
-epoch = 0  # bumped on every subscribe, so already-existing tensors are announced again
-_dispatching = False
-timing_enabled = False  # measure each op's forward time (events.timing())
-recomputing = False  # dg.checkpoint is recomputing a segment during backward
+# NOTE [listeners are per thread] Each thread's subscribers, dispatch order, ``active`` flag
+# and epoch live in its ThreadState (thread_state.py): ``subscribe`` adds to the calling
+# thread's, ``emit`` delivers to the calling thread's, so a recording opened in one thread
+# never receives another thread's nodes, and a thread nobody listens to pays one slot read per
+# op. Changes to a thread's subscribers are made under ``_lock`` (the dispatch order is rebuilt
+# from the dict, and two rebuilds must not cross); ``emit`` takes no lock: it walks the tuple
+# it finds. ``active`` and ``dispatching`` are written by their own thread, with one exception:
+# a handle removed from another thread (a view collected there) may switch ``active`` off when
+# no subscriber is left, never on, so it cannot let a dispatch re-enter or lose a subscriber
+# (an ``emit`` finishing meanwhile may leave it on with nobody left: the thread's next ``emit``
+# finds nobody and switches it off).
+# ``epoch`` (which tensors the current listeners were told about, NOTE [graphs built before
+# anyone listened] in function.py) takes a fresh number from one counter on every subscribe:
+# a tensor marked in one thread's epoch is announced again when another thread's listeners
+# meet it (their epochs differ), and the folds keep a node announced twice once.
+_lock = threading.Lock()
+_epochs = itertools.count(1)  # epoch numbers, unique across threads
+
+
+def __getattr__(name: str) -> Any:
+    """``events.active`` and ``events.epoch`` read the calling thread's (NOTE [listeners are
+    per thread]); the engine reads ``this_thread.state`` itself."""
+    if name == "active":
+        return this_thread.state.active
+    if name == "epoch":
+        return this_thread.state.epoch
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class _SubscriberGone(Exception):
     """Raised by the stand-in of a weakly held bound method whose object was collected."""
 
 
-def _refresh() -> None:
-    """The set of subscribers changed: rebuild the dispatch order and the ``active`` flag."""
-    global active, _dispatch_order
-    _dispatch_order = tuple(_subscribers.items())
-    active = bool(_dispatch_order) and not _dispatching
+def _refresh(state: ThreadState) -> None:
+    """The subscribers of ``state``'s thread changed: rebuild its dispatch order and its
+    ``active`` flag (NOTE [listeners are per thread])."""
+    with _lock:
+        state.dispatch_order = order = tuple(state.subscribers.items())
+        if this_thread.state is state:
+            state.active = bool(order) and not state.dispatching
+        elif not order:
+            state.active = False  # from another thread: only ever off
 
 
 def _weakly(method: Any) -> Callable[[Event], Any]:
@@ -192,39 +218,48 @@ def _weakly(method: Any) -> Callable[[Event], Any]:
 
 
 def subscribe(fn: Callable[[Event], Any]) -> RemovableHandle:
-    """Call ``fn(event)`` for every event from now on; returns a handle (``.remove()``, or use it
-    as a context manager). Bound methods are held weakly: a subscriber object that is garbage
-    collected unsubscribes itself.
+    """Call ``fn(event)`` for every event of the calling thread from now on; returns a handle
+    (``.remove()``, or use it as a context manager; it may be removed from any thread). Bound
+    methods are held weakly: a subscriber object that is garbage collected unsubscribes itself.
+
+    Listening is per thread, like PyTorch's modes: ``fn`` is told about the ops and backward
+    passes run by the thread that subscribed it, not about another thread's (subscribe in each
+    thread you want to watch).
 
     >>> with dg.events.subscribe(print):
     ...     y = dg.tensor([1.0], requires_grad=True) * 2
     """
-    global epoch
     if not callable(fn):
         raise TypeError(f"subscribe() needs a callable taking one event, got {type(fn).__name__}")
     is_bound_method = hasattr(fn, "__self__") and hasattr(fn, "__func__")
-    handle = RemovableHandle(_subscribers, _refresh)
-    _subscribers[handle.key] = _weakly(fn) if is_bound_method else fn
-    epoch += 1
-    _refresh()
+    state = this_thread.state
+    handle = RemovableHandle(state.subscribers, functools.partial(_refresh, state))
+    with _lock:
+        state.subscribers[handle.key] = _weakly(fn) if is_bound_method else fn
+        state.epoch = next(_epochs)
+    _refresh(state)
     return handle
 
 
-def emit(event: Event) -> None:
-    """Deliver ``event`` to every subscriber, in order. Never raises."""
-    global active, _dispatching
-    if not active:
+def emit(event: Event, state: ThreadState | None = None) -> None:
+    """Deliver ``event`` to every subscriber of the calling thread, in order. Never raises.
+    ``state``: deliver to that thread's subscribers instead (an event source whose callbacks
+    run on a thread of their own, for the thread that started the work; dyngraph.torch)."""
+    if state is None:
+        state = this_thread.state
+    if not state.active:
         return
-    active, _dispatching = False, True  # a subscriber that creates tensors does not re-enter
+    state.active = False  # a subscriber that creates tensors does not re-enter
+    state.dispatching = True
     try:
-        for key, fn in _dispatch_order:
+        for key, fn in state.dispatch_order:
             try:
                 fn(event)
             except Exception as exc:
-                _drop(key, fn, exc)
+                _drop(state, key, fn, exc)
     finally:
-        _dispatching = False
-        active = bool(_dispatch_order)
+        state.dispatching = False
+        state.active = bool(state.dispatch_order)
 
 
 def emit_op_created(id: int, op: str, inputs: tuple[int, ...], array: Any, name: str | None,
@@ -232,12 +267,13 @@ def emit_op_created(id: int, op: str, inputs: tuple[int, ...], array: Any, name:
                     elapsed: float | None) -> None:
     """Emit the ``node_created`` of an op's output (``Function.apply`` calls it per op while
     someone listens): its shape, dtype, device and a preview of ``array``, never the array."""
+    state = this_thread.state
     emit(NodeCreated(
         id=id, op=op, inputs=inputs, shape=array.shape, dtype=dtype_name(array.dtype),
         device=backend.device_of(array), requires_grad=True, is_leaf=False, name=name,
         scope=scope, where=where, preview=preview(array), saved_bytes=saved_bytes,
-        recomputed=recomputing, elapsed=elapsed,
-    ))
+        recomputed=state.recomputing, elapsed=elapsed,
+    ), state)
 
 
 def emit_grad_computed(id: int, gradient: Any, accumulated: bool) -> None:
@@ -255,11 +291,12 @@ def emit_edge_grad(node: int, input: int, position: int, contribution: Any,
                   reduced_from=reduced_from))
 
 
-def _drop(key: int, fn: Any, exc: Exception, stacklevel: int = 3) -> None:
+def _drop(state: ThreadState, key: int, fn: Any, exc: Exception,
+          stacklevel: int = 3) -> None:
     """Unsubscribe a subscriber that raised (with a warning) or whose object is gone.
     ``stacklevel``: the warning names the line that made the event (emit's caller)."""
-    _subscribers.pop(key, None)
-    _refresh()
+    state.subscribers.pop(key, None)
+    _refresh(state)
     if not isinstance(exc, _SubscriberGone):
         warnings.warn(
             f"dyngraph event subscriber {fn!r} raised {type(exc).__name__}: {exc}; "
@@ -272,40 +309,39 @@ def _drop(key: int, fn: Any, exc: Exception, stacklevel: int = 3) -> None:
 @contextmanager
 def timing() -> Iterator[None]:
     """Inside the block, node_created events carry ``elapsed``: the op's forward time in
-    seconds (two clock reads per op, only while someone listens)."""
-    global timing_enabled
-    outer = timing_enabled
-    timing_enabled = True
+    seconds (two clock reads per op, only while someone listens). For the calling thread."""
+    state = this_thread.state
+    outer = state.timing
+    state.timing = True
     try:
         yield
     finally:
-        timing_enabled = outer
+        state.timing = outer
 
 
 # --------------------------------------------------------------------------- scopes
 
 
-_scope: tuple[str, ...] = ()  # the names of the open dg.scope() blocks, outermost first
-
-
 @contextmanager
 def scope(name: str) -> Iterator[None]:
-    """Group the nodes created inside the block under ``name`` in diagrams (they nest).
+    """Group the nodes created inside the block under ``name`` in diagrams (they nest). Like
+    grad mode, a scope belongs to the thread that opened it.
 
     >>> with dg.scope("layer1"):
     ...     h = (x @ W1).relu()
     """
-    global _scope
-    outer = _scope
-    _scope = (*outer, str(name))
+    state = this_thread.state
+    outer = state.scope
+    state.scope = (*outer, str(name))
     try:
         yield
     finally:
-        _scope = outer
+        state.scope = outer
 
 
 def current_scope() -> tuple[str, ...]:
-    return _scope
+    """The names of the calling thread's open ``dg.scope()`` blocks, outermost first."""
+    return this_thread.state.scope
 
 
 # --------------------------------------------------------------------------- previews, where
@@ -504,10 +540,25 @@ def preview_and_norm(array: Any) -> tuple[tuple[float, ...], float]:
             return tuple(values[:PREVIEW_SIZE]), norm
         if array.flags.c_contiguous:
             flat = array.ravel()  # a view: no copy
-            return tuple(flat[:PREVIEW_SIZE].tolist()), math.sqrt(float(flat.dot(flat)))
-        return preview(array), float(np.linalg.norm(array))  # dot would copy it first
+            norm = math.sqrt(float(flat.dot(flat)))
+            return tuple(flat[:PREVIEW_SIZE].tolist()), _unless_out_of_range(norm, flat)
+        norm = float(np.linalg.norm(array))  # dot would copy it first
+        return preview(array), _unless_out_of_range(norm, array)
     xp = backend.get_array_module(array)
     return preview(array), math.sqrt(float(xp.vdot(array, array).real))
+
+
+def _unless_out_of_range(norm: float, array: np.ndarray) -> float:
+    """``norm``, a sum of squares in the array's own dtype, unless the squares overflowed to
+    inf (a float32 gradient of 1e20, a float16 one of 300) or underflowed to 0: then the norm
+    of the array divided by its largest magnitude, in float64, times that magnitude."""
+    if 0.0 < norm < math.inf or norm != norm:  # in range, or nan: as it is
+        return norm
+    largest = float(np.abs(array).max())
+    if largest == 0.0 or largest == math.inf:  # all zeros, or a true inf
+        return largest
+    scaled = array.astype(np.float64).ravel() / largest
+    return largest * math.sqrt(float(scaled.dot(scaled)))
 
 
 _dtype_names: dict[Any, str] = {}

@@ -11,8 +11,10 @@ from typing import Any
 import numpy as np
 
 from . import backend
+from .ops.dims import normalize_size, normalize_sizes
 from .tensor import DEFAULT_FLOAT, Tensor, resolve_dtype
 
+float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
 int32 = np.dtype(np.int32)
@@ -81,10 +83,16 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor(array)
 
 
-def _shape(shape: tuple) -> tuple[int, ...]:
-    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
-        shape = tuple(shape[0])
-    return tuple(int(n) for n in shape)
+def _shape(fn: str, shape: tuple) -> tuple[int, ...]:
+    """The shape of a new tensor, given as f(2, 3) or f((2, 3)): integers (a float is an
+    error, as in PyTorch, not a size rounded down), none of them negative."""
+    sizes = normalize_sizes(shape, fn)
+    for size in sizes:
+        if size < 0:
+            raise RuntimeError(
+                f"{fn}(): Trying to create tensor with negative dimension {size}: {list(sizes)}"
+            )
+    return sizes
 
 
 def _make(array: np.ndarray, device: Any, requires_grad: bool, name: str | None) -> Tensor:
@@ -96,14 +104,14 @@ def _make(array: np.ndarray, device: Any, requires_grad: bool, name: str | None)
 
 def zeros(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
           name: str | None = None) -> Tensor:
-    return full(_shape(shape), 0.0, dtype=dtype, device=device, requires_grad=requires_grad,
-                name=name)
+    return full(_shape("zeros", shape), 0.0, dtype=dtype, device=device,
+                requires_grad=requires_grad, name=name)
 
 
 def ones(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
          name: str | None = None) -> Tensor:
-    return full(_shape(shape), 1.0, dtype=dtype, device=device, requires_grad=requires_grad,
-                name=name)
+    return full(_shape("ones", shape), 1.0, dtype=dtype, device=device,
+                requires_grad=requires_grad, name=name)
 
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None,
@@ -111,24 +119,92 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None,
     """A tensor of ``shape`` filled with ``fill_value`` (float32 for floats, int64 for ints)."""
     if dtype is None:
         dtype = DEFAULT_FLOAT if isinstance(fill_value, float) else np.asarray(fill_value).dtype
-    array = np.full(_shape((shape,)), fill_value, dtype=resolve_dtype(dtype))
+    array = np.full(_shape("full", (shape,)), fill_value, dtype=resolve_dtype(dtype))
     return _make(array, device, requires_grad, name)
 
 
-def randn(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-          name: str | None = None) -> Tensor:
+class Generator:
+    """A stream of random numbers of its own, as ``torch.Generator``: makemore's
+    ``g = dg.Generator().manual_seed(2147483647)``, then ``generator=g`` to randn, rand,
+    randint, normal and multinomial. (The numbers are numpy's, not the ones PyTorch draws.)"""
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.device = backend.normalize_device(device)
+        self.rng = np.random.default_rng()
+
+    def manual_seed(self, seed: int) -> Generator:
+        self.rng = np.random.default_rng(seed)
+        return self
+
+
+def _rng_of(generator: Generator | None) -> np.random.Generator:
+    return _rng if generator is None else generator.rng
+
+
+def device(type: str) -> str:  # noqa: A002 - PyTorch's argument name
+    """What ``torch.device("cpu")`` is for: dyngraph's devices are the names 'cpu', 'cuda'."""
+    return backend.normalize_device(type)
+
+
+def randn(*shape: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False, name: str | None = None) -> Tensor:
     """Standard normal samples (float32 unless dtype says otherwise)."""
     dtype = resolve_dtype(dtype or DEFAULT_FLOAT)
-    array = _rng.standard_normal(_shape(shape)).astype(dtype)
+    array = _rng_of(generator).standard_normal(_shape("randn", shape)).astype(dtype)
     return _make(array, device, requires_grad, name)
 
 
-def rand(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False,
-         name: str | None = None) -> Tensor:
+def rand(*shape: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
+         requires_grad: bool = False, name: str | None = None) -> Tensor:
     """Uniform samples in [0, 1)."""
     dtype = resolve_dtype(dtype or DEFAULT_FLOAT)
-    array = _rng.random(_shape(shape)).astype(dtype)
+    array = _rng_of(generator).random(_shape("rand", shape)).astype(dtype)
     return _make(array, device, requires_grad, name)
+
+
+def randint(*args: Any, size: Any = None, generator: Generator | None = None, dtype: Any = None,
+            device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Random integers in [low, high): ``dg.randint(high, size)`` or
+    ``dg.randint(low, high, size)``, int64 (a minibatch's indices:
+    ``ix = dg.randint(0, X.shape[0], (32,))``)."""
+    if size is None:
+        *args, size = args
+    low, high = (0, *args) if len(args) == 1 else args
+    shape = _shape("randint", size if isinstance(size, (tuple, list)) else (size,))
+    array = _rng_of(generator).integers(low, high, shape)
+    return _make(array.astype(resolve_dtype(dtype or int64)), device, requires_grad, None)
+
+
+def normal(mean: Any, std: Any, size: Any = None, *, generator: Generator | None = None,
+           dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """Samples of the normal distribution N(mean, std^2): ``dg.normal(0, 0.01, size=(2, 1))``;
+    mean and std may be tensors (the samples take their broadcast shape)."""
+    mean = mean.detach().numpy() if isinstance(mean, Tensor) else mean
+    std = std.detach().numpy() if isinstance(std, Tensor) else std
+    shape = None if size is None else _shape("normal", (size,))
+    array = np.asarray(_rng_of(generator).normal(mean, std, shape))
+    return _make(array.astype(resolve_dtype(dtype or DEFAULT_FLOAT)), device, requires_grad, None)
+
+
+def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,
+                generator: Generator | None = None) -> Tensor:
+    """Indices drawn with probabilities proportional to the (non-negative) weights ``input``:
+    one draw per sample, from each row of a matrix (makemore:
+    ``ix = dg.multinomial(p, num_samples=1, replacement=True, generator=g).item()``)."""
+    weights = backend.to_numpy(input.detach().array).astype(np.float64)
+    rows = weights.reshape(-1, weights.shape[-1]) if weights.ndim else weights.reshape(1, 1)
+    if not replacement and num_samples > rows.shape[1]:
+        raise RuntimeError(
+            f"cannot sample n_sample ({num_samples}) > prob_dist.size(-1) ({rows.shape[1]}) "
+            "samples without replacement: pass replacement=True"
+        )
+    if (rows < 0).any() or not np.isfinite(rows).all() or (rows.sum(axis=1) <= 0).any():
+        raise RuntimeError("multinomial: the weights must be finite, non-negative, and not all 0")
+    rng = _rng_of(generator)
+    picks = [rng.choice(len(row), num_samples, replace=replacement, p=row / row.sum())
+             for row in rows]
+    shape = (num_samples,) if weights.ndim <= 1 else weights.shape[:-1] + (num_samples,)
+    return _make(np.asarray(picks, dtype=np.int64).reshape(shape), input.device, False, None)
 
 
 def arange(start: float, end: float | None = None, step: float = 1, dtype: Any = None,
@@ -145,12 +221,17 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
 
 def linspace(start: float, end: float, steps: int, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
+    steps = normalize_size(steps, "linspace",
+                           f"argument 'steps' must be int, not {type(steps).__name__}")
     array = np.linspace(start, end, steps).astype(resolve_dtype(dtype or DEFAULT_FLOAT))
     return _make(array, device, requires_grad, None)
 
 
 def eye(n: int, m: int | None = None, dtype: Any = None, device: Any = None,
         requires_grad: bool = False) -> Tensor:
+    n = normalize_size(n, "eye", f"argument 'n' must be int, not {type(n).__name__}")
+    if m is not None:
+        m = normalize_size(m, "eye", f"argument 'm' must be int, not {type(m).__name__}")
     array = np.eye(n, m, dtype=resolve_dtype(dtype or DEFAULT_FLOAT))
     return _make(array, device, requires_grad, None)
 

@@ -17,6 +17,9 @@ chainer's ``FunctionNode``, DeZero's ``Function``)::
 ``forward`` receives raw arrays of the array module ``ctx.xp`` (numpy or cupy) and returns one
 array. ``backward`` receives the gradient of that output and returns one gradient per positional
 input (``None`` where none is needed). Broadcasting is undone by the engine, not by the op.
+That is the engine's convention, the built-in ops' (dyngraph/ops); a custom op written by a
+learner subclasses ``dg.autograd.Function`` and gets PyTorch's, Tensors in and out (NOTE
+[custom ops], below).
 
 The instance ``ctx`` *is* the graph node (PyTorch calls it ``grad_fn``): it keeps its parents,
 what forward saved, and the id and shape of the tensor it produced - but never that tensor itself,
@@ -33,26 +36,29 @@ when Python reads a tensor's values (``bool(t)``, ``t.item()``). The engine's ow
 Hooks see every op; the event spine (events.py, ``_announce_op`` below) tells subscribers about
 the graph: recorded nodes, and the backward pass.
 
-This file is the definition of ``apply``. Where dyngraph was built with a C compiler, its common
-case runs compiled, doing the same (NOTE [speedups] in _accelerated.py); to step through the
-Python below in a debugger, start Python with DYNGRAPH_PURE_PYTHON=1.
+This file is the definition of ``apply``, and the only one: what you read here is what runs.
 """
 
 from __future__ import annotations
 
 import time
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import anomaly, backend, events, grad_mode
+from . import backend, events
 from . import tensor as tensor_module
+from .grad_mode import no_grad
 from .tensor import Tensor, VersionCounter, new_node_id, wrap_output
+from .thread_state import this_thread
 
 
 class Function:
-    """Base class of every op, and of custom ops (``dg.autograd.Function``).
+    """Base class of every op (arrays in and out), and of custom ops (``dg.autograd.Function``,
+    Tensors in and out: NOTE [custom ops]).
 
     Attributes of a node (set by ``apply``):
         parents            one entry per positional input: the input's ``grad_fn``, the input
@@ -82,6 +88,7 @@ class Function:
     where: events.SourceLine | None = None  # the forward line, recorded in anomaly mode
     create_graph = False  # True while backward runs with create_graph=True (see autograd.py)
     sets_dtype = False  # True for ops whose output dtype is an option (Cast): no type promotion
+    takes_tensors = False  # True for custom ops (dg.autograd.Function): NOTE [custom ops]
 
     # ------------------------------------------------------------------ the choke point
 
@@ -96,10 +103,12 @@ class Function:
         array_type = None
         for arg in args:
             if isinstance(arg, Tensor):
+                if arg._view is not None:  # a view whose base changed in place: its grad_fn
+                    arg._sync_view()  # is made again (NOTE [views and in-place], tensor.py)
                 data = arg.array
                 if arg._requires_grad:
                     requires_grad = True
-                    parents.append(arg.grad_fn or arg)
+                    parents.append(arg._grad_fn or arg)
                     needs.append(True)
                 else:
                     parents.append(None)
@@ -108,6 +117,8 @@ class Function:
                 parents.append(None)
                 needs.append(False)
                 if not backend.is_array(arg):
+                    if isinstance(arg, (tuple, list)) and cls.__module__.startswith("dyngraph."):
+                        refuse_sequence(cls.__name__, arg)  # x - x.max(dim): forgot .values
                     arrays.append(arg)  # a number (Python's or numpy's)
                     continue
                 data = arg  # a constant array
@@ -117,15 +128,19 @@ class Function:
                 array_type = type(data)
             arrays.append(data)
 
-        record = requires_grad and grad_mode.enabled
+        state = this_thread.state  # this thread's modes (NOTE [modes are per thread])
+        record = requires_grad and state.grad_enabled
         ctx = cls()
         ctx.xp = np if array_type is np.ndarray or array_type is None else backend.xp_of(array_type)
         ctx.parents = tuple(parents)
         ctx.needs_input_grad = _shared_pattern(tuple(needs))
         ctx.saved_arrays = ()
-        started = time.perf_counter() if events.active and events.timing_enabled else None
+        started = time.perf_counter() if state.active and state.timing else None
         try:
-            out = cls.forward(ctx, *arrays, **options)
+            if cls.takes_tensors:  # a custom op: Tensors in and out (NOTE [custom ops])
+                out = forward_on_tensors(cls, ctx, args, options)
+            else:
+                out = cls.forward(ctx, *arrays, **options)
         except Exception as exc:
             if cls.__module__.startswith("dyngraph."):
                 error_type, message = _explain_failure(cls, arrays, exc)
@@ -147,12 +162,12 @@ class Function:
         tensor = wrap_output(out, ctx)
         if ctx.saved_arrays:
             _remember_saved_versions(ctx, args, arrays, out)
-        if anomaly.enabled:
+        if state.anomaly:
             ctx.where = events.where_from_stack()
         if function_hooks:
             for hook in function_hooks:
                 hook.forward_postprocess(cls, args, options, tensor)
-        if events.active:
+        if state.active:
             elapsed = None if started is None else time.perf_counter() - started
             _announce_op(ctx, args, tensor, elapsed)
         return tensor
@@ -188,19 +203,26 @@ class Function:
         # Fast path: if no in-place op ran anywhere since forward saved these, none changed.
         if self._inplace_clock != tensor_module.inplace_clock:
             self._check_saved_versions()
-        if self.create_graph:
+        if self.create_graph or self.takes_tensors:
             return _saved_as_tensors(self, arrays)
         return arrays
 
-    def watch_output(self, counter: VersionCounter) -> None:
-        """The output is now held by a tensor that has a counter already (an in-place op
-        recorded out of place, Tensor._become): the output is at that counter's version."""
+    def watch_output(self, counter: VersionCounter, array: Any = None) -> None:
+        """An in-place op wrote this node's output into a tensor's memory (Tensor._write_recorded):
+        ``counter`` counts that memory's versions, and the output, if forward saved it, is now
+        ``array`` (that memory) at the counter's present version."""
         self.output_counter = counter
         if self.saved_arrays:
-            self._saved_sources = tuple(
-                source._replace(version=counter.value) if source.tensor is _OUTPUT else source
-                for source in self._saved_sources
-            )
+            sources = []
+            for source in self._saved_sources:
+                if source.tensor is _OUTPUT:
+                    if array is not None:
+                        saved = list(self.saved_arrays)
+                        saved[source.position] = array
+                        self.saved_arrays = tuple(saved)
+                    source = source._replace(version=counter.value)
+                sources.append(source)
+            self._saved_sources = tuple(sources)
 
     def _check_saved_versions(self) -> None:
         for source in self._saved_sources:
@@ -315,13 +337,21 @@ class SavedSource(NamedTuple):
     version: int
 
 
+_OUTPUT_ONLY = (SavedSource(0, _OUTPUT, 0),)  # forward saved its output alone
+
+
 def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any) -> None:
     """For each saved array that is an input Tensor's (or the output), remember which and that
     tensor's version now, so that backward can detect a later in-place change. (Arrays made
     inside forward cannot be changed by anyone else. The node must not hold its output tensor,
     so the output's counter lives on the node: NOTE [version counters] in tensor.py.)"""
+    ctx._inplace_clock = tensor_module.inplace_clock
+    saved_arrays = ctx.saved_arrays
+    if len(saved_arrays) == 1 and saved_arrays[0] is out:  # tanh, exp, sigmoid: shared
+        ctx._saved_sources = _OUTPUT_ONLY
+        return
     sources = []
-    for position, saved in enumerate(ctx.saved_arrays):
+    for position, saved in enumerate(saved_arrays):
         if saved is None:
             continue
         if saved is out:
@@ -333,7 +363,6 @@ def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any)
                 sources.append(SavedSource(position, arg, 0 if counter is None else counter.value))
                 break
     ctx._saved_sources = tuple(sources)
-    ctx._inplace_clock = tensor_module.inplace_clock
 
 
 def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
@@ -382,12 +411,96 @@ def _promote_like_torch(cls: type, arrays: list, out: Any) -> Any:
 def _as_output_array(cls: type, xp: Any, out: Any) -> Any:
     if isinstance(out, Tensor):
         raise TypeError(
-            f"{cls.__name__}.forward returned a Tensor; forward works on raw arrays "
-            "(use ctx.xp functions such as ctx.xp.exp) and must return an array"
+            f"{cls.__name__}.forward returned a Tensor; the forward of a dg.Function works on "
+            "raw arrays (use ctx.xp functions such as ctx.xp.exp) and must return an array. "
+            "For PyTorch's convention (Tensors in and out), subclass dg.autograd.Function."
         )
     if isinstance(out, tuple):
         raise TypeError(f"{cls.__name__}.forward returned a tuple; a Function has one output")
     return xp.asarray(out)  # numpy turns 0-d results into scalars; the graph wants arrays
+
+
+# NOTE [custom ops] The engine works on arrays: a built-in op (dyngraph/ops, a subclass of
+# ``dg.Function``) receives its inputs' arrays, saves arrays and returns one, and its backward
+# maps an array to arrays. A custom op (a subclass of ``dg.autograd.Function``, autograd.py)
+# follows PyTorch's convention instead, so that a custom Function from a PyTorch tutorial runs
+# unchanged: ``forward`` receives the arguments of ``apply`` as given (the Tensors themselves)
+# and runs with grad mode off, since what it computes is one node whose gradient ``backward``
+# defines; ``ctx.save_for_backward(*tensors)`` and ``ctx.saved_tensors`` take and give Tensors;
+# ``backward`` receives the output's gradient as a Tensor and returns a Tensor (or None) per
+# input. The class says ``takes_tensors = True``; the unwrapping and wrapping happen in two
+# places only: ``forward_on_tensors`` below, called by ``apply``, and ``backward_on_tensors``
+# (autograd.py), called by the backward engine. Underneath, a custom op's node is like any
+# other: it saves arrays, so the checks of saved values (NOTE [version counters]) and the
+# freeing of the graph are the same.
+
+
+def forward_on_tensors(cls: type, ctx: Function, args: tuple, options: dict) -> Any:
+    """Run a custom op's ``forward`` on the arguments as given, with grad mode off; return the
+    array of the Tensor it returns (an array, as older custom ops return, is taken as it is)."""
+    with no_grad():
+        try:
+            out = cls.forward(ctx, *args, **options)
+        except TypeError as exc:
+            explain_numpy_on_tensors(cls, "forward", exc)
+            raise
+    own = {name: getattr(ctx, name) for name in _NODE_NAMES if hasattr(ctx, name)}
+    if own:  # ``ctx.shape = x.shape``: the op's, kept apart (see attributes_of_the_op)
+        for name in own:
+            delattr(ctx, name)
+        ctx.own_attributes = own
+    return out.array if isinstance(out, Tensor) else out
+
+
+# Names a node uses for its output (``ctx.shape``, ``ctx.dtype``) that a custom op may use for
+# its own values, as PyTorch lets it: ``ctx.shape = x.shape`` in forward, read in backward.
+_NODE_NAMES = ("shape", "dtype")
+
+
+@contextmanager
+def attributes_of_the_op(node: Function) -> Iterator[None]:
+    """While a custom op's backward runs, ``ctx.shape`` / ``ctx.dtype`` are what its forward
+    stored there, if it did; the node's own are put back after."""
+    own = node.__dict__.get("own_attributes")
+    if not own:
+        yield
+        return
+    nodes = {name: getattr(node, name) for name in own}
+    for name, value in own.items():
+        setattr(node, name, value)
+    try:
+        yield
+    finally:
+        for name, value in nodes.items():
+            setattr(node, name, value)
+
+
+def explain_numpy_on_tensors(cls: type, method: str, exc: TypeError) -> None:
+    """A custom op written for raw arrays (``ctx.xp.exp(x)``) now receives Tensors, which
+    numpy's functions refuse: say so, and how to write it (NOTE [custom ops])."""
+    if "__array_ufunc__" in str(exc):
+        raise TypeError(
+            f"{cls.__name__}.{method} called a numpy function on a Tensor ({exc}). The forward "
+            "and backward of a dg.autograd.Function receive Tensors, as in PyTorch: use "
+            "Tensor methods and dg functions (x.exp(), x.clamp(min=0), dg.where(...))."
+        ) from exc
+
+
+def refuse_sequence(op: str, value: Any) -> None:
+    """A tuple or list where a built-in op wants a Tensor or a number: a TypeError, as in
+    PyTorch. The usual one is the (values, indices) pair of ``x.max(dim)``: numpy would turn
+    it into a bigger array and broadcast it without a word."""
+    kind = type(value).__name__
+    if hasattr(value, "values") and hasattr(value, "indices"):
+        raise TypeError(
+            f"unsupported operand type for {op}: '{kind}', the (values, indices) pair that "
+            "x.max(dim), x.min(dim), sort and topk return. Take its .values, e.g. "
+            "x - x.max(dim=1, keepdim=True).values"
+        )
+    raise TypeError(
+        f"unsupported operand type for {op}: '{kind}'; ops take Tensors and numbers. Make it "
+        "a tensor first, e.g. dg.tensor([...])"
+    )
 
 
 _NEEDS_PATTERNS: dict[tuple, tuple] = {}
@@ -439,15 +552,17 @@ def _explain_failure(cls: type, arrays: list, exc: Exception) -> tuple[type, str
             f"{cls.__name__}: shapes {shown} cannot be broadcast together: aligned from the "
             "right, each pair of dimensions must be equal or one of them must be 1"
         )
-    error_type = type(exc) if type(exc) in (IndexError, TypeError, ValueError) else RuntimeError
+    kept_types = (IndexError, TypeError, ValueError, NotImplementedError)
+    error_type = type(exc) if type(exc) in kept_types else RuntimeError
     return error_type, f"{cls.__name__} failed on inputs of shape {shown}: {text}"
 
 
 def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | None) -> None:
     """Emit node_created for the output (and first for inputs nobody has been told about)."""
     where = events.where_from_stack(3, True)  # from apply's caller on; named: h in h = x * w
-    scope = events._scope
-    epoch = events.epoch
+    state = this_thread.state
+    scope = state.scope
+    epoch = state.epoch
     input_ids = []
     for arg in args:
         if isinstance(arg, Tensor):
@@ -486,7 +601,7 @@ def announce_tensor(
         if name is None and where is not None and not tensor.is_parameter:
             name = where.target
     op = "parameter" if tensor.is_parameter else "leaf"
-    tensor._announced = events.epoch
+    tensor._announced = this_thread.state.epoch
     events.emit(
         _node_event(
             tensor.id,
@@ -510,16 +625,18 @@ def announce_tensor(
 # gradients flow through - ops, and leaves that require grad; data and constants that need no
 # gradient are not kept by the graph (PyTorch's ``next_functions`` shows None for them), so they
 # are not drawn, and intermediate values are not known (only shapes). A tensor carries the
-# events.epoch at which subscribers were last told about it (``_announced``), and a tensor told
+# epoch at which subscribers were last told about it (``_announced``), and a tensor told
 # about in this epoch had everything behind it told in the same epoch: checking the roots is
 # enough, so a view that saw the forward pass costs the engine one comparison per backward.
+# Epochs are the thread's (NOTE [listeners are per thread] in events.py), numbers no other
+# thread's listeners share: a tensor another thread's listeners were told about is news here.
 
 
 def announce_graph(tensors: Any) -> None:
     """node_created for each of ``tensors`` that the current subscribers have not been told
     about, with every node behind it, in creation order (``where`` is None: the lines that
     built them ran while nobody listened)."""
-    epoch = events.epoch
+    epoch = this_thread.state.epoch
     held: dict[int, Tensor] = {}  # node id -> a tensor we hold (its name and value are known)
     stack = []
     for tensor in tensors:

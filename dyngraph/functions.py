@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import ops
+from . import backend, ops
 from .ops.dims import normalize_dim, one_spelling
 from .tensor import Tensor
 
@@ -115,12 +115,12 @@ def clone(x: Any) -> Tensor:
     return _tensor(x).clone()
 
 
-def softmax(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
-    return _tensor(x).softmax(dim, axis=axis)
+def softmax(x: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None) -> Tensor:
+    return _tensor(x).softmax(dim, dtype, axis=axis)
 
 
-def log_softmax(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
-    return _tensor(x).log_softmax(dim, axis=axis)
+def log_softmax(x: Any, dim: Any = None, dtype: Any = None, *, axis: Any = None) -> Tensor:
+    return _tensor(x).log_softmax(dim, dtype, axis=axis)
 
 
 def logsumexp(x: Any, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
@@ -270,6 +270,18 @@ def mm(x: Any, mat2: Any) -> Tensor:
 
 def bmm(x: Any, mat2: Any) -> Tensor:
     return _tensor(x).bmm(mat2)
+
+
+def mv(x: Any, vec: Any) -> Tensor:
+    return _tensor(x).mv(vec)
+
+
+def allclose(x: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+             equal_nan: bool = False) -> bool:
+    """Are all |x - other| <= atol + rtol |other| (a Python bool, no graph)?"""
+    a, b = _tensor(x).array, _tensor(other).array
+    return bool(backend.get_array_module(a).allclose(a, b, rtol=rtol, atol=atol,
+                                                     equal_nan=equal_nan))
 
 
 def outer(x: Any, vec2: Any) -> Tensor:

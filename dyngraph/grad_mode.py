@@ -2,7 +2,10 @@
 
 ``no_grad``, ``enable_grad`` and ``set_grad_enabled`` are context managers (and decorators) that
 set one flag and restore the previous value on exit, even when an exception passes through, so
-they nest. ``Function.apply`` reads the flag on every op, so it is a plain module attribute.
+they nest. As in PyTorch the flag belongs to the thread: a ``no_grad`` block in one thread does
+not stop another thread's graph, and a new thread starts with grad enabled. It is
+``this_thread.state.grad_enabled`` (thread_state.py, NOTE [modes are per thread]), which
+``Function.apply`` reads on every op.
 """
 
 from __future__ import annotations
@@ -11,11 +14,12 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-enabled = True  # read by Function.apply: is the graph being recorded?
+from .thread_state import this_thread
 
 
 def is_grad_enabled() -> bool:
-    return enabled
+    """Is grad mode on in this thread (are new ops recorded into a graph)?"""
+    return this_thread.state.grad_enabled
 
 
 class set_grad_enabled:
@@ -26,23 +30,21 @@ class set_grad_enabled:
     """
 
     def __init__(self, mode: bool) -> None:
-        global enabled
-        self.prev = enabled
+        state = this_thread.state
+        self.prev = state.grad_enabled
         self.mode = bool(mode)
-        enabled = self.mode
+        state.grad_enabled = self.mode
 
     def __enter__(self) -> set_grad_enabled:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        global enabled
-        enabled = self.prev
+        this_thread.state.grad_enabled = self.prev
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         # Used as a decorator: the constructor already switched the mode; switch it back and
-        # apply it only while the decorated function runs.
-        global enabled
-        enabled = self.prev
+        # apply it only while the decorated function runs (in whichever thread calls it).
+        this_thread.state.grad_enabled = self.prev
         mode = self.mode
 
         @functools.wraps(fn)
@@ -59,14 +61,13 @@ class _GradModeContext:
     mode = True
 
     def __enter__(self) -> _GradModeContext:
-        global enabled
-        self.prev = enabled
-        enabled = self.mode
+        state = this_thread.state
+        self.prev = state.grad_enabled
+        state.grad_enabled = self.mode
         return self
 
     def __exit__(self, *exc: object) -> None:
-        global enabled
-        enabled = self.prev
+        this_thread.state.grad_enabled = self.prev
 
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         cls = type(self)

@@ -292,7 +292,7 @@ HINTS: dict[str, tuple[str, ...]] = {
     "15.1": (
         "backward returns grad_y times the local derivative dy/dx; the docstring states it, "
         "with s the saved sigmoid.",
-        "x and s from ctx.saved_tensors are plain arrays: write the docstring's formula with "
+        "x and s from ctx.saved_tensors are tensors: write the docstring's formula with "
         "them, then multiply by grad_y.",
     ),
     "15.2": (

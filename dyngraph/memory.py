@@ -27,6 +27,7 @@ from typing import Any, NamedTuple
 from . import events
 from .function import Function, FunctionHook
 from .tensor import Tensor
+from .thread_state import this_thread
 
 # ---------------------------------------------------------------------------- walking graphs
 
@@ -174,7 +175,7 @@ class _Watcher(FunctionHook):
             return
         self.nodes.append(weakref.ref(node))
         self.names[node.id] = cls.__name__
-        self.sample(cls.__name__, "recompute" if events.recomputing else self.phase)
+        self.sample(cls.__name__, "recompute" if this_thread.state.recomputing else self.phase)
 
     def on_event(self, event: Any) -> None:
         if event.kind == "grad_computed" and event.id in self.names:

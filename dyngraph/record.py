@@ -248,7 +248,8 @@ class Recording(Graph):
 def record(max_nodes: int = DEFAULT_MAX_NODES, max_events: int = DEFAULT_MAX_EVENTS) -> Iterator[
     Recording
 ]:
-    """Record every graph built (and backpropagated) inside the block.
+    """Record every graph built (and backpropagated) inside the block by this thread (another
+    thread's ops are not recorded: listening is per thread, as PyTorch's modes are).
 
     >>> with dg.record() as rec:
     ...     y = (x * 2).sum()

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import backend, events, grad_mode
 from .handle import RemovableHandle
+from .thread_state import this_thread
 
 _ids = itertools.count(1)
 new_node_id: Callable[[], int] = _ids.__next__  # stable ids for diagrams, never id()
@@ -44,9 +45,9 @@ inplace_clock = 0
 # its version now) for each saved input, and reads the Tensor's counter at backward; it must not
 # hold its own output (no cycles), so an op's output keeps its counter on its node
 # (``Function.output_counter``), where the check for a saved output reads it. A recorded
-# in-place op (``h += 1`` on a tensor in a graph) runs out of place and the name takes the result
-# (Tensor._become): the tensor keeps its counter, which becomes the new node's output counter,
-# so the version keeps counting.
+# in-place op (``h += 1`` on a tensor in a graph) writes its result into the tensor's memory and
+# its node takes that counter as its output's (NOTE [views and in-place]), so the version keeps
+# counting.
 # numpy writes cannot bump a counter: ``x.numpy()`` refuses a tensor that requires grad (as in
 # PyTorch: use ``x.detach().numpy()``), and the array an alias of such a tensor hands to numpy
 # (``x.detach().numpy()``, ``x.data.numpy()``, ``np.asarray(x)``) is a read-only view - the
@@ -57,11 +58,47 @@ inplace_clock = 0
 class VersionCounter:
     """How many in-place changes one array's memory has seen (NOTE [version counters])."""
 
-    __slots__ = ("value", "guarded")
+    __slots__ = ("value", "guarded", "rewrites")
 
     def __init__(self) -> None:
         self.value = 0
         self.guarded = False  # shared with a tensor that requires grad: numpy gets it read-only
+        self.rewrites = 0  # how many recorded in-place ops rewrote the history of this memory
+
+
+# NOTE [views and in-place] As in PyTorch, a view (basic indexing, view / reshape when numpy
+# can view, t / transpose / permute, squeeze / unsqueeze / flatten, expand; a view of a view)
+# shares its base's memory and version counter, and remembers how it was taken from its base:
+# the view ops, replayed (``ViewOf.steps``). An in-place op writes into that memory, so the
+# base and every other view see the new values, and it rewrites the graph the way PyTorch
+# does (Tensor._write_recorded, the one place that does):
+#
+# - on a tensor that is no view (``x.mul_(2)``), the op runs on a copy of the old values and
+#   its node becomes the tensor's history (``MulBackward``, as in PyTorch's ``MulBackward0``);
+# - through a view (``x[0].mul_(10)``, ``x.t().add_(1)``, ``x[1:] = y``), the op's result is
+#   written into the base's memory by one more node, ``CopySlices`` (PyTorch's name): "this
+#   region of the base was replaced by that value". Gradient flows through it to the old base
+#   outside the region and to the value inside it. The base's history is now CopySlices; a
+#   view's own grad_fn is made again from the base the next time it is used (``_sync_view``).
+#
+# What PyTorch refuses is refused with its message: an in-place op on a view of a leaf that
+# requires grad, on a view made under no_grad of a tensor that requires grad (with grad mode
+# on), on one of several views a single op returned (split, chunk, unbind), and on memory in
+# which several elements are one (an expanded tensor). Saved values still guard gradients: an
+# op that saved what an in-place op then overwrote raises at backward (NOTE [version counters]).
+
+
+class ViewOf:
+    """How a view was taken from its base (NOTE [views and in-place])."""
+
+    __slots__ = ("base", "steps", "rewrites", "version", "creation")
+
+    def __init__(self, base: Tensor, steps: tuple, counter: VersionCounter, creation: Any) -> None:
+        self.base = base  # the tensor that owns the memory (never itself a view)
+        self.steps = steps  # ((op, options), ...): the view ops that take the base to the view
+        self.rewrites = counter.rewrites  # the counter's rewrites when its grad_fn was made
+        self.version = counter.value  # and its version (checked for the views of creation)
+        self.creation = creation  # None; "no_grad"; or (op name, output index) of split/unbind
 
 
 class Tensor:
@@ -77,13 +114,14 @@ class Tensor:
     __slots__ = (
         "array",  # the numpy or cupy array itself (`.data` is the PyTorch-style view of it)
         "_requires_grad",
-        "grad_fn",
+        "_grad_fn",  # the node that made it (``grad_fn``, read through the property below)
         "_grad",
         "name",
         "id",
         "_counter",  # the VersionCounter shared with every alias of the array, or None (version 0)
-        "_announced",  # events.epoch when subscribers were last told about this tensor
+        "_announced",  # the epoch in which subscribers were last told about this tensor
         "_hooks",  # leaf hooks (non-leaf hooks live on grad_fn)
+        "_view",  # a ViewOf when this tensor is a view of another's memory, else None
         "__weakref__",
     )
 
@@ -111,13 +149,14 @@ class Tensor:
         if dtype is not None and data.dtype != dtype:
             data = data.astype(dtype)
         self.array = data
-        self.grad_fn = None
+        self._grad_fn = None
         self._grad = None
         self.name = None if name is None else str(name)
         self.id = new_node_id()
         self._counter = None
         self._announced = 0
         self._hooks = None
+        self._view = None
         self._requires_grad = False
         if requires_grad is not False:
             self.requires_grad_(requires_grad)  # a bool, or a clear TypeError
@@ -184,7 +223,7 @@ class Tensor:
         on its node, which may have saved the output)."""
         counter = self._counter
         if counter is None:
-            node = self.grad_fn
+            node = self._grad_fn
             if node is None:
                 counter = VersionCounter()
             else:
@@ -202,12 +241,87 @@ class Tensor:
             counter.guarded = True
         return out
 
-    def _view(self, out: Tensor) -> Tensor:
-        """``out`` came from a shape op or indexing: an alias when the op made a view."""
+    # ------------------------------------------------------------------ views
+
+    def _make_view(self, op: type, **options: Any) -> Tensor:
+        """``op.apply(self, **options)`` for a shape op or basic indexing. When numpy made a view
+        (the same memory), the result is a view of this tensor's base: it shares the memory and
+        the version counter, and remembers how it was taken from the base (NOTE [views and
+        in-place]). When numpy had to copy (advanced indexing), it is a tensor of its own."""
+        out = op.apply(self, **options)
         other = out.array
-        if other is self.array or (other.base is not None and _may_share_memory(other, self.array)):
-            return self._alias(out)
+        if not (other is self.array
+                or (other.base is not None and _may_share_memory(other, self.array))):
+            return out
+        self._alias(out)
+        outer = self._view
+        if outer is None:
+            base, steps, creation = self, (), None
+        else:
+            base, steps, creation = outer.base, outer.steps, outer.creation
+        if creation is None and base._requires_grad and not grad_mode.is_grad_enabled():
+            creation = "no_grad"
+        out._view = ViewOf(base, steps + ((op, options),), out._counter, creation)
         return out
+
+    def _sync_view(self, strict: bool = True) -> None:
+        """A view whose base's history was rewritten by an in-place op (through the base or any
+        of its views) since this view's grad_fn was made takes a fresh one: its view ops replayed
+        on the base as it is now. PyTorch regenerates a view's grad_fn the same way, lazily, and
+        refuses for views it cannot regenerate (unless ``strict`` is False: reading a flag)."""
+        view = self._view
+        counter = self._counter
+        if view.rewrites == counter.rewrites and (view.creation is None
+                                                  or view.version == counter.value):
+            return
+        base = view.base
+        if view.creation is not None and not strict:
+            self._requires_grad = base._requires_grad
+            return
+        view.rewrites, view.version = counter.rewrites, counter.value
+        if not base._requires_grad:
+            return
+        if view.creation == "no_grad":
+            raise RuntimeError(
+                "A view was created in no_grad mode and its base or another view of its base "
+                "has been modified inplace with grad mode enabled. Given that this use case is "
+                "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+                "both the view and the inplace either both inside the no_grad block (if you "
+                "don't want the inplace to be tracked) or both outside (if you want the inplace "
+                "to be tracked)."
+            )
+        if view.creation is not None:
+            op_name, index = view.creation
+            raise RuntimeError(
+                f"Output {index} of {op_name} is a view and its base or another view of its base "
+                "has been modified inplace. This view is the output of a function that returns "
+                "multiple views. Such functions do not allow the output views to be modified "
+                "inplace. You should replace the inplace operation by an out-of-place one (or "
+                "take the pieces again after it)."
+            )
+        with grad_mode.enable_grad():  # the view of a base in the graph is in the graph
+            fresh = base
+            for op, options in view.steps:
+                fresh = op.apply(fresh, **options)
+        self._grad_fn, self.id, self._announced = fresh._grad_fn, fresh.id, fresh._announced
+        self._requires_grad = True
+
+    @property
+    def grad_fn(self) -> Any:
+        """The node that made this tensor (PyTorch's ``grad_fn``), None for a leaf."""
+        if self._view is not None:
+            self._sync_view()
+        return self._grad_fn
+
+    def is_contiguous(self) -> bool:
+        """Do the values lie in memory row after row, with no gaps (C order)? A transpose or a
+        strided slice is not; ``.contiguous()`` makes a copy that is."""
+        return bool(self.array.flags.c_contiguous)
+
+    def contiguous(self) -> Tensor:
+        """This tensor if it is contiguous, else a contiguous copy (in the graph: the gradient
+        flows back to this tensor)."""
+        return self if self.is_contiguous() else Clone.apply(self)
 
     @property
     def is_leaf(self) -> bool:
@@ -216,6 +330,8 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
+        if self._view is not None:
+            self._sync_view(strict=False)
         return self._requires_grad
 
     @requires_grad.setter
@@ -245,6 +361,12 @@ class Tensor:
                     f"assigned grad has shape {tuple(value.shape)} but the tensor has shape "
                     f"{tuple(self.shape)}"
                 )
+            if value.dtype != self.dtype:  # as PyTorch: backward adds into it in place
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype {value.dtype} to a tensor of "
+                    f"dtype {self.dtype}: the gradient must have the tensor's dtype (convert it "
+                    f"first, e.g. g.to(dg.{self.dtype}))"
+                )
         self._grad = value
 
     @property
@@ -255,7 +377,7 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         """The tensor with its dimensions reversed (a transpose for matrices)."""
-        return self._view(Permute.apply(self, axes=tuple(reversed(range(self.ndim)))))
+        return self._make_view(Permute, axes=tuple(reversed(range(self.ndim))))
 
     # ------------------------------------------------------------------ autograd controls
 
@@ -279,7 +401,7 @@ class Tensor:
                 "a tensor outside the graph"
             )
         self._requires_grad = requires_grad
-        if requires_grad and events.active:
+        if requires_grad and this_thread.state.active:
             from .function import announce_tensor
 
             announce_tensor(self)
@@ -410,6 +532,13 @@ class Tensor:
 
     def bool(self) -> Tensor:
         return self.to(np.bool_)
+
+    def type(self, dtype: Any = None) -> Any:
+        """``x.type(dg.float32)`` is ``x.to(dg.float32)``; ``x.type()`` names the dtype as
+        PyTorch does ('dg.FloatTensor')."""
+        if dtype is None:
+            return f"dg.{scalar_type_name(self.dtype)}Tensor"
+        return self.to(dtype)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if self._requires_grad:  # np.asarray(x) reads; it cannot write into x's graph
@@ -570,9 +699,11 @@ class Tensor:
         return self.fill_(0)
 
     def fill_(self, value: Any) -> Tensor:
-        if self._records_inplace(None):
-            return self.mul_(0).add_(value)  # as a graph: x * 0 + value
-        self.array.fill(value)
+        """Every element set to ``value`` (a number, or a one-element tensor), in place."""
+        if self._records_inplace(value):
+            self._write_recorded(value)
+            return self
+        self.array.fill(value.item() if isinstance(value, Tensor) else value)
         self._bump_version()
         return self
 
@@ -590,9 +721,9 @@ class Tensor:
                 f"copy_: the source of shape {src_shape} cannot be broadcast to the tensor's "
                 f"shape {tuple(self.shape)}"
             )
+        self._check_writable("copy_", src)
         if self._records_inplace(src):
-            self._bump_version()
-            self._become(SetItem.apply(self, src, key=Ellipsis))  # z = x with z[...] = src
+            self._write_recorded(src)
             return self
         xp = backend.get_array_module(self.array)
         xp.copyto(self.array, backend.to_device(_data_of(src), self.device), casting="unsafe")
@@ -601,17 +732,17 @@ class Tensor:
 
     def __setitem__(self, key: Any, value: Any) -> None:
         key = normalize_key(key, backend.get_array_module(self.array))
-        if self._records_inplace(value):
-            self._bump_version()
-            self._become(SetItem.apply(self, value, key=key))
+        self._check_writable("setitem", value, key)
+        if self._records_inplace(value, key):
+            self._write_recorded(value, key)
         else:
             self.array[key] = backend.to_device(_data_of(value), self.device)
             self._bump_version()
 
     def _inplace(self, op: type, ufunc: str, other: Any) -> Tensor:
-        """``self op= other``: a true in-place update when nothing is recorded; otherwise the op
-        is recorded out of place and this tensor becomes its output (the name keeps pointing
-        at the same Python object, as in PyTorch)."""
+        """``self op= other``: the op's result written into this tensor's memory. When the
+        graph records it, the op runs on a copy of the old values (what its backward may need)
+        and the result is written by ``_write_recorded`` (NOTE [views and in-place])."""
         other_shape = getattr(other, "shape", ())
         if other_shape != self.shape:
             try:
@@ -625,9 +756,9 @@ class Tensor:
                     f"but the tensor being updated has shape {tuple(self.shape)} "
                     f"(other operand: {tuple(other_shape)})"
                 )
+        self._check_writable(op.__name__.lower() + "_", other)
         if self._records_inplace(other):
-            self._bump_version()
-            self._become(op.apply(self, other))
+            self._write_recorded(op.apply(self._old_values(), other), result_of_op=True)
             return self
         xp = backend.get_array_module(self.array)
         other_data = _data_of(other)
@@ -635,19 +766,69 @@ class Tensor:
             getattr(xp, ufunc)(self.array, other_data, out=self.array)
         except TypeError as exc:  # numpy's casting error, e.g. int tensor += 0.5
             raise RuntimeError(
-                f"in-place {op.__name__} cannot store a result of dtype "
-                f"{np.result_type(self.array, other_data)} in a tensor of dtype {self.dtype}: "
-                "use the out-of-place form (x = x + ...) or convert with .to(dtype)"
+                f"result type {_torch_dtype_name(np.result_type(self.array, other_data))} can't "
+                f"be cast to the desired output type {_torch_dtype_name(self.dtype)}: use the "
+                "out-of-place form (x = x + ...) or convert first with .to(dtype)"
             ) from exc
         self._bump_version()
         return self
 
-    def _records_inplace(self, other: Any) -> bool:
-        """Will an in-place op on this tensor be recorded in the graph? Raises for leaves."""
-        other_requires = isinstance(other, Tensor) and other._requires_grad
-        if not grad_mode.enabled or not (self._requires_grad or other_requires):
+    def _check_writable(self, what: str, other: Any = None, key: Any = Ellipsis) -> None:
+        """Refuse to write (to ``self[key]``) where several elements are one memory location (an
+        expanded tensor), or from an operand that partly overlaps the memory written to, as
+        PyTorch does."""
+        array = self.array if key is Ellipsis else self.array[key]
+        if any(stride == 0 and n > 1 for stride, n in zip(array.strides, array.shape)):
+            raise RuntimeError(
+                f"unsupported operation ({what}): more than one element of the written-to "
+                "tensor refers to a single memory location (it was made by expand() or a "
+                "broadcast). Please clone() the tensor before performing the operation."
+            )
+        if isinstance(other, Tensor) and _partly_overlap(array, other.array):
+            raise RuntimeError(
+                f"unsupported operation ({what}): some elements of the input tensor and the "
+                "written-to tensor refer to a single memory location. Please clone() the "
+                "tensor before performing the operation."
+            )
+
+    def _records_inplace(self, other: Any, key: Any = Ellipsis) -> bool:
+        """Will an in-place op on this tensor (on ``self[key]``) be recorded in the graph?
+        Raises where PyTorch refuses one (NOTE [views and in-place])."""
+        view = self._view
+        if view is not None:
+            self._sync_view()
+        tracked = self._requires_grad or (view is not None and view.base._requires_grad)
+        other_requires = isinstance(other, Tensor) and other.requires_grad
+        if not grad_mode.is_grad_enabled() or not (tracked or other_requires):
             return False
-        if self.grad_fn is None and self._requires_grad:
+        if view is not None:
+            if view.creation == "no_grad":
+                raise RuntimeError(
+                    "A view was created in no_grad mode and is being modified inplace with grad "
+                    "mode enabled. Given that this use case is ambiguous and error-prone, it is "
+                    "forbidden. You can clarify your code by moving both the view and the "
+                    "inplace either both inside the no_grad block (if you don't want the "
+                    "inplace to be tracked) or both outside (if you want the inplace to be "
+                    "tracked)."
+                )
+            if view.creation is not None:
+                op_name, index = view.creation
+                raise RuntimeError(
+                    f"Output {index} of {op_name} is a view and is being modified inplace. This "
+                    "view is the output of a function that returns multiple views. Such "
+                    "functions do not allow the output views to be modified inplace. You should "
+                    "replace the inplace operation by an out-of-place one (or .clone() the "
+                    "piece first)."
+                )
+        if view is not None or key is not Ellipsis:  # x[key] = v writes through a view x[key]
+            base = self if view is None else view.base
+            if base._grad_fn is None and base._requires_grad:
+                raise RuntimeError(
+                    "a view of a leaf Variable that requires grad is being used in an in-place "
+                    "operation. To update part of a parameter, do it inside "
+                    "`with dg.no_grad():`; otherwise work on a copy (x = w.clone(); x[0] = ...)."
+                )
+        if self._grad_fn is None and self._requires_grad:
             label = f" '{self.name}'" if self.name else ""
             raise RuntimeError(
                 f"a leaf Variable{label} that requires grad is being used in an in-place "
@@ -657,21 +838,50 @@ class Tensor:
             )
         return True
 
-    def _become(self, out: Tensor) -> None:
-        self.array = out.array
-        self.grad_fn = out.grad_fn
-        self._requires_grad = out._requires_grad
-        self.id = out.id
-        self._announced = out._announced
-        if out.grad_fn is not None:  # the node's output is this tensor now, with its counter
-            out.grad_fn.watch_output(self._shared_counter())
+    def _old_values(self) -> Tensor:
+        """This tensor's values as they are now, in memory of their own, standing for this
+        tensor in the graph (same node, same id): what a recorded in-place op computes from,
+        and may save for backward, before its result overwrites the memory."""
+        old = wrap_output(self.array.copy(), self._grad_fn)
+        old._requires_grad = self._requires_grad
+        old._counter = VersionCounter()  # its memory is its own: nothing will change it
+        old.id, old.name, old._announced = self.id, self.name, self._announced
+        return old
+
+    def _write_recorded(self, value: Any, key: Any = Ellipsis, result_of_op: bool = False) -> None:
+        """Write ``value`` into this tensor's memory (``self[key] = value``) and rewrite the
+        graph as PyTorch does; the one place a recorded in-place op changes history (NOTE [views
+        and in-place]). ``result_of_op``: ``value`` is the result of the in-place op itself."""
+        view = self._view
+        counter = self._shared_counter()
+        if view is None and key is Ellipsis and result_of_op:
+            # The whole tensor becomes the op's result: the op's node is its history now.
+            _copy_into(self.array, value.array)
+            self._bump_version()
+            counter.rewrites += 1
+            self._take_node(value._grad_fn, value)
+            value._grad_fn.watch_output(counter, self.array)
+            return
+        base, steps = (self, ()) if view is None else (view.base, view.steps)
+        written = CopySlices.apply(base, value, steps=steps, key=key)  # into base's memory
+        base._bump_version()
+        counter.rewrites += 1
+        base._take_node(written._grad_fn, written)
+        written._grad_fn.watch_output(counter)
+        if result_of_op:  # the op's output (if it saved it) is this view's memory now
+            value._grad_fn.watch_output(counter, self.array)
+
+    def _take_node(self, node: Any, made: Tensor) -> None:
+        """This tensor is now the output of ``node`` (which just made ``made``)."""
+        self._grad_fn, self.id, self._announced = node, made.id, made._announced
+        self._requires_grad = True
 
     def _bump_version(self) -> None:
         global inplace_clock
         inplace_clock += 1
         counter = self._shared_counter()
         counter.value += 1
-        if events.active:
+        if this_thread.state.active:
             events.emit(events.VersionBumped(self.id, counter.value))
 
     # ------------------------------------------------------------------ op methods
@@ -753,9 +963,9 @@ class Tensor:
         if isinstance(dim, Tensor):
             return Maximum.apply(self, dim)
         dim, keepdim = _reduction_args("max", self.ndim, dim, axis, keepdim, keepdims)
-        values = Max.apply(self, axis=dim, keepdims=keepdim)
-        if not isinstance(dim, int):
-            return values  # every dimension (or a tuple of them, like torch.amax): values only
+        if not isinstance(dim, int):  # every dimension (or a tuple of them, like torch.amax):
+            return Max.apply(self, axis=dim, keepdims=keepdim)  # values; ties share the grad
+        values = Max.apply(self, axis=dim, keepdims=keepdim, ties="first")  # grad to the index
         return ValuesIndices(values, self.argmax(dim, keepdim))
 
     def min(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
@@ -765,9 +975,9 @@ class Tensor:
         if isinstance(dim, Tensor):
             return Minimum.apply(self, dim)
         dim, keepdim = _reduction_args("min", self.ndim, dim, axis, keepdim, keepdims)
-        values = Min.apply(self, axis=dim, keepdims=keepdim)
         if not isinstance(dim, int):
-            return values
+            return Min.apply(self, axis=dim, keepdims=keepdim)
+        values = Min.apply(self, axis=dim, keepdims=keepdim, ties="first")
         return ValuesIndices(values, self.argmin(dim, keepdim))
 
     def argmax(self, dim: Any = None, keepdim: bool = False, *, axis: Any = None) -> Tensor:
@@ -795,13 +1005,9 @@ class Tensor:
             correction: Any = None, axis: Any = None, keepdims: bool | None = None) -> Tensor:
         """Variance over ``dim``: the sum of squared deviations divided by N - correction;
         ``correction=1`` (the default, as in PyTorch; ``unbiased=True``) or 0
-        (``unbiased=False``)."""
-        dim, keepdim = _reduction_args("var", self.ndim, dim, axis, keepdim, keepdims)
-        if unbiased is not None and correction is not None:
-            raise TypeError("var() got both unbiased= and correction=: pass only one")
-        if unbiased is not None:
-            correction = 1 if unbiased else 0
-        correction = 1 if correction is None else correction
+        (``unbiased=False``). nan, with a warning, where no degrees of freedom are left."""
+        dim, keepdim, correction = _variance_args("var", self, dim, unbiased, keepdim, correction,
+                                                  axis, keepdims)
         return Var.apply(self, axis=dim, keepdims=keepdim, correction=correction)
 
     def logsumexp(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
@@ -810,37 +1016,50 @@ class Tensor:
         dim, keepdim = _reduction_args("logsumexp", self.ndim, dim, axis, keepdim, keepdims)
         return LogSumExp.apply(self, axis=dim, keepdims=keepdim)
 
-    def softmax(self, dim: Any = None, *, axis: Any = None) -> Tensor:
-        """exp(x) / sum(exp(x)) along ``dim`` (default -1, the last)."""
+    def softmax(self, dim: Any = None, dtype: Any = None, *, axis: Any = None) -> Tensor:
+        """exp(x) / sum(exp(x)) along ``dim`` (default -1, the last); ``dtype`` converts x
+        first (an integer tensor must be: softmax needs floats, as in PyTorch)."""
         dim = normalize_dim(one_spelling("softmax", "dim", dim, "axis", axis, -1), self.ndim,
                             "dim", "softmax")
-        return Softmax.apply(self, axis=dim)
+        return Softmax.apply(self if dtype is None else self.to(dtype), axis=dim)
 
-    def log_softmax(self, dim: Any = None, *, axis: Any = None) -> Tensor:
-        """x - logsumexp(x) along ``dim`` (default -1): a numerically safe log(softmax(x))."""
+    def log_softmax(self, dim: Any = None, dtype: Any = None, *, axis: Any = None) -> Tensor:
+        """x - logsumexp(x) along ``dim`` (default -1): a numerically safe log(softmax(x));
+        ``dtype`` converts x first."""
         dim = normalize_dim(one_spelling("log_softmax", "dim", dim, "axis", axis, -1),
                             self.ndim, "dim", "log_softmax")
-        return LogSoftmax.apply(self, axis=dim)
+        return LogSoftmax.apply(self if dtype is None else self.to(dtype), axis=dim)
 
     def reshape(self, *shape: Any) -> Tensor:
-        return self._view(Reshape.apply(self, shape=_shape_arg(shape)))
+        return self._make_view(Reshape, shape=normalize_sizes(shape, "reshape", "shape"))
 
     def view(self, *shape: Any) -> Tensor:
-        return self._view(Reshape.apply(self, shape=_shape_arg(shape)))
+        """The same memory seen with another shape (-1: the size that fits). Unlike
+        ``reshape``, never a copy: a tensor whose memory cannot be read in the new shape row
+        after row (a transpose, a strided slice) is refused, as in PyTorch."""
+        shape = normalize_sizes(shape, "view")
+        if not _viewable(self.array, shape):
+            raise RuntimeError(
+                f"view size is not compatible with input tensor's size and stride (at least one "
+                f"dimension spans across two contiguous subspaces): the tensor of shape "
+                f"{tuple(self.shape)} is not contiguous (x.is_contiguous() is False). Use "
+                ".reshape(...) instead (or .contiguous().view(...))."
+            )
+        return self._make_view(Reshape, shape=shape)
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
         """Merge dimensions ``start_dim`` to ``end_dim`` into one (a view when possible)."""
         if self.ndim == 0:
             normalize_dim(start_dim, 0, "start_dim", "flatten")
             normalize_dim(end_dim, 0, "end_dim", "flatten")
-            return self._view(Reshape.apply(self, shape=(1,)))
+            return self._make_view(Reshape, shape=(1,))
         start = normalize_dim(start_dim, self.ndim, "start_dim", "flatten")
         end = normalize_dim(end_dim, self.ndim, "end_dim", "flatten")
         if start > end:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
         merged = math.prod(self.shape[start : end + 1])
         shape = self.shape[:start] + (merged,) + self.shape[end + 1 :]
-        return self._view(Reshape.apply(self, shape=shape))
+        return self._make_view(Reshape, shape=shape)
 
     def squeeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
         """Remove dimensions of size 1: all of them, or those of ``dim`` (an int or a tuple);
@@ -852,7 +1071,7 @@ class Tensor:
         elif isinstance(dims, int):
             dims = (dims,)
         shape = tuple(n for i, n in enumerate(self.shape) if not (n == 1 and i in dims))
-        return self._view(Reshape.apply(self, shape=shape))
+        return self._make_view(Reshape, shape=shape)
 
     def unsqueeze(self, dim: Any = None, *, axis: Any = None) -> Tensor:
         """Insert a dimension of size 1 at ``dim`` (-1 appends one)."""
@@ -860,36 +1079,36 @@ class Tensor:
         if dim is None:
             raise TypeError("unsqueeze() missing 1 required positional argument: 'dim'")
         dim = normalize_dim(dim, self.ndim + 1, "dim", "unsqueeze")
-        return self._view(Reshape.apply(self, shape=self.shape[:dim] + (1,) + self.shape[dim:]))
+        return self._make_view(Reshape, shape=self.shape[:dim] + (1,) + self.shape[dim:])
 
     def transpose(self, dim0: int = -2, dim1: int = -1) -> Tensor:
         """Swap two dimensions (PyTorch's transpose(dim0, dim1))."""
         dim0 = normalize_dim(dim0, self.ndim, "dim0", "transpose")
         dim1 = normalize_dim(dim1, self.ndim, "dim1", "transpose")
         if self.ndim < 2:
-            return self._view(Reshape.apply(self, shape=self.shape))  # nothing to swap
+            return self._make_view(Reshape, shape=self.shape)  # nothing to swap
         axes = list(range(self.ndim))
         axes[dim0], axes[dim1] = axes[dim1], axes[dim0]
-        return self._view(Permute.apply(self, axes=tuple(axes)))
+        return self._make_view(Permute, axes=tuple(axes))
 
     def swapaxes(self, axis0: int, axis1: int) -> Tensor:
         return self.transpose(axis0, axis1)
 
     def permute(self, *axes: Any) -> Tensor:
-        return self._view(Permute.apply(self, axes=_shape_arg(axes)))
+        return self._make_view(Permute, axes=_shape_arg(axes))
 
     def expand(self, *sizes: Any) -> Tensor:
         """Broadcast to a larger shape without copying (-1 keeps a dimension)."""
-        sizes = _shape_arg(sizes)
+        sizes = normalize_sizes(sizes, "expand")
         lead = len(sizes) - self.ndim
         shape = tuple(
             self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes)
         )
-        return self._view(Expand.apply(self, shape=shape))
+        return self._make_view(Expand, shape=shape)
 
     def __getitem__(self, key: Any) -> Tensor:
         key = normalize_key(key, backend.get_array_module(self.array))
-        return self._view(Index.apply(self, key=key))
+        return self._make_view(Index, key=key)
 
     # ------------------------------------------------------------------ more ops (PyTorch names)
     # Issue 13. Each takes PyTorch's dim= / keepdim= (numpy's axis= / keepdims= too), checks its
@@ -898,9 +1117,11 @@ class Tensor:
     def std(self, dim: Any = None, unbiased: bool | None = None, keepdim: bool | None = None,
             *, correction: int | None = None, axis: Any = None,
             keepdims: bool | None = None) -> Tensor:
-        """Standard deviation: sqrt(var); ``correction=1`` (the default) divides by N - 1."""
-        return Sqrt.apply(self.var(dim, unbiased, keepdim, correction=correction, axis=axis,
-                                   keepdims=keepdims))
+        """Standard deviation: sqrt(var); ``correction=1`` (the default) divides by N - 1.
+        Its gradient is 0 where all the values are equal, as in PyTorch (not sqrt's nan)."""
+        dim, keepdim, correction = _variance_args("std", self, dim, unbiased, keepdim, correction,
+                                                  axis, keepdims)
+        return Std.apply(self, axis=dim, keepdims=keepdim, correction=correction)
 
     def prod(self, dim: int | None = None, keepdim: bool | None = None, *, axis: Any = None,
              keepdims: bool | None = None) -> Tensor:
@@ -1002,7 +1223,23 @@ class Tensor:
         for size in sizes:
             pieces.append(self[lead + (slice(start, start + size),)])
             start += size
-        return tuple(pieces)
+        return _several_views(pieces, "Split")
+
+    def narrow(self, dim: int, start: int, length: int) -> Tensor:
+        """The ``length`` entries from ``start`` along ``dim``: a view, x[:, start:start+length]."""
+        dim = normalize_dim(dim, self.ndim, fn="narrow")
+        start = start + self.shape[dim] if start < 0 else start
+        if not 0 <= start <= start + length <= self.shape[dim]:
+            raise IndexError(
+                f"narrow(): start ({start}) + length ({length}) exceeds dimension size "
+                f"({self.shape[dim]})."
+            )
+        return self[(slice(None),) * dim + (slice(start, start + length),)]
+
+    def select(self, dim: int, index: int) -> Tensor:
+        """Entry ``index`` along ``dim``, that dimension removed: a view, x[:, index]."""
+        dim = normalize_dim(dim, self.ndim, fn="select")
+        return self[(slice(None),) * dim + (index,)]
 
     def chunk(self, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
         """At most ``chunks`` pieces of equal size along ``dim`` (the last may be smaller)."""
@@ -1015,7 +1252,7 @@ class Tensor:
         """The slices along ``dim``, that dimension removed: x.unbind(0) == (x[0], x[1], ...)."""
         dim = normalize_dim(dim, self.ndim, fn="unbind")
         lead = (slice(None),) * dim
-        return tuple(self[lead + (i,)] for i in range(self.shape[dim]))
+        return _several_views([self[lead + (i,)] for i in range(self.shape[dim])], "Unbind")
 
     def gather(self, dim: int, index: Any) -> Tensor:
         """out[i][j] = x[index[i][j]][j] (dim=0): values picked along ``dim`` by ``index``."""
@@ -1048,14 +1285,14 @@ class Tensor:
 
     def repeat(self, *sizes: Any) -> Tensor:
         """x tiled ``sizes[i]`` times along each dimension (numpy's tile)."""
-        sizes = _shape_arg(sizes)
+        sizes = normalize_sizes(sizes, "repeat", "repeats")
         if len(sizes) < self.ndim:
             raise RuntimeError(
                 "Number of dimensions of repeat dims can not be smaller than number of "
                 f"dimensions of tensor (got {len(sizes)} repeat dims for shape "
                 f"{tuple(self.shape)})"
             )
-        return Repeat.apply(self, sizes=tuple(int(s) for s in sizes))
+        return Repeat.apply(self, sizes=sizes)
 
     def sign(self) -> Tensor:
         return Sign.apply(self)
@@ -1104,6 +1341,37 @@ class Tensor:
             )
         return MatMul.apply(self, mat2)
 
+    def mv(self, vec: Any) -> Tensor:
+        """Matrix times vector: (n, m) @ (m,) -> (n,)."""
+        if self.ndim != 2 or getattr(vec, "ndim", 0) != 1:
+            raise RuntimeError(
+                f"mv: expected a matrix and a vector, got shapes {tuple(self.shape)} and "
+                f"{tuple(getattr(vec, 'shape', ()))} (use @ or matmul for other shapes)"
+            )
+        return MatMul.apply(self, vec)
+
+    def dot(self, other: Any) -> Tensor:
+        """The dot product of two vectors of the same length: sum(x * y)."""
+        if self.ndim != 1 or getattr(other, "ndim", 0) != 1:
+            raise RuntimeError(
+                f"1D tensors expected, but got {self.ndim}D and {getattr(other, 'ndim', 0)}D "
+                "tensors (use @ or matmul for matrices)"
+            )
+        return MatMul.apply(self, other)
+
+    def normal_(self, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of N(mean, std^2), in place (d2l: ``w.data.normal_(0, 0.01)``)."""
+        from .factories import normal
+
+        return self.copy_(normal(mean, std, self.shape, generator=generator, dtype=self.dtype))
+
+    def uniform_(self, low: float = 0.0, high: float = 1.0, *, generator: Any = None) -> Tensor:
+        """Fill with samples of the uniform distribution on [low, high), in place."""
+        from .factories import rand
+
+        values = rand(self.shape, generator=generator, dtype=self.dtype)
+        return self.copy_(values * (high - low) + low)
+
     def outer(self, vec2: Any) -> Tensor:
         """z[i, j] = x[i] * y[j] for vectors x and y."""
         return Outer.apply(self, vec2)
@@ -1137,14 +1405,66 @@ def wrap_output(data: Any, grad_fn: Any) -> Tensor:
     tensor = Tensor.__new__(Tensor)
     tensor.array = data
     tensor._requires_grad = grad_fn is not None
-    tensor.grad_fn = grad_fn
+    tensor._grad_fn = grad_fn
     tensor._grad = None
     tensor.name = None
     tensor.id = new_node_id() if grad_fn is None else grad_fn.id
     tensor._counter = None
     tensor._announced = 0
     tensor._hooks = None
+    tensor._view = None
     return tensor
+
+
+def _several_views(pieces: list[Tensor], op_name: str) -> tuple[Tensor, ...]:
+    """The views one op returned together (split, chunk, unbind): PyTorch refuses an in-place
+    op on any of them while the graph records (NOTE [views and in-place])."""
+    for index, piece in enumerate(pieces):
+        if piece._view is not None and piece._view.creation is None:
+            piece._view.creation = (op_name, index)
+    return tuple(pieces)
+
+
+def _partly_overlap(a: Any, b: Any) -> bool:
+    """Do arrays ``a`` and ``b`` share some memory without being the same elements (x += x is
+    fine; x[1:] += x[:-1] would read what it has already written)?"""
+    if not _may_share_memory(a, b):
+        return False
+    same = (a.shape == b.shape and a.strides == b.strides
+            and backend.data_address(a) == backend.data_address(b))
+    return not same and (type(a) is not np.ndarray or np.shares_memory(a, b))
+
+
+def _viewable(array: Any, shape: tuple) -> bool:
+    """Can ``array``'s memory be read in ``shape`` without a copy (what ``view`` needs)?"""
+    try:
+        viewed = array.view()
+        viewed.shape = shape  # numpy refuses where a copy would be needed
+    except AttributeError:
+        return False
+    except ValueError:
+        return True  # a wrong size: reshape's own error says which
+    return True
+
+
+def _copy_into(target: Any, values: Any) -> None:
+    """``target[...] = values``, casting only within a kind (float64 into float32, not float
+    into int), as PyTorch's in-place ops do."""
+    xp = backend.get_array_module(target)
+    try:
+        xp.copyto(target, values, casting="same_kind")
+    except TypeError as exc:
+        raise RuntimeError(
+            f"result type {_torch_dtype_name(values.dtype)} can't be cast to the desired output "
+            f"type {_torch_dtype_name(target.dtype)}: convert first with .to(dtype)"
+        ) from exc
+
+
+def _torch_dtype_name(dtype: Any) -> str:
+    """PyTorch's name of a dtype in its messages: Float, Double, Long, Int, Bool, ..."""
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+    return names.get(np.dtype(dtype).name, str(dtype))
 
 
 def _may_share_memory(a: Any, b: Any) -> bool:
@@ -1168,6 +1488,28 @@ def _reduction_args(fn: str, ndim: int, dim: Any, axis: Any, keepdim: Any,
     """dim (normalized; None for every dimension) and keepdim, from either spelling."""
     dim = normalize_dims(one_spelling(fn, "dim", dim, "axis", axis), ndim, "dim", fn)
     return dim, bool(one_spelling(fn, "keepdim", keepdim, "keepdims", keepdims, False))
+
+
+def _variance_args(fn: str, tensor: Tensor, dim: Any, unbiased: Any, keepdim: Any,
+                   correction: Any, axis: Any, keepdims: Any) -> tuple[Any, bool, Any]:
+    """dim, keepdim and correction of var / std, from either spelling; warns, with PyTorch's
+    words, where no degrees of freedom are left (the result is nan, as in PyTorch)."""
+    dim, keepdim = _reduction_args(fn, tensor.ndim, dim, axis, keepdim, keepdims)
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{fn}() got both unbiased= and correction=: pass only one")
+    if unbiased is not None:
+        correction = 1 if unbiased else 0
+    correction = 1 if correction is None else correction
+    dims = range(tensor.ndim) if dim is None else (dim,) if isinstance(dim, int) else dim
+    if math.prod(tensor.shape[d] for d in dims) - correction <= 0:
+        warnings.warn(
+            f"{fn}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel): the result is nan. (The "
+            f"{fn} of one number is undefined with correction=1; pass correction=0 for 0.)",
+            UserWarning,
+            stacklevel=3,
+        )
+    return dim, keepdim, correction
 
 
 def _data_of(value: Any) -> Any:
@@ -1204,6 +1546,26 @@ _DTYPE_NAMES = {
     "int": np.int32,  # as in PyTorch: torch.int is int32
     "bool": np.bool_,
 }
+
+
+# PyTorch's names of dtypes (its ScalarType), as its error messages say them.
+_SCALAR_TYPE_NAMES = {
+    "float16": "Half",
+    "float32": "Float",
+    "float64": "Double",
+    "int8": "Char",
+    "int16": "Short",
+    "int32": "Int",
+    "int64": "Long",
+    "uint8": "Byte",
+    "bool": "Bool",
+}
+
+
+def scalar_type_name(dtype: Any) -> str:
+    """PyTorch's name of a dtype, as in its messages: float64 is 'Double', int64 'Long'."""
+    name = np.dtype(dtype).name
+    return _SCALAR_TYPE_NAMES.get(name, name)
 
 
 def resolve_dtype(dtype: Any) -> np.dtype:
@@ -1274,7 +1636,7 @@ def _tell_hooks_data_read(tensor: Tensor, how: str) -> None:
 # classes used by the dunders above, and function.py itself (its registry of FunctionHooks, read
 # on data reads), are imported at the bottom, once Tensor exists.
 from . import function  # noqa: E402
-from .ops.dims import normalize_dim, normalize_dims, one_spelling  # noqa: E402
+from .ops.dims import normalize_dim, normalize_dims, normalize_sizes, one_spelling  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
     Abs,
     Add,
@@ -1301,15 +1663,25 @@ from .ops.index import Flip, Gather, MaskedFill, Repeat, ScatterAdd, Tril, Triu 
 from .ops.linalg import Outer  # noqa: E402
 from .ops.matmul import MatMul  # noqa: E402
 from .ops.pointwise import Log1p, Sign, Square  # noqa: E402
-from .ops.reduce import LogSoftmax, LogSumExp, Max, Mean, Min, Softmax, Sum, Var  # noqa: E402
+from .ops.reduce import (  # noqa: E402
+    LogSoftmax,
+    LogSumExp,
+    Max,
+    Mean,
+    Min,
+    Softmax,
+    Std,
+    Sum,
+    Var,
+)
 from .ops.shape import (  # noqa: E402
     Cast,
     Clone,
+    CopySlices,
     Expand,
     Index,
     Permute,
     Reshape,
-    SetItem,
     ToDevice,
 )
 from .ops.stats import (  # noqa: E402

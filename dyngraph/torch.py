@@ -62,8 +62,12 @@ What else the watcher does not show, and why:
 - ``torch.export.export(..., strict=True)`` refuses a module while global module hooks are
   registered (its tracer will not inline the module's call then), and the watcher's scopes
   come from such hooks: export outside the watched block, or with the default strict=False.
-- A mode is seen by the thread that entered it: a backward run in another thread is not
-  announced, though its gradients reach the nodes' hooks. Watch in the thread that runs.
+- Watching is per thread, like dyngraph's own modes and listeners: the torch function mode is
+  seen by the thread that entered it, and the events go to that thread's listeners. A graph
+  built or a backward run in another thread is not announced, though its gradients reach the
+  nodes' hooks: watch in the thread that runs. (The hooks PyTorch runs on a thread of its own,
+  a CUDA graph's backward, report to the thread whose backward it is: NOTE [backward on
+  PyTorch's threads].)
 - Under any torch function mode, ``nn.MultiheadAttention`` and ``nn.TransformerEncoder(Layer)``
   skip their fused inference path (``has_torch_function``, PyTorch's rule): in ``eval()``
   with no gradient they compute the same results by their ordinary ops, which may differ in
@@ -87,11 +91,7 @@ become ops of the trace, which then fails its own check ("Graphs differed across
 invocations"). Running the traced function later makes a graph that ``backward`` finds by
 walking back, as for a graph built before watching.
 
-This file is the definition. Where dyngraph was built with a C compiler, the work done per op
-and per gradient (the mode's ``__torch_function__``, ``_announce_output``, ``_grad_computed``,
-``_preview``, ``_preview_and_norm``, ``_saved_bytes``) runs compiled, doing the same (NOTE
-[speedups] in _accelerated.py); to step through the Python here in a debugger, start Python
-with DYNGRAPH_PURE_PYTHON=1.
+This file is the watcher's definition, and the only one: what you read here is what runs.
 """
 
 from __future__ import annotations
@@ -110,6 +110,7 @@ from . import events
 from .extras import needs
 from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
 from .tensor import new_node_id
+from .thread_state import this_thread
 
 with needs("torch", "dyngraph.torch (PyTorch code as an event source)"):
     import torch
@@ -131,7 +132,7 @@ class _Info:
 
     def __init__(self) -> None:
         self.id = 0  # given when it is first told about (or drawn): ids follow creation order
-        self.announced = -1  # events.epoch when the subscribers were last told about it
+        self.announced = -1  # the epoch when the subscribers were last told about it
         self.consumers = 0  # how many ops use it: more than one means gradients are summed
         self.saved_bytes: int | None = None  # None: not read yet
         self.hooked = False  # it is its node's grad prehook
@@ -145,8 +146,13 @@ class _Info:
 def _grad_computed(info: _Info, grad_outputs: tuple) -> None:
     """grad_computed for the node of ``info``, whose gradient is ``grad_outputs``: one tensor
     per output of the node (None for an output no gradient reached)."""
-    if not events.active:
-        return
+    state = this_thread.state
+    if not state.active:
+        if not _callers or _callers[-1] is state:
+            return
+        state = _callers[-1]  # NOTE [backward on PyTorch's threads]
+        if not state.active:
+            return
     grads = [grad for grad in grad_outputs if grad is not None]
     if not grads:
         return
@@ -160,7 +166,7 @@ def _grad_computed(info: _Info, grad_outputs: tuple) -> None:
         info.consumers = 0
     preview, norm = _preview_and_norm(grad)
     events.emit(events.GradComputed(id=info.id, preview=preview, norm=norm,
-                                    accumulated=accumulated))
+                                    accumulated=accumulated), state)
     if _pass and info.saved_bytes:
         _pass[-1].append(info.id)
 
@@ -210,6 +216,13 @@ _leaves = _ByIdentity()  # leaf or data tensor -> _Info
 _names = _ByIdentity()  # tensor -> (name, scope) the learner or a module gave it
 _module_path: list[str] = []  # the names of the modules whose forward is running
 _pass: list[Any] = []  # the backward passes running: [ids of nodes that freed what they saved]
+_callers: list[Any] = []  # the ThreadState of the thread that started each of them
+
+# NOTE [backward on PyTorch's threads] PyTorch runs the backward of a graph on CPU in the thread
+# that called it, and that of a CUDA graph on a thread of its own per device while the caller
+# waits: the nodes' hooks (``_Info.__call__``) run there. Listeners are per thread (NOTE
+# [listeners are per thread] in events.py), and nobody listens to PyTorch's thread, so a hook
+# that finds its thread unwatched reports to the thread whose watched backward is running.
 _saved_names: dict[type, tuple[str, ...]] = {}  # node type -> its _saved_* attributes of tensors
 
 
@@ -407,8 +420,8 @@ def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
         if norm == math.inf and any(v != v for v in values):  # hypot lets inf beat nan
             norm = math.nan
         return tuple(values[: events.PREVIEW_SIZE]), norm
-    # NOTE: the squares are summed in float64 whatever the tensor's dtype, as the C layer sums
-    # them: float32 sums drift in the fifth digit over a million numbers, float16 ones overflow
+    # NOTE: the squares are summed in float64 whatever the tensor's dtype: float32 sums drift
+    # in the fifth digit over a million numbers, float16 ones overflow
     return _preview(tensor), float(torch.linalg.vector_norm(tensor.detach(), dtype=torch.float64))
 
 
@@ -509,7 +522,7 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
     see (a custom ``autograd.Function``, code run before watching). It is told about first,
     with the argument's value but no line and no scope, which are not known; the op's line
     goes to the nodes the op itself made (``F.linear`` makes ``TBackward0`` too)."""
-    epoch = events.epoch
+    epoch = this_thread.state.epoch
     made_before: dict[int, tuple] = {}  # id() of an argument's node's _Info -> (node, argument)
     for tensor in arguments:
         node = _grad_fn(tensor)
@@ -561,7 +574,7 @@ def _announce_output(args: tuple, output: torch.Tensor) -> None:
     node = _grad_fn(output)
     if node is not None:
         info = _node_info(node)
-        if info.announced != events.epoch:
+        if info.announced != this_thread.state.epoch:
             _announce_op(args, node, info, output)
 
 
@@ -572,7 +585,7 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
     NOTE [speed] The same node_created as ``_emit_node`` (tests/test_torch_source.py compares
     the two on whole programs), written flat: this runs for every op while anyone listens, and
     each Python call or loop it saves is a few percent of W6 (benchmarks/README.md)."""
-    epoch = events.epoch
+    epoch = this_thread.state.epoch
     slots = []  # the node's inputs, as next_functions has them: a parent's _Info, or None
     for parent, _ in node.next_functions:
         if parent is None:
@@ -627,8 +640,8 @@ def _announce_walking(args: tuple, node: Any, info: _Info, output: torch.Tensor)
 def _data_leaf(tensor: torch.Tensor, where: Any) -> int:
     """The id of a data tensor (needing no gradient) an op received, told about if new."""
     info = _leaf_info(tensor)
-    if info.announced != events.epoch:
-        info.announced = events.epoch
+    if info.announced != this_thread.state.epoch:
+        info.announced = this_thread.state.epoch
         events.emit(_leaf_event(tensor, _numbered(info), where))
     return info.id
 
@@ -707,7 +720,7 @@ class _EventMode(TorchFunctionMode):
                            kwargs: Any = None) -> Any:
         if kwargs is None:
             kwargs = {}
-        if not events.active or _compiling():  # NOTE [compiled code]
+        if not this_thread.state.active or _compiling():  # NOTE [compiled code]
             return func(*args, **kwargs)
         inplace = _inplace.get(func)
         if inplace is None:
@@ -720,7 +733,7 @@ class _EventMode(TorchFunctionMode):
             node = _grad_fn(target)
             before = _known(node) if node is not None else _leaves.get(target)
         out = _called(func, args, kwargs)
-        if not events.active:
+        if not this_thread.state.active:
             return out
         arguments = _with_keyword_tensors(args, kwargs) if kwargs else args
         if type(out) is torch.Tensor:  # NOTE: most calls return one tensor; a quicker path
@@ -729,7 +742,7 @@ class _EventMode(TorchFunctionMode):
             _announce_output(arguments, args[0])  # y[1] = 10.0 returns nothing and changes y
         else:
             _announce_outputs(arguments, out)
-        if before is not None and before.announced == events.epoch:
+        if before is not None and before.announced == this_thread.state.epoch:
             events.emit(events.VersionBumped(before.id, args[0]._version))
         return out
 
@@ -743,7 +756,7 @@ def _with_keyword_tensors(args: tuple, kwargs: dict) -> tuple:
 
 def _announce_outputs(args: tuple, out: Any) -> None:
     """node_created for the nodes behind the tensors an op returned in a tuple or a list."""
-    epoch = events.epoch
+    epoch = this_thread.state.epoch
     nodes, outputs = [], {}
     for tensor in _tensors(out):
         grad_fn = _grad_fn(tensor)
@@ -757,7 +770,8 @@ def _announce_outputs(args: tuple, out: Any) -> None:
 
 
 def _scope() -> tuple:
-    return events._scope + tuple(_module_path) if _module_path else events._scope
+    scope = this_thread.state.scope
+    return scope + tuple(_module_path) if _module_path else scope
 
 
 def _arguments(values: Any) -> list:
@@ -781,8 +795,7 @@ def _called(func: Any, args: tuple, kwargs: dict) -> Any:
     with the mode running the function, that frame is dyngraph's. The learner would read
     "dyngraph/torch.py: UserWarning" without their line, and miss the same warning from their
     next line (Python shows a warning once per place). So the warnings are caught here and
-    raised again at the learner's line. (The C layer calls the function from C, with no frame
-    of dyngraph's to stand in the way.)"""
+    raised again at the learner's line."""
     caught: list = []
     try:
         with warnings.catch_warnings(record=True) as caught:
@@ -848,6 +861,7 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
     root_id = (_leaf_info(root) if isinstance(root, torch.Tensor) else _node_info(root)).id
     events.emit(events.BackwardStarted(root_id, retain_graph, create_graph))
     _pass.append([])
+    _callers.append(this_thread.state)
     try:
         result = _called(func, args, kwargs)
     except BaseException as exc:
@@ -855,6 +869,7 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
         raise
     finally:
         ran = _pass.pop()
+        _callers.pop()
     if ran and not retain_graph:
         events.emit(events.GraphFreed(tuple(ran)))
     events.emit(events.BackwardFinished(root_id))
@@ -875,7 +890,7 @@ def _enter_module(module: Any, args: Any) -> None:
                 break
     _module_stack.append(module)
     _module_path.append(label)
-    path = events._scope + tuple(_module_path)
+    path = this_thread.state.scope + tuple(_module_path)
     for tensors in (module._parameters, module._buffers):
         for tensor_name, tensor in tensors.items():
             if tensor is not None and tensor not in _names:

@@ -55,7 +55,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from . import backend, events, factories, function, grad_mode
-from .function import FunctionHook
+from .function import FunctionHook, forward_on_tensors
 from .ops.shape import ToDevice
 from .tensor import Tensor, new_node_id, wrap_output
 
@@ -246,7 +246,7 @@ class StaticGraph:
         if (
             function.function_hooks
             or self._moves_devices
-            or (grad_mode.enabled and self._wants_grad(inputs))
+            or (grad_mode.is_grad_enabled() and self._wants_grad(inputs))
         ):
             # NOTE: an installed FunctionHook (an enclosing dg.trace, a memory timeline) must
             # see this replay's ops too, so they go through Function.apply; so must a graph that
@@ -277,7 +277,10 @@ class StaticGraph:
                 ctx.needs_input_grad = (False,) * len(ctx.parents)
                 ctx.saved_arrays = ()
                 ctx.save_for_backward = _keep_nothing  # and nothing is kept for backward
-                call = partial(cls.forward, **options) if options else cls.forward
+                if cls.takes_tensors:  # a custom op sees Tensors (NOTE [custom ops])
+                    call = partial(_custom_forward_on_arrays, cls, options)
+                else:
+                    call = partial(cls.forward, **options) if options else cls.forward
                 plan.append((call, ctx, getter, out_slot))
             self._fast_plans[array_type] = plan
         return plan
@@ -386,6 +389,12 @@ def replay_steps(plan: list, values: list, array_type: type) -> None:
 
 def _keep_nothing(*arrays: Any) -> None:
     """save_for_backward of a fast replay's ctx: there will be no backward."""
+
+
+def _custom_forward_on_arrays(cls: type, options: dict, ctx: Any, *arrays: Any) -> Any:
+    """A fast replay's step for a custom op, whose forward takes Tensors: wrap, run, unwrap."""
+    args = [Tensor(a) if backend.is_array(a) else a for a in arrays]
+    return forward_on_tensors(cls, ctx, args, options)
 
 
 # ---------------------------------------------------------------------------- tracing

@@ -17,6 +17,33 @@ import dyngraph as dg
 # ----------------------------------------------------------------------------- deep graphs
 
 
+def test_a_gradient_handed_to_two_inputs_is_never_added_into():
+    """Add hands one array to both inputs; later contributions to x must not change y's
+    (autograd.add_into_sum adds in place only into a sum the pass made itself)."""
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    y = dg.tensor([3.0, 4.0], requires_grad=True)
+    z = (x * 2).sum() + (x * 3).sum() + (x + y).sum()  # Add is newest: its gradient comes first
+    z.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0, 6.0])
+    np.testing.assert_array_equal(y.grad.numpy(), [1.0, 1.0])
+
+
+def test_add_into_sum_adds_in_place_only_into_the_pass_own_sum():
+    from dyngraph import autograd
+
+    first = np.ones(3, dtype=np.float32)
+    g = np.full(3, 2.0, dtype=np.float32)
+    total = autograd.add_into_sum(first, g, total_is_a_sum=False)
+    assert total is not first and first.tolist() == [1.0, 1.0, 1.0]  # someone else's: untouched
+    again = autograd.add_into_sum(total, g, total_is_a_sum=True)
+    assert again is total and total.tolist() == [5.0, 5.0, 5.0]  # the pass's own: in place
+    wider = autograd.add_into_sum(total, g.astype(np.float64), total_is_a_sum=True)
+    assert wider is not total and wider.dtype == np.float64  # another dtype: as numpy adds
+    broadcast = autograd.add_into_sum(total, np.ones((2, 3), np.float32), total_is_a_sum=True)
+    assert broadcast is not total and broadcast.shape == (2, 3)
+
+
+
 @pytest.mark.slow
 def test_a_100000_op_chain_backpropagates_without_recursion_error():
     x = dg.tensor([1.0], dtype=dg.float64, requires_grad=True)
@@ -573,14 +600,17 @@ class Cube(dg.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         Cube.seen["xp"] = ctx.xp
-        Cube.seen["type"] = type(x)
+        Cube.seen["input"] = x
+        Cube.seen["grad mode in forward"] = dg.is_grad_enabled()
         ctx.save_for_backward(x)
-        return ctx.xp.power(x, 3)
+        return x**3
 
     @staticmethod
     def backward(ctx, gz):
         Cube.seen["needs"] = ctx.needs_input_grad
+        Cube.seen["gz type"] = type(gz)
         (x,) = ctx.saved_tensors
+        Cube.seen["saved"] = x
         return 3 * x * x * gz
 
 
@@ -601,15 +631,18 @@ class ScaledAdd(dg.autograd.Function):
         return (gz if need_x else None), (ctx.k * gz if need_y else None)
 
 
-def test_custom_function_forward_sees_raw_arrays_and_backward_works():
+def test_custom_function_sees_tensors_as_in_pytorch_and_backward_works():
     x = dg.tensor([1.0, 2.0], requires_grad=True)
     y = Cube.apply(x)
     assert Cube.seen["xp"] is np
-    assert Cube.seen["type"] is np.ndarray
+    assert Cube.seen["input"] is x  # the Tensor as given, with grad mode off inside forward
+    assert Cube.seen["grad mode in forward"] is False
     assert repr(y.grad_fn) == "<CubeBackward>"
+    assert y.grad_fn.parents == (x,)  # one node: the ops inside forward were not recorded
     np.testing.assert_allclose(y.detach().numpy(), [1.0, 8.0])
     y.sum().backward()
     assert Cube.seen["needs"] == (True,)
+    assert Cube.seen["gz type"] is dg.Tensor and Cube.seen["saved"] is x
     np.testing.assert_allclose(x.grad.numpy(), [3.0, 12.0])
 
 
@@ -642,7 +675,7 @@ class WrongShape(dg.autograd.Function):
 
     @staticmethod
     def backward(ctx, gz):
-        return gz, ctx.xp.ones((2, 3))
+        return gz, dg.ones(2, 3)
 
 
 def test_custom_backward_of_the_wrong_shape_names_op_index_and_shapes():
@@ -677,15 +710,48 @@ def test_custom_backward_returning_too_many_gradients_raises_clearly():
     assert "1 input" in message
 
 
-class ForwardReturnsTensor(dg.autograd.Function):
+class EngineOpReturnsTensor(dg.Function):
+    """An op of the engine's own convention (dg.Function: arrays in and out)."""
+
     @staticmethod
     def forward(ctx, x):
         return dg.tensor(x)
 
 
-def test_custom_forward_returning_a_tensor_is_explained():
-    with pytest.raises(TypeError, match="raw arrays"):
-        ForwardReturnsTensor.apply(dg.tensor([1.0], requires_grad=True))
+def test_an_engine_op_returning_a_tensor_is_explained():
+    with pytest.raises(TypeError, match="raw arrays.*subclass dg.autograd.Function"):
+        EngineOpReturnsTensor.apply(dg.tensor([1.0], requires_grad=True))
+
+
+class ReturnsArray(dg.autograd.Function):
+    """A custom op written for the older convention: forward returns a numpy array."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.detach().numpy() * 2
+
+    @staticmethod
+    def backward(ctx, gz):
+        return gz * 2
+
+
+def test_a_custom_forward_returning_an_array_still_works():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    y = ReturnsArray.apply(x)
+    assert isinstance(y, dg.Tensor) and repr(y.grad_fn) == "<ReturnsArrayBackward>"
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0, 2.0])
+
+
+class NumpyOnTensors(dg.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return ctx.xp.exp(x)  # the older, raw-array convention
+
+
+def test_numpy_functions_on_the_tensors_a_custom_op_receives_are_explained():
+    with pytest.raises(TypeError, match=r"receive Tensors, as in PyTorch.*x\.exp\(\)"):
+        NumpyOnTensors.apply(dg.tensor([1.0], requires_grad=True))
 
 
 # ----------------------------------------------------------------------------- broadcasting

@@ -26,6 +26,16 @@ def test_broadcast_mismatch_names_both_shapes():
     assert "broadcast" in message
 
 
+def test_an_explained_forward_error_hides_numpy_s_own_but_keeps_it_as_context():
+    """``raise ... from None``: the learner reads dyngraph's explanation, not numpy's traceback
+    first; numpy's error is still there (``__context__``) for whoever looks."""
+    with pytest.raises(RuntimeError, match="cannot be broadcast together") as info:
+        dg.ones(2, 3, requires_grad=True) + dg.ones(4, 5)
+    error = info.value
+    assert error.__cause__ is None and error.__suppress_context__
+    assert type(error.__context__) is ValueError
+
+
 def test_broadcast_mismatch_of_tensors_requiring_grad_names_both_shapes():
     a = dg.ones(2, 3, requires_grad=True)
     b = dg.ones(2, requires_grad=True)

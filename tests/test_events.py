@@ -274,6 +274,69 @@ def test_preview_and_norm_read_any_layout_row_major(layout):
     assert norm == pytest.approx(float(np.sqrt((array.astype(np.float64) ** 2).sum())), rel=1e-5)
 
 
+def _odd_arrays() -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    with_nan = rng.standard_normal((3, 4)).astype(np.float32)
+    with_nan[1, 2] = np.nan
+    with_inf = rng.standard_normal(50)
+    with_inf[7] = -np.inf
+    long_with_both = np.ones(100)
+    long_with_both[[3, 60]] = [np.inf, np.nan]
+    return {
+        "zero-d": np.array(2.5, dtype=np.float32),
+        "one number": np.array([-3.0]),
+        "zeros": np.zeros(40),
+        "nan": with_nan,
+        "inf": with_inf,
+        "nan and inf": np.array([1.0, np.inf, np.nan], dtype=np.float32),
+        "long, nan and inf": long_with_both,
+        "reversed": rng.standard_normal(40)[::-1],  # a negative stride
+        "reversed rows": rng.standard_normal((6, 7)).astype(np.float32)[::-1, ::-2],
+        "big-endian": rng.standard_normal(9).astype(">f8"),
+        "float16": rng.standard_normal(10).astype(np.float16),
+        "int64": np.arange(12).reshape(3, 4),
+        "bool": np.array([True, False, True]),
+    }
+
+
+ODD_ARRAYS = _odd_arrays()
+
+
+@pytest.mark.parametrize("name", list(ODD_ARRAYS))
+def test_previews_of_odd_arrays_are_their_first_numbers_as_python_numbers(name):
+    """Any dtype, byte order and stride: the first numbers in row-major order, as the Python
+    numbers tolist() makes (ints stay ints, bools bools), and the same from both functions."""
+    array = ODD_ARRAYS[name]
+    expected = tuple(array.reshape(-1)[: dg.events.PREVIEW_SIZE].tolist())
+    preview = dg.events.preview(array)
+    assert [type(v) for v in preview] == [type(v) for v in expected]
+    assert np.array_equal(preview, expected, equal_nan=True)
+    if array.dtype.kind == "f":  # gradients are floating point
+        values, norm = dg.events.preview_and_norm(array)
+        assert np.array_equal(values, expected, equal_nan=True)
+        wide = array.astype(np.float64).ravel()
+        want = math.nan if np.isnan(wide).any() else float(np.sqrt((wide**2).sum()))
+        assert type(norm) is float
+        assert norm == pytest.approx(want, rel=1e-6, nan_ok=True)  # nan first, then inf
+
+
+def test_preview_of_a_numpy_scalar():
+    assert dg.events.preview(np.float32(1.5)) == (1.5,)
+
+
+@pytest.mark.parametrize("dtype, scale", [(np.float64, 1e200), (np.float64, 1e-200),
+                                          (np.float32, 1e20), (np.float32, 1e-30),
+                                          (np.float16, 300.0)])
+@pytest.mark.parametrize("count", [2, 60])  # summed by math.hypot, then by a dot product
+@pytest.mark.filterwarnings("ignore:overflow encountered in dot:RuntimeWarning")  # numpy's
+def test_a_norm_neither_overflows_nor_underflows(dtype, scale, count):
+    """The squares of big (or tiny) numbers leave the dtype's range: the norm does not."""
+    array = (np.array([3.0, 4.0] * (count // 2)) * scale).astype(dtype)
+    exact = 5.0 * float(dtype(scale)) * math.sqrt(count // 2)
+    assert dg.events.preview_and_norm(array)[1] == pytest.approx(exact, rel=1e-3)
+    assert dg.events.preview_and_norm(array[::-1])[1] == pytest.approx(exact, rel=1e-3)
+
+
 # ----------------------------------------------------------------------------- where
 
 
@@ -305,6 +368,23 @@ def test_where_points_at_the_learner_helper_not_at_dyngraph():
     event = next(e for e in log if e.id == y.id)
     assert event.where.file == __file__
     assert event.where.function == "_helper_that_builds"
+
+
+def test_where_of_a_line_run_again_is_the_same_cached_source_line():
+    log = []
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    with dg.events.subscribe(log.append):
+        for _ in range(3):
+            y = x * 2  # noqa: F841 - the same instruction three times: one SourceLine, cached
+    wheres = [e.where for e in log if e.kind == "node_created" and e.op == "Mul"]
+    assert len(wheres) == 3 and wheres[0] is wheres[1] is wheres[2]
+    assert wheres[0].file == __file__ and wheres[0].target == "y"
+
+
+def test_where_of_code_outside_any_file_at_the_top_level():
+    namespace = {"where": dg.events.where_from_stack}
+    exec(compile("result = where()", "<learner>", "exec"), namespace)
+    assert namespace["result"] == dg.events.SourceLine("<learner>", 1, "<module>", None, "result")
 
 
 # ----------------------------------------------------------------------------- subscribe
@@ -433,6 +513,55 @@ def test_a_subscriber_that_creates_tensors_does_not_re_enter():
     np.testing.assert_allclose(x.grad.numpy(), [3.0])
 
 
+def test_emit_delivers_in_order_warns_at_the_emitting_line_and_restores_its_flags():
+    """What emit promises, told on plain strings: delivery in order, no re-entry, a raising
+    subscriber warned about at the line that emitted (not dyngraph's) and dropped, a collected
+    bound method dropped silently, and a KeyboardInterrupt that propagates with the flags
+    restored."""
+    emit, story = dg.events.emit, []
+
+    def first(event):
+        story.append(("first", event))
+        emit("nested")  # a subscriber's own event is not delivered (no re-entry)
+
+    def raising(event):
+        raise ValueError(f"broken by {event}")
+
+    class Listener:
+        def __call__(self, event):  # a plain callable: held strongly
+            story.append(("listener", event))
+
+        def method(self, event):  # a bound method: held weakly
+            story.append(("method", event))
+
+    def interrupting(event):
+        raise KeyboardInterrupt
+
+    gone = Listener()
+    gc.disable()  # the weakly held subscriber is collected by reference counting alone
+    try:
+        with dg.events.subscribe(first), dg.events.subscribe(raising), \
+                dg.events.subscribe(Listener()), dg.events.subscribe(gone.method):
+            del gone
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                line = inspect.currentframe().f_lineno + 1
+                emit("a")
+                emit("b")
+            with dg.events.subscribe(interrupting), pytest.raises(KeyboardInterrupt):
+                emit("c")
+            assert dg.events.active is True
+        assert dg.events.active is False
+        emit("nobody listens")
+    finally:
+        gc.enable()
+    assert story == [("first", "a"), ("listener", "a"), ("first", "b"), ("listener", "b"),
+                     ("first", "c"), ("listener", "c")]
+    assert [(str(w.message).split(":")[0].endswith("raised ValueError"), w.filename, w.lineno)
+            for w in caught] == [(True, __file__, line)]
+    assert "broken by a" in str(caught[0].message)
+
+
 # ----------------------------------------------------------------------------- failures, in place
 
 
@@ -490,9 +619,24 @@ def test_recorded_inplace_emits_version_bumped_and_the_new_node():
         h += 1
     bumped = [e for e in log if e.kind == "version_bumped"]
     assert [(e.id, e.version) for e in bumped] == [(old_id, 1)]
-    add = log[-1]
+    # The op runs on the old values, then its result is written: node, then bump.
+    add, bump = log[-2:]
     assert add.kind == "node_created" and add.op == "Add" and add.id == h.id
     assert add.inputs[0] == old_id
+    assert bump.kind == "version_bumped"
+
+
+def test_inplace_through_a_view_emits_a_copy_slices_node_on_the_base():
+    a = dg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    log = []
+    with dg.events.subscribe(log.append):
+        x = a * 1
+        x[0].mul_(10)
+    ops = [e.op for e in log if e.kind == "node_created"]
+    assert ops[-1] == "CopySlices" and "Mul" in ops
+    copy = [e for e in log if e.kind == "node_created"][-1]
+    assert copy.id == x.id and x.grad_fn.name == "CopySlices"
+    assert x.tolist() == [10.0, 2.0, 3.0]
 
 
 # ----------------------------------------------------------------------------- scopes

@@ -276,25 +276,56 @@ def test_the_front_doors_are_where_the_list_says():
     assert found == FRONT_DOORS
 
 
-# NOTE [speedups]: the C layer is put in place from outside; the modules a learner reads never
-# use it. Only these wire it: the accelerated layer itself and the two package __init__ files.
-WIRES_THE_C_LAYER = {"_accelerated.py", "__init__.py", "jupyter/__init__.py"}
+# One engine (DESIGN.md, "One engine: what you read is what runs"): the modules a learner reads
+# are the only definition of the engine, the event spine and the watchers. Nothing below them
+# replaces their functions: no hand-written C twin, and no module that writes another dyngraph
+# module's names from outside.
+SOURCE_SUFFIXES = {".py", ".pyi", ".js", ".css", ".txt", ".typed"}
+
+
+def test_the_package_is_the_readable_modules_and_nothing_compiled():
+    found = sorted(path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*")
+                   if path.is_file() and "__pycache__" not in path.parts
+                   and path.suffix not in SOURCE_SUFFIXES)
+    assert found == [], f"not a readable module: {found}"
+
+
+def _modules_imported_as(tree: ast.Module, package: list[str]) -> set[str]:
+    """The local names under which a module imports dyngraph modules (``from . import events``,
+    ``import dyngraph.torch as dgt``)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            module = _imported_names(node, package)[0]
+            if module == "dyngraph" or module.startswith("dyngraph."):
+                names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(alias.asname or alias.name.split(".")[0] for alias in node.names
+                         if alias.name.startswith("dyngraph"))
+    return names
 
 
 @pytest.mark.parametrize(
     "path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE))
 )
-def test_readable_modules_never_import_the_c_layer(path):
-    if str(path.relative_to(PACKAGE)) in WIRES_THE_C_LAYER:
-        return
-    package = _package_of(path)
-    named = [
-        name
-        for node in ast.walk(_tree(path))
-        for name in _imported_names(node, package)
-        if name.split(".")[:2] in (["dyngraph", "_speedups"], ["dyngraph", "_accelerated"])
-    ]
-    assert named == [], f"{path.name} imports {named}: NOTE [speedups] in _accelerated.py"
+def test_no_module_writes_another_modules_names(path):
+    """``events.emit = ...`` or ``setattr(function, ...)`` in another module would put a second
+    definition in place of the one a learner reads."""
+    tree = _tree(path)
+    modules = _modules_imported_as(tree, _package_of(path))
+    written = []
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else (
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        for target in targets:
+            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                    and target.value.id in modules):
+                written.append((node.lineno, f"{target.value.id}.{target.attr}"))
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "setattr" and node.args
+                and isinstance(node.args[0], ast.Name) and node.args[0].id in modules):
+            written.append((node.lineno, f"setattr({node.args[0].id}, ...)"))
+    assert written == []
 
 
 def test_the_engine_reaches_the_player_through_the_front_door(monkeypatch):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import dyngraph as dg
-from dyngraph import function
+from dyngraph import function, thread_state
 
 
 def f32(*shape, requires_grad=False, seed=0):
@@ -110,7 +110,7 @@ def test_profile_ops_times_each_recorded_op_in_order():
     times = dg.memory.profile_ops(lambda x: (x @ w).tanh().sum(), f32(2, 3))
     assert [op for op, _ in times] == ["MatMul", "Tanh", "Sum"]
     assert all(isinstance(s, float) and s > 0 for _, s in times)  # each op was timed
-    assert not dg.events.active and not dg.events.timing_enabled  # nothing left behind
+    assert not dg.events.active and not thread_state.current().timing  # nothing left behind
 
 
 # ----------------------------------------------------------------------------- timeline

@@ -115,10 +115,12 @@ def test_result_dtype_follows_numpy_promotion(op, operands, backend):
             assert t.grad.dtype == t.dtype, "a leaf's gradient keeps the leaf's dtype"
 
 
-def test_matmul_of_float32_and_float64_is_float64(backend):
+def test_matmul_of_float32_and_float64_is_refused_as_in_pytorch(backend):
     a = backend.tensor(np.ones((2, 3)), dtype=np.float32, requires_grad=True)
     b = backend.tensor(np.ones((3, 2)), dtype=np.float64, requires_grad=True)
-    out = a @ b
+    with pytest.raises(RuntimeError, match="same dtype, but got: Float != Double"):
+        a @ b
+    out = a.double() @ b  # converted first: float64, and each gradient in its tensor's dtype
     assert out.dtype == np.float64
     out.sum().backward()
     assert (a.grad.dtype, b.grad.dtype) == (np.float32, np.float64)

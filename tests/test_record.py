@@ -251,7 +251,8 @@ def _walk(value, path, seen):
 def test_a_recording_holds_only_plain_data():
     with dg.record() as rec:
         w = Weight(np.ones((3, 2), dtype=np.float32), requires_grad=True)
-        x = dg.tensor(np.arange(12.0).reshape(4, 3), requires_grad=True, name="x")
+        x = dg.tensor(np.arange(12.0, dtype=np.float32).reshape(4, 3), requires_grad=True,
+                      name="x")
         with dg.scope("layer"):
             h = (x @ w).tanh()
         loss = (h * h).mean()

@@ -5,8 +5,7 @@ Each program runs twice from the same seed, bare and inside ``dg.record()``; wat
 change nothing (the same values, the same ``.grad``, the same exception with PyTorch's own
 message) and the recording must tell the truth (every edge joins recorded nodes, each node's
 inputs were told about before it, op names are the ``grad_fn`` names, a leaf's gradient shown
-is its ``.grad``). Where dyngraph's C layer is built, it must emit what the readable
-definitions do on the same program.
+is its ``.grad``).
 """
 
 from __future__ import annotations
@@ -21,12 +20,11 @@ torch = pytest.importorskip("torch", reason="torch is not installed (pip install
 
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from test_torch_source import ACCELERATED, Square, replay  # noqa: E402 - shared with it
+from test_torch_source import Square  # noqa: E402 - shared with it
 from torch.utils.checkpoint import checkpoint  # noqa: E402
 
 import dyngraph as dg  # noqa: E402
 import dyngraph.torch as dgt  # noqa: E402
-from dyngraph import _accelerated  # noqa: E402
 
 # ----------------------------------------------------------------------------- the harness
 
@@ -129,23 +127,15 @@ def watched(program):
     return result, recording, seen
 
 
-def check(program, monkeypatch=None):
-    """Bare and watched alike, the recording truthful, and (given ``monkeypatch``, with the C
-    layer built) the C layer's events those of the readable definitions. Returns the
-    recording and the events."""
+def check(program):
+    """Bare and watched alike, and the recording truthful. Returns the recording and the
+    events."""
     bare = run(program)
     result, recording, seen = watched(program)
     assert_same(bare, result)
     assert_truthful(recording, seen, result)
     for tensor in tensors_in(result):
         dg.draw(tensor).to_dot()
-    if monkeypatch is not None and _accelerated.speedups is not None:
-        for name in ACCELERATED:
-            monkeypatch.setattr(dgt, name, _accelerated.readable(dgt, name))
-        readable_result, _, readable_events = watched(program)
-        assert_same(bare, readable_result)
-        assert replay(seen) == replay(readable_events)
-        monkeypatch.undo()
     return recording, seen
 
 
@@ -156,7 +146,7 @@ def ops(recording):
 # ----------------------------------------------------------------------------- findings
 
 
-def test_embedding_with_padding_idx_made_while_watching(monkeypatch):
+def test_embedding_with_padding_idx_made_while_watching():
     """nn.Embedding(padding_idx=0) zeroes its row with ``weight[0].fill_(0)`` under no_grad;
     reading the grad_fn of that view raises (NOTE [views changed under no_grad]), and the
     watcher did, so making the module inside dg.record() raised PyTorch's view error."""
@@ -167,11 +157,11 @@ def test_embedding_with_padding_idx_made_while_watching(monkeypatch):
         (y * 2).sum().backward()
         return y, embedding.weight
 
-    recording, _ = check(program, monkeypatch)
+    recording, _ = check(program)
     assert "EmbeddingBackward0" in ops(recording)
 
 
-def test_views_changed_in_place_under_no_grad(monkeypatch):
+def test_views_changed_in_place_under_no_grad():
     def program():
         w = nn.Parameter(torch.randn(5, 3))
         h = torch.randn(3, requires_grad=True) * 2
@@ -184,7 +174,7 @@ def test_views_changed_in_place_under_no_grad(monkeypatch):
         (h * 3).sum().backward()
         return w, h
 
-    check(program, monkeypatch)
+    check(program)
 
     def uses_it_with_grad():  # PyTorch's own error, not the watcher's
         h = torch.randn(3, requires_grad=True) * 1
@@ -197,7 +187,7 @@ def test_views_changed_in_place_under_no_grad(monkeypatch):
         uses_it_with_grad()
 
 
-def test_torch_func_transforms(monkeypatch):
+def test_torch_func_transforms():
     """Inside torch.func.grad, jacrev and vmap the tensors are functorch wrappers with no
     storage of their own: the watcher read their memory (data_ptr() for saved bytes, tolist()
     for previews) and raised; now such nodes show no values."""
@@ -211,12 +201,12 @@ def test_torch_func_transforms(monkeypatch):
         y.sum().backward()
         return g, jacobian, y, w
 
-    recording, _ = check(program, monkeypatch)
+    recording, _ = check(program)
     assert {"SinBackward0", "ExpBackward0"} <= set(ops(recording))
 
 
 @pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
-def test_meta_complex_and_nested_tensors(monkeypatch, tmp_path):
+def test_meta_complex_and_nested_tensors(tmp_path):
     """B1-B4 (helper B's findings): a meta tensor has no numbers, a complex one's are not
     floats (its norm is sqrt(sum |z|^2), not that of the real parts), a strided nested tensor
     has no sizes and a jagged one a symbolic size; the watcher raised, warned, showed the
@@ -236,7 +226,7 @@ def test_meta_complex_and_nested_tensors(monkeypatch, tmp_path):
 
     with warnings.catch_warnings():
         warnings.filterwarnings("error", "Casting complex values")  # the watcher's, not torch's
-        recording, seen = check(program, monkeypatch)
+        recording, seen = check(program)
     leaves = [e for e in seen if e.kind == "node_created" and e.op == "leaf"]
     meta = next(e for e in leaves if e.device == "meta")
     assert meta.shape == (3,) and meta.preview == ()
@@ -249,10 +239,10 @@ def test_meta_complex_and_nested_tensors(monkeypatch, tmp_path):
     dg.load_recording(tmp_path / "recording.json")
 
 
-def test_jit_trace_of_a_module_while_watching(monkeypatch):
+def test_jit_trace_of_a_module_while_watching():
     """torch.jit.trace records every read of a tensor into its TorchScript graph: the watcher's
     previews became ops of the trace, whose check then failed ("Graphs differed across
-    invocations"; in C, 'an integer is required' from its sizes, tensors there). The mode now
+    invocations", or 'an integer is required' where sizes had become tensors). The mode now
     steps aside while tracing (NOTE [compiled code]); the traced module's graph is found by
     backward's walk back."""
 
@@ -265,11 +255,11 @@ def test_jit_trace_of_a_module_while_watching(monkeypatch):
         y.sum().backward()
         return y, model[0].weight, model[0].bias
 
-    recording, _ = check(program, monkeypatch)
+    recording, _ = check(program)
     assert "ReluBackward0" in ops(recording)
 
 
-def test_assignment_into_a_tensor_is_shown_where_it_happens(monkeypatch):
+def test_assignment_into_a_tensor_is_shown_where_it_happens():
     """B7, B8 (helper B's findings): ``y[1] = 10.0`` returns nothing, so its CopySlices node
     was found only by the next op's walk back: at that op's line, with no value; and it was
     named ``torch::autograd::CopySlices`` (``name()``'s C++ name) where ``print(y.grad_fn)``
@@ -284,7 +274,7 @@ def test_assignment_into_a_tensor_is_shown_where_it_happens(monkeypatch):
         (y.sum() + buffer.sum()).backward()
         return x, y, buffer
 
-    recording, seen = check(program, monkeypatch)
+    recording, seen = check(program)
     copies = [e for e in seen if e.kind == "node_created" and e.op == "CopySlices"]
     assert [(e.shape, e.preview) for e in copies] == [((4,), (2.0, 10.0, 2.0, 2.0)),
                                                       ((3,), (2.0, 0.0, 0.0))]
@@ -293,11 +283,11 @@ def test_assignment_into_a_tensor_is_shown_where_it_happens(monkeypatch):
     assert "y[1] = 10.0" in source[lines[0] - 1] and "buffer[0] =" in source[lines[1] - 1]
 
 
-def test_gradient_norms_of_big_and_half_precision_tensors(monkeypatch):
-    """B9, B10 (helper B's findings): beyond the few numbers of a small tensor the readable
-    definition summed the squares in the tensor's own dtype (numpy's dot): float32 drifted in
-    the fifth digit from the C layer's float64 sum, float16 overflowed to inf with a numpy
-    warning. Both now sum in float64; the norms are torch's own."""
+def test_gradient_norms_of_big_and_half_precision_tensors():
+    """B9, B10 (helper B's findings): beyond the few numbers of a small tensor the watcher
+    summed the squares in the tensor's own dtype (numpy's dot): float32 drifted in the fifth
+    digit, float16 overflowed to inf with a numpy warning. Both now sum in float64; the norms
+    are torch's own."""
 
     def program():
         a = torch.full((300, 40), 0.5, requires_grad=True)
@@ -307,7 +297,7 @@ def test_gradient_norms_of_big_and_half_precision_tensors(monkeypatch):
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)  # numpy's overflow in dot
-        _, seen = check(program, monkeypatch)
+        _, seen = check(program)
     norms = [e.norm for e in seen if e.kind == "grad_computed"]
     assert any(277.128 < norm < 277.129 for norm in norms)  # b's: sqrt(300) * 16, not inf
     expected = math.sqrt(300 * 40) * 3 * math.exp(1.5)
@@ -550,8 +540,8 @@ PROGRAMS = [conv_net, norms_and_dropout_in_train_and_eval, embedding_and_recurre
 
 
 @pytest.mark.parametrize("program", PROGRAMS, ids=lambda p: p.__qualname__.split(".")[0])
-def test_learner_programs_run_as_unwatched_and_are_told_truthfully(program, monkeypatch):
-    check(program, monkeypatch)
+def test_learner_programs_run_as_unwatched_and_are_told_truthfully(program):
+    check(program)
 
 
 def test_errors_in_backward_are_on_the_timeline_with_torchs_text():
@@ -639,7 +629,7 @@ def test_a_modules_buffers_are_named_like_its_parameters():
     assert {("running_mean", ("Sequential", "1")), ("running_var", ("Sequential", "1"))} <= named
 
 
-def test_data_passed_by_keyword_is_an_input(monkeypatch):
+def test_data_passed_by_keyword_is_an_input():
     """B15 (helper B's finding): a data tensor passed by keyword (``torch.add(w, other=d)``)
     was dropped from the node's inputs; it is a data leaf as when passed by position."""
     w, d = torch.ones(3, requires_grad=True), torch.full((3,), 5.0)
@@ -648,13 +638,13 @@ def test_data_passed_by_keyword_is_an_input(monkeypatch):
         (torch.add(w, d) + torch.add(w, other=d) + w.mul(other=d)).sum().backward()
         return w
 
-    recording, seen = check(program, monkeypatch)
+    recording, seen = check(program)
     made = [e for e in seen if e.kind == "node_created" and e.op in ("AddBackward0",
                                                                     "MulBackward0")]
     assert [len(e.inputs) for e in made[:3]] == [2, 2, 2]
 
 
-def test_a_node_of_several_outputs_shows_all_the_gradient_it_received(monkeypatch):
+def test_a_node_of_several_outputs_shows_all_the_gradient_it_received():
     """B16 (helper B's finding): a node's gradient was its first output's only, and none at
     all when that output was unused (``a, b = x.split(...)`` with only ``b`` used)."""
 
@@ -666,14 +656,14 @@ def test_a_node_of_several_outputs_shows_all_the_gradient_it_received(monkeypatc
         (p * 1 + q * 2 + r * 3).backward()
         return x
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     made = {e.id: e.op for e in seen if e.kind == "node_created"}
     grads = {made[e.id]: (e.preview, e.norm) for e in seen if e.kind == "grad_computed"}
     assert grads["SplitWithSizesBackward0"] == ((3.0, 3.0, 3.0, 3.0), 6.0)
     assert grads["UnbindBackward0"][0] == (1.0, 2.0, 3.0)  # the three used outputs, in order
 
 
-def test_what_made_an_argument_unseen_has_its_value_but_no_line(monkeypatch):
+def test_what_made_an_argument_unseen_has_its_value_but_no_line():
     """B19 (helper B's finding), NOTE [made before]: a custom Function's output, or a tensor
     built before watching, was announced at the line of the op that first used it, with no
     value; it was made before that op, so it has the value of the argument and no line."""
@@ -685,7 +675,7 @@ def test_what_made_an_argument_unseen_has_its_value_but_no_line(monkeypatch):
         z.sum().backward()
         return x, z
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     square = next(e for e in seen if e.kind == "node_created" and e.op == "SquareBackward")
     add = next(e for e in seen if e.kind == "node_created" and e.op == "AddBackward0")
     assert (square.shape, square.preview, square.where) == ((3,), (1.0, 1.0, 1.0), None)
@@ -702,11 +692,11 @@ def test_naming_something_that_is_not_a_tensor_says_what_to_do(value):
 
 
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated")  # torch.func.jvp's own
-def test_forward_ad_zero_gradients_and_lazily_negated_views(monkeypatch):
-    """B21, B22 (helper B's findings): forward AD's zero tensors have sizes but no memory, and
-    the C layer read numbers at address 0 (a segmentation fault; the readable definition
-    raised from tolist()); a view PyTorch negates lazily (``z.conj().imag``) holds the numbers
-    before negation, and the C layer showed them with the wrong sign."""
+def test_forward_ad_zero_gradients_and_lazily_negated_views():
+    """B21, B22 (helper B's findings): forward AD's zero tensors have sizes but no memory
+    (tolist() raised; reading them from their address crashed); a view PyTorch negates lazily
+    (``z.conj().imag``) holds the numbers before negation, and reading its memory showed them
+    with the wrong sign."""
 
     def program():
         x = torch.ones(3, requires_grad=True)
@@ -721,12 +711,12 @@ def test_forward_ad_zero_gradients_and_lazily_negated_views(monkeypatch):
         (y * 3).sum().backward()
         return x, z, y
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     select = next(e for e in seen if e.kind == "node_created" and e.op == "SelectBackward0")
     assert select.preview == (-2.0,)
 
 
-def test_data_inputs_are_in_the_order_of_the_arguments(monkeypatch):
+def test_data_inputs_are_in_the_order_of_the_arguments():
     """B12 (helper B's finding): data arguments came after the inputs needing a gradient, so
     ``d - a`` was drawn as SubBackward0(a, d); PyTorch keeps an empty slot for each of them
     (None in next_functions), where it now goes when the arguments line up with the slots."""
@@ -738,7 +728,7 @@ def test_data_inputs_are_in_the_order_of_the_arguments(monkeypatch):
         sum(out.sum() for out in outputs).backward()
         return a, w
 
-    recording, seen = check(program, monkeypatch)
+    recording, seen = check(program)
     names = {id_: name for name, t in (("a", a), ("d", d), ("w", w), ("x", x))
              for id_ in [dgt._leaves.get(t).id]}
     inputs = {e.op: [names[i] for i in e.inputs] for e in seen if e.kind == "node_created"

@@ -4,9 +4,8 @@ and the learner's own mistakes.
 
 Each program goes through ``check`` of tests/test_torch_programs.py: run bare and inside
 ``dg.record()`` from the same seed, it must give the same values, ``.grad`` and exception
-(PyTorch's own message), the recording must tell the truth, ``dg.draw`` must draw every tensor
-it returns, and the C layer must emit what the readable definitions do. The tests below add
-what each family must show on top of that.
+(PyTorch's own message), the recording must tell the truth, and ``dg.draw`` must draw every
+tensor it returns. The tests below add what each family must show on top of that.
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ def failures(events):
 # ----------------------------------------------------------------------------- views, indexing
 
 
-def test_views_slices_and_indexing(monkeypatch):
+def test_views_slices_and_indexing():
     def program():
         x = leaf(2, 3, 4)
         parts = (x.view(6, 4).sum(), x.reshape(4, 6).pow(2).sum(), x.transpose(0, 2).exp().sum(),
@@ -50,12 +49,12 @@ def test_views_slices_and_indexing(monkeypatch):
         torch.stack(parts).sum().backward()
         return x, parts
 
-    recording, _ = check(program, monkeypatch)
+    recording, _ = check(program)
     assert {"ViewBackward0", "TransposeBackward0", "PermuteBackward0", "ExpandBackward0",
             "IndexBackward0", "SliceBackward0"} <= set(ops(recording))
 
 
-def test_setitem_on_an_intermediate_on_a_leaf_and_on_data(monkeypatch):
+def test_setitem_on_an_intermediate_on_a_leaf_and_on_data():
     def program():
         x = leaf(4)
         y = x * 2
@@ -66,7 +65,7 @@ def test_setitem_on_an_intermediate_on_a_leaf_and_on_data(monkeypatch):
         (y * data + y).sum().backward()
         return x, y, data
 
-    check(program, monkeypatch)
+    check(program)
 
     def assign_to_a_leaf():
         x = leaf(4)
@@ -80,7 +79,7 @@ def test_setitem_on_an_intermediate_on_a_leaf_and_on_data(monkeypatch):
 # ----------------------------------------------------------------------------- in place
 
 
-def test_inplace_ops_bump_versions_and_keep_values(monkeypatch):
+def test_inplace_ops_bump_versions_and_keep_values():
     def program():
         x = leaf(4)
         y = x * 1.5
@@ -93,11 +92,11 @@ def test_inplace_ops_bump_versions_and_keep_values(monkeypatch):
         y.sum().backward()
         return x, y
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     assert [e.version for e in seen if e.kind == "version_bumped"] == [1, 2, 3, 4, 5]
 
 
-def test_inplace_errors_are_pytorchs(monkeypatch):
+def test_inplace_errors_are_pytorchs():
     def on_a_leaf():
         leaf(3).mul_(2)
 
@@ -112,7 +111,7 @@ def test_inplace_errors_are_pytorchs(monkeypatch):
         z.sum().backward()
 
     for program in (on_a_leaf, on_a_view_of_a_leaf, on_a_tensor_saved_for_backward):
-        check(program, monkeypatch)
+        check(program)
     _, seen = check(on_a_tensor_saved_for_backward)
     [error] = failures(seen)
     assert "modified by an inplace operation" in error
@@ -121,7 +120,7 @@ def test_inplace_errors_are_pytorchs(monkeypatch):
 # ----------------------------------------------------------------------------- several outputs
 
 
-def test_ops_with_several_outputs(monkeypatch):
+def test_ops_with_several_outputs():
     def program():
         x = leaf(6, 4, dtype=torch.float64)
         a, b = torch.split(x, [2, 4])
@@ -136,14 +135,14 @@ def test_ops_with_several_outputs(monkeypatch):
         loss.backward()
         return x, a, b, chunks, rows, values, indices, q, r, std, mean
 
-    recording, seen = check(program, monkeypatch)
+    recording, seen = check(program)
     assert {"SplitWithSizesBackward0", "UnbindBackward0", "MaxBackward0", "TopkBackward0",
             "SortBackward0", "LinalgQrBackward0", "StdMeanBackward0"} <= set(ops(recording))
     qr = made(seen, "LinalgQrBackward0")
     assert len(qr) == 1  # one node for both of its outputs
 
 
-def test_list_arguments(monkeypatch):
+def test_list_arguments():
     def program():
         a, b, c = leaf(2, 3), leaf(3, 4), leaf(4)
         data = torch.ones(2, 3)
@@ -154,7 +153,7 @@ def test_list_arguments(monkeypatch):
         (x.sum() + y.pow(2).sum() + z.sum() + (p * q).sum()).backward()
         return a, b, c, x, y, z
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     [cat] = made(seen, "CatBackward0")
     inputs = [next(e for e in made(seen) if e.id == i) for i in cat.inputs]
     assert len(inputs) == 3  # a twice, and the data tensor as a leaf needing no gradient
@@ -164,7 +163,7 @@ def test_list_arguments(monkeypatch):
 # ----------------------------------------------------------------------------- dtypes, layouts
 
 
-def test_dtypes_mixed_with_whole_numbers_and_masks(monkeypatch):
+def test_dtypes_mixed_with_whole_numbers_and_masks():
     def program():
         half, brain = leaf(5, dtype=torch.float16), leaf(2, 3, dtype=torch.bfloat16)
         double = leaf(3, 3, dtype=torch.float64)
@@ -176,13 +175,13 @@ def test_dtypes_mixed_with_whole_numbers_and_masks(monkeypatch):
         loss.backward()
         return half, brain, double, x, y
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     assert {"float16", "bfloat16", "float64", "int64", "bool"} <= {e.dtype for e in made(seen)}
 
 
 @pytest.mark.filterwarnings("ignore:Sparse CSR tensor support is in beta",
                             "ignore:Sparse invariant checks are implicitly disabled")
-def test_sparse_tensors(monkeypatch):
+def test_sparse_tensors():
     def program():
         indices = torch.tensor([[0, 1, 2], [2, 0, 1]])
         coo = torch.sparse_coo_tensor(indices, torch.tensor([1.5, -2.0, 3.0]), (3, 3),
@@ -193,10 +192,10 @@ def test_sparse_tensors(monkeypatch):
         (y.sum() + torch.sparse.sum((coo * 2).coalesce())).backward()
         return coo.detach().to_dense(), coo.grad.to_dense(), dense, y  # (torch.equal: strided)
 
-    check(program, monkeypatch)
+    check(program)
 
 
-def test_empty_scalar_noncontiguous_nan_and_inf(monkeypatch):
+def test_empty_scalar_noncontiguous_nan_and_inf():
     def program():
         empty, columns = torch.zeros(0, requires_grad=True), torch.zeros(3, 0, requires_grad=True)
         scalar = torch.tensor(2.0, requires_grad=True)
@@ -208,7 +207,7 @@ def test_empty_scalar_noncontiguous_nan_and_inf(monkeypatch):
         # (odd itself holds nan, which no two tensors are torch.equal in: its numbers instead)
         return empty, columns, scalar, strided, odd.grad.nan_to_num(), odd.tolist()
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     grads = {e.id: e for e in seen if e.kind == "grad_computed"}
     odd = next(e for e in made(seen) if e.shape == (5,) and e.is_leaf)
     assert grads[odd.id].norm != grads[odd.id].norm  # nan shown as nan
@@ -231,7 +230,7 @@ def test_whole_numbers_cannot_require_grad():
 # ----------------------------------------------------------------------------- backward
 
 
-def test_every_way_to_call_backward(monkeypatch):
+def test_every_way_to_call_backward():
     def program():
         x, w, a, b = leaf(3), leaf(3), leaf(3), leaf(2)
         (x * 2).backward(gradient=torch.tensor([1.0, 0.5, -1.0]))
@@ -245,7 +244,7 @@ def test_every_way_to_call_backward(monkeypatch):
         torch.autograd.backward([a * 2, b.exp()], [torch.ones(3), torch.full((2,), 0.5)])
         return x, w, a, b, unused, g
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     kinds = [e.kind for e in seen]
     assert kinds.count("backward_started") == kinds.count("backward_finished") == 8
 
@@ -256,7 +255,7 @@ def test_every_way_to_call_backward(monkeypatch):
     ("twice", "backward through the graph a second time"),
     ("unused", "appears to not have been used in the graph"),
 ])
-def test_backward_mistakes_fail_with_pytorchs_message(monkeypatch, mistake, message):
+def test_backward_mistakes_fail_with_pytorchs_message(mistake, message):
     def program():
         x, w = leaf(3), leaf(3)
         y = x * 2
@@ -271,7 +270,7 @@ def test_backward_mistakes_fail_with_pytorchs_message(monkeypatch, mistake, mess
         else:
             torch.autograd.grad(y.sum(), [x, w])
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     [error] = failures(seen)
     assert message in error
 
@@ -287,7 +286,7 @@ def test_backward_of_data_is_pytorchs_error_and_shows_nothing():
 # ----------------------------------------------------------------------------- hooks
 
 
-def test_learner_hooks_change_the_gradient_torch_uses(monkeypatch):
+def test_learner_hooks_change_the_gradient_torch_uses():
     def program():
         x, v = leaf(3), leaf(3)
         y = x * 2
@@ -299,7 +298,7 @@ def test_learner_hooks_change_the_gradient_torch_uses(monkeypatch):
         (y.exp().sum() + (v * 3).sum()).backward()
         return x, v, y, y.grad, accumulated
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     mul = made(seen, "MulBackward0")[0]
     shown = next(e for e in seen if e.kind == "grad_computed" and e.id == mul.id)
     torch.manual_seed(0)  # x again, as check made it
@@ -307,7 +306,7 @@ def test_learner_hooks_change_the_gradient_torch_uses(monkeypatch):
     assert shown.preview == pytest.approx((2 * y.exp()).tolist())  # doubled by the hook
 
 
-def test_a_hook_that_raises_is_backward_failed(monkeypatch):
+def test_a_hook_that_raises_is_backward_failed():
     def program():
         y = leaf(3) * 2
 
@@ -317,14 +316,14 @@ def test_a_hook_that_raises_is_backward_failed(monkeypatch):
         y.register_hook(bad)
         y.sum().backward()
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     assert failures(seen) == ["ValueError: the learner's hook failed"]
 
 
 # ----------------------------------------------------------------------------- leaving autograd
 
 
-def test_detach_data_numbers_and_numpy(monkeypatch):
+def test_detach_data_numbers_and_numpy():
     def program():
         x = leaf(3)
         y = x.exp()
@@ -341,7 +340,7 @@ def test_detach_data_numbers_and_numpy(monkeypatch):
         (doubled * doubled).sum().backward()
         return x, y, z, shared, doubled, y.sum().item(), y.tolist()
 
-    check(program, monkeypatch)
+    check(program)
 
     def numpy_of_a_tensor_that_requires_grad():
         leaf(3).numpy()
@@ -353,7 +352,7 @@ def test_detach_data_numbers_and_numpy(monkeypatch):
         check(program)
 
 
-def test_no_grad_updates_of_a_training_loop(monkeypatch):
+def test_no_grad_updates_of_a_training_loop():
     def program():
         w = leaf(3)
         x = torch.tensor([1.0, 2.0, 3.0])
@@ -373,7 +372,7 @@ def test_no_grad_updates_of_a_training_loop(monkeypatch):
             optimizer.step()
         return w, losses, model.weight, model.bias
 
-    _, seen = check(program, monkeypatch)
+    _, seen = check(program)
     w = made(seen)[0]
     assert [e.version for e in seen if e.kind == "version_bumped" and e.id == w.id] == [1, 2, 3]
 
@@ -425,7 +424,7 @@ def test_hostile_names_are_kept_as_text(tmp_path, label):
 # ----------------------------------------------------------------------------- more of PyTorch
 
 
-def test_iterating_converting_copying_and_printing(monkeypatch, tmp_path):
+def test_iterating_converting_copying_and_printing(tmp_path):
     def program():
         x = leaf(3, 2)
         total = sum((row * row).sum() for row in x)  # iterating: one view per row
@@ -437,11 +436,11 @@ def test_iterating_converting_copying_and_printing(monkeypatch, tmp_path):
         (total + a.float().sum() + b.sum() + (copied * loaded).sum()).backward()
         return x, a, b, copied, loaded, len(text)
 
-    recording, _ = check(program, monkeypatch)
+    recording, _ = check(program)
     assert ops(recording).count("UnbindBackward0") == 1
 
 
-def test_functional_jacobian_hessian_and_checkpoint(monkeypatch):
+def test_functional_jacobian_hessian_and_checkpoint():
     from torch.utils.checkpoint import checkpoint
 
     def program():
@@ -452,7 +451,7 @@ def test_functional_jacobian_hessian_and_checkpoint(monkeypatch):
         y.sum().backward()
         return x, jacobian, hessian, y
 
-    check(program, monkeypatch)
+    check(program)
 
 
 def test_nested_blocks_and_an_error_inside_leave_no_mode_behind():
@@ -472,7 +471,7 @@ def test_nested_blocks_and_an_error_inside_leave_no_mode_behind():
                           "MulBackward0", "SumBackward0"]
 
 
-def test_draw_of_a_learners_tensor_subclass(monkeypatch):
+def test_draw_of_a_learners_tensor_subclass():
     class Tagged(torch.Tensor):  # a learner's subclass, defined outside torch's modules
         pass
 
@@ -481,7 +480,7 @@ def test_draw_of_a_learners_tensor_subclass(monkeypatch):
         y = (x * 2).sum()
         return x, y
 
-    check(program, monkeypatch)  # which draws both, as every program's tensors
+    check(program)  # which draws both, as every program's tensors
     x, y = program()
     drawn = dg.draw(y).recording
     # (a subclass's result is an alias of torch's: one AliasBackward0 after each op)

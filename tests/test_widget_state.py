@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import dyngraph as dg
+from dyngraph import thread_state
 from dyngraph.record import shared_path
 
 pytest.importorskip("anywidget", reason="the jupyter extra is missing (pip install -e .[jupyter])")
@@ -273,7 +274,7 @@ def test_close_unsubscribes():
     view = GraphView().attach()
     assert dg.events.active
     view.close()
-    assert not dg.events.active and not dg.events._subscribers
+    assert not dg.events.active and not thread_state.current().subscribers
     gc.collect()
 
 
@@ -382,3 +383,155 @@ def test_grad_norm_infinity_travels_as_a_float():
     view.detach()
     norms = [g["norm"] for g in of_kind(view, snapshot_of(view)["events"], "grad_computed")]
     assert math.inf in norms
+
+
+# ----------------------------------------------------------------------------- per event, per batch
+
+
+def _collect_story(make) -> list:
+    """What a collector appends and when it ticks, with strides that change, a stride below 1,
+    and a tick that raises."""
+    into, story = [], []
+    strides = iter([1, 3, 2, 0, 5, "raise", 2, 4, 1])
+
+    def tick():
+        stride = next(strides)
+        story.append(("tick", len(into), stride))
+        if stride == "raise":
+            raise RuntimeError("flush failed")
+        return stride
+
+    listen = make(into, tick)
+    for i in range(20):
+        try:
+            listen(i)
+        except RuntimeError as exc:
+            story.append(("raised", i, str(exc)))
+    story.append(("kept", list(into)))
+    return story
+
+
+def test_the_collector_appends_every_event_and_ticks_as_told():
+    from dyngraph.jupyter.view import collector
+
+    story = _collect_story(collector)
+    ticks = [n for what, n, *_ in story if what == "tick"]
+    assert ticks == [1, 2, 5, 7, 8, 13, 14, 16, 20]  # after events 1, 1+1, 2+3, ...: as told
+    assert ("raised", 12, "flush failed") in story
+    assert story[-1] == ("kept", list(range(20)))  # every event appended, whatever tick did
+
+
+@pytest.mark.parametrize("batches", [0, 1, 15, 16, 300, 70_000])
+def test_pack_delta_is_pack(batches):
+    """The live view's deltas and snapshots, joined by hand (NOTE [big deltas] in
+    dyngraph/jupyter/view.py), are the bytes ormsgpack makes of the same dict."""
+    from dyngraph.jupyter.view import pack_delta
+
+    rng = np.random.default_rng(batches)
+    lengths = [0, 1, 255, 256, 65_535, 65_536, 100_000]  # each side of each length header
+    sizes = [lengths[i % 7] for i in range(batches)] if batches <= 16 else [3] * batches
+    packed = [bytes(rng.integers(0, 256, size, dtype=np.uint8)) for size in sizes]
+    delta = {"seq": 7, "events": packed, "sources": {"lesson.py": "x = 1\n"},
+             "dropped": {"nodes": 0, "steps": 2}}
+    assert pack_delta(delta) == pack(delta)
+
+
+def _a_watched_program() -> list:
+    """The events of a small program with fan-in, a re-announced leaf, an in-place change and
+    a backward: every kind the live view's filter sees."""
+    seen = []
+    x = dg.tensor([[1.0, -2.0, 3.0]], requires_grad=True)
+    with dg.events.subscribe(seen.append):
+        w = dg.tensor([[0.5], [1.5], [-1.0]], requires_grad=True)
+        h = (x @ w).tanh()
+        y = h * h + x.sum()
+        c = dg.zeros(3)
+        c.add_(1.0)
+        y.sum().backward()
+    with dg.events.subscribe(seen.append):  # a new subscriber: x and w announced again
+        (x * w.t()).sum().backward()
+    return seen
+
+
+@pytest.mark.parametrize("node_room, room", [(1000, 1000), (3, 1000), (1000, 7), (2, 9), (0, 5)])
+def test_keep_rows_keeps_what_the_budget_allows_with_the_texts_of_the_kept_rows(node_room, room):
+    """The view's filter (``keep_rows``): plain tuples that pack as they are, a node kept once,
+    its file named as pages name it, kept + dropped within the room; and the texts travel
+    beside the rows as one string (NOTE [display texts] in view.py), those of the kept rows
+    only, in row order, so that decoding puts each row's own texts back after its fields."""
+    import ormsgpack
+
+    from dyngraph.jupyter import view
+
+    received = _a_watched_program()
+    assert {e.kind for e in received} >= {"node_created", "grad_computed", "edge_grad",
+                                          "version_bumped", "backward_started"}
+    shared = []
+
+    def share(where):
+        shared.append(where)
+        return ("lesson.py", *where[1:])
+
+    rows, texts, _, left, dropped_nodes, dropped_events = view.keep_rows(
+        received, {999}, {}, share, node_room, room, view._WHERE)
+    assert all(type(fields) is tuple for _, fields in rows)  # plain tuples: they pack as is
+    made = [fields for kind, fields in rows if kind == "node_created"]
+    assert len({fields[0] for fields in made}) == len(made)  # a node is kept once
+    assert all(fields[view._WHERE] is None or fields[view._WHERE][0] == "lesson.py"
+               for fields in made)
+    assert len(shared) == len(set(shared))  # each line shared once, then from the dict
+    assert len(rows) == min(room, len(rows) + dropped_events) and left == room - len(rows)
+    if (node_room, room) != (1000, 1000):
+        assert dropped_nodes + dropped_events > 0  # the budget left some out
+
+    kept_events = [view.EVENT_CLASSES[kind](*fields) for kind, fields in rows]
+    assert texts == "\n".join(text for event in kept_events
+                              for text in view.display_texts(event))
+    decoded = view.rows_with_texts(*ormsgpack.unpackb(view.pack((rows, texts))))
+    assert len(decoded) == len(rows)
+    for (kind, fields), event in zip(decoded, kept_events, strict=True):
+        own = len(event)
+        assert fields[:own] == ormsgpack.unpackb(view.pack(event))  # the event's fields
+        names = view.TEXT_FIELDS.get(kind, ())
+        shown = dict(zip(names, fields[own:], strict=True))
+        if names:
+            assert shown["preview_text"] == [dg.dot.format_value(v) for v in event.preview]
+        if kind == "node_created":
+            assert shown["saved_text"] == (dg.dot.format_bytes(event.saved_bytes)
+                                           if event.saved_bytes else None)
+        if kind == "grad_computed":
+            assert shown["norm_text"] == dg.dot.format_value(event.norm)
+
+
+def test_the_display_texts_of_values_easy_to_get_wrong():
+    """Ties and near-ties of four significant digits, the switch to exponent form, signed zero,
+    non-finite floats, ints beyond 64 bits, bools, float32 values widened to Python floats; and
+    the saved bytes and forward times beside them, as the page reads them."""
+    import ormsgpack
+
+    from dyngraph import events
+    from dyngraph.jupyter import view
+
+    values = [0.125, 1.0005, 9.9995, 99995.0, 1e-5, 0.0001, 123456.0, 1e16, 5e-324, -0.0, 0.0,
+              math.nan, math.inf, -math.inf, 2**70, -(2**63), 7, True, False,
+              float(np.float32(0.1)), float(np.float32(1 / 3)), float(np.float32(2.675)),
+              1.7976931348623157e308, 0, -12345, 2**63 - 1, 2**64, 1e-300, 0.5, 2.5]
+    previews = [tuple(values[i:i + 6]) for i in range(0, len(values), 6)]
+    received = []
+    for k, (preview, saved, elapsed) in enumerate(zip(
+            previews, [0, 1023, 1536, 5 * 2**40, 2**70],
+            [None, 0.000123456, 1.5, 2.0005e-3, 1e-9])):
+        received.append(events.NodeCreated(k + 1, "Mul", (), (2, 3), "float32", "cpu", True,
+                                           False, None, (), None, preview, saved, False, elapsed))
+        norm = [0.5, math.nan, math.inf, 9.9995, -0.0][k]
+        received.append(events.GradComputed(k + 1, preview, norm, k % 2 == 0))
+    batch = view.keep_rows(received, set(), {}, None, 100, 100, view._WHERE)[:2]
+    rows = view.rows_with_texts(*ormsgpack.unpackb(view.pack(batch)))  # as the page reads them
+    node = dict(zip(GraphView().header["fields"]["node_created"], rows[0][1], strict=True))
+    assert node["preview_text"] == ["0.125", "1", "9.999", "1e+05", "1e-05", "0.0001"]
+    assert (node["saved_text"], node["elapsed_text"]) == (None, None)  # none saved, not timed
+    shown = [text for _, fields in rows[::2] for text in fields[-3]]
+    assert shown == [format(v, ".4g") if type(v) is float else str(v) for v in values]
+    assert [fields[-1] for _, fields in rows[1::2]] == ["0.5", "nan", "inf", "9.999", "-0"]
+    assert [fields[-2:] for _, fields in rows[2:6:2]] == [["1023 B", "0.123 ms"],
+                                                          ["1.5 KB", "1.5e+03 ms"]]

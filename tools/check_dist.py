@@ -5,13 +5,14 @@
 
 1. ``python -m build`` makes ``build/dist/dyngraph-*.tar.gz`` and a wheel built from that sdist
    (so the sdist is known to hold everything the build needs); ``twine check --strict`` reads both.
-2. The wheel holds the widget bundle, the licences of the code inside it (Graphviz compiled to
-   WebAssembly among them; also under ``.dist-info/licenses/``) and the compiled C helpers; the
-   sdist holds ``_speedups.c``, README, ``setup.py``, the bundle and its licences.
+2. The wheel is pure Python (``py3-none-any``: the readable modules are what runs, nothing is
+   compiled) and holds the widget bundle and the licences of the code inside it (Graphviz
+   compiled to WebAssembly among them; also under ``.dist-info/licenses/``); the sdist holds
+   README, ``pyproject.toml``, the bundle and its licences.
 3. A clean virtualenv gets the wheel file with the jupyter extra, and runs the tour
    (``notebooks/00_tour.ipynb``) headless with nbclient in that virtualenv's own kernel.
-4. Another gets the sdist with no C compiler (``CC=/bin/false``): the C helpers fail to build,
-   the install goes on, and dyngraph runs on its Python definitions (a tiny backward).
+4. Another gets the sdist with no C compiler (``CC=/bin/false``): nothing needs one, and
+   dyngraph runs (a tiny backward).
 
 Needs ``build`` and ``twine`` (the dev extra) in the Python that runs it. Logs of the installs are
 in ``build/dist/*.log``.
@@ -35,8 +36,7 @@ TOUR = ROOT / "notebooks" / "00_tour.ipynb"
 
 BUNDLE = ["dyngraph/jupyter/static/graphview.js", "dyngraph/jupyter/static/graphview.css"]
 LICENCES = "dyngraph/jupyter/static/THIRD_PARTY_LICENSES.txt"
-IN_THE_SDIST = ["dyngraph/_speedups.c", "README.md", "LICENSE", "pyproject.toml", "setup.py",
-                LICENCES, *BUNDLE]
+IN_THE_SDIST = ["README.md", "LICENSE", "pyproject.toml", LICENCES, *BUNDLE]
 
 # Run by the wheel's virtualenv: the tour, then one cell of ours that says which Python and which
 # dyngraph the kernel used (it must be that virtualenv's, not this checkout's).
@@ -48,7 +48,7 @@ from nbclient import NotebookClient
 notebook = nbformat.read(sys.argv[1], as_version=4)
 notebook.cells.append(nbformat.v4.new_code_cell(
     "import sys, dyngraph, dyngraph.events\\n"
-    "print(sys.executable, dyngraph.__file__, dyngraph._accelerated.speedups is not None)"))
+    "print(sys.executable, dyngraph.__file__)"))
 NotebookClient(notebook, timeout=600, kernel_name="python3",
                resources={"metadata": {"path": sys.argv[2]}}).execute()
 errors = [o for c in notebook.cells for o in c.get("outputs", []) if o.output_type == "error"]
@@ -63,7 +63,6 @@ x = dg.tensor([1.0, 2.0], requires_grad=True)
 (x * x).sum().backward()
 assert x.grad.tolist() == [2.0, 4.0], x.grad
 print("backward ok: d(sum x^2)/dx =", x.grad.tolist(), "at x = [1, 2];",
-      "C helpers:", "built;" if dg._accelerated.speedups is not None else "none (pure Python);",
       "dyngraph from", dg.__file__)
 """
 
@@ -115,17 +114,18 @@ def check_contents(sdist: Path, wheel: Path) -> None:
     """Step 2: what each archive must hold, listed."""
     wheel_names = zipfile.ZipFile(wheel).namelist()
     licences_in_dist_info = [n for n in wheel_names if ".dist-info/licenses/" in n]
-    speedups = [n for n in wheel_names if n.startswith("dyngraph/_speedups.")]
     missing = [n for n in [*BUNDLE, LICENCES] if n not in wheel_names]
     if not [n for n in licences_in_dist_info if n.endswith("/licenses/LICENSE")]:
         missing.append("*.dist-info/licenses/LICENSE (dyngraph's own licence)")
-    if shutil.which(os.environ.get("CC", "cc")) and not speedups:
-        missing.append("dyngraph/_speedups.*.so (a C compiler is present)")
+    compiled = [n for n in wheel_names if n.startswith("dyngraph/")
+                and not n.endswith((".py", ".js", ".css", ".txt"))]
+    if compiled or not wheel.name.endswith("-py3-none-any.whl"):
+        raise Failed(f"the wheel should be pure Python (py3-none-any): {wheel.name} {compiled}")
     licence_text = zipfile.ZipFile(wheel).read(LICENCES).decode("utf-8")
     if "Graphviz" not in licence_text or "Eclipse Public License" not in licence_text:
         missing.append(f"Graphviz's licence (the Eclipse Public License) in {LICENCES}")
     print(f"  wheel {wheel.name} ({wheel.stat().st_size // 1024} KiB):")
-    for name in [*BUNDLE, LICENCES, *licences_in_dist_info, *speedups]:
+    for name in [*BUNDLE, LICENCES, *licences_in_dist_info]:
         print(f"    {name}")
     if missing:
         raise Failed(f"the wheel lacks: {', '.join(missing)}")
@@ -160,27 +160,19 @@ def tour_from_the_wheel(wheel: Path) -> None:
     started = time.monotonic()
     report = run([python, "-c", RUN_TOUR, TOUR, folder], cwd=folder).stdout.strip().splitlines()
     print("    " + "\n    ".join(report[-2:]), f"({time.monotonic() - started:.0f} s)")
-    _, executable, location, _ = report[-1].split()
+    _, executable, location = report[-1].split()
     if Path(executable).parent.parent != venv or not Path(location).is_relative_to(venv):
         raise Failed(f"the tour ran on another Python or dyngraph: {report[-1]}")
 
 
 def sdist_without_a_compiler(sdist: Path) -> None:
-    """Step 4: the sdist with CC=/bin/false: no C helpers, and dyngraph still works."""
+    """Step 4: the sdist with CC=/bin/false: nothing needs a compiler, and dyngraph works."""
     python = fresh_venv("venv-sdist")
     log = DIST / "venv-sdist.log"
     log.unlink(missing_ok=True)
-    # --no-cache-dir: pip must build this sdist now, not reuse a wheel it built before with a
-    # compiler.
+    # --no-cache-dir: pip must build this sdist now, not reuse a wheel it built before.
     env = {**os.environ, "CC": "/bin/false", "CXX": "/bin/false"}
     run([python, "-m", "pip", "install", "--verbose", "--no-cache-dir", sdist], log=log, env=env)
-    refused = [line.strip() for line in log.read_text(encoding="utf-8").splitlines()
-               if "/bin/false" in line and "failed" in line]
-    said = refused[0].split(": Command")[0] if refused else "(nothing about the compiler)"
-    print("    the build said:", said)
-    built = list((python.parent.parent / "lib").glob("python3*/site-packages/dyngraph/_speedups*"))
-    if built:
-        raise Failed(f"the C helpers were built although the compiler was /bin/false: {built}")
     print("    " + run([python, "-c", TINY_BACKWARD], cwd=DIST).stdout.strip())
 
 

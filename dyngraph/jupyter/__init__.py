@@ -13,9 +13,4 @@ with needs("jupyter", "The live graph widget (dg.watch() in a notebook, GraphVie
     from .view import GraphView
     from .watch import load_ipython_extension, watch
 
-from .. import _accelerated  # noqa: E402 - the view's listener and filter in C (NOTE [speedups])
-from . import view as _view  # noqa: E402
-
-_accelerated.install_view(_view)
-
 __all__ = ["GraphView", "load_ipython_extension", "watch"]

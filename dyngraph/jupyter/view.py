@@ -10,16 +10,15 @@ so stepping and scrubbing happen entirely in the page, even while the kernel is 
 NOTE [kernel-side cost] The view is attached while the learner's code runs, so what it does per
 event is kept to appending the event to a list and counting down to the next read of the clock
 (every event while events come slowly, every ``CLOCK_STRIDE`` while they come fast): that is
-``collector`` (in C where it is built: NOTE [speedups]). Everything
-else happens once per batch: keeping what the budget allows, finding source files not sent yet,
-and packing. A batch is packed every ``BATCH_EVENTS`` events and sent at most ``rate`` times a
-second (and always at the end). Only the packed bytes are kept, and the snapshot is made of
-those same bytes: events are NamedTuples, which the garbage collector tracks, and a view
-holding every event made each collection walk them all. MessagePack (ormsgpack, in Rust), not
-JSON: events are tuples of numbers and short strings, packed without a Python loop, and a float
-costs 9 bytes instead of a trip through ``repr``; NaN and Inf need no special spelling. The
-view's own ``recording`` (for ``repr`` and the static fallback) is unpacked and folded only
-when someone asks for it.
+``collector``. Everything else happens once per batch: keeping what the budget allows, finding
+source files not sent yet, and packing. A batch is packed every ``BATCH_EVENTS`` events and
+sent at most ``rate`` times a second (and always at the end). Only the packed bytes are kept,
+and the snapshot is made of those same bytes: events are NamedTuples, which the garbage
+collector tracks, and a view holding every event made each collection walk them all.
+MessagePack (ormsgpack, in Rust), not JSON: events are tuples of numbers and short strings,
+packed without a Python loop, and a float costs 9 bytes instead of a trip through ``repr``; NaN
+and Inf need no special spelling. The view's own ``recording`` (for ``repr`` and the static
+fallback) is unpacked and folded only when someone asks for it.
 """
 
 from __future__ import annotations
@@ -146,7 +145,8 @@ class GraphView(anywidget.AnyWidget):
     # ------------------------------------------------------------------ listening
 
     def attach(self) -> GraphView:
-        """Start listening to the event spine (a dropped view stops listening)."""
+        """Start listening to the event spine of the calling thread (listening is per thread;
+        a dropped view stops listening, wherever it is collected)."""
         if self._handle is None:
             self._handle = events.subscribe(_listener(self))
             weakref.finalize(self, self._handle.remove)
@@ -522,7 +522,7 @@ def pack_delta(delta: dict[str, Any]) -> bytes:
 # about half a megabyte costs tens of times what one copy does (benchmarks/README.md, W1V).
 # pack_delta writes the small parts with ormsgpack and joins everything once, with the
 # MessagePack headers written out (the format: github.com/msgpack/msgpack/blob/master/spec.md);
-# tests/test_speedups.py checks that the bytes are pack's.
+# tests/test_widget_state.py checks that the bytes are pack's.
 
 
 def _array_header(n: int) -> bytes:

@@ -16,7 +16,8 @@ from .view import GraphView
 @contextmanager
 def watch(view: GraphView | None = None, display: bool | None = None,
           html: str | os.PathLike | None = None, **options: Any) -> Iterator[GraphView]:
-    """Display a live GraphView and record everything built inside the block.
+    """Display a live GraphView and record everything built inside the block by this thread
+    (listening is per thread: another thread's ops are not shown).
 
     >>> with dg.watch(pace=0.3) as view:
     ...     h = (x @ W).tanh()

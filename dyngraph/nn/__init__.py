@@ -13,9 +13,11 @@
   ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
 - ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``pack_padded_sequence``...
+- ``init``: ``normal_``, ``uniform_``, ``zeros_``, ``ones_``, ``constant_``, ``xavier_uniform_``,
+  ``xavier_normal_``: a parameter's first values, in place
 """
 
-from . import functional, utils
+from . import functional, init, utils
 from .conv import Conv1d, Conv2d, MaxPool2d
 from .layers import (
     GELU,
@@ -41,5 +43,6 @@ __all__ = [
     "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "Identity",
     "L1Loss", "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LoadResult", "LogSoftmax",
     "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "RNN",
-    "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "utils",
+    "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
+    "utils",
 ]

@@ -12,6 +12,7 @@ cross-entropies); class-index losses name a float target (``.long()``) and an ou
 
 from __future__ import annotations
 
+import math
 import warnings
 from typing import Any
 
@@ -36,7 +37,7 @@ from ..ops import (
     Var,
 )
 from ..ops.dims import normalize_dim, one_spelling
-from ..tensor import Tensor
+from ..tensor import Tensor, scalar_type_name
 
 # ----------------------------------------------------------------------------- activations
 
@@ -76,15 +77,20 @@ def logsigmoid(input: Tensor) -> Tensor:
     return LogSigmoid.apply(input)
 
 
-def softmax(x: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
-    """exp(x) / sum(exp(x)) along ``dim`` (default -1)."""
+def softmax(x: Tensor, dim: int | None = None, *, dtype: Any = None,
+            axis: int | None = None) -> Tensor:
+    """exp(x) / sum(exp(x)) along ``dim`` (default -1); ``dtype`` converts x first."""
     dim = one_spelling("softmax", "dim", dim, "axis", axis, -1)
+    x = x if dtype is None else x.to(dtype)
     return Softmax.apply(x, axis=normalize_dim(dim, x.ndim, fn="softmax"))
 
 
-def log_softmax(x: Tensor, dim: int | None = None, *, axis: int | None = None) -> Tensor:
-    """x - logsumexp(x) along ``dim`` (a numerically safe log(softmax(x)))."""
+def log_softmax(x: Tensor, dim: int | None = None, *, dtype: Any = None,
+                axis: int | None = None) -> Tensor:
+    """x - logsumexp(x) along ``dim`` (a numerically safe log(softmax(x))); ``dtype``
+    converts x first."""
     dim = one_spelling("log_softmax", "dim", dim, "axis", axis, -1)
+    x = x if dtype is None else x.to(dtype)
     return LogSoftmax.apply(x, axis=normalize_dim(dim, x.ndim, fn="log_softmax"))
 
 
@@ -93,6 +99,13 @@ def log_softmax(x: Tensor, dim: int | None = None, *, axis: int | None = None) -
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """input @ weight^T + bias, weight of shape (out_features, in_features)."""
+    if getattr(input, "dtype", weight.dtype) != weight.dtype:  # as PyTorch: no silent casts
+        got, want = scalar_type_name(input.dtype), scalar_type_name(weight.dtype)
+        raise RuntimeError(
+            f"mat1 and mat2 must have the same dtype, but got {got} and {want}: the input is "
+            f"{got} and the weights are {want}. Convert the input (e.g. x.float() for a "
+            "default layer) or the layer (e.g. layer.double())"
+        )
     out = input @ weight.t()
     return out if bias is None else out + bias
 
@@ -130,6 +143,29 @@ def dropout(x: Tensor, p: float = 0.5, training: bool = True, inplace: bool = Fa
     keep = factories.generator().random(x.shape) >= p
     mask = factories.tensor(keep, dtype=x.dtype, device=x.device) / (1.0 - p)
     return x * mask
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Any = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None) -> Tensor:
+    """softmax(q @ k^T * scale + mask) @ v, over the last two dimensions (..., L, E) and
+    (..., S, E); ``scale`` is 1 / sqrt(E) by default. ``is_causal=True`` lets position i see
+    positions <= i only; ``attn_mask`` is boolean (True: may attend) or added to the scores.
+    Made of the ops it names (nanoGPT's attention, written out), so each one shows in the
+    graph."""
+    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale
+    scores = (query @ key.transpose(-2, -1)) * scale
+    xp = backend.get_array_module(scores.array)
+    if is_causal:
+        allowed = xp.tril(xp.ones((query.shape[-2], key.shape[-2]), dtype=bool))
+        scores = scores.masked_fill(~allowed, float("-inf"))
+    if attn_mask is not None:
+        if _array(attn_mask).dtype == bool:
+            scores = scores.masked_fill(~_array(attn_mask), float("-inf"))
+        else:
+            scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    return dropout(weights, dropout_p) @ value
 
 
 def embedding(input: Any, weight: Tensor) -> Tensor:

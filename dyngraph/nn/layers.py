@@ -36,9 +36,9 @@ def _parameter(values: np.ndarray, device: Any, dtype: Any) -> Parameter:
 
 
 def affine(x: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    """x @ weight.T + bias: the affine map of every layer here (PyTorch's F.linear)."""
-    out = x @ weight.T
-    return out if bias is None else out + bias
+    """x @ weight.T + bias: the affine map of every layer here, F.linear (which checks that
+    x has the weights' dtype, as PyTorch does)."""
+    return F.linear(x, weight, bias)
 
 
 class Linear(Module):

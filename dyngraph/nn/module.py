@@ -610,5 +610,7 @@ def _zero_grad(param: Tensor, set_to_none: bool) -> None:
     """``param.grad = None``, or zeros in place in the existing gradient (set_to_none=False)."""
     if set_to_none or param.grad is None:
         param.grad = None
+    elif param.grad.requires_grad:  # a gradient with a graph (create_graph=True): detached
+        param.grad = Tensor(param.grad.array * 0)
     else:
-        param.grad = Tensor(param.grad.array * 0)  # a fresh array: the old one may be shared
+        param.grad.zero_()  # in place, as in PyTorch: the same tensor, now zeros

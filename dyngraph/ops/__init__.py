@@ -2,7 +2,7 @@
 
 - ``elementwise``: + - * / ** neg abs exp log log10 log2 sqrt sin cos tanh sigmoid relu clamp
   maximum minimum where
-- ``reduce``: sum mean max min var logsumexp softmax log_softmax
+- ``reduce``: sum mean max min var std logsumexp softmax log_softmax
 - ``shape``: reshape permute expand clone cast to-device index set-item cat stack
 - ``dims``: not an op: the one helper that checks dimension arguments (PyTorch's errors)
 - ``matmul``: @ (1-D, 2-D, batched)
@@ -43,11 +43,12 @@ from .linalg import Einsum, Outer
 from .matmul import MatMul
 from .nn import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy, NLLLoss
 from .pointwise import Gelu, LeakyRelu, Log1p, LogSigmoid, Sign, Softplus, Square
-from .reduce import LogSoftmax, LogSumExp, Max, Mean, Min, Softmax, Sum, Var
+from .reduce import LogSoftmax, LogSumExp, Max, Mean, Min, Softmax, Std, Sum, Var
 from .shape import (
     Cast,
     Cat,
     Clone,
+    CopySlices,
     Expand,
     Index,
     IndexAdd,
@@ -60,10 +61,11 @@ from .shape import (
 from .stats import CumSum, Norm, Prod, Sort, TopK
 
 __all__ = [
-    "Abs", "Add", "Cast", "Cat", "Clamp", "Cos", "CrossEntropy", "Div", "Exp", "Expand", "Index",
+    "Abs", "Add", "Cast", "Cat", "Clamp", "CopySlices", "Cos", "CrossEntropy", "Div", "Exp",
+    "Expand", "Index",
     "IndexAdd", "Log", "LogSoftmax", "LogSumExp", "MatMul", "Max", "Maximum", "Mean", "Min",
     "Minimum", "Mul", "Neg", "Permute", "Pow", "Relu", "Reshape", "SetItem", "Sigmoid", "Sin",
-    "Softmax", "Sqrt", "Stack", "Sub", "Sum", "Tanh", "ToDevice", "Var", "Where",
+    "Softmax", "Sqrt", "Stack", "Std", "Sub", "Sum", "Tanh", "ToDevice", "Var", "Where",
     # issue 13: more ops with PyTorch's names
     "BinaryCrossEntropy", "BinaryCrossEntropyWithLogits", "Conv", "CumSum", "Einsum", "Flip",
     "Gather", "Gelu", "LeakyRelu", "Log1p", "LogSigmoid", "MaskedFill", "MaxPool", "NLLLoss",

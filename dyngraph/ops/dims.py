@@ -60,6 +60,41 @@ def normalize_dims(
     return index if ndim else ()
 
 
+def normalize_sizes(sizes: tuple, fn: str, name: str = "size") -> tuple[int, ...]:
+    """The sizes of a shape, given as f(2, 3) or f((2, 3)): each one an integer (a Python or
+    numpy int, or a one-element integer tensor), as PyTorch checks them. A float is a
+    TypeError, not a shape rounded down: ``dg.randn(n / 2)`` is a bug to fix with ``n // 2``.
+    (The values themselves, -1 or negative sizes, are the caller's to check.)
+
+    >>> normalize_sizes((2, 3), "zeros")
+    (2, 3)
+    >>> normalize_sizes((2.5,), "randn")
+    TypeError: randn(): argument 'size' must be tuple of ints, but found element of type float
+    at pos 0 (2.5) ...
+    """
+    if len(sizes) == 1 and isinstance(sizes[0], (tuple, list)):
+        sizes = tuple(sizes[0])
+    return tuple(
+        normalize_size(size, fn, f"argument '{name}' must be tuple of ints, but found element "
+                       f"of type {type(size).__name__} at pos {position}")
+        for position, size in enumerate(sizes)
+    )
+
+
+def normalize_size(size: Any, fn: str, problem: str) -> int:
+    """One size (or count: linspace's steps, eye's n) as an int; ``problem`` says what is wrong
+    when it is not one."""
+    try:
+        if isinstance(size, bool):  # an int to Python, not a size to PyTorch
+            raise TypeError
+        return operator.index(size)
+    except TypeError:
+        raise TypeError(
+            f"{fn}(): {problem} ({size!r}): a size counts elements, so it must be an integer "
+            "(e.g. n // 2 rather than n / 2, or int(n))"
+        ) from None
+
+
 def one_spelling(fn: str, name: str, value: Any, alias: str, alias_value: Any,
                  default: Any = None) -> Any:
     """The value of an argument that has two spellings, PyTorch's (``name``: dim, keepdim,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..function import Function
+from ..tensor import scalar_type_name
 
 
 class MatMul(Function):
@@ -14,6 +15,13 @@ class MatMul(Function):
 
     @staticmethod
     def forward(ctx, x, y):
+        if x.dtype != y.dtype:  # numpy would promote; PyTorch refuses, and so do we
+            a, b = scalar_type_name(x.dtype), scalar_type_name(y.dtype)
+            fix = f"x.to(dg.{y.dtype}) @ y" if y.dtype.kind == "f" else f"x @ y.to(dg.{x.dtype})"
+            raise RuntimeError(
+                f"expected m1 and m2 to have the same dtype, but got: {a} != {b}. Convert one "
+                f"of them to the other's dtype first, e.g. {fix}"
+            )
         ctx.save_for_backward(x, y)
         return x @ y
 
@@ -50,6 +58,8 @@ class MatMul(Function):
                 f"matmul: shapes {a} and {b} are not aligned: the last dimension of the first "
                 f"({a[-1]}) must equal the {where} dimension of the second ({inner_b})"
             )
+        if all(p == q or 1 in (p, q) for p, q in zip(reversed(a[:-2]), reversed(b[:-2]))):
+            return None  # the shapes are fine: the failure is another one (forward's message)
         return (
             f"matmul: the batch dimensions of shapes {a} and {b} ({a[:-2]} and {b[:-2]}) "
             "cannot be broadcast together"

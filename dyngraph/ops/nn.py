@@ -17,6 +17,7 @@ Arguments are checked (shapes, dtypes, class ranges) in ``nn.functional`` before
 from __future__ import annotations
 
 from ..function import Function
+from .reduce import need_floats
 
 # ----------------------------------------------------------------------------- reductions
 
@@ -92,6 +93,7 @@ class CrossEntropy(Function):
     @staticmethod
     def forward(ctx, x, target, reduction="mean", weight=None, ignore_index=-100,
                 label_smoothing=0.0):
+        need_floats("log_softmax", x)  # integer logits: PyTorch's NotImplementedError
         xp = ctx.xp
         logp = _log_softmax(xp, x)
         classes = x.shape[1]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..function import Function
+from ..tensor import scalar_type_name
 
 
 def reduced_axes(ndim: int, axis) -> set[int]:
@@ -63,11 +64,16 @@ class Mean(Function):
 
 
 class Max(Function):
-    """z = max of x over axis;  dz/dx = 1 at the maximum (shared equally between ties), else 0"""
+    """z = max of x over axis;  dz/dx = 1 at the maximum (its index, or shared by ties), else 0
+
+    Ties, as in PyTorch: ``x.max(dim)`` returns an index, and its gradient goes all to that
+    index, the first maximum (``ties="first"``); ``x.max()`` and ``amax`` share it equally
+    between the maxima (``ties="share"``).
+    """
 
     @staticmethod
-    def forward(ctx, x, axis=None, keepdims=False):
-        return _extreme(ctx, x, x.max(axis=axis, keepdims=True), axis, keepdims)
+    def forward(ctx, x, axis=None, keepdims=False, ties="share"):
+        return _extreme(ctx, x, x.max(axis=axis, keepdims=True), axis, keepdims, ties)
 
     @staticmethod
     def backward(ctx, gz):
@@ -76,40 +82,79 @@ class Max(Function):
 
 
 class Min(Function):
-    """z = min of x over axis;  dz/dx = 1 at the minimum (shared equally between ties), else 0"""
+    """z = min of x over axis;  dz/dx = 1 at the minimum (its index, or shared by ties), else 0
+
+    Ties as in Max: ``x.min(dim)`` sends the gradient to the index it returns.
+    """
 
     @staticmethod
-    def forward(ctx, x, axis=None, keepdims=False):
-        return _extreme(ctx, x, x.min(axis=axis, keepdims=True), axis, keepdims)
+    def forward(ctx, x, axis=None, keepdims=False, ties="share"):
+        return _extreme(ctx, x, x.min(axis=axis, keepdims=True), axis, keepdims, ties)
 
     backward = staticmethod(Max.backward)
 
 
-def _extreme(ctx, x, z_kept, axis, keepdims):
-    """Shared forward of Max and Min: remember which entries won (a constant mask)."""
+def _extreme(ctx, x, z_kept, axis, keepdims, ties):
+    """Shared forward of Max and Min: remember which entries won (a constant mask of weights)."""
     winners = (x == z_kept).astype(x.dtype)
-    ctx.save_for_backward(winners / winners.sum(axis=axis, keepdims=True))
+    if ties == "first":  # one axis: keep the first winner along it (where argmax points)
+        winners *= ctx.xp.cumsum(winners, axis=axis) == 1
+    else:
+        winners = winners / winners.sum(axis=axis, keepdims=True)
+    ctx.save_for_backward(winners)
     ctx.kept = z_kept.shape
     return z_kept if keepdims else z_kept.reshape(reduced_shape(x.shape, axis))
 
 
 class Var(Function):
-    """z = sum((x - mean)^2) / (n - correction);  dz/dx = 2 (x - mean) / (n - correction)"""
+    """z = sum((x - mean)^2) / (n - correction);  dz/dx = 2 (x - mean) / (n - correction)
+
+    With no degrees of freedom left (n - correction <= 0: the variance of one number) the
+    value and its gradient are nan, as in PyTorch (Tensor.var warns).
+    """
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, correction=1):
         ctx.save_for_backward(x)
         ctx.axis, ctx.kept = axis, kept_shape(x.shape, axis)
-        n = x.size // math.prod(reduced_shape(x.shape, axis))
-        ctx.denominator = max(n - correction, 0)
+        ctx.dof = x.size // (math.prod(reduced_shape(x.shape, axis)) or 1) - correction
         centered = x - x.mean(axis=axis, keepdims=True)
-        return (centered * centered).sum(axis=axis, keepdims=keepdims) / ctx.denominator
+        return _per_dof((centered * centered).sum(axis=axis, keepdims=keepdims), ctx.dof)
 
     @staticmethod
     def backward(ctx, gz):
         (x,) = ctx.saved_tensors
         centered = x - x.mean(axis=ctx.axis, keepdims=True)
-        return gz.reshape(ctx.kept) * centered * (2.0 / ctx.denominator)
+        return _per_dof(gz.reshape(ctx.kept) * centered * 2.0, ctx.dof)
+
+
+class Std(Function):
+    """z = sqrt(var(x));  dz/dx = (x - mean) / ((n - correction) z), and 0 where z = 0
+
+    Where all the values are equal (z = 0) PyTorch's gradient is 0, not the nan of sqrt's
+    derivative at 0: a loss with a std term stays finite while a batch happens to be constant.
+    """
+
+    @staticmethod
+    def forward(ctx, x, axis=None, keepdims=False, correction=1):
+        z = ctx.xp.sqrt(Var.forward(ctx, x, axis, keepdims, correction))
+        ctx.save_for_backward(x, z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        x, z = ctx.saved_tensors
+        xp = ctx.xp
+        z = z.reshape(ctx.kept)
+        spread = z != 0  # (nan != 0: the std of one number keeps its nan gradient)
+        gz_over_z = xp.where(spread, gz.reshape(ctx.kept) / xp.where(spread, z, 1.0), 0.0)
+        centered = x - x.mean(axis=ctx.axis, keepdims=True)
+        return _per_dof(gz_over_z * centered, ctx.dof)
+
+
+def _per_dof(value, dof):
+    """value / dof, the degrees of freedom n - correction; nan when there are none."""
+    return value / dof if dof > 0 else value * math.nan
 
 
 # ----------------------------------------------------------------------------- softmax family
@@ -137,6 +182,7 @@ class Softmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis=-1):
+        need_floats("softmax", x)
         e = ctx.xp.exp(x - x.max(axis=axis, keepdims=True))
         y = e / e.sum(axis=axis, keepdims=True)
         ctx.axis = axis
@@ -154,6 +200,7 @@ class LogSoftmax(Function):
 
     @staticmethod
     def forward(ctx, x, axis=-1):
+        need_floats("log_softmax", x)
         xp = ctx.xp
         shifted = x - x.max(axis=axis, keepdims=True)  # subtract first: float32 keeps its digits
         y = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
@@ -165,6 +212,16 @@ class LogSoftmax(Function):
     def backward(ctx, gy):
         (y,) = ctx.saved_tensors
         return gy - ctx.xp.exp(y) * gy.sum(axis=ctx.axis, keepdims=True)
+
+
+def need_floats(fn, x):
+    """softmax of an integer tensor: PyTorch refuses it (where numpy would compute in float64
+    without a word), and says so with its error type and words."""
+    if x.dtype.kind != "f":
+        raise NotImplementedError(
+            f'"{fn}" not implemented for \'{scalar_type_name(x.dtype)}\': it needs floating '
+            f"point values; convert first, e.g. x.float().{fn}(dim=-1) (or pass dtype=dg.float32)"
+        )
 
 
 def _logsumexp(xp, x, axis):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .. import backend
 from ..function import Function
 
@@ -42,7 +44,7 @@ class Expand(Function):
 
     @staticmethod
     def forward(ctx, x, shape):
-        return ctx.xp.broadcast_to(x, shape)
+        return backend.expand(ctx.xp, x, shape)
 
     @staticmethod
     def backward(ctx, gz):
@@ -100,7 +102,10 @@ class Index(Function):
     @staticmethod
     def forward(ctx, x, key):
         ctx.input_shape, ctx.key = x.shape, key
-        return x[key]
+        z = x[key]
+        if not isinstance(z, ctx.xp.ndarray):  # numpy gives a number for x[0] of a vector;
+            z = x[(*key, Ellipsis) if isinstance(key, tuple) else (key, Ellipsis)]  # a 0-d view
+        return z
 
     @staticmethod
     def backward(ctx, gz):
@@ -146,6 +151,50 @@ class SetItem(Function):
         (outside,) = ctx.saved_tensors
         need_x, need_value = ctx.needs_input_grad
         return (gz * outside if need_x else None), (gz[ctx.key] if need_value else None)
+
+
+class CopySlices(Function):
+    """base[region] = src, in base's own memory (an in-place op through a view: NOTE [views and
+    in-place] in tensor.py);  dz/dbase = gz outside the region, 0 inside;  dz/dsrc = gz[region]
+
+    The region is where the view lies in the base: its view ops (``steps``) replayed, then
+    ``key`` (``x[1:] = y`` writes the key ``1:`` of the view ``x``)."""
+
+    @staticmethod
+    def forward(ctx, base, src, steps, key):
+        ctx.steps, ctx.key, ctx.array_xp = steps, key, ctx.xp
+        region(ctx.xp, base, steps)[key] = src  # every view of base sees it
+        return base
+
+    @staticmethod
+    def backward(ctx, gz):
+        # Where each element of the region lies in the base, as positions in the flattened base:
+        # the same steps replayed on the numbers 0, 1, 2, ... (written once for arrays and, with
+        # create_graph, for Tensors).
+        xp = ctx.array_xp
+        numbers = xp.arange(math.prod(gz.shape)).reshape(gz.shape)
+        positions = region(xp, numbers, ctx.steps)[ctx.key]
+        if any(op is Expand for op, _ in ctx.steps) and xp.unique(positions).size < positions.size:
+            raise RuntimeError(
+                "unsupported operation: more than one element of the written-to tensor refers "
+                "to a single memory location (an in-place op through an expand()ed view). "
+                "Please clone() the tensor before performing the operation."
+            )
+        outside = xp.ones(numbers.size, dtype=gz.dtype)
+        outside[positions] = 0
+        need_base, need_src = ctx.needs_input_grad
+        gbase = gz * outside.reshape(gz.shape) if need_base else None
+        gsrc = gz.reshape(-1)[positions] if need_src else None
+        return gbase, gsrc
+
+
+def region(xp, array, steps):
+    """``array`` seen through the view ops ``steps`` ((op, options), ...), as raw arrays."""
+    for op, options in steps:
+        ctx = op()
+        ctx.xp = xp
+        array = op.forward(ctx, array, **options)
+    return array
 
 
 # ----------------------------------------------------------------------------- joining

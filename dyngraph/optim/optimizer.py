@@ -97,12 +97,14 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget every parameter's gradient: ``.grad = None`` (the default, as in PyTorch),
-        or with ``set_to_none=False`` zeros (a gradient array the same shape, all 0)."""
+        or with ``set_to_none=False`` zeros, in place (the same gradient tensors)."""
         for param in self.params:
             if set_to_none or param.grad is None:
                 param.grad = None
+            elif param.grad.requires_grad:  # a gradient with a graph (create_graph=True)
+                param.grad = Tensor(param.grad.array * 0)
             else:
-                param.grad = Tensor(param.grad.array * 0)  # a fresh array: the old may be shared
+                param.grad.zero_()  # in place, as in PyTorch: the same tensor, now zeros
 
     def step(self) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define step()")

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from ... import backend
+from ...grad_mode import no_grad
 from ...tensor import Tensor
 from . import rnn
 
@@ -51,10 +52,11 @@ def clip_grad_norm_(parameters: Tensor | Iterable[Tensor], max_norm: float,
             "by the non-finite norm anyway, set `error_if_nonfinite=False`"
         )
     coef = min(float(max_norm) / (float(total) + 1e-6), 1.0)
-    for p in params:
-        # NOTE: always scaled (by 1.0 when under the limit), as PyTorch does; a new array
-        # rather than in place, because a gradient array may be a read-only broadcast view.
-        p.grad = Tensor(p.grad.array * p.grad.array.dtype.type(coef))
+    with no_grad():
+        for p in params:
+            # NOTE: always scaled (by 1.0 when under the limit), and in place, as PyTorch does:
+            # ``g = p.grad`` taken before sees the clipped values.
+            p.grad.mul_(p.grad.array.dtype.type(coef))
     return Tensor(total)
 
 
@@ -62,10 +64,10 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
     """Clamp every gradient entry into [-clip_value, clip_value]."""
     if isinstance(parameters, Tensor):
         parameters = [parameters]
-    for p in parameters:
-        if p.grad is not None:
-            xp = backend.get_array_module(p.grad.array)
-            p.grad = Tensor(xp.clip(p.grad.array, -clip_value, clip_value))
+    with no_grad():
+        for p in parameters:
+            if p.grad is not None:
+                p.grad.copy_(p.grad.clamp(-clip_value, clip_value))  # in place, as PyTorch
 
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "rnn"]

@@ -148,7 +148,8 @@ class Outline:
             shown = ", ".join(f"#{i}" for i in event.ids[:MAX_FREED_IDS])
             more = ", ..." if len(event.ids) > MAX_FREED_IDS else ""
             self.say(f"freed the saved tensors of {_count(len(event.ids), 'node')}: {shown}{more}")
-        elif kind == "version_bumped":
+        elif kind == "version_bumped" and event.id in self._known:  # (as Recording: a tensor
+            # never shown, such as a .grad that backward adds into in place, is not news)
             self.say(f"  {self._label(event.id)} changed in place (version {event.version})")
         # edge_grad and backward_finished: the widget's detail; a line each would be a wall
 

@@ -743,6 +743,8 @@ class Tensor:
         """``self op= other``: the op's result written into this tensor's memory. When the
         graph records it, the op runs on a copy of the old values (what its backward may need)
         and the result is written by ``_write_recorded`` (NOTE [views and in-place])."""
+        if isinstance(other, (tuple, list)):
+            function.refuse_sequence(op.__name__, other)
         other_shape = getattr(other, "shape", ())
         if other_shape != self.shape:
             try:
@@ -766,8 +768,8 @@ class Tensor:
             getattr(xp, ufunc)(self.array, other_data, out=self.array)
         except TypeError as exc:  # numpy's casting error, e.g. int tensor += 0.5
             raise RuntimeError(
-                f"result type {_torch_dtype_name(np.result_type(self.array, other_data))} can't "
-                f"be cast to the desired output type {_torch_dtype_name(self.dtype)}: use the "
+                f"result type {scalar_type_name(np.result_type(self.array, other_data))} can't "
+                f"be cast to the desired output type {scalar_type_name(self.dtype)}: use the "
                 "out-of-place form (x = x + ...) or convert first with .to(dtype)"
             ) from exc
         self._bump_version()
@@ -1455,16 +1457,9 @@ def _copy_into(target: Any, values: Any) -> None:
         xp.copyto(target, values, casting="same_kind")
     except TypeError as exc:
         raise RuntimeError(
-            f"result type {_torch_dtype_name(values.dtype)} can't be cast to the desired output "
-            f"type {_torch_dtype_name(target.dtype)}: convert first with .to(dtype)"
+            f"result type {scalar_type_name(values.dtype)} can't be cast to the desired output "
+            f"type {scalar_type_name(target.dtype)}: convert first with .to(dtype)"
         ) from exc
-
-
-def _torch_dtype_name(dtype: Any) -> str:
-    """PyTorch's name of a dtype in its messages: Float, Double, Long, Int, Bool, ..."""
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
-    return names.get(np.dtype(dtype).name, str(dtype))
 
 
 def _may_share_memory(a: Any, b: Any) -> bool:

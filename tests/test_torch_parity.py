@@ -394,6 +394,19 @@ def test_the_gradient_shares_its_memory_across_backward_calls():
     assert t.grad.data_ptr() == pointer
 
 
+def test_a_scalar_leafs_gradient_accumulates_in_place_too():
+    def program(lib):
+        k = lib.tensor(2.0, requires_grad=True)  # 0-d: numpy hands backward a numpy scalar
+        (3 * k).backward()
+        g = k.grad
+        (3 * k).backward()
+        return k.grad is g, g
+
+    mine = program(dg)
+    assert mine[0] is True and mine[1].item() == 6.0
+    assert program(import_torch())[0] is True
+
+
 def test_create_graph_gradients_are_new_tensors_as_in_torch():
     def program(lib):
         x = lib.ones(3, requires_grad=True)

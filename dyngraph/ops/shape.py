@@ -134,7 +134,10 @@ def scatter_into_zeros(xp, values, shape, key):
 
 
 class SetItem(Function):
-    """z = x with z[key] = value;  dz/dx = 1 outside key, 0 inside;  dz/dvalue = gz[key]"""
+    """z = x with z[key] = value;  dz/dx = 1 outside key, 0 inside;  dz/dvalue = gz[key]
+
+    (The out-of-place form of ``x[key] = value``, which x[key] = value recorded before views
+    wrote into their base (CopySlices); kept so that traced graphs saved then still load.)"""
 
     @staticmethod
     def forward(ctx, x, value, key):
@@ -154,11 +157,12 @@ class SetItem(Function):
 
 
 class CopySlices(Function):
-    """base[region] = src, in base's own memory (an in-place op through a view: NOTE [views and
-    in-place] in tensor.py);  dz/dbase = gz outside the region, 0 inside;  dz/dsrc = gz[region]
+    """base[region] = src, in base's memory (an in-place op through a view);  dz/dbase = gz
+    outside the region, 0 inside;  dz/dsrc = gz[region]
 
-    The region is where the view lies in the base: its view ops (``steps``) replayed, then
-    ``key`` (``x[1:] = y`` writes the key ``1:`` of the view ``x``)."""
+    NOTE [views and in-place] in tensor.py tells the story. The region is where the view lies
+    in the base: its view ops (``steps``) replayed, then ``key`` (``x[1:] = y`` writes the key
+    ``1:`` of the view ``x``)."""
 
     @staticmethod
     def forward(ctx, base, src, steps, key):

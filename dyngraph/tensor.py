@@ -1438,14 +1438,20 @@ def _partly_overlap(a: Any, b: Any) -> bool:
 
 
 def _viewable(array: Any, shape: tuple) -> bool:
-    """Can ``array``'s memory be read in ``shape`` without a copy (what ``view`` needs)?"""
+    """Can ``array``'s memory be read in ``shape`` without a copy (what ``view`` needs)? (A
+    wrong size says yes: reshape's own error then says which.)"""
+    xp = backend.get_array_module(array)
     try:
-        viewed = array.view()
-        viewed.shape = shape  # numpy refuses where a copy would be needed
-    except AttributeError:
-        return False
-    except ValueError:
-        return True  # a wrong size: reshape's own error says which
+        xp.reshape(array, shape, copy=False)  # numpy 2.1 on: refuses where it would copy
+    except TypeError:  # older numpy, CuPy: no copy=; setting the shape refuses a copy instead
+        try:
+            array.view().shape = shape
+        except AttributeError:
+            return False
+        except ValueError:
+            return True
+    except ValueError as exc:
+        return "copy" not in str(exc)
     return True
 
 

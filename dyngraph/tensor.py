@@ -303,8 +303,7 @@ class Tensor:
             fresh = base
             for op, options in view.steps:
                 fresh = op.apply(fresh, **options)
-        self._grad_fn, self.id, self._announced = fresh._grad_fn, fresh.id, fresh._announced
-        self._requires_grad = True
+        self._take_node_of(fresh)
 
     @property
     def grad_fn(self) -> Any:
@@ -699,7 +698,9 @@ class Tensor:
         return self.fill_(0)
 
     def fill_(self, value: Any) -> Tensor:
-        """Every element set to ``value`` (a number, or a one-element tensor), in place."""
+        """Every element set to ``value`` (a number, or a one-element tensor), in place.
+        (Unlike the other in-place ops, PyTorch lets it write an expanded tensor: every
+        element gets the same value.)"""
         if self._records_inplace(value):
             self._write_recorded(value)
             return self
@@ -859,23 +860,20 @@ class Tensor:
         if view is None and key is Ellipsis and result_of_op:
             # The whole tensor becomes the op's result: the op's node is its history now.
             _copy_into(self.array, value.array)
-            self._bump_version()
-            counter.rewrites += 1
-            self._take_node(value._grad_fn, value)
-            value._grad_fn.watch_output(counter, self.array)
-            return
-        base, steps = (self, ()) if view is None else (view.base, view.steps)
-        written = CopySlices.apply(base, value, steps=steps, key=key)  # into base's memory
-        base._bump_version()
+            owner, written = self, value
+        else:  # one more node, CopySlices, writes the value into the base's memory
+            owner, steps = (self, ()) if view is None else (view.base, view.steps)
+            written = CopySlices.apply(owner, value, steps=steps, key=key)
+        owner._bump_version()
         counter.rewrites += 1
-        base._take_node(written._grad_fn, written)
-        written._grad_fn.watch_output(counter)
-        if result_of_op:  # the op's output (if it saved it) is this view's memory now
-            value._grad_fn.watch_output(counter, self.array)
+        owner._take_node_of(written)
+        written._grad_fn.watch_output(counter, owner.array)
+        if result_of_op and written is not value:  # the op's output, if it saved it, lies in
+            value._grad_fn.watch_output(counter, self.array)  # this view's memory now
 
-    def _take_node(self, node: Any, made: Tensor) -> None:
-        """This tensor is now the output of ``node`` (which just made ``made``)."""
-        self._grad_fn, self.id, self._announced = node, made.id, made._announced
+    def _take_node_of(self, made: Tensor) -> None:
+        """This tensor is now the output of the node that just made ``made`` (same id)."""
+        self._grad_fn, self.id, self._announced = made._grad_fn, made.id, made._announced
         self._requires_grad = True
 
     def _bump_version(self) -> None:

@@ -162,6 +162,16 @@ def case(raises: str | None = None, expect: dict | None = None, optional: tuple 
     return register
 
 
+def x_then_backward(out: Out, x: Any, **leaves: Any) -> None:
+    """The common end of a case: ``x`` and the name of its node, then ``(x * x).sum()``'s
+    backward and the gradient of each of ``leaves`` (by name)."""
+    out["x"] = x
+    out["x.grad_fn"] = node_name(x)
+    (x * x).sum().backward()
+    for name, tensor in leaves.items():
+        out[f"{name}.grad"] = tensor.grad
+
+
 def issue_x(lib: Any) -> tuple[Any, Any]:
     """The issue's ``a = tensor([1., 2., 3.], requires_grad=True); x = a * 1`` (in float64)."""
     a = leaf(lib, [1.0, 2.0, 3.0])
@@ -179,10 +189,7 @@ def issue_x2(lib: Any) -> tuple[Any, Any]:
 def int_index_mul_(lib, out):
     a, x = issue_x(lib)
     x[0].mul_(10)
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
+    x_then_backward(out, x, a=a)
 
 
 @case(expect={"x": [11.0, 12.0, 3.0], "a.grad": [22.0, 24.0, 6.0]})
@@ -193,20 +200,14 @@ def slice_iadd(lib, out):
     v += 10
     out["v is the same object after +="] = v is before
     out["v"] = v
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
+    x_then_backward(out, x, a=a)
 
 
 @case(expect={"a.grad": [[8.0, 16.0, 24.0], [32.0, 40.0, 48.0]]})
 def t_mul_2d(lib, out):
     a, x = issue_x2(lib)
     x.t().mul_(2)
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
+    x_then_backward(out, x, a=a)
 
 
 @case()
@@ -237,10 +238,7 @@ def unsqueeze_iadd(lib, out):
     u = x.unsqueeze(0)
     u += 1
     out["u"] = u
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
+    x_then_backward(out, x, a=a)
 
 
 @case(expect={"x": [[1.0, 20.0, 30.0], [4.0, 5.0, 6.0]],
@@ -248,10 +246,7 @@ def unsqueeze_iadd(lib, out):
 def chained_index_mul_2d(lib, out):
     a, x = issue_x2(lib)
     x[0][1:].mul_(10)
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
+    x_then_backward(out, x, a=a)
 
 
 @case(expect={"r": [[2.0], [4.0], [6.0]], "a.grad": [8.0, 16.0, 24.0]})
@@ -281,10 +276,7 @@ def setitem_scalar_on_slice(lib, out):
     v = x[0:2]
     v[0] = 5
     out["v"] = v
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
+    x_then_backward(out, x, a=a)
 
 
 @case()
@@ -292,11 +284,7 @@ def setitem_tensor_on_slice(lib, out):
     a, x = issue_x(lib)
     b = leaf(lib, [5.0, 6.0])
     x[1:] = b * 2
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
-    out["b.grad"] = b.grad
+    x_then_backward(out, x, a=a, b=b)
 
 
 @case()
@@ -304,11 +292,7 @@ def copy_into_strided_view(lib, out):
     a, x = issue_x2(lib)
     b = leaf(lib, [7.0, 8.0])
     x[:, ::2][1].copy_(b)
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
-    out["b.grad"] = b.grad
+    x_then_backward(out, x, a=a, b=b)
 
 
 @case()
@@ -673,10 +657,7 @@ def narrow_and_select_are_views(lib, out):
     a, x = issue_x2(lib)
     x.narrow(1, 1, 2).mul_(2)
     x.select(0, 1).add_(1)
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
+    x_then_backward(out, x, a=a)
 
 
 @case(expect={"g": [5.0, 7.0, 9.0], "a.grad is g": True})
@@ -697,10 +678,7 @@ def permute_flatten_squeeze_views(lib, out):
     x.permute(2, 0, 1)[0].mul_(-1)
     x.squeeze(1)[1].add_(10)
     x.flatten()[::4].mul_(5)
-    out["x"] = x
-    out["x.grad_fn"] = node_name(x)
-    (x * x).sum().backward()
-    out["a.grad"] = a.grad
+    x_then_backward(out, x, a=a)
 
 
 def run_case(lib: Any, name: str) -> tuple[Out, BaseException | None]:

@@ -116,6 +116,7 @@ from .gradcheck import GradcheckError, gradcheck
 from .record import Recording, draw, record
 from .recording_io import load_recording
 from .graph_diff import diff
+from .sources import EventSource
 
 # --- toolbox A: optim, data (nn is imported above) ---
 from . import data, optim
@@ -202,4 +203,6 @@ __all__ = [
     "randint",
     # issue 28: modes are per thread
     "is_anomaly_enabled",
+    # issue 32: any autograd engine as an event source
+    "EventSource",
 ]

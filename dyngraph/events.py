@@ -356,11 +356,14 @@ _is_internal_file: dict[str, bool] = {}  # filename -> inside the dyngraph packa
 _where_cache: dict[tuple[int, int], tuple[Any, SourceLine]] = {}
 
 
-def where_from_stack(depth: int = 1, named: bool = False) -> SourceLine | None:
+def where_from_stack(depth: int = 1, named: bool = False,
+                     engine: Callable[[Any], bool] | None = None) -> SourceLine | None:
     """The first frame outside the dyngraph package: the learner's line. The search starts
     ``depth`` frames up (1: the caller), so a caller can pass over frames known to be ours.
     ``named`` (an op's output): the SourceLine keeps its ``target`` only when every dyngraph
-    frame on the way out hands the value back as it is (NOTE [variable names])."""
+    frame on the way out hands the value back as it is (NOTE [variable names]). ``engine``:
+    is this code object another engine's (sources.py, NOTE [the engine's frames])? Its frames
+    are passed over as dyngraph's are."""
     frame = sys._getframe(depth)
     handed_back = True
     while frame is not None:
@@ -369,10 +372,12 @@ def where_from_stack(depth: int = 1, named: bool = False) -> SourceLine | None:
         internal = _is_internal_file.get(filename)
         if internal is None:
             internal = _is_internal_file[filename] = filename.startswith(_PACKAGE_DIR)
-        if not internal:
+        if not internal and (engine is None or not engine(code)):
             break
         if named and handed_back:
-            handed_back = _hands_back(code, frame.f_lasti)
+            # an engine's constructor hands back the object it initialises (sources.py)
+            handed_back = (_hands_back(code, frame.f_lasti)
+                           or (engine is not None and code.co_name == "__init__"))
         frame = frame.f_back
     if frame is None:
         return None
@@ -458,7 +463,7 @@ def _target(code: Any, lasti: int) -> str | None:
 
 
 # (code, offset) -> does that instruction return the value it just got? Only dyngraph's own code
-# objects are keys (the walk stops at the learner's frame), so holding them keeps nothing alive.
+# objects and an engine's (sources.py) are keys (the walk stops at the learner's frame).
 _hands_back_cache: dict[tuple[Any, int], bool] = {}
 _BECOMES_SELF = "_inplace"  # Tensor._inplace: the op's result becomes the tensor it returns
 # id(a SourceLine) -> (it, it without target)
@@ -486,8 +491,19 @@ def _unnamed(where: SourceLine) -> SourceLine:
     return cached[1]
 
 
+def passes_result_back(function: Callable) -> Callable:
+    """Mark a wrapper (an engine adapter's, dyngraph.micrograd) that stores the result of the
+    call it makes, reports it and returns it as it is: it hands the value back
+    (NOTE [variable names]), although its bytecode does not return the call's value at once."""
+    _PASSES_RESULT_BACK.add(function.__code__)
+    return function
+
+
+_PASSES_RESULT_BACK: set[Any] = set()  # code objects marked by passes_result_back
+
+
 def _returns_value(code: Any, lasti: int) -> bool:
-    if code.co_name == _BECOMES_SELF:
+    if code.co_name == _BECOMES_SELF or code in _PASSES_RESULT_BACK:
         return True
     try:
         instructions, k = _following(code, lasti)

@@ -6,6 +6,7 @@
                                       plots (anywidget, ipywidgets, IPython, matplotlib, ...)
     pip install "dyngraph[gpu]"       CuPy, for device="cuda"
     pip install "dyngraph[torch]"     PyTorch, for dyngraph.torch (PyTorch code as an event source)
+    pip install "dyngraph[micrograd]" micrograd, for dyngraph.micrograd (the third event source)
 
 Every place that needs one of them imports it through ``require()`` (or a ``with needs(...):``
 block around its imports), so a missing package is reported in one way everywhere: what needed it
@@ -22,7 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
 
-EXTRAS = ("jupyter", "gpu", "torch")  # the extras of pyproject.toml that bring optional packages
+# the extras of pyproject.toml that bring optional packages
+EXTRAS = ("jupyter", "gpu", "torch", "micrograd")
 
 
 def install_command(extra: str) -> str:

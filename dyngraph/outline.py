@@ -51,7 +51,8 @@ from typing import Any, TextIO
 from . import events
 from .dot import COMPACT_VALUES, format_bytes, format_values, shape_known
 from .extras import require
-from .record import Recording, shared_path, torch_source
+from .record import Recording, shared_path
+from .sources import watching_sources
 
 MAX_LINES = 200  # lines printed before the outline stops (a training loop would be a wall)
 MAX_FREED_IDS = 8  # ids listed in a "freed" line
@@ -269,7 +270,7 @@ def watch(stream: TextIO | None = None, pace: float = 0.0, max_lines: int | None
     if recording is not None:
         handles.append(events.subscribe(recording))
     try:
-        with torch_source():  # PyTorch code too, when torch is imported (dyngraph.torch)
+        with watching_sources():  # PyTorch (dyngraph.torch) and other engines' code too
             yield outline
     finally:
         for handle in handles:

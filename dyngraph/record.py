@@ -19,12 +19,13 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import backend, events, player
 from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Graph, Node  # noqa: F401 - re-exported
+from .sources import watching_sources
 
 DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EVENTS = 200_000
@@ -255,18 +256,8 @@ def record(max_nodes: int = DEFAULT_MAX_NODES, max_events: int = DEFAULT_MAX_EVE
     ...     y = (x * 2).sum()
     """
     recording = Recording(max_nodes=max_nodes, max_events=max_events)
-    with events.subscribe(recording), torch_source():
+    with events.subscribe(recording), watching_sources():
         yield recording
-
-
-def torch_source() -> Any:
-    """PyTorch as a second event source (dyngraph.torch) inside dg.record() and dg.watch(), when
-    the learner has imported torch; dyngraph never imports torch itself."""
-    if "torch" not in sys.modules:
-        return nullcontext()
-    from .torch import watching
-
-    return watching()
 
 
 def _is_torch_tensor(value: Any) -> bool:

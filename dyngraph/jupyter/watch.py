@@ -9,7 +9,7 @@ from typing import Any
 
 import dyngraph
 
-from ..record import torch_source
+from ..sources import watching_sources
 from .view import GraphView
 
 
@@ -59,7 +59,7 @@ def watch(view: GraphView | None = None, display: bool | None = None,
         show(view)
     view.attach()
     try:
-        with torch_source():  # PyTorch code too, when torch is imported (dyngraph.torch)
+        with watching_sources():  # PyTorch (dyngraph.torch) and other engines' code too
             yield view
     finally:
         view.detach()

@@ -1,0 +1,330 @@
+"""Any autograd engine as an event source: the small public API through which an engine that is
+not dyngraph's - one a learner writes in a notebook, micrograd, PyTorch - tells the spine what
+it does, so that ``dg.watch()``, ``dg.record()``, ``dg.diff`` and pages draw it as they draw
+dyngraph's own.
+
+An engine reports four facts, the ones of the event spine (events.py):
+
+=====================================  ==================================================
+``src.node(out, "Mul", (a, b))``       an op made ``out`` from ``a`` and ``b`` (leaves: no inputs)
+``src.backward_started(root)``         backward begins at ``root``
+``src.grad(v)``                        ``v``'s gradient is complete, in the engine's order
+``src.backward_finished(root)``        backward ended (``error=`` when it failed)
+``src.freed(nodes)``                   what backward saved for these nodes was released
+``src.version_bumped(v, version)``     an in-place change of ``v``
+=====================================  ==================================================
+
+The ``EventSource`` keeps what an engine should not have to think about: a stable id for each of
+its objects (from dyngraph's counter, never ``id()``; held weakly, so watching keeps nothing
+alive), previews instead of live values, the learner's source line and the variable it assigns
+(NOTE [variable names] in events.py), and silence when nobody listens (one attribute check).
+
+NOTE [the engine's frames] The learner's line is the first frame outside dyngraph *and outside
+the engine*: ``EventSource(..., engine=[Value])`` names the engine's code (classes, functions,
+modules; a class stands for every function defined in it). As for dyngraph's own ops, a node
+is named after the variable only when every engine frame on the way out hands the object back
+as it is, so ``d = a - b`` names the ``Add`` that ``__sub__`` returns and not the ``Mul`` of
+``-b`` inside it; a constructor (``__init__``) hands back the object it initialises, so
+``a = Value(2.0)`` names the leaf ``a``.
+
+>>> import dyngraph as dg
+>>> class Number:
+...     def __init__(self, data, inputs=(), op=""):
+...         self.data, self.grad, self.inputs = data, 0.0, inputs
+...         src.node(self, op or "leaf", inputs)
+...     def __mul__(self, other):
+...         return Number(self.data * other.data, (self, other), "Mul")
+>>> src = dg.EventSource("numbers", engine=[Number], value_of=lambda n: n.data)
+>>> with dg.record() as rec:
+...     a, b = Number(2.0), Number(3.0)
+...     c = a * b
+>>> [node.op for node in rec.nodes.values()]
+['leaf', 'leaf', 'Mul']
+
+An engine that cannot be changed (micrograd, from PyPI) gets its calls from an adapter that
+wraps it only while someone watches: ``while_watched`` (see dyngraph.micrograd).
+"""
+
+from __future__ import annotations
+
+import math
+import types
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import numpy as np
+
+from . import events
+from .tensor import new_node_id
+from .thread_state import this_thread
+
+__all__ = ["EventSource", "watching_sources"]
+
+
+class EventSource:
+    """One engine's reporter to the event spine (see the module docstring).
+
+    ``name``: what the engine is called in messages. ``engine``: its classes, functions and
+    modules, whose frames are passed over to find the learner's line. ``value_of(obj)`` /
+    ``grad_of(obj)``: the value and the gradient of one of its objects (a number or an array),
+    used when a call gives none. ``made_by(obj)``: ``(op, inputs)`` of an object the engine
+    never reported (made before anyone watched), or None for a leaf: with it, a backward
+    watched after its forward still shows the graph behind the root. ``while_watched()``: a
+    context manager entered by every ``dg.watch()`` / ``dg.record()`` block of the thread (an
+    adapter that wraps an engine only while someone watches); a source that has one is
+    registered under its ``name``, and a new source of the same name replaces it (a notebook
+    cell run twice).
+    """
+
+    def __init__(self, name: str, engine: Iterable[Any] = (),
+                 value_of: Callable[[Any], Any] | None = None,
+                 grad_of: Callable[[Any], Any] | None = None,
+                 made_by: Callable[[Any], tuple[str, Iterable[Any]] | None] | None = None,
+                 while_watched: Callable[[], Any] | None = None) -> None:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"EventSource needs a name (a non-empty str), got {name!r}")
+        for what, fn in (("value_of", value_of), ("grad_of", grad_of), ("made_by", made_by),
+                         ("while_watched", while_watched)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"EventSource({name!r}): {what} must be callable, got "
+                                f"{type(fn).__name__}")
+        self.name = name
+        self.value_of = value_of
+        self.grad_of = grad_of
+        self.made_by = made_by
+        self.while_watched = while_watched
+        self._code, self._files = _engine_code(name, engine)
+        self._ids: dict[int, tuple[weakref.ref, int]] = {}  # id(obj) -> (a weak ref to it, node id)
+        if while_watched is not None:
+            _registered[name] = self
+
+    def __repr__(self) -> str:
+        return f"EventSource({self.name!r})"
+
+    # ------------------------------------------------------------------ what is watched
+
+    @property
+    def listening(self) -> bool:
+        """Does anyone listen to the calling thread? (Nothing needs to be reported if not.)"""
+        return this_thread.state.active
+
+    def id_of(self, obj: Any) -> int | None:
+        """The node id given to ``obj``, or None if it was never reported."""
+        entry = self._ids.get(id(obj))
+        return entry[1] if entry is not None and entry[0]() is obj else None
+
+    # ------------------------------------------------------------------ the four facts
+
+    def node(self, obj: Any, op: str, inputs: Iterable[Any] = (), *, value: Any = None,
+             name: str | None = None) -> Any:
+        """``obj`` was made by ``op`` from ``inputs`` (in argument order); no inputs: a leaf.
+        Inputs never reported are reported first, as leaves. Returns ``obj``, so an op can end
+        with ``return src.node(out, "Mul", (self, other))``."""
+        if not this_thread.state.active:
+            return obj
+        if not isinstance(op, str) or not op:
+            raise TypeError(f"{self.name}: node() needs the op's name as a non-empty str, "
+                            f"got {op!r}")
+        inputs = tuple(inputs)
+        input_ids = tuple(self._announced(item) for item in inputs)
+        known = self.id_of(obj)
+        if known is not None:
+            return obj  # reported already (an op that returns one of its inputs)
+        where = events.where_from_stack(2, named=True, engine=self._is_engine_code)
+        if name is None and where is not None:
+            name = where.target  # NOTE [variable names]: c in c = a * b
+        self._emit_node(obj, op, input_ids, value, name, where)
+        return obj
+
+    def backward_started(self, root: Any, retain_graph: bool = False) -> None:
+        """Backward begins at ``root`` (reported as a leaf first if it never was)."""
+        if this_thread.state.active:
+            events.emit(events.BackwardStarted(self._announced(root), bool(retain_graph),
+                                               False))
+
+    def grad(self, obj: Any, gradient: Any = None, accumulated: bool = False) -> None:
+        """``obj``'s gradient is complete (``gradient``, or ``grad_of(obj)``), in the order the
+        engine computes it. ``accumulated``: it was added onto a gradient kept from before."""
+        if not this_thread.state.active:
+            return
+        if gradient is None and self.grad_of is not None:
+            gradient = self.grad_of(obj)
+        values, norm = _preview_and_norm(gradient)
+        events.emit(events.GradComputed(self._announced(obj), values, norm, bool(accumulated)))
+
+    def backward_finished(self, root: Any, error: BaseException | str | None = None) -> None:
+        """Backward ended at ``root``; ``error``: the exception (or its text) it failed with."""
+        if not this_thread.state.active:
+            return
+        root_id = self._announced(root)
+        if error is None:
+            events.emit(events.BackwardFinished(root_id))
+        else:
+            text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+            events.emit(events.BackwardFailed(root_id, text))
+
+    def freed(self, objs: Iterable[Any]) -> None:
+        """What backward saved for these nodes was released."""
+        if this_thread.state.active:
+            ids = tuple(i for i in (self.id_of(obj) for obj in objs) if i is not None)
+            if ids:
+                events.emit(events.GraphFreed(ids))
+
+    def version_bumped(self, obj: Any, version: int) -> None:
+        """``obj`` was changed in place; ``version`` is its version counter now."""
+        if this_thread.state.active:
+            node_id = self.id_of(obj)
+            if node_id is not None:
+                events.emit(events.VersionBumped(node_id, int(version)))
+
+    # ------------------------------------------------------------------ inside
+
+    def _announced(self, obj: Any) -> int:
+        """``obj``'s node id, reporting it first if it is new to the spine: with what
+        ``made_by`` says made it (and, before it, what made its inputs), else as a leaf. A walk
+        with a stack, not recursion: a chain of ten thousand ops is announced as well."""
+        known = self.id_of(obj)
+        if known is not None:
+            return known
+        stack: list[tuple[Any, tuple | None]] = [(obj, None)]
+        visited: set[int] = set()  # id() of what was met: a cyclic made_by ends too
+        while stack:
+            item, made = stack.pop()
+            if self.id_of(item) is not None:
+                continue
+            if made is None:  # first visit: what made it, and its inputs before it
+                if id(item) in visited:
+                    continue
+                visited.add(id(item))
+                made = self.made_by(item) if self.made_by is not None else None
+                if made is None:
+                    self._emit_node(item, "leaf", (), None, None, None)
+                    continue
+                op, inputs = made[0], tuple(made[1])
+                stack.append((item, (op, inputs)))
+                stack.extend((x, None) for x in reversed(inputs))
+                continue
+            op, inputs = made
+            input_ids = tuple(i for i in map(self.id_of, inputs) if i is not None)
+            self._emit_node(item, op, input_ids, None, None, None)
+        return self.id_of(obj)
+
+    def _emit_node(self, obj: Any, op: str, input_ids: tuple[int, ...], value: Any,
+                   name: str | None, where: events.SourceLine | None) -> int:
+        node_id = self._new_id(obj)
+        if value is None and self.value_of is not None:
+            value = self.value_of(obj)
+        array = _as_array(value)
+        events.emit(events.NodeCreated(
+            id=node_id, op=op, inputs=input_ids,
+            shape=array.shape if array is not None else (),
+            dtype=events.dtype_name(array.dtype) if array is not None else "",
+            device="cpu", requires_grad=True, is_leaf=not input_ids, name=name,
+            scope=events.current_scope(), where=where,
+            preview=events.preview(array) if array is not None else (),
+        ))
+        return node_id
+
+    def _new_id(self, obj: Any) -> int:
+        key = id(obj)
+        ids = self._ids
+        try:
+            ref = weakref.ref(obj, lambda _, key=key: ids.pop(key, None))
+        except TypeError:
+            raise TypeError(
+                f"{self.name}: dyngraph refers to an engine's objects weakly (watching keeps "
+                f"nothing alive), and a {type(obj).__name__} cannot be: add '__weakref__' to "
+                "its __slots__") from None
+        node_id = new_node_id()
+        ids[key] = (ref, node_id)
+        return node_id
+
+    def _is_engine_code(self, code: types.CodeType) -> bool:
+        return code in self._code or code.co_filename in self._files
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _engine_code(name: str, engine: Iterable[Any]) -> tuple[frozenset, frozenset[str]]:
+    """The code objects (and the files, for modules) of an engine's classes, functions and
+    modules, nested functions included (NOTE [the engine's frames])."""
+    codes: set[types.CodeType] = set()
+    files: set[str] = set()
+
+    def add_code(code: types.CodeType) -> None:
+        if code not in codes:
+            codes.add(code)
+            for const in code.co_consts:
+                if isinstance(const, types.CodeType):
+                    add_code(const)
+
+    def add(item: Any) -> None:
+        if isinstance(item, types.ModuleType):
+            if getattr(item, "__file__", None):
+                files.add(item.__file__)
+        elif isinstance(item, type):
+            for member in vars(item).values():
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                if isinstance(member, property):
+                    for accessor in (member.fget, member.fset, member.fdel):
+                        if accessor is not None:
+                            add(accessor)
+                elif isinstance(member, (types.FunctionType, type)):
+                    add(member)
+        elif isinstance(item, types.FunctionType):
+            add_code(item.__code__)
+        elif isinstance(item, types.MethodType):
+            add(item.__func__)
+        else:
+            raise TypeError(f"EventSource({name!r}): engine= takes classes, functions and "
+                            f"modules, got {type(item).__name__}")
+
+    if isinstance(engine, (type, types.ModuleType, types.FunctionType)):
+        engine = [engine]
+    for item in engine:
+        add(item)
+    return frozenset(codes), frozenset(files)
+
+
+def _as_array(value: Any) -> np.ndarray | None:
+    """A value as an array for its shape, dtype and preview; None when there is none to show."""
+    if value is None:
+        return None
+    try:
+        array = np.asarray(value)
+    except Exception:  # not a number or an array (an engine's own type): no preview
+        return None
+    return array if array.dtype.kind in "biuf" else None
+
+
+def _preview_and_norm(gradient: Any) -> tuple[tuple[float, ...], float]:
+    array = _as_array(gradient)
+    if array is None:
+        return (), math.nan
+    return events.preview_and_norm(array)
+
+
+# --------------------------------------------------------------------------- while watched
+
+_registered: dict[str, EventSource] = {}  # by name, the sources with a while_watched adapter
+
+
+@contextmanager
+def watching_sources() -> Iterator[None]:
+    """What every ``dg.watch()`` / ``dg.record()`` block enters: PyTorch as a source when the
+    learner has imported torch (dyngraph never imports it itself), and each registered
+    source's ``while_watched()``."""
+    import sys
+
+    with ExitStack() as stack:
+        if "torch" in sys.modules:
+            from .torch import watching
+
+            stack.enter_context(watching())
+        for source in list(_registered.values()):
+            stack.enter_context(source.while_watched())
+        yield

@@ -61,9 +61,15 @@ def _describe_origin(node: Any) -> str:
     where = node.where
     if where is None:
         return "(the forward line is unknown: the op was created outside detect_anomaly())"
+    from .record import shared_path  # (record.py reaches this module through the engine)
+
+    # The line is read while the learner's own program runs, from their own file; the message
+    # names the file as recordings and pages do (NOTE [safe to share] in record.py), since a
+    # recording keeps it as the text of a failed backward.
     text = linecache.getline(where.file, where.line).strip()
     shown = f": {text}" if text else ""
+    place = f"cell [{where.cell}]" if where.cell is not None else shared_path(where.file)
     return (
-        f"The forward op {node.name} was created at {where.file}, line {where.line}, in "
+        f"The forward op {node.name} was created at {place}, line {where.line}, in "
         f"{where.function}{shown}"
     )

@@ -55,6 +55,10 @@ def tensor(
             raise ValueError(f"could not make a tensor from this data: {exc}") from None
         if dtype is None and data.dtype == np.float64:
             dtype = DEFAULT_FLOAT  # Python floats -> the default float32
+    if data.dtype == object and any(_too_big_int(v) for v in data.flat):
+        too_big = next(v for v in data.flat if _too_big_int(v))
+        raise OverflowError(f"could not make a tensor: the integer {_short(too_big)} is too big "
+                            "to convert (int64 holds -2**63 up to 2**63 - 1)")
     if data.dtype.kind not in "biufc":  # objects, strings, dates: not numbers
         raise TypeError(
             f"could not make a tensor from data of dtype {data.dtype}: use numbers, or (nested) "
@@ -117,10 +121,30 @@ def ones(*shape: Any, dtype: Any = None, device: Any = None, requires_grad: bool
 def full(shape: Any, fill_value: Any, dtype: Any = None, device: Any = None,
          requires_grad: bool = False, name: str | None = None) -> Tensor:
     """A tensor of ``shape`` filled with ``fill_value`` (float32 for floats, int64 for ints)."""
+    if _too_big_int(fill_value):
+        raise OverflowError(f"full(): fill_value {_short(fill_value)} is too big to convert "
+                            "(int64 holds -2**63 up to 2**63 - 1)")
     if dtype is None:
         dtype = DEFAULT_FLOAT if isinstance(fill_value, float) else np.asarray(fill_value).dtype
-    array = np.full(_shape("full", (shape,)), fill_value, dtype=resolve_dtype(dtype))
+    dtype = resolve_dtype(dtype)
+    try:
+        array = np.full(_shape("full", (shape,)), fill_value, dtype=dtype)
+    except OverflowError:  # as PyTorch: an int that does not fit the requested dtype
+        raise RuntimeError(f"full(): value {_short(fill_value)} cannot be converted to type "
+                           f"{np.dtype(dtype).name} without overflow") from None
     return _make(array, device, requires_grad, name)
+
+
+def _too_big_int(value: Any) -> bool:
+    """A Python int that no tensor dtype can hold (beyond int64), as torch refuses it."""
+    return (isinstance(value, int) and not isinstance(value, bool)
+            and not -(2**63) <= value < 2**63)
+
+
+def _short(value: Any) -> str:
+    """A number for an error message, at most 40 characters (an int may have thousands)."""
+    text = str(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} digits)"
 
 
 class Generator:

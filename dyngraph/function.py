@@ -552,7 +552,7 @@ def _explain_failure(cls: type, arrays: list, exc: Exception) -> tuple[type, str
             f"{cls.__name__}: shapes {shown} cannot be broadcast together: aligned from the "
             "right, each pair of dimensions must be equal or one of them must be 1"
         )
-    kept_types = (IndexError, TypeError, ValueError, NotImplementedError)
+    kept_types = (IndexError, TypeError, ValueError, NotImplementedError, OverflowError)
     error_type = type(exc) if type(exc) in kept_types else RuntimeError
     return error_type, f"{cls.__name__} failed on inputs of shape {shown}: {text}"
 

@@ -277,6 +277,7 @@ def watch(stream: TextIO | None = None, pace: float = 0.0, max_lines: int | None
             handle.remove()
         outline.close()
         if recording is not None:
+            recording._capture_sources()  # made in this process (NOTE [own source text])
             recording.to_html(html, title=title, source=source)
             outline._print(f"dg.watch: wrote the graph's page to {os.fspath(html)} "
                            "(open it in a browser)")

@@ -16,6 +16,7 @@ dropped instead of stored.
 
 from __future__ import annotations
 
+import linecache
 import os
 import sys
 from collections.abc import Iterator
@@ -25,18 +26,30 @@ from typing import Any
 
 from . import backend, events, player
 from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Graph, Node  # noqa: F401 - re-exported
+from .safe_json import valid_text
 from .sources import watching_sources
 
 DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EVENTS = 200_000
 
 SOURCE_CONTEXT = 2  # lines kept around each line that made a node, in recordings and pages
+MAX_SOURCE_CHARS = 20_000  # source text kept per file (notebook cells and lessons are short)
 
 # NOTE [safe to share] A recording, a page or a saved notebook goes to other people: it names a
 # source file relative to the working directory (a bare file name when the file is elsewhere),
 # never by its absolute path, which tells the learner's home directory; and it keeps the lines
 # that made nodes, with SOURCE_CONTEXT lines around them, never the whole file (the rest of a
 # script may hold anything). Other lines are kept as empty lines, so line numbers still hold.
+#
+# NOTE [own source text] A recording carries the source text it shows (``Recording.sources``),
+# read from this process's linecache once, when the recording is made (at the end of the
+# ``dg.record()`` block, by ``dg.draw``; a live view's ``recording`` carries the text the view
+# sent): the text of the lines that made its nodes, as ``source_text`` keeps it. Nothing that
+# renders a recording (pages, the notebook display, DOT, the outline) ever opens a file a
+# recording names: a loaded recording names files chosen by whoever wrote it (``/etc/passwd``,
+# ``/dev/zero``, a FIFO), and the viewer's disk is not theirs to read. A loaded recording shows
+# the text it carries, checked against MAX_SOURCE_CHARS, or none (files written before schema 3
+# carry none).
 
 
 def shared_path(file: str) -> str:
@@ -52,7 +65,10 @@ def shared_path(file: str) -> str:
         file = os.path.basename(file) if relative.startswith(os.pardir) else relative
     elif os.pardir in file.replace("\\", "/").split("/"):
         file = os.path.basename(file)
-    return file.replace(os.sep, "/")
+    file = file.replace(os.sep, "/")
+    # NOTE: pages send source text keyed by file name, and the browser's MessagePack decoder
+    # refuses the key "__proto__" outright (it would set an object's prototype): same file.
+    return "./__proto__" if file == "__proto__" else file
 
 
 def shared_source(lines: list[str], used: Any, context: int = SOURCE_CONTEXT) -> str:
@@ -70,6 +86,13 @@ def shared_source(lines: list[str], used: Any, context: int = SOURCE_CONTEXT) ->
     )
 
 
+def source_text(file: str, used: Any) -> str:
+    """What a recording or a live view keeps of a source file of *this process* (NOTE [own
+    source text]): ``shared_source`` of its lines in linecache, at most MAX_SOURCE_CHARS
+    characters. Never called with a file named inside a loaded recording."""
+    return shared_source(linecache.getlines(file), used)[:MAX_SOURCE_CHARS]
+
+
 @dataclass
 class Recording(Graph):
     """A bounded, array-free model of the graphs built (and backpropagated) while recording: the
@@ -79,6 +102,9 @@ class Recording(Graph):
     max_events: int = DEFAULT_MAX_EVENTS
     timeline: list[tuple] = field(default_factory=list)  # (kind, ...) steps, see _STEP_KINDS
     dropped_events: int = 0
+    # file (as the nodes' ``where`` name it) -> the text kept of it (NOTE [own source text])
+    sources: dict[str, str] = field(default_factory=dict)
+    _live: bool = field(default=False, repr=False, compare=False)  # inside its dg.record() block
 
     def __post_init__(self) -> None:
         if self.max_nodes < 1 or self.max_events < 1:
@@ -116,7 +142,27 @@ class Recording(Graph):
         elif kind == "backward_finished":
             self._step(("backward_finished", event.root))
         elif kind == "backward_failed":
-            self._step(("backward_failed", event.root, event.error))
+            self._step(("backward_failed", event.root, self._shared_paths_in(event.error)))
+
+    def _shared_paths_in(self, text: str) -> str:
+        """``text`` (an error message) with each source file of the recording named as the
+        recording names it (``shared_path``): no absolute path in anything shared."""
+        for file in {node.where[0] for node in self.nodes.values() if node.where is not None}:
+            if os.path.isabs(file) and file in text:
+                text = text.replace(file, shared_path(file))
+        return text
+
+    def _capture_sources(self) -> None:
+        """Keep the source text of the lines that made nodes, read now from this process's
+        linecache (NOTE [own source text]): only for a recording made in this process."""
+        used: dict[str, set[int]] = {}
+        for node in self.nodes.values():
+            if node.where is not None:
+                used.setdefault(node.where[0], set()).add(node.where[1])
+        for file, lines in used.items():
+            text = source_text(file, lines)
+            if text:
+                self.sources[file] = text
 
     def _add_node(self, event: events.NodeCreated) -> None:
         if event.id in self.nodes:
@@ -174,14 +220,20 @@ class Recording(Graph):
             elif kind == "backward_finished":
                 yield events.BackwardFinished(rest[0])
             elif kind == "backward_failed":
-                yield events.BackwardFailed(rest[0], rest[1])
+                yield events.BackwardFailed(rest[0], valid_text(rest[1]))
 
     @staticmethod
     def _node_event(node: Node, inputs: dict[int, list[int]]) -> events.NodeCreated:
+        # NOTE: a loaded name may hold a lone surrogate, which a page cannot encode (valid_text)
+        where = node.where
+        if where is not None:
+            where = events.SourceLine(
+                *(valid_text(part) if isinstance(part, str) else part for part in where))
         return events.NodeCreated(
-            node.id, node.op, tuple(inputs.get(node.id, ())), node.shape, node.dtype,
-            node.device, node.requires_grad, node.kind != OP, node.name, node.scope,
-            events.SourceLine(*node.where) if node.where is not None else None, node.preview,
+            node.id, valid_text(node.op), tuple(inputs.get(node.id, ())), node.shape,
+            valid_text(node.dtype), valid_text(node.device), node.requires_grad,
+            node.kind != OP, None if node.name is None else valid_text(node.name),
+            tuple(valid_text(part) for part in node.scope), where, node.preview,
             node.saved_bytes, node.recomputed, node.elapsed,
         )
 
@@ -223,19 +275,27 @@ class Recording(Graph):
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         from .dot import mimebundle
 
+        if self._live:  # shown inside its own dg.record() block
+            self._capture_sources()
         return mimebundle(self, repr(self))
 
-    def save(self, path: Any) -> None:
-        """Write the recording as versioned JSON (see dyngraph/recording_io.py): no source
-        text, and file names relative to the working directory (NOTE [safe to share])."""
+    def save(self, path: Any, source: bool = True) -> None:
+        """Write the recording as versioned JSON (see dyngraph/recording_io.py), with the
+        source lines that made nodes (a few lines around each; ``source=False``: none) and
+        file names relative to the working directory (NOTE [safe to share])."""
         from .recording_io import save_recording
 
-        save_recording(self, path)
+        if self._live:  # saved inside its own dg.record() block
+            self._capture_sources()
+        save_recording(self, path, source=source)
 
     def to_html(self, path: Any, title: str = "dyngraph", source: bool = True) -> None:
         """One self-contained HTML file with this recording and the player (works offline,
         for slides and course pages). The page keeps the source lines that made nodes, with a
-        few lines around them, and relative file names; ``source=False``: no source text."""
+        few lines around them, and relative file names; ``source=False``: no source text.
+        The text is the recording's own (NOTE [own source text]): no file is read."""
+        if self._live:  # written inside its own dg.record() block
+            self._capture_sources()
         player.load().write_page(self, path, title=title, source=source)  # NOTE [the player]
 
     def diff(self, other: Recording) -> Any:
@@ -256,8 +316,13 @@ def record(max_nodes: int = DEFAULT_MAX_NODES, max_events: int = DEFAULT_MAX_EVE
     ...     y = (x * 2).sum()
     """
     recording = Recording(max_nodes=max_nodes, max_events=max_events)
-    with events.subscribe(recording), watching_sources():
-        yield recording
+    recording._live = True
+    try:
+        with events.subscribe(recording), watching_sources():
+            yield recording
+    finally:
+        recording._live = False
+        recording._capture_sources()  # NOTE [own source text]
 
 
 def _is_torch_tensor(value: Any) -> bool:
@@ -270,7 +335,9 @@ def _is_torch_tensor(value: Any) -> bool:
 def draw(tensor: Any, **options: Any) -> Any:
     """A diagram of the graph behind ``tensor``, built by walking back from its ``grad_fn``
     (no recording needed; values of intermediates are not known then, only their shapes)."""
-    return _TensorDiagram(from_tensor(tensor), options)
+    recording = from_tensor(tensor)
+    recording._capture_sources()  # made in this process, now (NOTE [own source text])
+    return _TensorDiagram(recording, options)
 
 
 class _TensorDiagram:

@@ -7,6 +7,18 @@ RecursionError), then while parsing NaN/Infinity tokens, duplicate keys and huge
 finally the schema: unknown fields, wrong types, edges to missing nodes, cycles, absurd shapes.
 Every error is a ValueError naming the JSON path, e.g. ``$.nodes[3].shape[1]``.
 
+NOTE [symmetric limits] What ``save_recording`` writes, ``load_recording`` of the same version
+reads. The loader's limits bound what a file can make a renderer do (a page, a DOT text and an
+SVG grow at most linearly in the file's size): a string is at most MAX_STRING characters, a
+scope at most MAX_SCOPE_DEPTH names deep, a file's source text at most MAX_SOURCE_CHARS
+characters. Saving applies the same limits to what a live run can exceed, by cutting: a longer
+string is cut to MAX_STRING characters ending in "…", a deeper scope keeps its outermost
+MAX_SCOPE_DEPTH names. Nothing else a live run records can exceed a limit (previews have at most
+64 values; numpy arrays at most 64 dimensions).
+
+A recording carries its own source text, ``sources`` (schema 3; NOTE [own source text] in
+record.py): the loader checks it names only files its nodes name, within the limits above.
+
 Non-finite numbers in previews (a NaN is exactly what a learner wants to see) are written as
 the strings "NaN", "Infinity" and "-Infinity". save -> load -> save is byte-identical.
 """
@@ -20,16 +32,18 @@ from typing import Any
 
 from . import safe_json
 from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Node
-from .record import Recording, shared_path
+from .record import MAX_SOURCE_CHARS, Recording, shared_path
 
 FORMAT = "dyngraph-recording"
-SCHEMA_VERSION = 2  # 2: "edge_grad" timeline steps (what each edge carried back)
-KNOWN_SCHEMA_VERSIONS = (1, 2)  # every schema version the loader reads; anything else is refused
+SCHEMA_VERSION = 3  # 2: "edge_grad" timeline steps (what each edge carried back); 3: "sources"
+KNOWN_SCHEMA_VERSIONS = (1, 2, 3)  # every schema version the loader reads; others are refused
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 12  # the deepest a valid file goes is 5 ($ / nodes / [i] / where / [j])
-MAX_STRING = 100_000
-MAX_NDIM = 32
+MAX_STRING = 100_000  # characters in a name, a file name, an error message
+MAX_SCOPE_DEPTH = 64  # names in a node's scope (dg.scope / nn.Module nesting)
+MAX_NDIM = 64  # numpy's own limit
 MAX_NUMEL = 2**48
+_CUT = "\u2026"  # ends a string cut to MAX_STRING characters (NOTE [symmetric limits])
 
 _NODE_FIELDS = {
     "id", "kind", "op", "name", "shape", "dtype", "device", "requires_grad", "preview", "scope",
@@ -38,24 +52,31 @@ _NODE_FIELDS = {
 }
 _TOP_FIELDS = {
     "format", "schema_version", "max_nodes", "max_events", "dropped_nodes", "dropped_events",
-    "nodes", "edges", "timeline",
+    "nodes", "edges", "timeline", "sources",
 }
+_TOP_FIELDS_BEFORE_3 = _TOP_FIELDS - {"sources"}  # schema 1 and 2 carry no source text
 _KINDS = {LEAF, PARAMETER, CONSTANT, OP}
-_STEP_ARITY = {  # timeline step kind -> the types of its fields after the kind
-    "node": (int,), "grad": (int,), "freed": (list,), "version": (int, int),
+_STEP_ARITY = {  # timeline step kind -> the types of its fields after the kind ("node": an id
+    # of one of the recording's nodes; a backward's root may be a node the recorder dropped)
+    "node": ("node",), "grad": ("node",), "freed": (list,), "version": ("node", int),
     "backward_started": (int,), "backward_finished": (int,), "backward_failed": (int, str),
-    "edge_grad": (int, int, int, "values", "shape or null"),  # node, input, position, preview,
-}  # and the shape before the un-broadcast sum
+    "edge_grad": ("node", "node", int, "values", "shape or null"),  # node, input, position,
+}  # preview, and the shape before the un-broadcast sum
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 # ----------------------------------------------------------------------------- saving
 
 
-_INF = math.inf
+_PLAIN = 1e18  # a number of smaller magnitude is written as it is (fast path of json_values)
+_LARGEST_INT = 10**safe_json.MAX_INT_DIGITS  # an integer this large is written as a float
 
 
 def json_number(v: Any) -> Any:
-    """A number as JSON data: NaN and the infinities as "NaN", "Infinity", "-Infinity"."""
+    """A number as JSON data: NaN and the infinities as "NaN", "Infinity", "-Infinity"; an
+    integer with more digits than the loader reads (a Python int from another engine) as a
+    float (NOTE [symmetric limits])."""
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= _LARGEST_INT:
+        v = float(v) if v.bit_length() < 1024 else (math.inf if v > 0 else -math.inf)
     if isinstance(v, float) and not math.isfinite(v):
         return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     return v
@@ -65,21 +86,49 @@ def json_values(values: tuple | None) -> list | None:
     """A preview as JSON data (see json_number); finite numbers pass through untouched."""
     if values is None:
         return None
-    return [v if -_INF < v < _INF else json_number(v) for v in values]  # NaN fails the test too
+    return [v if -_PLAIN < v < _PLAIN else json_number(v) for v in values]  # NaN fails too
 
 
-def to_document(recording: Recording) -> dict[str, Any]:
-    """The recording as plain JSON data (the schema the loader checks)."""
+def within_limit(text: str | None) -> str | None:
+    """``text`` cut to MAX_STRING characters, ending in "…" when cut (NOTE [symmetric
+    limits])."""
+    if text is None or len(text) <= MAX_STRING:
+        return text
+    return text[: MAX_STRING - len(_CUT)] + _CUT
+
+
+def _where_out(where: tuple | None) -> list | None:
+    if where is None:
+        return None
+    file, line, function, *rest = where
+    return [within_limit(shared_path(file)), line, within_limit(function),
+            *(within_limit(v) if isinstance(v, str) else v for v in rest)]
+
+
+def _sources_out(recording: Recording) -> dict[str, str]:
+    """The recording's source text by the file names the saved nodes use, for the files they
+    name (the first text of two files that share a name)."""
+    named = {node.where[0] for node in recording.nodes.values() if node.where is not None}
+    sources: dict[str, str] = {}
+    for file, text in recording.sources.items():
+        if file in named and text:
+            sources.setdefault(within_limit(shared_path(file)), text[:MAX_SOURCE_CHARS])
+    return sources
+
+
+def to_document(recording: Recording, source: bool = True) -> dict[str, Any]:
+    """The recording as plain JSON data (the schema the loader checks); ``source=False``:
+    without its source text."""
     nodes = []
     for node in sorted(recording.nodes.values(), key=lambda n: n.order):
         nodes.append(
             {
-                "id": node.id, "kind": node.kind, "op": node.op, "name": node.name,
-                "shape": list(node.shape), "dtype": node.dtype, "device": node.device,
+                "id": node.id, "kind": node.kind, "op": within_limit(node.op),
+                "name": within_limit(node.name), "shape": list(node.shape),
+                "dtype": within_limit(node.dtype), "device": within_limit(node.device),
                 "requires_grad": node.requires_grad, "preview": json_values(node.preview),
-                "scope": list(node.scope),
-                "where": None if node.where is None else [shared_path(node.where[0]),
-                                                          *node.where[1:]],
+                "scope": [within_limit(s) for s in node.scope[:MAX_SCOPE_DEPTH]],
+                "where": _where_out(node.where),
                 "order": node.order, "saved_bytes": node.saved_bytes,
                 "grad_preview": json_values(node.grad_preview),
                 "grad_norm": json_number(node.grad_norm), "accumulated": node.accumulated,
@@ -97,10 +146,12 @@ def to_document(recording: Recording) -> dict[str, Any]:
         "nodes": nodes,
         "edges": [[e.src, e.dst, e.position] for e in recording.edges],
         "timeline": [
-            [step[0], *(list(x) if isinstance(x, tuple) else x for x in step[1:])]
+            [step[0], *(list(x) if isinstance(x, tuple) else within_limit(x)
+                        if isinstance(x, str) else x for x in step[1:])]
             if step[0] != "edge_grad" else _edge_step_out(step)
             for step in recording.timeline
         ],
+        "sources": _sources_out(recording) if source else {},
     }
 
 
@@ -110,15 +161,16 @@ def _edge_step_out(step: tuple) -> list:
             None if reduced_from is None else list(reduced_from)]
 
 
-def dumps(recording: Recording) -> str:
+def dumps(recording: Recording, source: bool = True) -> str:
     # ASCII-only: a name may hold any character, even a lone surrogate, and still round-trip.
-    return json.dumps(to_document(recording), ensure_ascii=True, separators=(",", ":"),
+    return json.dumps(to_document(recording, source), ensure_ascii=True, separators=(",", ":"),
                       allow_nan=False) + "\n"
 
 
-def save_recording(recording: Recording, path: Any) -> None:
+def save_recording(recording: Recording, path: Any, source: bool = True) -> None:
+    """Write ``recording`` as versioned JSON (``source=False``: without its source text)."""
     with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
-        f.write(dumps(recording))
+        f.write(dumps(recording, source))
 
 
 # ----------------------------------------------------------------------------- loading
@@ -228,6 +280,8 @@ def _node_in(value: Any, path: str) -> Node:
     grad_norm = None if value["grad_norm"] is None else _number_in(
         value["grad_norm"], f"{path}.grad_norm")
     scope = _expect(value["scope"], list, f"{path}.scope", "a list of names")
+    if len(scope) > MAX_SCOPE_DEPTH:
+        _fail(f"{path}.scope", f"a scope more than {MAX_SCOPE_DEPTH} names deep")
     return Node(
         id=_count(value["id"], f"{path}.id"),
         kind=kind,
@@ -261,8 +315,8 @@ def _from_document(document: Any) -> Recording:
     if version > SCHEMA_VERSION:
         _fail(
             "$.schema_version",
-            f"this recording has schema_version {version}, newer than the {SCHEMA_VERSION} "
-            "this dyngraph understands: upgrade dyngraph to load it",
+            f"this recording was written by a newer dyngraph (schema {version}; this one reads "
+            f"up to {SCHEMA_VERSION}): upgrade dyngraph to load it",
         )
     if version not in KNOWN_SCHEMA_VERSIONS:  # 0 too: no dyngraph ever wrote it
         _fail(
@@ -271,10 +325,11 @@ def _from_document(document: Any) -> Recording:
             f"reads {', '.join(map(str, KNOWN_SCHEMA_VERSIONS))}): the file is damaged or was "
             "not written by dyngraph",
         )
-    unknown = set(document) - _TOP_FIELDS
+    fields = _TOP_FIELDS if version >= 3 else _TOP_FIELDS_BEFORE_3
+    unknown = set(document) - fields
     if unknown:
         _fail(f"$.{sorted(unknown)[0]}", "unknown field")
-    missing = _TOP_FIELDS - set(document)
+    missing = fields - set(document)
     if missing:
         _fail("$", f"missing field {sorted(missing)[0]!r}")
     recording = Recording(
@@ -303,9 +358,31 @@ def _from_document(document: Any) -> Recording:
     _check_acyclic(recording)
 
     steps = _expect(document["timeline"], list, "$.timeline", "a list of steps")
+    announced: set[int] = set()
     for i, value in enumerate(steps):
-        recording.timeline.append(_step_in(value, f"$.timeline[{i}]", recording))
+        step = _step_in(value, f"$.timeline[{i}]", recording)
+        if step[0] == "node":
+            if step[1] in announced:
+                _fail(f"$.timeline[{i}][1]", f"node {step[1]} is made twice")
+            announced.add(step[1])
+        recording.timeline.append(step)
+    if version >= 3:
+        recording.sources = _sources_in(document["sources"], recording)
     return recording
+
+
+def _sources_in(value: Any, recording: Recording) -> dict[str, str]:
+    """The recording's own source text: for files its nodes name, each within the limit."""
+    _expect(value, dict, "$.sources", "an object: file name -> source text")
+    files = {node.where[0] for node in recording.nodes.values() if node.where is not None}
+    for file, text in value.items():
+        path = f"$.sources[{json.dumps(file[:80])}]"
+        if file not in files:
+            _fail(path, "source text of a file no node was made in")
+        _expect(text, str, path, "the source text (a string)")
+        if len(text) > MAX_SOURCE_CHARS:
+            _fail(path, f"source text longer than {MAX_SOURCE_CHARS} characters")
+    return dict(value)
 
 
 def _step_in(value: Any, path: str, recording: Recording) -> tuple:
@@ -317,8 +394,12 @@ def _step_in(value: Any, path: str, recording: Recording) -> tuple:
     if len(fields) != len(types):
         _fail(path, f"a {kind!r} step has {len(types)} field(s)")
     out: list[Any] = [kind]
+    named: list[tuple[str, int]] = []  # (path, id) of each node the step names
     for j, (field_value, expected) in enumerate(zip(fields, types), start=1):
-        if expected is int:
+        if expected == "node":
+            out.append(_count(field_value, f"{path}[{j}]"))
+            named.append((f"{path}[{j}]", out[-1]))
+        elif expected is int:
             out.append(_count(field_value, f"{path}[{j}]"))
         elif expected is str:
             out.append(_expect(field_value, str, f"{path}[{j}]", "a string"))
@@ -330,6 +411,10 @@ def _step_in(value: Any, path: str, recording: Recording) -> tuple:
         else:
             _expect(field_value, list, f"{path}[{j}]", "a list of node ids")
             out.append(tuple(_count(v, f"{path}[{j}][{k}]") for k, v in enumerate(field_value)))
+            named.extend((f"{path}[{j}][{k}]", v) for k, v in enumerate(out[-1]))
+    for where, node_id in named:  # a step about a node names one of the recording's nodes
+        if node_id not in recording.nodes:
+            _fail(where, f"a step about node {node_id}, which the recording does not have")
     return tuple(out)
 
 

@@ -5,17 +5,24 @@ recording_io.py is for a ``Recording``.)
 ``StaticGraph.save(path)`` writes the recorded ops as JSON and the captured tensors next to it as
 ``.npz``; ``dg.load_static(path)`` reads them back in a process that never saw the model's code.
 A graph file is untrusted input, so the loader checks everything before trusting it: file sizes
-before reading, JSON nesting before parsing, then every field, op, option and reference. Ops are
-looked up by name among dyngraph's own, never imported or evaluated.
+before reading, JSON nesting before parsing, then every field, op, option (by type: NOTE [option
+types]) and reference, each step's sizes against its declared shape and a memory budget (NOTE
+[sizes before running]), and the weights' .npy headers before any array is allocated. Ops are
+looked up by name among dyngraph's own, never imported or evaluated. What ``save`` writes, the
+same version's ``load_static`` reads (NOTE [symmetric limits]).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
 import os
+import stat
 import zipfile
+import zlib
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,15 +39,43 @@ def save_static(graph: StaticGraph, path: str | os.PathLike) -> Path:
     """``StaticGraph.save``: the graph as JSON at ``path`` (".json" added when it has no suffix)
     and its captured tensors as ``.npz`` beside it. Returns the JSON path."""
     json_path, npz_path = _paths(path)
-    document = _to_document(graph)
+    text = _dumps(_to_document(graph))
+    _check_loadable(text)
     arrays = {
         f"captured_{j}": backend.to_numpy(value.array if isinstance(value, Tensor) else value)
         for j, value in enumerate(graph._captured)
     }
-    json_path.write_text(json.dumps(document, indent=1), encoding="utf-8")
+    json_path.write_text(text, encoding="utf-8")
     with open(npz_path, "wb") as file:
         np.savez(file, **arrays)
     return json_path
+
+
+def _dumps(document: dict) -> str:
+    """The document as JSON text, one input, captured entry, step or output a line: readable,
+    and about a third of the size of an indented dump."""
+    lines = []
+    for key, value in document.items():
+        if isinstance(value, list) and value:
+            entries = ",\n  ".join(json.dumps(entry, ensure_ascii=False) for entry in value)
+            lines.append(f" {json.dumps(key)}: [\n  {entries}\n ]")
+        else:
+            lines.append(f" {json.dumps(key)}: {json.dumps(value, ensure_ascii=False)}")
+    return "{\n" + ",\n".join(lines) + "\n}\n"
+
+
+def _check_loadable(text: str) -> None:
+    """Refuse to write what load_static would refuse (NOTE [symmetric limits]): the same size,
+    nesting and field checks, on the text about to be written."""
+    try:
+        size = len(text.encode("utf-8"))
+        if size > MAX_JSON_BYTES:
+            raise ValueError(f"the JSON would be {size} bytes, over the {MAX_JSON_BYTES}-byte "
+                             "limit of load_static")
+        _Validated(safe_json.parse(text, "dyngraph static graph", MAX_DEPTH), np)
+    except ValueError as exc:
+        raise ValueError(f"this graph cannot be saved, as load_static could not read it back: "
+                         f"{exc}") from None
 
 
 # ---------------------------------------------------------------------------- export: the format
@@ -49,10 +84,16 @@ FORMAT = "dyngraph-static-graph"
 SCHEMA_VERSION = 1
 
 # Limits checked on load (a graph file is data from somewhere else: check before trusting it).
-MAX_JSON_BYTES = 16 * 1024 * 1024  # the JSON file, checked before it is read
+# NOTE [symmetric limits] What save writes, load of the same version reads: the byte limit of
+# the JSON file follows from the step limit (MAX_STEP_BYTES per step, a generous allowance: a
+# step of a typical trace takes 60 to 200 bytes, written one step a line, and one with an index
+# array more), plus room for the inputs, captured entries and outputs. save() checks the same
+# limits before writing, so a graph it cannot hand back is refused there, with the reason.
+MAX_STEPS = 100_000
+MAX_STEP_BYTES = 512
+MAX_JSON_BYTES = MAX_STEPS * MAX_STEP_BYTES + 16 * 1024 * 1024  # ~65 MB, checked before reading
 MAX_WEIGHT_BYTES = 2 * 1024**3  # the .npz file, and the sum of its members once uncompressed
 MAX_DEPTH = 32  # JSON nesting, checked before parsing
-MAX_STEPS = 100_000
 MAX_INPUTS = 256
 MAX_CAPTURED = 10_000
 MAX_NDIM = 32
@@ -178,6 +219,388 @@ def _encode(value: Any, path: str) -> Any:
     raise ValueError(f"{path}: a {type(value).__name__} cannot be saved in a static graph")
 
 
+# ---------------------------------------------------------------------------- option types
+
+# NOTE [option types] Each option an op may receive is checked by its name, at load, before any
+# op sees it: an op trusts its options (a float where a size belongs, ``true`` for an axis, a
+# negative repeat count would fail deep inside numpy, or worse, work). The names are the ops'
+# own parameter names; one name means one kind of value across ops.
+
+def _int_between(low: int | None = None, high: int | None = None) -> Callable[[Any], bool]:
+    return lambda v: _is_int(v) and (low is None or v >= low) and (high is None or v <= high)
+
+
+def _ints(check: Callable[[Any], bool], max_len: int = MAX_NDIM) -> Callable[[Any], bool]:
+    """An int, or a tuple or list of at most ``max_len`` ints, each passing ``check``."""
+    def test(value: Any) -> bool:
+        if isinstance(value, (tuple, list)):
+            return len(value) <= max_len and all(check(v) for v in value)
+        return check(value)
+    return test
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def _one_of(*choices: str) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, str) and v in choices
+
+
+_SIZE = _int_between(0, MAX_ELEMENTS)
+_AXIS = _int_between(-MAX_NDIM - 1, MAX_NDIM)
+
+OPTION_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "axis": (lambda v: v is None or _ints(_AXIS)(v), "null, an integer axis or a list of them"),
+    "dim": (lambda v: v is None or _ints(_AXIS)(v), "null, an integer dim or a list of them"),
+    "dims": (_ints(_AXIS), "an integer dim or a list of them"),
+    "axes": (_ints(_AXIS), "a list of integer axes"),
+    "keepdims": (lambda v: isinstance(v, bool), "true or false"),
+    "keepdim": (lambda v: isinstance(v, bool), "true or false"),
+    "largest": (lambda v: isinstance(v, bool), "true or false"),
+    "descending": (lambda v: isinstance(v, bool), "true or false"),
+    "shape": (lambda v: isinstance(v, (tuple, list)) and _ints(_int_between(-1, MAX_ELEMENTS))(v),
+              "a list of sizes (integers from -1 up)"),
+    "sizes": (lambda v: isinstance(v, (tuple, list)) and _ints(_SIZE)(v),
+              "a list of non-negative integer sizes"),
+    "kernel_size": (_ints(_int_between(1, MAX_ELEMENTS), 3), "a positive integer or a list"),
+    "stride": (_ints(_int_between(1, MAX_ELEMENTS), 3), "a positive integer or a list"),
+    "dilation": (_ints(_int_between(1, MAX_ELEMENTS), 3), "a positive integer or a list"),
+    "padding": (_ints(_int_between(0, MAX_ELEMENTS), 3), "a non-negative integer or a list"),
+    "groups": (_int_between(1, MAX_ELEMENTS), "a positive integer"),
+    "k": (_int_between(0, MAX_ELEMENTS), "a non-negative integer"),
+    "diagonal": (_int_between(-MAX_ELEMENTS, MAX_ELEMENTS), "an integer"),
+    "ignore_index": (_int_between(), "an integer"),
+    "correction": (_number, "a number"),
+    "label_smoothing": (_number, "a number"),
+    "negative_slope": (_number, "a number"),
+    "beta": (_number, "a number"),
+    "threshold": (_number, "a number"),
+    "p": (lambda v: _number(v) or v == "fro", "a number or \"fro\""),
+    "low": (lambda v: v is None or _number(v), "null or a number"),
+    "high": (lambda v: v is None or _number(v), "null or a number"),
+    "value": (lambda v: _number(v) or isinstance(v, (bool, np.bool_)) or backend.is_array(v),
+              "a number or an array"),
+    "reduction": (_one_of("mean", "sum", "none"), "\"mean\", \"sum\" or \"none\""),
+    "approximate": (_one_of("none", "tanh"), "\"none\" or \"tanh\""),
+    "ties": (_one_of("share", "first"), "\"share\" or \"first\""),
+    "device": (lambda v: isinstance(v, str), "a device name"),
+    "equation": (lambda v: isinstance(v, str), "an einsum equation"),
+    "dtype": (lambda v: isinstance(v, np.dtype), "a {\"dtype\": ...} object"),
+    "weight": (lambda v: v is None or backend.is_array(v), "null or an array"),
+    "pos_weight": (lambda v: v is None or backend.is_array(v), "null or an array"),
+}
+# "key" and "steps" (indexing) take every form an index may have: their decoding (the tagged
+# values of NOTE [option encoding]) is their check, and the sizes they select are checked by
+# check_declared_sizes.
+
+
+def check_option(name: str, value: Any, where: str) -> None:
+    """Refuse an option value of the wrong kind for its name (NOTE [option types])."""
+    rule = OPTION_TYPES.get(name)
+    if rule is not None and not rule[0](value):
+        raise ValueError(f"{where}: expected {rule[1]}, got {value!r}"[:300])
+
+
+# ---------------------------------------------------------------------------- sizes and memory
+
+# NOTE [sizes before running] A graph file declares every step's output shape, but an op's real
+# output follows from its inputs and options: a 1 KB file whose ``Repeat`` sizes or ``Expand``
+# shape disagree with its declarations could ask for terabytes at run time. So, for a loaded
+# graph:
+#
+# - at load, each step's *allocation* is worked out from the declared shapes of its inputs
+#   and its options (``step_allocation``): exactly for the ops whose output can outgrow their
+#   inputs through options or broadcasting (Expand, Repeat, IndexAdd, Outer, MatMul, Einsum,
+#   Conv, MaxPool, indexing with arrays), and as the broadcast (or the sum) of the inputs for
+#   every other op, which cannot make more than that. An exact size that disagrees with the
+#   step's declared shape is an error naming the step; so is a total over MAX_RUN_BYTES.
+# - at run time (the inputs may have other sizes than the traced ones, a batch of 7 for a
+#   trace of 2), the same sizes are worked out from the real inputs before each step runs, and
+#   the step is refused when the values held so far plus its allocation pass MAX_RUN_BYTES.
+
+MAX_RUN_BYTES = 4 * 1024**3  # everything a loaded graph's replay holds at once
+
+_EXACT_SHAPE_OPS = ("Expand", "Repeat", "IndexAdd", "Outer", "MatMul")
+
+
+def step_allocation(name: str, options: dict, shapes: list[tuple[int, ...]],
+                    ) -> tuple[int, tuple[int, ...] | None]:
+    """(elements the step may allocate, its exact output shape or None when only bounded) for
+    the op ``name`` with these options on inputs of these shapes (numbers have shape ()).
+    Raises ValueError when the shapes and options do not fit together."""
+    if name == "Expand":
+        shape = _expanded(shapes[0], tuple(options["shape"]))
+        return _count(shape), shape
+    if name == "Repeat":
+        sizes = tuple(options["sizes"])
+        if len(sizes) < len(shapes[0]):
+            raise ValueError(f"sizes {sizes} has fewer entries than the input has dims "
+                             f"{shapes[0]}")
+        padded = (1,) * (len(sizes) - len(shapes[0])) + shapes[0]
+        shape = tuple(a * b for a, b in zip(padded, sizes))
+        return _count(shape), shape
+    if name == "IndexAdd":
+        shape = tuple(options["shape"])
+        return _count(shape), shape
+    if name == "Outer":
+        shape = (_count(shapes[0]), _count(shapes[1]))
+        return _count(shape), shape
+    if name == "MatMul":
+        shape = _matmul_shape(shapes[0], shapes[1])
+        return _count(shape), shape
+    if name == "Einsum":
+        return _einsum_count(options["equation"], shapes), None
+    if name in ("Conv", "MaxPool"):
+        return _window_count(name, options, shapes), None
+    if name in ("Index", "CopySlices", "SetItem") and _has_index_arrays(options.get("key")):
+        return _advanced_index_bound(shapes[0], options["key"]) + sum(map(_count, shapes)), None
+    try:
+        return _count(np.broadcast_shapes(*shapes)), None
+    except ValueError:  # not one broadcast (MatMul-like or concatenating ops): their sum
+        return sum(map(_count, shapes)), None
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    return math.prod(shape)
+
+
+def _expanded(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...]:
+    """``Expand``'s output: -1 keeps the input's size, 1s broadcast (as torch's expand)."""
+    if len(target) < len(shape):
+        raise ValueError(f"cannot expand a {shape} input to {target}: fewer dims")
+    padded = (None,) * (len(target) - len(shape)) + shape
+    result = []
+    for size, want in zip(padded, target):
+        if want == -1:
+            if size is None:
+                raise ValueError(f"-1 in {target} stands for a new leading dim")
+            want = size
+        if size is not None and size not in (1, want):
+            raise ValueError(f"cannot expand a {shape} input to {target}")
+        result.append(want)
+    return tuple(result)
+
+
+def _matmul_shape(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
+    if not x or not y:
+        raise ValueError("matmul needs inputs with at least one dim")
+    x2 = (1,) + x if len(x) == 1 else x
+    y2 = y + (1,) if len(y) == 1 else y
+    if x2[-1] != y2[-2]:
+        raise ValueError(f"matmul of {x} and {y}: inner sizes {x2[-1]} and {y2[-2]} differ")
+    shape = np.broadcast_shapes(x2[:-2], y2[:-2]) + (x2[-2], y2[-1])
+    if len(x) == 1:
+        shape = shape[:-2] + shape[-1:]
+    if len(y) == 1:
+        shape = shape[:-1]
+    return tuple(shape)
+
+
+def _einsum_count(equation: str, shapes: list[tuple[int, ...]]) -> int:
+    from .ops.linalg import parse_equation
+
+    inputs, output = parse_equation(equation, [len(s) for s in shapes])
+    sizes: dict[str, int] = {}
+    for subscripts, shape in zip(inputs, shapes):
+        for letter, n in zip(subscripts, shape):
+            if sizes.setdefault(letter, n) != n:
+                raise ValueError(f"einsum {equation!r}: {letter} has sizes {sizes[letter]} and {n}")
+    return math.prod(sizes[letter] for letter in output) + sum(map(_count, shapes))
+
+
+def _window_count(name: str, options: dict, shapes: list[tuple[int, ...]]) -> int:
+    """Conv and MaxPool gather each window's elements first: (n, c, kernel..., out...)."""
+    x = shapes[0]
+    spatial = len(x) - 2
+    kernel = shapes[1][2:] if name == "Conv" else _per_dim(options["kernel_size"], spatial)
+    stride, padding, dilation = (_per_dim(options[k], spatial)
+                                 for k in ("stride", "padding", "dilation"))
+    if spatial < 1 or len(kernel) != spatial:
+        raise ValueError(f"a {spatial}-d window does not fit an input of shape {x}")
+    out = [(n + 2 * p - d * (k - 1) - 1) // s + 1
+           for n, k, s, p, d in zip(x[2:], kernel, stride, padding, dilation)]
+    if any(m <= 0 for m in out):
+        raise ValueError(f"the window is larger than the padded input {x}")
+    return x[0] * x[1] * math.prod(kernel) * math.prod(out) + sum(map(_count, shapes))
+
+
+def _per_dim(value: Any, spatial: int) -> tuple[int, ...]:
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * spatial
+    if len(values) != spatial or not all(_is_int(v) and v >= 0 for v in values):
+        raise ValueError(f"{value!r} is not {spatial} non-negative integer(s)")
+    return values
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _has_index_arrays(key: Any) -> bool:
+    parts = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(p, list) or backend.is_array(p) for p in parts)
+
+
+def _advanced_index_bound(shape: tuple[int, ...], key: Any) -> int:
+    """At most how many elements ``x[key]`` has: the broadcast size of the index arrays times
+    the dims no array or integer consumes (slices can only shrink those)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    arrays = [np.asarray(backend.to_numpy(p) if backend.is_array(p) else p) for p in parts
+              if isinstance(p, list) or backend.is_array(p)]
+    consumed = [a.ndim if a.dtype == np.bool_ else 1 for a in arrays]
+    consumed += [1 for p in parts if _is_int(p) or isinstance(p, slice)]
+    try:
+        index_shape = np.broadcast_shapes(
+            *[(int(a.sum()),) if a.dtype == np.bool_ else a.shape for a in arrays])
+    except ValueError as exc:
+        raise ValueError(f"the index arrays do not broadcast together: {exc}") from None
+    kept, dim = 1, 0
+    for p in parts:
+        if p is None:
+            continue
+        if p is Ellipsis:
+            width = len(shape) - sum(consumed)
+            kept *= math.prod(shape[dim : dim + max(width, 0)])
+            dim += max(width, 0)
+        elif isinstance(p, slice):
+            kept *= shape[dim] if dim < len(shape) else 1
+            dim += 1
+        else:
+            dim += np.asarray(p).ndim if np.asarray(p).dtype == np.bool_ else 1
+    kept *= math.prod(shape[dim:])
+    return _count(index_shape) * kept
+
+
+def check_declared_sizes(ops: list[_Op], inputs: list[tuple], captured: list[tuple]) -> None:
+    """The load-time half of NOTE [sizes before running]: every step's allocation from the
+    declared shapes, exact ones equal to the declared shape, the total within MAX_RUN_BYTES."""
+    total = sum(_count(shape) * np.dtype(dtype).itemsize for shape, dtype in inputs)
+    total += sum(_count(spec[2]) * spec[3].itemsize for spec in captured)
+    for k, op in enumerate(ops):
+        where = f"$.steps[{k}] ({op.cls.__name__})"
+        shapes = [_declared_shape(ref, ops, inputs, captured) for ref in op.args]
+        _check_axes(op, shapes, f"$.steps[{k}].options")
+        try:
+            elements, exact = step_allocation(op.cls.__name__, op.options, shapes)
+        except (ValueError, TypeError, KeyError, IndexError) as exc:
+            raise ValueError(f"{where}: its options do not fit its inputs' declared shapes "
+                             f"{shapes}: {exc}") from None
+        if exact is not None and exact != op.shape:
+            raise ValueError(
+                f"{where}.shape: the step makes shape {exact} from inputs of shapes {shapes} "
+                f"and its options, but declares {op.shape}"
+            )
+        itemsize = max(op.dtype.itemsize, 1)
+        total += _count(op.shape) * itemsize
+        if total + elements * itemsize > MAX_RUN_BYTES:
+            raise ValueError(
+                f"{where}: running the graph up to this step needs "
+                f"{total + elements * itemsize} bytes, over the {MAX_RUN_BYTES}-byte memory "
+                "budget of a loaded graph (static_io.MAX_RUN_BYTES)"
+            )
+
+
+_AXIS_OPTIONS = ("axis", "dim", "dims", "axes")
+
+
+def _check_axes(op: _Op, shapes: list[tuple[int, ...]], where: str) -> None:
+    """Axis options name a dim of the op's (first) input: -ndim <= axis < ndim, as in
+    PyTorch (a 0-d input has the axes -1 and 0). Ops taking a list of inputs (Cat, Stack,
+    Einsum) are left to the op."""
+    if not shapes or op.cls.__name__ in ("Cat", "Stack", "Einsum"):
+        return
+    ndim = max(len(shapes[0]), 1)
+    for name in _AXIS_OPTIONS:
+        value = op.options.get(name)
+        axes = value if isinstance(value, (tuple, list)) else [value]
+        for axis in axes:
+            if _is_int(axis) and not -ndim <= axis < ndim:
+                raise ValueError(
+                    f"{where}.{name}: {axis} is out of range for an input of shape "
+                    f"{shapes[0]} (expected -{ndim} to {ndim - 1})"
+                )
+
+
+def _declared_shape(ref: Ref, ops: list[_Op], inputs: list[tuple], captured: list[tuple],
+                    ) -> tuple[int, ...]:
+    if ref.kind == "input":
+        return tuple(inputs[ref.index][0])
+    if ref.kind == "step":
+        return ops[ref.index].shape
+    if ref.kind == "captured":
+        return captured[ref.index][2]
+    return tuple(np.shape(ref.value)) if not isinstance(ref.value, (tuple, list)) else ()
+
+
+class RunBudget:
+    """The run-time half of NOTE [sizes before running], given to a loaded StaticGraph: before
+    each step, its allocation from the real inputs plus what the replay holds so far must stay
+    within ``limit`` bytes."""
+
+    def __init__(self, ops: list[_Op], input_shapes: list[tuple[int, ...]], n_captured: int,
+                 limit: int | None = None) -> None:
+        self.ops = ops
+        self.input_shapes = input_shapes
+        self.n_values = len(input_shapes) + n_captured  # the values a replay starts from
+        self.limit = MAX_RUN_BYTES if limit is None else limit
+        self.held = 0
+        self.as_traced = False  # do this run's inputs have the declared shapes?
+        self.passed: set[tuple] = set()  # signatures of the values of runs that passed
+
+    # A step's sizes follow from the shapes and dtypes of the values a replay starts from, so a
+    # run that passed every check clears later runs from the same shapes: those replay at full
+    # speed (the checks cost a few microseconds a step).
+    def signature(self, values: list) -> tuple:
+        return tuple((_shape_of(v), str(getattr(v, "dtype", type(v))))
+                     for v in values[: self.n_values])
+
+    def has_passed(self, values: list) -> bool:
+        return self.signature(values) in self.passed
+
+    def passed_with(self, values: list) -> None:
+        self.passed.add(self.signature(values))
+
+    def start(self, values: list) -> None:
+        """A replay begins with these values (inputs first, captured, constants) in hand."""
+        self.held = sum(_nbytes(v) for v in values if v is not None)
+        self.as_traced = all(_shape_of(value) == shape
+                             for value, shape in zip(values, self.input_shapes))
+
+    def before_step(self, k: int, args: Sequence) -> None:
+        op = self.ops[k]
+        shapes = [_shape_of(a) for a in args]
+        try:
+            elements, _ = step_allocation(op.cls.__name__, op.options, shapes)
+        except (ValueError, TypeError, KeyError, IndexError):
+            return  # the op itself will explain why these inputs do not fit
+        need = elements * max(op.dtype.itemsize, 1)
+        if self.held + need > self.limit:
+            raise MemoryError(
+                f"it would allocate about {need} bytes for inputs of shapes {shapes} while "
+                f"{self.held} bytes are held, over the {self.limit}-byte memory budget of a "
+                "loaded graph (dyngraph.static_io.MAX_RUN_BYTES)"
+            )
+
+    def after_step(self, k: int, out: Any) -> None:
+        """Step k made ``out``: on inputs of the declared shapes, it has the declared shape."""
+        self.held += _nbytes(out)
+        if self.as_traced and _shape_of(out) != self.ops[k].shape:
+            raise ValueError(
+                f"it made shape {_shape_of(out)} from inputs of the declared shapes, but the "
+                f"graph file declares {self.ops[k].shape}: the file is inconsistent"
+            )
+
+
+def _shape_of(value: Any) -> tuple[int, ...]:
+    return tuple(value.shape) if hasattr(value, "shape") else tuple(np.shape(value))
+
+
+def _nbytes(value: Any) -> int:
+    value = value.array if isinstance(value, Tensor) else value
+    return int(getattr(value, "nbytes", 0))
+
+
 # ---------------------------------------------------------------------------- export: loading
 
 
@@ -187,8 +610,10 @@ def load_static(path: str | os.PathLike, device: str = "cpu") -> StaticGraph:
 
     Everything is checked before it is trusted: file sizes before reading, JSON nesting before
     parsing, every field, op, option and reference, shapes against limits, and the weights file
-    must be a plain ``.npz`` (no pickle, no object arrays). Errors are ValueErrors naming the
-    JSON path of the bad entry.
+    must be a plain ``.npz`` (no pickle, no object arrays), each member's header matching its
+    declaration. Errors are ValueErrors naming the JSON path of the bad entry. A file from a
+    newer dyngraph is named as such. The graph keeps a memory budget (``MAX_RUN_BYTES``): each
+    step's sizes are checked before it runs (a ``MemoryError`` naming the step when over).
 
     >>> graph = dg.load_static("mlp.json")                  # or device="cuda"
     >>> graph(dg.randn(8, 4))
@@ -203,7 +628,9 @@ def load_static(path: str | os.PathLike, device: str = "cpu") -> StaticGraph:
     for (kind, name, _, _), array in zip(spec.captured_specs, arrays):
         array = xp.asarray(backend.to_device(array, device))
         captured.append(Tensor(array, name=name) if kind == "tensor" else array)
-    return StaticGraph(spec.ops, spec.inputs, captured, spec.outputs, spec.single_output)
+    return StaticGraph(spec.ops, spec.inputs, captured, spec.outputs, spec.single_output,
+                       budget=RunBudget(spec.ops, [shape for shape, _ in spec.inputs],
+                                        len(captured)))
 
 
 class _Validated:
@@ -215,12 +642,15 @@ class _Validated:
             raise ValueError(
                 f"not a dyngraph static graph: the JSON has no \"format\": \"{FORMAT}\" field"
             )
-        self._fields(document, "$", _TOP_FIELDS, _TOP_FIELDS)
-        if document["schema_version"] != SCHEMA_VERSION:
+        version = document.get("schema_version")
+        if not self._is_int(version) or version < 1:
+            raise ValueError(f"$.schema_version: expected a positive integer, got {version!r}")
+        if version > SCHEMA_VERSION:  # before the fields: a newer schema may add some
             raise ValueError(
-                f"$.schema_version: {document['schema_version']!r} is not supported (this "
-                f"dyngraph reads version {SCHEMA_VERSION})"
+                f"this graph was written by a newer dyngraph (schema {version}, this one reads "
+                f"up to {SCHEMA_VERSION}): upgrade dyngraph to load it"
             )
+        self._fields(document, "$", _TOP_FIELDS, _TOP_FIELDS)
         self.inputs = []
         for i, entry in enumerate(self._list(document, "inputs", MAX_INPUTS)):
             where = f"$.inputs[{i}]"
@@ -248,9 +678,14 @@ class _Validated:
         self.outputs = [
             self._ref(ref, f"$.outputs[{i}]", len(self.ops)) for i, ref in enumerate(outputs)
         ]
+        for i, ref in enumerate(self.outputs):
+            if ref.kind == "constant" and not _number(ref.value):
+                raise ValueError(f"$.outputs[{i}].constant: an output constant must be a "
+                                 f"number, got {ref.value!r}"[:300])
         self.single_output = document["single_output"]
         if not isinstance(self.single_output, bool) or (self.single_output and len(outputs) != 1):
             raise ValueError("$.single_output: must be true (with one output) or false")
+        check_declared_sizes(self.ops, self.inputs, self.captured_specs)
 
     # --------------------------------------------------------------- pieces
 
@@ -320,11 +755,16 @@ class _Validated:
         if not isinstance(options, dict):
             raise ValueError(f"{where}.options: expected an object")
         accepted = _keyword_options(cls)
+        given_as_inputs = _positional_names(cls)[: len(refs)]
         decoded = {}
         for option, value in options.items():
             if option not in accepted:
                 raise ValueError(f"{where}.options.{option}: {name} takes no such option")
+            if option in given_as_inputs:
+                raise ValueError(f"{where}.options.{option}: {name} already gets {option} as "
+                                 "one of its args")
             decoded[option] = self._decode(value, f"{where}.options.{option}")
+            check_option(option, decoded[option], f"{where}.options.{option}")
         return _Op(cls, refs, decoded, self._shape(entry, where), self._dtype(entry, where))
 
     def _ref(self, ref: Any, where: str, n_steps: int) -> Ref:
@@ -385,7 +825,11 @@ class _Validated:
                 scalar = float(scalar)
             if not isinstance(scalar, (bool, int, float)):
                 raise ValueError(f"{where}.scalar: expected a number")
-            return dtype.type(scalar)
+            try:
+                with np.errstate(all="raise"):
+                    return dtype.type(scalar)
+            except (OverflowError, ValueError, FloatingPointError) as exc:
+                raise ValueError(f"{where}.scalar: {scalar!r} is not a {dtype} ({exc})") from None
         if tags == ("array", "dtype"):
             dtype = self._dtype(value, where)
             if dtype.kind not in "iub":
@@ -421,45 +865,103 @@ class _Validated:
 _TAGS = ("tuple", "slice", "ellipsis", "dtype", "float", "scalar", "array")
 
 
-def _keyword_options(cls: type) -> set[str]:
+@functools.cache  # per op class: inspect is slow
+def _positional_names(cls: type) -> tuple[str, ...]:
+    """The names of an op's positional inputs, in order (a ``*args`` input ends the list)."""
+    names = []
+    for p in list(inspect.signature(cls.forward).parameters.values())[1:]:
+        if p.kind is not inspect.Parameter.POSITIONAL_OR_KEYWORD:
+            break
+        names.append(p.name)
+    return tuple(names)
+
+
+@functools.cache  # per op class: inspect is slow
+def _keyword_options(cls: type) -> frozenset[str]:
     """The names an op's forward accepts as keyword options (everything after ``ctx``)."""
     parameters = list(inspect.signature(cls.forward).parameters.values())[1:]
     keyword = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-    return {p.name for p in parameters if p.kind in keyword}
+    return frozenset(p.name for p in parameters if p.kind in keyword)
 
 
 def _read_weights(path: Path, specs: list[tuple]) -> list[np.ndarray]:
-    """The captured arrays from a plain .npz, checked against the JSON's declarations."""
-    size = os.path.getsize(path)
-    if size > MAX_WEIGHT_BYTES:
-        raise ValueError(f"{path} is {size} bytes, over the {MAX_WEIGHT_BYTES}-byte limit")
-    if not zipfile.is_zipfile(path):
-        raise ValueError(f"{path} is not a dyngraph static graph: the weights must be a .npz file")
-    expected = [f"captured_{j}" for j in range(len(specs))]
-    with zipfile.ZipFile(path) as archive:
-        members = archive.infolist()
-        names = sorted(info.filename for info in members)
-        unpacked = sum(info.file_size for info in members)
-    if names != sorted(f"{name}.npy" for name in expected):
-        raise ValueError(
-            f"{path} is not a dyngraph static graph: it holds {names}, the graph expects "
-            f"{sorted(f'{name}.npy' for name in expected)}"
-        )
-    if unpacked > MAX_WEIGHT_BYTES:
-        raise ValueError(f"{path} unpacks to {unpacked} bytes, over the {MAX_WEIGHT_BYTES} limit")
-    arrays = []
+    """The captured arrays from a plain .npz, checked against the JSON's declarations: the file
+    is a regular file within its limit, its members are exactly the declared ones, and each
+    member's header (shape, dtype) matches its declaration and its stored size *before* its
+    array is allocated (a header claiming shape (2**40,) is refused, not allocated). Never
+    unpickles: an object array is refused from its header."""
     try:
-        with np.load(path, allow_pickle=False) as npz:
-            for j, (name, (_, _, shape, dtype)) in enumerate(zip(expected, specs)):
-                array = npz[name]
-                if array.shape != shape or array.dtype != dtype:
-                    raise ValueError(
-                        f"$.captured[{j}]: the graph declares shape {shape} {dtype} but the "
-                        f"weights file holds {array.shape} {array.dtype}"
-                    )
-                arrays.append(array)
-    except ValueError as exc:
-        if str(exc).startswith("$."):
-            raise
-        raise ValueError(f"{path} is not a dyngraph static graph: {exc}") from None
-    return arrays
+        info = os.stat(path)
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read the weights file ({exc.strerror})") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{path} is not a regular file: not the weights of a dyngraph static "
+                         "graph")
+    if info.st_size > MAX_WEIGHT_BYTES:
+        raise ValueError(
+            f"{path} is {info.st_size} bytes, over the {MAX_WEIGHT_BYTES}-byte limit"
+        )
+    expected = [f"captured_{j}.npy" for j in range(len(specs))]
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = {member.filename: member for member in archive.infolist()}
+            if sorted(members) != sorted(expected) or len(members) != len(archive.infolist()):
+                raise ValueError(
+                    f"{path} is not a dyngraph static graph: it holds "
+                    f"{sorted(members)[:20]}, the graph expects {sorted(expected)[:20]}"
+                )
+            unpacked = sum(member.file_size for member in members.values())
+            if unpacked > MAX_WEIGHT_BYTES:
+                raise ValueError(
+                    f"{path} unpacks to {unpacked} bytes, over the {MAX_WEIGHT_BYTES} limit"
+                )
+            return [_read_member(path, archive, members[name], j, spec)
+                    for j, (name, spec) in enumerate(zip(expected, specs))]
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError, OSError, RuntimeError,
+            NotImplementedError, zlib.error) as exc:
+        raise ValueError(f"{path} is not a dyngraph static graph: not a readable .npz "
+                         f"({exc})") from None
+
+
+def _read_member(path: Path, archive: zipfile.ZipFile, member: zipfile.ZipInfo, j: int,
+                 spec: tuple) -> np.ndarray:
+    """One .npy member: its header checked, then its data read straight into a new array."""
+    _, _, shape, dtype = spec
+    where = f"$.captured[{j}]"
+    with archive.open(member) as file:
+        try:
+            version = np.lib.format.read_magic(file)
+            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read_header is None:
+                raise ValueError(f"npy format version {version} is not supported")
+            stored_shape, fortran_order, stored_dtype = read_header(file)
+        except ValueError as exc:
+            raise ValueError(f"{path}: its member {member.filename} is not a plain .npy "
+                             f"array: {exc}") from None
+        if stored_dtype.hasobject:
+            raise ValueError(
+                f"{path}: its member {member.filename} is not a dyngraph static graph's: it "
+                "holds Python objects (reading them would need allow_pickle, which dyngraph "
+                "never uses)"
+            )
+        if stored_shape != shape or stored_dtype != dtype:
+            raise ValueError(
+                f"{where}: the graph declares shape {shape} {dtype} but the weights file "
+                f"holds {stored_shape} {stored_dtype}"
+            )
+        data_bytes = math.prod(shape) * dtype.itemsize
+        if member.file_size != file.tell() + data_bytes:
+            raise ValueError(
+                f"{where}: the weights member {member.filename} stores {member.file_size} "
+                f"bytes, but a {shape} {dtype} array takes {data_bytes} after its header"
+            )
+        flat = np.empty(math.prod(shape), dtype=dtype)
+        buffer = memoryview(flat.view(np.uint8))
+        filled = 0
+        while filled < data_bytes:
+            got = file.readinto(buffer[filled:])
+            if not got:
+                raise ValueError(f"{where}: the weights member {member.filename} ends early")
+            filled += got
+    return flat.reshape(shape, order="F" if fortran_order else "C")

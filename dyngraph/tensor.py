@@ -704,7 +704,11 @@ class Tensor:
         if self._records_inplace(value):
             self._write_recorded(value)
             return self
-        self.array.fill(value.item() if isinstance(value, Tensor) else value)
+        try:
+            self.array.fill(value.item() if isinstance(value, Tensor) else value)
+        except OverflowError:  # a huge int: as PyTorch, an OverflowError, said in words
+            raise OverflowError(f"fill_(): {str(value)[:40]} does not fit in this tensor's "
+                                f"dtype {self.dtype}") from None
         self._bump_version()
         return self
 

@@ -60,6 +60,16 @@ from .ops.shape import ToDevice
 from .tensor import Tensor, new_node_id, wrap_output
 
 
+class MemoryBudgetError(MemoryError):
+    """A loaded graph's step was refused before it ran: its sizes would pass the graph's
+    memory budget (NOTE [sizes before running] in static_io.py)."""
+
+
+class InconsistentGraphError(ValueError):
+    """A loaded graph's step made another shape than its file declares, from inputs of the
+    declared shapes: the file does not describe the ops it names."""
+
+
 class TracerWarning(UserWarning):
     """The traced function did something a trace cannot record (it read tensor data into
     Python, or made a tensor outside dyngraph's ops): the trace might not generalize."""
@@ -123,8 +133,12 @@ class StaticGraph:
         outputs: list[Ref],
         single_output: bool,
         data_reads: list[tuple[events.SourceLine | None, str]] | None = None,
+        budget: Any = None,
     ) -> None:
         self._ops = ops
+        # a loaded graph's memory budget (static_io.RunBudget): its sizes are checked before
+        # each step runs (NOTE [sizes before running] in static_io.py); None for a traced one
+        self._budget = budget
         self._inputs = inputs  # (shape, dtype) of each traced input
         self._captured = captured  # Tensors (weights, read at each replay) or constant arrays
         self._outputs = outputs
@@ -196,7 +210,7 @@ class StaticGraph:
         if ref.kind == "captured":
             value = self._captured[ref.index]
             return tuple(value.shape), value.dtype
-        value = np.asarray(ref.value)
+        value = factories.tensor(ref.value).array  # as _compile holds an output constant
         return value.shape, value.dtype
 
     # ------------------------------------------------------------------ replay
@@ -208,6 +222,10 @@ class StaticGraph:
     def _compile(self) -> None:
         n_inputs, n_captured = len(self._inputs), len(self._captured)
         constants = [ref.value for op in self._ops for ref in op.args if ref.kind == "constant"]
+        # an output may be a constant too (a loaded graph whose output does not depend on its
+        # inputs): its slot comes after the steps' constants, holding it as an array
+        constants += [factories.tensor(ref.value).array for ref in self._outputs
+                      if ref.kind == "constant"]
         first_constant = n_inputs + n_captured
         first_step = first_constant + len(constants)
         constant_slots = iter(range(first_constant, first_step))
@@ -228,7 +246,7 @@ class StaticGraph:
             getter = _arguments_getter(tuple(slot_of(ref) for ref in op.args))
             self._plan.append((op.cls, getter, raws, op.options, first_step + k))
         self._template = [None] * first_constant + constants + [None] * len(self._ops)
-        self._output_slots = tuple(slot_of(ref) for ref in self._outputs)  # never constants
+        self._output_slots = tuple(slot_of(ref) for ref in self._outputs)
         self._fast_plans: dict[type, list] = {}  # array type -> steps with their reusable ctx
         self._moves_devices = any(op.cls is ToDevice for op in self._ops)
 
@@ -296,7 +314,13 @@ class StaticGraph:
             value.array if isinstance(value, Tensor) else value for value in self._captured
         ]
         try:
-            replay_steps(plan, values, array_type)
+            if self._budget is None or self._budget.has_passed(values):
+                replay_steps(plan, values, array_type)
+            else:
+                replay_steps_within(self, plan, values, array_type)
+                self._budget.passed_with(values)
+        except (MemoryBudgetError, InconsistentGraphError):
+            raise  # it names the step already
         except Exception as exc:
             failed = next(k for k, step in enumerate(plan) if values[step[3]] is None)
             self._explain_replay_failure(failed, values, exc)
@@ -317,8 +341,13 @@ class StaticGraph:
             f"replaying step {k} ({op.cls.__name__}, traced with output shape {op.shape}) "
             f"failed: {exc}"
         )
+        # a built-in op's own slip (ZeroDivisionError, KeyError, ...) on inputs it was not
+        # traced with becomes a RuntimeError, as Function.apply reports it on the other path
+        built_in = op.cls.__module__.startswith("dyngraph.")
+        kept = isinstance(exc, _KEPT_REPLAY_ERRORS) or not built_in
+        error_type = type(exc) if kept else RuntimeError
         try:
-            explained = type(exc)(message)
+            explained = error_type(message)
         except Exception:  # an exception type that wants other arguments: keep the original
             return
         raise explained from exc
@@ -329,16 +358,44 @@ class StaticGraph:
         for i, x in enumerate(inputs):
             values[i] = x if isinstance(x, Tensor) else Tensor(_array_of(x))
         values[len(inputs) : len(inputs) + len(self._captured)] = self._captured
-        for cls, getter, raws, options, out_slot in self._plan:
+        if self._budget is not None:
+            self._budget.start(values)
+        for k, (cls, getter, raws, options, out_slot) in enumerate(self._plan):
             args = getter(values)
             if raws is not None:  # the op was given arrays (t.array), not Tensors
                 args = [a.array if r and isinstance(a, Tensor) else a for a, r in zip(args, raws)]
-            values[out_slot] = cls.apply(*args, **options)
+            if self._budget is None:
+                values[out_slot] = cls.apply(*args, **options)
+            else:
+                self._check_budget(k, args)
+                values[out_slot] = self._check_output(k, cls.apply(*args, **options))
         outputs = []
         for i in self._output_slots:
             value = values[i]
             outputs.append(value if isinstance(value, Tensor) else Tensor(value))
         return tuple(outputs)
+
+    def _check_budget(self, k: int, args: Sequence) -> None:
+        """A loaded graph's step k may run on these arguments within its memory budget."""
+        try:
+            self._budget.before_step(k, args)
+        except MemoryError as exc:
+            op = self._ops[k]
+            raise MemoryBudgetError(
+                f"replaying step {k} ({op.cls.__name__}, traced with output shape {op.shape}) "
+                f"was refused: {exc}"
+            ) from None
+
+    def _check_output(self, k: int, out: Any) -> Any:
+        """A loaded graph's step k made ``out``: counted in the budget, its shape checked."""
+        try:
+            self._budget.after_step(k, out)
+        except ValueError as exc:
+            op = self._ops[k]
+            raise InconsistentGraphError(
+                f"replaying step {k} ({op.cls.__name__}) stopped: {exc}"
+            ) from None
+        return out
 
     # ------------------------------------------------------------------ export
 
@@ -353,6 +410,10 @@ class StaticGraph:
         from .static_io import save_static
 
         return save_static(self, path)
+
+
+_KEPT_REPLAY_ERRORS = (IndexError, TypeError, ValueError, NotImplementedError, OverflowError,
+                       RuntimeError, MemoryError)
 
 
 def _array_of(x: Any) -> Any:
@@ -385,6 +446,20 @@ def replay_steps(plan: list, values: list, array_type: type) -> None:
         if type(out) is not array_type:
             out = xp.asarray(out)  # numpy returns scalars for 0-d results
         values[out_slot] = out
+
+
+def replay_steps_within(graph: StaticGraph, plan: list, values: list, array_type: type) -> None:
+    """``replay_steps`` for a loaded graph: each step's sizes are checked against the graph's
+    memory budget (a static_io.RunBudget) before the step runs, and its output's shape after."""
+    xp = plan[0][1].xp if plan else np
+    graph._budget.start(values)
+    for k, (call, ctx, getter, out_slot) in enumerate(plan):
+        args = getter(values)
+        graph._check_budget(k, args)
+        out = call(ctx, *args)
+        if type(out) is not array_type:
+            out = xp.asarray(out)
+        values[out_slot] = graph._check_output(k, out)
 
 
 def _keep_nothing(*arrays: Any) -> None:

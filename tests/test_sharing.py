@@ -39,10 +39,11 @@ SCRIPT = textwrap.dedent(f"""\
     """)
 
 
-def run_script(directory, name="lesson.py"):
+def run_script(directory, name="lesson.py", script=SCRIPT):
+    """Run ``script``'s main() from a file in ``directory`` inside dg.record()."""
     path = directory / name
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(SCRIPT, encoding="utf-8")
+    path.write_text(script, encoding="utf-8")
     module = runpy.run_path(str(path))
     with dg.record() as rec:
         module["main"]()
@@ -132,3 +133,23 @@ def test_a_live_view_sends_shared_names_and_lines(tmp_path, monkeypatch):
     text = json.dumps(state, default=repr)
     assert str(path) not in text and "sk-do-not-share" not in text
     assert set(state["sources"]) == {"lesson.py"}
+
+
+def test_a_page_saved_from_a_loaded_recording_shows_the_source_it_carries(tmp_path,
+                                                                          monkeypatch):
+    """GraphView.from_recording(...).save_html: the page shows the recording's own source text,
+    where the script it names is nowhere to be read (another machine, another folder)."""
+    pytest.importorskip("anywidget", reason="the jupyter extra is missing")
+    from dyngraph.jupyter.view import GraphView
+
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    rec, path = run_script(tmp_path / "home" / "alice")
+    rec.save(tmp_path / "run.json")
+    path.unlink()  # the script is gone: only the recording has its lines now
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    GraphView.from_recording(dg.load_recording(tmp_path / "run.json")).save_html(
+        tmp_path / "replayed.html")
+    _, snapshot = page_texts((tmp_path / "replayed.html").read_text(encoding="utf-8"))
+    assert 'y = (x * 3.0).sum()' in snapshot and "lesson.py" in snapshot

@@ -28,7 +28,12 @@ scope / module                a labelled cluster around its nodes, or one box wh
 hidden nodes                  a grey note: "N nodes hidden" (the oldest, past the picture's
                               budget) and "N nodes not recorded" (they ran, past the recording's
                               max_nodes) - never a silent cut
+loop                          a stacked box: "×28 iterations, line 4", "252 nodes"
 ============================  =====================================================================
+
+A picture shown in a notebook has a legend under it naming the styles it uses (LEGEND, in the
+widget's words), fits the output's width (graphviz_render NOTE [pictures that fit]), and shows
+values and gradients where the graph is small enough for them (NOTE [numbers where they fit]).
 
 NOTE [safety] Names are untrusted text. Every label goes through ``quote``, which escapes what
 DOT or Graphviz would interpret (quotes, backslashes and escString sequences such as ``\\N``,
@@ -74,7 +79,19 @@ MAX_LABEL_CHARS = 120  # longer names are cut with an ellipsis (a 1 MB name must
 # A compact label (the widget's) shows the values of tensors of at most this many elements: the
 # loss keeps its number, a (32, 16) activation shows only its shape (the inspector has the rest).
 COMPACT_VALUES = 1
+# NOTE [numbers where they fit] A graph of at most this many nodes is drawn with every value and
+# gradient in its labels, as micrograd's draw_dot does: a learner watching a five-node backward
+# sees the numbers without asking. A larger one gets the compact labels above (op, name, shape;
+# the loss keeps its number), so it stays readable at the width of a notebook. ``detail=`` forces
+# either way.
+DETAIL_MAX_NODES = 12
+# ... and, unless detail=True asks for the whole preview, at most this many numbers a line: six
+# four-digit numbers made a lesson's 12-node MLP 2,191 px wide, three keep it within a notebook.
+DETAIL_VALUES = 3
 DEFAULT_MAX_NODES = 200  # the node budget of one diagram
+# Past this many boxes every top-level scope (nn.Module, dg.scope) becomes one box: the live
+# view's default too (GraphView(collapse_over=...), widgets/src/structure.js COLLAPSE_OVER).
+COLLAPSE_OVER = 150
 
 # ----------------------------------------------------------------------------- escaping
 
@@ -125,7 +142,8 @@ def attributes(**attrs: Any) -> str:
 
 # An op that nothing consumes (yet) is an output: a second attribute list drawn on top of its
 # own (DOT allows several), so the widget can add or drop it as the graph grows.
-OUTPUT_ATTRIBUTES = attributes(peripheries="2", color=GREEN, penwidth="1.5")
+OUTPUT_STYLE = {"peripheries": "2", "color": GREEN, "penwidth": "1.5"}
+OUTPUT_ATTRIBUTES = attributes(**OUTPUT_STYLE)
 
 # ----------------------------------------------------------------------------- formatting
 
@@ -183,6 +201,7 @@ class _Box:
     scope: tuple[str, ...] = ()
     members: list[int] = field(default_factory=list)
     statement: str = ""  # the DOT statement, when already made
+    kind: str = "node"  # "node", "loop", "scope" or "hidden" (widgets/src/structure.js Box.kind)
 
     def dot(self) -> str:
         if self.statement:
@@ -200,8 +219,9 @@ def graph_header(rankdir: str = "TB", title: str | None = None, *, compact: bool
     margins are tighter and the font a little larger than a static picture's, which keeps
     more air (it is read at its own size, not fitted into a pane).
     """
+    # fontname: a title and the scopes' labels in the nodes' font, not Graphviz's Times
     graph_attrs = {"rankdir": rankdir, "bgcolor": "transparent", "nodesep": "0.25",
-                   "ranksep": "0.35"}
+                   "ranksep": "0.35", "fontname": "Helvetica"}
     node_attrs = {"fontname": "Helvetica", "fontsize": "10", "margin": "0.08,0.04"}
     if compact:
         graph_attrs.update(nodesep="0.12", ranksep="0.18")
@@ -223,6 +243,7 @@ def node_statement(
     shapes: bool = True,
     mark: str | None = None,
     limit: int | None = None,
+    cut: int | None = None,
 ) -> str:
     """``n<id> [label=..., <kind's style>] [<saved>] [<freed>] [<anomaly>];`` for one node.
 
@@ -230,10 +251,11 @@ def node_statement(
     on top (DOT lets a later list override an earlier one). The widget composes exactly the same
     statement from ``vocabulary()``, so every diagram speaks one vocabulary. ``limit`` makes the
     label compact (the widget's, COMPACT_VALUES): value and gradient lines only for tensors of at
-    most that many elements.
+    most that many elements. ``cut`` shows at most that many numbers a line (a static picture's
+    automatic detail, DETAIL_VALUES).
     """
     anomaly = node.anomaly
-    lines = _label_lines(node, values, grads, shapes, anomaly, limit)
+    lines = _label_lines(node, values, grads, shapes, anomaly, limit, cut)
     label = "\\n".join([escape(line) for line in lines])
     parts = [f'n{node.id} [label="{label}", {_NODE_BODIES[node.kind]}]']
     if node.saved_bytes and not node.freed:
@@ -254,9 +276,11 @@ def edge_statement(src: str, dst: str, grad_norm: float | None = None) -> str:
     return f"{src} -> {dst} [{_GRAD_EDGE_BODIES[magnitude_level(grad_norm)]}];"
 
 
-def cluster_header(index: int, name: str) -> list[str]:
-    """The first two lines of the cluster drawn around a scope."""
-    return [f"subgraph cluster_{index} {{", f'  graph [label="{escape(name)}", {_CLUSTER_BODY}];']
+def cluster_header(index: int, name: str, compact: bool = False) -> list[str]:
+    """The first two lines of the cluster drawn around a scope (``compact``: with the widget's
+    tighter padding and label font, COMPACT_CLUSTER_STYLE)."""
+    body = f"{_CLUSTER_BODY}, {_body(COMPACT_CLUSTER_STYLE)}" if compact else _CLUSTER_BODY
+    return [f"subgraph cluster_{index} {{", f'  graph [label="{escape(name)}", {body}];']
 
 
 def to_dot(
@@ -272,28 +296,78 @@ def to_dot(
     marks: dict[int, str] | None = None,
     edge_marks: dict[tuple[int, int], str] | None = None,
     title: str | None = None,
+    detail: bool | None = None,
+    collapse_over: int = COLLAPSE_OVER,
 ) -> str:
     """DOT source for a graph model (a Recording, a loaded one, or one built by dg.draw).
 
     values / grads / shapes   which lines node labels show
+    detail                    True: every value and gradient in the labels; False: compact labels
+                              (op, name, shape; values and gradients only of one-element
+                              tensors), the live widget's; None (default): True for a graph of
+                              at most DETAIL_MAX_NODES nodes (NOTE [numbers where they fit])
     rankdir                   "TB" (inputs on top) or "LR" (inputs on the left)
     collapse                  True: every top-level scope (dg.scope, nn.Module) becomes one box;
                               a name or tuple of names: just those scopes
     max_nodes                 the budget: past it, scopes are collapsed, then the oldest nodes are
                               hidden behind one "N nodes hidden" note
+    collapse_over             past this many boxes, every top-level scope becomes one box
     summarize_loops           repeated iterations of the same lines are drawn once, first and last,
                               with a note for the ones between
     marks, edge_marks         node id (or (src, dst)) -> "only in A" / "only in B" (dg.diff)
     """
+    return drawing(model, values=values, grads=grads, shapes=shapes, rankdir=rankdir,
+                   collapse=collapse, max_nodes=max_nodes, summarize_loops=summarize_loops,
+                   marks=marks, edge_marks=edge_marks, title=title, detail=detail,
+                   collapse_over=collapse_over).dot
+
+
+@dataclass
+class Drawing:
+    """What ``to_dot`` draws: the DOT text, the boxes (a model node each, or a group standing for
+    several), the edges between boxes, and the styles of the vocabulary the drawing uses (the
+    keys of LEGEND that its legend shows)."""
+
+    dot: str
+    boxes: list[_Box]
+    edges: list[tuple[str, str]]
+    styles: tuple[str, ...]
+    detail: bool
+
+
+def drawing(
+    model: Graph,
+    *,
+    values: bool = True,
+    grads: bool = True,
+    shapes: bool = True,
+    rankdir: str = "TB",
+    collapse: bool | str | tuple[str, ...] = False,
+    max_nodes: int = DEFAULT_MAX_NODES,
+    summarize_loops: bool = True,
+    marks: dict[int, str] | None = None,
+    edge_marks: dict[tuple[int, int], str] | None = None,
+    title: str | None = None,
+    detail: bool | None = None,
+    collapse_over: int = COLLAPSE_OVER,
+) -> Drawing:
+    """The diagram of ``to_dot`` (same options) with what it is made of (see Drawing)."""
+    if detail is not None and not isinstance(detail, bool):
+        raise ValueError(f"detail must be True, False or None (automatic), got {detail!r}")
     if rankdir not in ("TB", "LR", "BT", "RL"):
         raise ValueError(f"rankdir must be 'TB' or 'LR' (or 'BT', 'RL'), got {rankdir!r}")
-    if max_nodes < 1:
-        raise ValueError("max_nodes must be at least 1")
+    if max_nodes < 1 or collapse_over < 1:
+        raise ValueError("max_nodes and collapse_over must be at least 1")
+    cut = None  # how many numbers a value or gradient line shows (None: the whole preview)
+    if detail is None:
+        detail, cut = len(model.nodes) <= DETAIL_MAX_NODES, DETAIL_VALUES
+    limit = None if detail else COMPACT_VALUES
     nodes = sorted(model.nodes.values(), key=lambda n: n.order)
     owner: dict[int, str] = {}  # model node id -> the DOT name of the box that shows it
     boxes: list[_Box] = []
 
-    hidden_groups = _plan_hiding(nodes, model, collapse, max_nodes, summarize_loops)
+    hidden_groups = _plan_hiding(nodes, model, collapse, max_nodes, summarize_loops,
+                                 collapse_over)
     for group in hidden_groups:
         boxes.append(group)
         for member in group.members:
@@ -305,14 +379,16 @@ def to_dot(
             continue
         owner[node.id] = f"n{node.id}"
         statement = node_statement(node, values=values, grads=grads, shapes=shapes,
-                                   mark=(marks or {}).get(node.id))
+                                   mark=(marks or {}).get(node.id), limit=limit, cut=cut)
         if node.id not in consumed:
             statement = statement[:-1] + " " + OUTPUT_ATTRIBUTES + ";"
-        boxes.append(_Box(f"n{node.id}", [], {}, node.scope, [node.id], statement))
+        text = _label_lines(node, values, grads, shapes, node.anomaly, limit, cut)
+        boxes.append(_Box(f"n{node.id}", text, {}, node.scope, [node.id], statement))
 
-    lines = ["digraph dyngraph {", *graph_header(rankdir, title)]
-    lines.extend(_clusters(boxes))
-    lines.extend(_edges(model, nodes, owner, grads, edge_marks or {}))
+    lines = ["digraph dyngraph {", *graph_header(rankdir, title, compact=not detail)]
+    lines.extend(_clusters(boxes, compact=not detail))
+    edges = _edges(model, nodes, owner, grads, edge_marks or {})
+    lines.extend(line for line, _ in edges)
     if model.dropped_nodes:  # NOTE: in a learner's words, what ran and is in no picture
         kept = _count_nodes(len(model.nodes))
         label = (f"{_count_nodes(model.dropped_nodes)} not recorded\n(they ran, but the recording"
@@ -321,7 +397,8 @@ def to_dot(
                           fontcolor=TEXT)
         lines.append(f"  dropped {note};")
     lines.append("}")
-    return "\n".join(lines) + "\n"
+    styles = _styles_drawn(model, boxes, owner, grads, limit, marks or {})
+    return Drawing("\n".join(lines) + "\n", boxes, [pair for _, pair in edges], styles, detail)
 
 
 def shape_known(is_op: bool, dtype: str, shape: tuple | None) -> bool:
@@ -334,9 +411,11 @@ def shape_known(is_op: bool, dtype: str, shape: tuple | None) -> bool:
 
 def _label_lines(
     node: Node, values: bool, grads: bool, shapes: bool, anomaly: str | None,
-    limit: int | None = None,
+    limit: int | None = None, cut: int | None = None,
 ) -> list[str]:
-    """The lines of a node's label, as plain text (escaped by the caller)."""
+    """The lines of a node's label, as plain text (escaped by the caller). ``limit``: values
+    and gradients only of tensors of at most that many elements (and at most that many numbers);
+    ``cut``: at most that many numbers a line."""
     lines = []
     if node.kind == OP:
         lines.extend([node.op] if node.name is None else [node.name, node.op])
@@ -350,11 +429,12 @@ def _label_lines(
         lines.append(f"{tuple(node.shape)}{dtype}")
     # A compact label (limit) shows previews only of tensors small enough to show whole.
     whole = limit is None or _numel(node.shape) <= limit
+    shown = limit if limit is not None else cut
     if values and node.preview and whole:
-        lines.append(format_values(node.preview, _numel(node.shape), limit))
+        lines.append(format_values(node.preview, _numel(node.shape), shown))
     if grads and node.grad_preview is not None and whole:
         summed = " (summed)" if node.accumulated else ""  # fan-in: several paths added up
-        lines.append(f"grad{summed} " + format_values(node.grad_preview, _numel(node.shape), limit))
+        lines.append(f"grad{summed} " + format_values(node.grad_preview, _numel(node.shape), shown))
     if node.saved_bytes and not node.freed:
         lines.append(f"saved {format_bytes(node.saved_bytes)}")
     if node.freed:
@@ -435,15 +515,116 @@ def vocabulary() -> dict[str, Any]:
     }
 
 
+# ----------------------------------------------------------------------------- the legend
+
+# NOTE [one legend] What each style means, in the live widget's words (widgets/src/view.js
+# buildLegend shows the same names and help texts): (key, name, what it means). A static
+# picture's legend shows the entries its drawing uses (Drawing.styles), in this order.
+LEGEND = (
+    ("leaf", "leaf", "a tensor you made with requires_grad"),
+    ("parameter", "parameter", "a module's weight or bias"),
+    ("constant", "constant", "a number or tensor needing no grad"),
+    ("op", "op", "an operation: its result"),
+    ("output", "output", "nothing uses it (yet)"),
+    ("saved", "saved", "keeps tensors for backward"),
+    ("freed", "freed", "backward released its buffers"),
+    ("grad", "grad", "has its gradient"),
+    ("summed", "grad (summed) = fan-in", "gradients of several paths added up"),
+    ("group", "group / loop", "many nodes in one box"),
+    ("anomaly", "NaN / Inf", "a value or gradient that is not finite"),
+    ("grad_edge", "gradient size", "the edge's colour: the gradient flowing back, light 1e-3 to "
+     "dark 10"),
+    ("only in A", "only in A", "made in run A only"),
+    ("only in B", "only in B", "made in run B only"),
+)
+
+
+def legend(styles: tuple[str, ...]) -> list[dict[str, Any]]:
+    """The legend of a drawing that uses ``styles`` (keys of LEGEND): for each entry its name,
+    help text and swatch - a shape ("box", "round", "ellipse", "stack" or "edge") and the colours
+    of the vocabulary (fill, stroke, dashed, width, double), or "text": a label line as the
+    label writes it. Plain data: the page around the picture draws it
+    (graphviz_render.fitted_html)."""
+    op = NODE_STYLES[OP]
+
+    def look(shape: str, *styles_on_top: dict[str, str]) -> dict[str, Any]:
+        attrs: dict[str, str] = {}
+        for style in styles_on_top:
+            attrs.update(style)
+        return {"shape": shape, "fill": attrs.get("fillcolor", WHITE),
+                "stroke": attrs.get("color", TEXT), "dashed": "dashed" in attrs.get("style", ""),
+                "width": float(attrs.get("penwidth", "1")), "double": "peripheries" in attrs}
+
+    swatches = {
+        "leaf": look("round", NODE_STYLES[LEAF]),
+        "parameter": look("round", NODE_STYLES[PARAMETER]),
+        "constant": look("box", NODE_STYLES[CONSTANT]),
+        "op": look("ellipse", op),
+        "output": look("ellipse", op, OUTPUT_STYLE),
+        "saved": look("ellipse", op, SAVED_STYLE),
+        "freed": look("ellipse", op, FREED_STYLES[OP]),
+        "grad": {"shape": "text", "text": "grad [...]"},
+        "summed": {"shape": "text", "text": "grad (summed)"},
+        "group": look("stack", LOOP_STYLE),
+        "anomaly": look("ellipse", op, ANOMALY_STYLE),
+        "grad_edge": {**look("edge", {"color": GRAD_SCALE[-1], "penwidth": "2.5"}),
+                      "scale": list(GRAD_SCALE)},
+        "only in A": look("ellipse", op, MARK_STYLES["only in A"]),
+        "only in B": look("ellipse", op, MARK_STYLES["only in B"]),
+    }
+    return [{"key": key, "name": name, "help": help_text, **swatches[key]}
+            for key, name, help_text in LEGEND if key in styles]
+
+
+def _styles_drawn(
+    model: Graph, boxes: list[_Box], owner: dict[int, str], grads: bool, limit: int | None,
+    marks: dict[int, str],
+) -> tuple[str, ...]:
+    """The keys of LEGEND for the styles a drawing uses."""
+    used: set[str] = set(marks.values())
+    consumed = {edge.src for edge in model.edges}
+    for box in boxes:
+        if box.kind in ("loop", "scope"):
+            used.add("group")
+        if box.kind != "node":
+            continue
+        node = model.nodes[box.members[0]]
+        used.add(node.kind)
+        if node.kind == OP and node.id not in consumed:
+            used.add("output")
+        if node.saved_bytes and not node.freed:
+            used.add("saved")
+        if node.freed:
+            used.add("freed")
+        if node.anomaly:
+            used.add("anomaly")
+        whole = limit is None or _numel(node.shape) <= limit
+        if grads and node.grad_preview is not None and whole:
+            used.add("summed" if node.accumulated else "grad")
+    if grads and any(
+        model.nodes[e.src].grad_norm is not None
+        for e in model.edges
+        if e.src in model.nodes and owner.get(e.src) not in (None, owner.get(e.dst))
+    ):
+        used.add("grad_edge")
+    return tuple(key for key, _, _ in LEGEND if key in used)
+
+
+# dg.diff: a node in one run only (dashed vermillion for A, bold blue for B), on top of its style.
+MARK_STYLES = {
+    "only in A": {"color": VERMILLION, "penwidth": "2.5", "style": "dashed"},
+    "only in B": {"color": BLUE, "penwidth": "2.5", "style": "bold"},
+}
+
+
 def _mark_body(node: Node, mark: str) -> str:
-    """dg.diff: a node in one run only (dashed vermillion for A, bold blue for B)."""
+    """A node of dg.diff in one run only: MARK_STYLES added to the style of its kind."""
     base = (FREED_STYLES if node.freed else NODE_STYLES)[node.kind]["style"]
-    if mark == "only in A":
-        return _body({"color": VERMILLION, "penwidth": "2.5", "style": base + ",dashed"})
-    return _body({"color": BLUE, "penwidth": "2.5", "style": base + ",bold"})
+    style = MARK_STYLES["only in A" if mark == "only in A" else "only in B"]
+    return _body({**style, "style": f"{base},{style['style']}"})
 
 
-def _clusters(boxes: list[_Box]) -> list[str]:
+def _clusters(boxes: list[_Box], compact: bool = False) -> list[str]:
     """Node statements, nested in one cluster per (non-collapsed) scope path."""
     lines: list[str] = []
     open_path: tuple[str, ...] = ()
@@ -460,7 +641,7 @@ def _clusters(boxes: list[_Box]) -> list[str]:
             name = box.scope[len(open_path)]
             open_path = (*open_path, name)
             indent = "  " * len(open_path)
-            lines.extend(indent + line for line in cluster_header(clusters, name))
+            lines.extend(indent + line for line in cluster_header(clusters, name, compact))
             clusters += 1
         lines.append("  " * (len(open_path) + 1) + box.dot())
     while open_path:
@@ -471,7 +652,9 @@ def _clusters(boxes: list[_Box]) -> list[str]:
 
 def _edges(
     model: Graph, nodes: list[Node], owner: dict[int, str], grads: bool, marks: dict
-) -> list[str]:
+) -> list[tuple[str, tuple[str, str]]]:
+    """Each edge between two boxes once: (its DOT statement, (source box, destination box)).
+    An edge inside one group box, or from an input that was not recorded, is not drawn."""
     by_id = {n.id: n for n in nodes}
     lines = []
     seen = set()
@@ -488,7 +671,7 @@ def _edges(
             style = (attributes(color=VERMILLION, style="dashed", penwidth="2")
                      if mark == "only in A" else attributes(color=BLUE, penwidth="2.5"))
             statement = statement[:-1] + " " + style + ";"
-        lines.append("  " + statement)
+        lines.append(("  " + statement, (src, dst)))
     return lines
 
 
@@ -512,6 +695,7 @@ def _plan_hiding(
     collapse: bool | str | tuple[str, ...],
     max_nodes: int,
     summarize_loops: bool,
+    collapse_over: int = COLLAPSE_OVER,
 ) -> list[_Box]:
     """Group boxes that stand for several nodes: loop summaries, collapsed scopes, and the
     honest "N nodes hidden" note that keeps a diagram within its budget of ``max_nodes``."""
@@ -521,19 +705,19 @@ def _plan_hiding(
 
     if summarize_loops:
         for k, (lines, members) in enumerate(_repeated_iterations(nodes, model)):
-            groups.append(_Box(f"l{k}", lines, LOOP_STYLE, (), members))
+            groups.append(_Box(f"l{k}", lines, LOOP_STYLE, (), members, kind="loop"))
             taken.update(members)
 
     visible = [n for n in nodes if n.id not in taken]
     every_scope = tuple(dict.fromkeys(n.scope[0] for n in visible if n.scope))
     names = every_scope if collapse is True else _collapsed_scopes(collapse)
-    if not names and len(visible) + len(groups) > max_nodes:  # over budget: collapse scopes
+    if not names and len(visible) + len(groups) > min(collapse_over, max_nodes):
         names = every_scope
     for k, scope_name in enumerate(names):
         members = [n.id for n in visible if n.scope and n.scope[0] == scope_name]
         if members:
-            groups.append(_Box(f"s{k}", [scope_name, f"({_count_nodes(len(members))})"], grey,
-                               (), members))
+            groups.append(_Box(f"s{k}", [scope_name, _count_nodes(len(members))], grey, (),
+                               members, kind="scope"))
             taken.update(members)
 
     # Everything still visible, each group standing in for its members, in creation order.
@@ -551,8 +735,16 @@ def _plan_hiding(
     note = _Box("hidden", [f"{_count_nodes(len(hidden))} hidden",
                            f"(the oldest: this picture draws at most {max_nodes} boxes)"],
                 {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY},
-                (), hidden)
+                (), hidden, kind="hidden")
     return [*kept_groups, note]
+
+
+def loop_lines(repeats: int, line: int | None, members: int) -> list[str]:
+    """The label of a rolled-up loop: ``×8 iterations, line 4`` and ``26 nodes`` (the widget's
+    words, widgets/src/structure.js ``loopLines``, which adds "click to expand"). The box holds
+    the iterations between the first and the last, which stay drawn: ``repeats - 2`` of them."""
+    where = f", line {line}" if line is not None else ""
+    return [f"\u00d7{repeats - 2} iterations{where}", _count_nodes(members)]
 
 
 def _count_nodes(n: int) -> str:
@@ -573,8 +765,14 @@ def _collapsed_scopes(collapse: bool | str | tuple[str, ...]) -> tuple[str, ...]
     )
 
 
+# A loop body repeated fewer times is drawn as its nodes: with the first and last iterations
+# drawn, a box needs at least two between them to stand for (widgets/src/structure.js has the
+# same MIN_REPEATS; tests/test_static_pictures.py holds the two to the same drawing).
+MIN_REPEATS = 4
+
+
 def _repeated_iterations(
-    nodes: list[Node], model: Graph, min_repeats: int = 3
+    nodes: list[Node], model: Graph, min_repeats: int = MIN_REPEATS
 ) -> list[tuple[list[str], list[int]]]:
     """Find runs of a loop body: the same (op, source line) sequence repeated back to back at
     least ``min_repeats`` times. The first and last iterations stay visible; the ones between
@@ -603,9 +801,8 @@ def _repeated_iterations(
             n.id for n in nodes
             if n.kind != OP and n.id in consumers and consumers[n.id] <= members
         }
-        line = keys[i][2]
-        lines = [f"{repeats - 2} more iterations", f"(line {line}, {_count_nodes(len(members))})"]
-        found.append((lines, sorted(members, key=lambda node_id: node_id)))
+        found.append((loop_lines(repeats, keys[i][2], len(members)),
+                      sorted(members, key=lambda node_id: node_id)))
         i += repeats * period
     return found
 
@@ -616,7 +813,9 @@ def _repeated_iterations(
 
 
 def mimebundle(model: Graph, text: str, browser: bool = True, **options: Any) -> dict[str, str]:
-    """What Jupyter displays: the SVG where a Graphviz exists; else the widget's player drawing
-    it in the browser (``browser=True``: a view's own fallback passes False); else the DOT
-    source after a one-line hint (see graphviz_render.picture)."""
-    return picture(to_dot(model, **options), text, model if browser else None)
+    """What Jupyter displays: the picture fitted to the output's width with its legend, where a
+    Graphviz exists; else the widget's player drawing it in the browser (``browser=True``: a
+    view's own fallback passes False); else the DOT source after a one-line hint (see
+    graphviz_render.picture)."""
+    drawn = drawing(model, **options)
+    return picture(drawn.dot, text, model if browser else None, legend=legend(drawn.styles))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from .dot import to_dot
+from .dot import Drawing, drawing, legend
 from .graph import Edge, Graph, Node
 from .graphviz_render import picture, render_svg
 
@@ -76,11 +76,17 @@ class GraphDiff:
         self.only_in_a = sum(1 for m in self.marks.values() if m == "only in A")
         self.only_in_b = sum(1 for m in self.marks.values() if m == "only in B")
 
-    def to_dot(self, **options: Any) -> str:
+    def drawing(self, **options: Any) -> Drawing:
+        """The diagram with what it is made of (options: see dyngraph.dot.to_dot; loops are
+        not rolled up unless asked, so every node of either run can be seen)."""
         options.setdefault("summarize_loops", False)
         title = f"A and B: {self.only_in_a} nodes only in A, {self.only_in_b} only in B"
-        return to_dot(self.merged, marks=self.marks, edge_marks=self.edge_marks, title=title,
-                      **options)
+        return drawing(self.merged, marks=self.marks, edge_marks=self.edge_marks, title=title,
+                       **options)
+
+    def to_dot(self, **options: Any) -> str:
+        """The DOT source of the diagram (options: see dyngraph.dot.to_dot)."""
+        return self.drawing(**options).dot
 
     def to_svg(self, timeout: float = 10.0, **options: Any) -> str:
         """The diagram as SVG (see graphviz_render.render_svg)."""
@@ -88,7 +94,8 @@ class GraphDiff:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
         # NOTE: no browser fallback: the widget's player cannot show the "only in" marks
-        return picture(self.to_dot(), repr(self))
+        drawn = self.drawing()
+        return picture(drawn.dot, repr(self), legend=legend(drawn.styles))
 
     def __repr__(self) -> str:
         return f"<diff: {self.only_in_a} nodes only in A, {self.only_in_b} only in B>"

@@ -882,12 +882,7 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
 def _enter_module(module: Any, args: Any) -> None:
     """A module's forward begins: its name joins the scope, and its parameters and buffers
     (``running_mean``, data an op reads) get names."""
-    label = type(module).__name__
-    if _module_stack:
-        for child_name, child in _module_stack[-1]._modules.items():
-            if child is module:
-                label = child_name
-                break
+    label = _module_label(module, _module_stack[-1] if _module_stack else None)
     _module_stack.append(module)
     _module_path.append(label)
     path = this_thread.state.scope + tuple(_module_path)
@@ -895,6 +890,22 @@ def _enter_module(module: Any, args: Any) -> None:
         for tensor_name, tensor in tensors.items():
             if tensor is not None and tensor not in _names:
                 _names[tensor] = (tensor_name, path)
+
+
+def _module_label(module: Any, caller: Any) -> str:
+    """The scope a module's ops are drawn in, named as PyTorch names the module inside the
+    module whose forward called it (``named_modules``: "fc1", "rnn.0" for a ModuleList's
+    child); a name ending in a bare position gets the class, as dyngraph's own modules do
+    (nn/module.py NOTE [scopes]): "0 · Linear", "rnn.0 · LSTMCell". A module called from no
+    other module's forward: its class name."""
+    label = type(module).__name__
+    if caller is None:
+        return label
+    for name, descendant in caller.named_modules():
+        if descendant is module and name:
+            last = name.rsplit(".", 1)[-1]
+            return f"{name} \u00b7 {label}" if last.isdigit() else name
+    return label
 
 
 def _leave_module(module: Any, args: Any, output: Any) -> None:

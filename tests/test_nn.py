@@ -570,6 +570,26 @@ def test_sequential_children_are_scoped_by_position_and_class_and_scopes_nest():
     assert ("Tanh", ("Tanh",)) in top  # a module without a parent: its class name
 
 
+def test_children_of_a_module_list_are_scoped_under_its_name():
+    """A ModuleList has no forward: its owner calls the children, which are named as PyTorch's
+    named_modules names them ("rnn.0 · Linear"), one scope per instance (issue 29)."""
+
+    class Stacked(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.ModuleList([nn.Linear(2, 2), nn.Linear(2, 2)])
+            self.late = nn.ModuleList()
+            self.late.append(nn.Tanh())  # added after the list was registered
+
+        def forward(self, x):
+            return self.late[0](self.rnn[1](self.rnn[0](x)))
+
+    nodes = _scopes_by_op(lambda: Stacked()(dg.randn(1, 2)))
+    scopes = {scope for op, scope in nodes if op not in ("leaf", "parameter", "constant")}
+    assert scopes == {("Stacked", "rnn.0 \u00b7 Linear"), ("Stacked", "rnn.1 \u00b7 Linear"),
+                      ("Stacked", "late.0 \u00b7 Tanh")}
+
+
 def test_a_scope_is_closed_even_when_forward_raises():
     with pytest.raises(ValueError):
         nn.GRUCell(3, 4)(dg.randn(2, 7))
@@ -602,3 +622,28 @@ def test_modules_run_on_every_backend(backend):
     np.testing.assert_allclose(out, cpu_out, rtol=1e-5, atol=1e-6)
     for g, expected in zip(grads, cpu_grads):
         np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_two_layers_used_side_by_side_are_two_boxes_named_by_their_variables():
+    """NOTE [scopes]: dyngraph's own layers made on a line that names them are scoped by that
+    name and their class (lesson 07's combine and classify, issue 29); parents still name
+    their children, and containers and the learner's own models keep their class name."""
+    combine = nn.Linear(4, 2)
+    classify = nn.Linear(2, 1)
+    body = nn.Sequential(nn.Linear(2, 2))
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    model = Model()
+    x = dg.tensor(np.ones((1, 4), dtype=np.float32))
+    with dg.record() as rec:
+        model(body(classify(combine(x)).tanh() * dg.ones(1, 2)))
+    scopes = {node.scope for node in rec.nodes.values() if node.scope}
+    assert {("combine \u00b7 Linear",), ("classify \u00b7 Linear",),
+            ("Sequential", "0 \u00b7 Linear"), ("Model", "fc")} <= scopes

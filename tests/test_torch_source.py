@@ -618,3 +618,26 @@ def test_dynamo_imported_after_dyngraph_torch_compiles_as_unwatched():
     facts = json.loads(out.stdout.splitlines()[-1])
     assert facts["loaded first"] is False
     assert facts["ops"] == ["CompiledFunctionBackward"] and facts["warnings"] == []
+
+
+def test_each_module_instance_is_its_own_scope_named_as_pytorch_names_it():
+    """Two LSTMCells in a ModuleList are two scopes, "rnn.0 · LSTMCell" and "rnn.1 · LSTMCell"
+    (named_modules' names, the class after a bare position); a Sequential's children read
+    "0 · Linear" as dyngraph's own modules do (issue 29)."""
+
+    class Stacked(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = torch.nn.ModuleList([torch.nn.LSTMCell(2, 3), torch.nn.LSTMCell(3, 3)])
+            self.head = torch.nn.Sequential(torch.nn.Linear(3, 1), torch.nn.Tanh())
+
+        def forward(self, x):
+            h, _ = self.rnn[0](x)
+            h, _ = self.rnn[1](h)
+            return self.head(h)
+
+    model = Stacked()
+    scopes = {e.scope for e in nodes(watched(lambda: model(torch.randn(1, 2)).sum()))}
+    assert scopes >= {("Stacked", "rnn.0 \u00b7 LSTMCell"), ("Stacked", "rnn.1 \u00b7 LSTMCell"),
+                      ("Stacked", "head", "0 \u00b7 Linear"), ("Stacked", "head", "1 \u00b7 Tanh")}
+    assert not any(scope and scope[-1] in ("0", "1", "LSTMCell") for scope in scopes), scopes

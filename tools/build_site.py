@@ -22,7 +22,11 @@ import argparse
 import base64
 import html
 import json
+import os
+import re
+import site
 import sys
+import sysconfig
 import time
 from pathlib import Path
 from typing import Any
@@ -74,11 +78,57 @@ def to_players(notebook: Any) -> tuple[int, int]:
             text = data.get("text/plain", "dyngraph")
             output["data"] = {"text/html": player_element(state, text), "text/plain": text}
     widgets = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
-    for model_id in states:
+    front_ends = {widgets.get(view, {}).get("state", {}).get("front_end") for view in states}
+    for model_id in {*states, *front_ends}:  # the views, and the bundle they shared (FrontEnd)
         widgets.pop(model_id, None)
     if not any(m.get("model_name") not in ("LayoutModel",) for m in widgets.values()):
         notebook.metadata.pop("widgets", None)  # no widget left: no widget manager to load
     return players, empty
+
+
+def install_prefixes() -> list[str]:
+    """The directories of this build's installation, each ending in a separator, longest first:
+    the site-packages folders, the Python prefixes, this checkout, the home directory."""
+    folders = {sysconfig.get_path(name) for name in ("purelib", "platlib", "stdlib")}
+    folders.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    folders.update({sys.prefix, sys.base_prefix, sys.exec_prefix, str(ROOT),
+                    os.path.expanduser("~")})
+    found = {os.path.join(os.path.realpath(f), "") for f in folders if f and os.path.isabs(f)}
+    found |= {os.path.join(f, "") for f in folders if f and os.path.isabs(f)}
+    return sorted(found - {os.sep}, key=len, reverse=True)
+
+
+def without_install_paths(notebook: Any, prefixes: list[str] | None = None) -> int:
+    """Name files in the outputs relative to their package or the checkout (``numpy/_core/
+    fromnumeric.py``, ``dyngraph/ops/elementwise.py``), not by the builder's install path: a
+    warning printed by a lesson names its file absolutely (NOTE [safe to share] in
+    dyngraph/record.py). Returns how many output texts changed."""
+    prefixes = install_prefixes() if prefixes is None else prefixes
+
+    def relative(text: str) -> str:
+        for prefix in prefixes:
+            text = text.replace(prefix, "")
+        return text
+
+    changed = 0
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if "text" in output:
+                texts = [("text", output)]
+            else:
+                texts = [(key, output.get("data", {})) for key in ("text/plain",)
+                         if key in output.get("data", {})]
+            for key, holder in texts:
+                before = holder[key]
+                after = ([relative(t) for t in before] if isinstance(before, list)
+                         else relative(before))
+                if after != before:
+                    holder[key], changed = after, changed + 1
+            if "traceback" in output:
+                traceback = [relative(line) for line in output["traceback"]]
+                changed += traceback != output["traceback"]
+                output["traceback"] = traceback
+    return changed
 
 
 def title_of(notebook: Any, fallback: str) -> str:
@@ -90,13 +140,65 @@ def title_of(notebook: Any, fallback: str) -> str:
     return fallback
 
 
+# NOTE [no CDN] nbconvert's lab template loads require.js, MathJax and mermaid from a CDN: a
+# page opened offline would wait for them, and its formulas would read as raw $$...$$. This
+# template is the lab template without those scripts (require.js served only widget managers,
+# and every graph is a player here); formulas are MathML, made at build time (``math_to_mathml``),
+# which browsers draw natively.
+OFFLINE_TEMPLATE = "dyngraph_offline.html.j2"
+OFFLINE_TEMPLATE_TEXT = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{% block extra_css %}<style>math[display="block"] { margin: 0.8em 0; font-size: 1.15em; }
+code.dg-tex { display: block; margin: 0.8em 0; }</style>{% endblock extra_css %}
+"""
+
+CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.S)
+# $$display$$ first, then $inline$ (a "$" followed by a space, or a lone "$", is not math)
+DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+INLINE_MATH = re.compile(r"(?<![\\$])\$(?=\S)([^$\n]+?)(?<=\S)\$(?!\$)")
+
+
+def math_to_mathml(markdown: str) -> str:
+    """The markdown with each ``$$...$$`` and ``$...$`` formula as MathML (latex2mathml), which
+    browsers draw with no script; without latex2mathml, the TeX itself in a code element, to be
+    read as written (never a CDN's script)."""
+    try:
+        from latex2mathml.converter import convert
+    except ImportError:
+        convert = None
+
+    def formula(tex: str, display: str) -> str:
+        tex = tex.strip()
+        if convert is None:
+            return f'<code class="dg-tex">{html.escape(tex)}</code>'
+        try:
+            return convert(tex, display=display)
+        except Exception:  # noqa: BLE001 - a formula it cannot read stays TeX, readable
+            return f'<code class="dg-tex">{html.escape(tex)}</code>'
+
+    def convert_prose(text: str) -> str:
+        text = DISPLAY_MATH.sub(lambda m: "\n" + formula(m[1], "block") + "\n", text)
+        return INLINE_MATH.sub(lambda m: formula(m[1], "inline"), text)
+
+    # code (fenced blocks, `spans`) is left as written: a "$" there is code, not math
+    pieces = CODE.split(markdown)
+    return "".join(piece if k % 2 else convert_prose(piece) for k, piece in enumerate(pieces))
+
+
 def page(notebook: Any, title: str, nav: str) -> str:
+    from jinja2 import DictLoader
     from nbconvert import HTMLExporter
 
     from dyngraph.jupyter.html import PLAYER_CLASS, page_loader
 
-    body, _ = HTMLExporter(template_name="lab").from_notebook_node(
-        notebook, resources={"metadata": {"name": title}})
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = math_to_mathml(cell.source)
+    exporter = HTMLExporter(template_name="lab", template_file=OFFLINE_TEMPLATE,
+                            extra_loaders=[DictLoader({OFFLINE_TEMPLATE: OFFLINE_TEMPLATE_TEXT})])
+    body, _ = exporter.from_notebook_node(notebook, resources={"metadata": {"name": title}})
     at = body.index(">", body.index("<body")) + 1
     body = body[:at] + nav + body[at:]
     if PLAYER_CLASS in body:
@@ -148,6 +250,7 @@ def build(notebooks: list[Path], out: Path, log: Any = print) -> dict[str, Any]:
             failed.append((path.name, str(error).splitlines()[-1][:200] if str(error) else ""))
             log(f"FAILED {path.name}: {failed[-1][1]}")
             continue
+        without_install_paths(notebook)
         players, empty = to_players(notebook)
         executed.append((path, notebook, title_of(notebook, path.stem), players, empty))
         log(f"{path.name}: executed in {time.monotonic() - t:.1f} s, {players} graphs"

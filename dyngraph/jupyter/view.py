@@ -23,8 +23,8 @@ fallback) is unpacked and folded only when someone asks for it.
 
 from __future__ import annotations
 
+import hashlib
 import inspect
-import linecache
 import time
 import typing
 import weakref
@@ -32,15 +32,16 @@ from pathlib import Path
 from typing import Any
 
 import anywidget
+import ipywidgets
 import ormsgpack
 import traitlets
 
 from .. import dot, events, ops
 from ..function import Function
-from ..record import Recording, shared_path, shared_source
+from ..record import Recording, shared_path, source_text
+from ..safe_json import valid_text
 
 STATIC = Path(__file__).parent / "static"
-MAX_SOURCE_CHARS = 20_000  # source text sent per file (notebook cells are short)
 BATCH_EVENTS = 128  # events held before they are packed, sent or not (see NOTE [kernel-side cost])
 CLOCK_STRIDE = 16  # at most this many events between two reads of the clock
 EVENT_TYPES = typing.get_args(events.Event)
@@ -67,6 +68,65 @@ def _css() -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
+# NOTE [the front end once per notebook] A notebook saved with widget state keeps every model's
+# state, ``_esm`` included: with the 880 KB bundle as each view's ``_esm``, every graph carried a
+# copy of it (5.47 MB for three graphs). Instead the bundle is the state of one ``FrontEnd``
+# model per kernel, and each view's ``_esm`` is the small loader below: it asks the widget
+# manager for that model (by the id in the view's ``front_end`` trait), imports its code once
+# per page, and renders with it. The view it renders sees the bundle's text as ``_esm``, as the
+# layout worker expects (NOTE [layout worker] in widgets/src/renderer.js). Live, reopened with
+# the state saved, or exported with it (nbconvert, build_site), the bundle is stored once.
+# anywidget's own ways to share code do not fit: ``_esm`` as a URL needs a server or the
+# network, and as a file path it would tie every view to a class-wide hot-reload signal.
+LOADER = """\
+// dyngraph: loads the graph view's front end, stored once per notebook (FrontEnd model).
+const loaded = (globalThis.__dyngraphFrontEnds ??= new Map());
+async function frontEnd(model) {
+  const shared = await model.widget_manager.get_model(model.get("front_end"));
+  const digest = shared.get("digest");
+  if (!loaded.has(digest)) {
+    const code = shared.get("code");
+    const url = URL.createObjectURL(new Blob([code], { type: "text/javascript" }));
+    loaded.set(digest, import(url).then((module) => ({ module, code }))
+      .finally(() => URL.revokeObjectURL(url)));
+  }
+  return loaded.get(digest);
+}
+async function render({ model, el }) {
+  const { module, code } = await frontEnd(model);
+  const view = {
+    get: (name) => (name === "_esm" ? code : model.get(name)),
+    set: (...args) => model.set(...args),
+    on: (...args) => model.on(...args),
+    off: (...args) => model.off(...args),
+    send: (...args) => model.send(...args),
+    save_changes: () => model.save_changes(),
+    widget_manager: model.widget_manager,
+  };
+  return module.default.render({ model: view, el });
+}
+export default { render };
+"""
+
+
+class FrontEnd(ipywidgets.Widget):
+    """The widget's front end (the bundle's text), one model per kernel that every GraphView
+    names: NOTE [the front end once per notebook]. A plain ipywidgets model: no view of its own."""
+
+    code = traitlets.Unicode("").tag(sync=True)
+    digest = traitlets.Unicode("").tag(sync=True)  # the bundle's hash: a page imports it once
+
+    _shared: FrontEnd | None = None
+
+    @classmethod
+    def shared(cls) -> FrontEnd:
+        """This kernel's FrontEnd, made on first use (again if it was closed)."""
+        if cls._shared is None or cls._shared.comm is None:
+            code = _bundle()
+            cls._shared = cls(code=code, digest=hashlib.sha256(code.encode()).hexdigest())
+        return cls._shared
+
+
 class GraphView(anywidget.AnyWidget):
     """A live diagram of the graphs your code builds, with playback of forward and backward.
 
@@ -76,8 +136,9 @@ class GraphView(anywidget.AnyWidget):
     >>> view.detach()
     """
 
-    _esm = _bundle()
+    _esm = LOADER  # the bundle itself is FrontEnd's (NOTE [the front end once per notebook])
     _css = _css()
+    front_end = traitlets.Unicode("").tag(sync=True)  # the model id of the kernel's FrontEnd
 
     header = traitlets.Dict().tag(sync=True)
     # NOTE: snapshot and delta are MessagePack bytes: ipywidgets sends bytes as a binary buffer,
@@ -100,7 +161,7 @@ class GraphView(anywidget.AnyWidget):
         collapse_over: int = 150,
         source: bool = True,
     ) -> None:
-        super().__init__()
+        super().__init__(front_end=FrontEnd.shared().model_id)
         if pace < 0 or rate <= 0:
             raise ValueError("pace must be >= 0 seconds and rate > 0 updates per second")
         if max_nodes < 1 or max_events < 1:
@@ -133,6 +194,7 @@ class GraphView(anywidget.AnyWidget):
         # a SourceLine -> the same with its file as pages name it
         self._wheres: dict[Any, tuple] = {}
         self._used: dict[str, tuple[str, set[int]]] = {}  # file -> (shared name, lines of nodes)
+        self._recorded_sources: dict[str, str] | None = None  # a replayed recording's own text
         self._kept_events = 0
         self._dropped_nodes = 0
         self._dropped_events = 0
@@ -140,6 +202,8 @@ class GraphView(anywidget.AnyWidget):
         self._folded = 0  # how many of _packed the recording has seen
         self._last_line: tuple | None = None
         self._handle: Any = None
+        self._displays: list = []  # where this view was displayed (NOTE [a picture beside ...])
+        self._picture_seq = -1  # the seq their picture shows
         self.on_msg(self._on_message)
 
     # ------------------------------------------------------------------ listening
@@ -160,6 +224,7 @@ class GraphView(anywidget.AnyWidget):
             self._handle = None
         self.flush()
         self._rest()
+        self._show_final_picture()
 
     def close(self) -> None:
         self.detach()
@@ -215,9 +280,16 @@ class GraphView(anywidget.AnyWidget):
         sources = {}
         for file in grown if self.source else ():
             shared, used = self._used[file]
-            text = shared_source(linecache.getlines(file), used)[:MAX_SOURCE_CHARS]
-            self._sources[shared] = sources[shared] = text
+            self._sources[shared] = sources[shared] = self._source_text(file, used)
         return (kept, texts), sources
+
+    def _source_text(self, file: str, used: set[int]) -> str:
+        """What the view shows of ``file`` (NOTE [own source text] in dyngraph/record.py): a
+        replayed recording's own text, never a file it names; for a live view, the lines that
+        made nodes as this process's linecache has them."""
+        if self._recorded_sources is not None:
+            return self._recorded_sources.get(file, "")
+        return source_text(file, used)
 
     def _share(self, where: Any, grown: set[str]) -> tuple:
         """``where`` with its file named as pages name it; notes its line as one that made a
@@ -275,6 +347,8 @@ class GraphView(anywidget.AnyWidget):
         self._folded = len(self._packed)
         recording.dropped_nodes = self._dropped_nodes
         recording.dropped_events = self._dropped_events
+        recording.sources.update(  # its own text (NOTE [own source text])
+            (file, text) for file, text in self._sources.items() if text)
         return recording
 
     @classmethod
@@ -286,6 +360,9 @@ class GraphView(anywidget.AnyWidget):
         # What the recorder never kept is said on the page too (its notice under the graph).
         view._dropped_nodes = recording.dropped_nodes
         view._dropped_events = recording.dropped_events
+        view._recorded_sources = {  # never a file it names; text a page can encode, by
+            valid_text(file): valid_text(text)  # the names its events give (Recording.events)
+            for file, text in recording.sources.items()}
         view._replay(recording.events())
         return view
 
@@ -312,14 +389,47 @@ class GraphView(anywidget.AnyWidget):
             f"steps={len(recording.timeline)})"
         )
 
+    # NOTE [a picture beside the widget] A notebook keeps each output's whole mime bundle.
+    # Where the widget's model is not in the saved file (saved with JupyterLab's default
+    # settings, or by nbconvert --execute), the front ends differ: nbconvert's HTML skips a
+    # widget view without state and shows the next mimetype, text/html; VS Code falls back to
+    # the next mimetype it can render; JupyterLab, for a trusted notebook (one saved on this
+    # machine), renders the widget view alone and says "Error displaying widget: model not
+    # found" (@jupyter-widgets/jupyterlab-manager 8: its renderer has no fallback; so the
+    # project's JupyterLab saves widget state, binder/postBuild), and for an untrusted one (a
+    # shared notebook) uses only safe renderers: sanitized text/html, which drops inline <svg>
+    # but keeps an <img>. So the picture of the graph's final state is offered as an <img> of
+    # the SVG in text/html (fitted as dyngraph.graphviz_render.fitted_html fits it), and as
+    # image/svg+xml.
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        """The widget where widgets work; a static SVG (or DOT and a hint) everywhere else."""
+        """The widget where widgets work; a picture of its final state (or DOT and a hint)
+        everywhere else: NOTE [a picture beside the widget]."""
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
         # browser=False: the widget itself is the picture drawn in the browser
         fallback = dot.mimebundle(self.recording, repr(self), browser=False)
         data = {**fallback, **data, "text/plain": fallback["text/plain"]}
         return data, metadata
+
+
+    def _ipython_display_(self) -> None:
+        """Display the view, keeping a handle on the output so that ``detach`` can give it the
+        picture of the final state (NOTE [a picture beside the widget])."""
+        from IPython.display import display
+
+        data, metadata = self._repr_mimebundle_()
+        self._displays.append(display(data, metadata=metadata, raw=True, display_id=True))
+        self._picture_seq = self._seq
+
+    def _show_final_picture(self) -> None:
+        """Give every output showing this view the picture of what it shows now (the widget
+        in it is drawn again from its model, as it stands)."""
+        if not self._displays or self._picture_seq == self._seq:
+            return  # nowhere to show it, or shown already
+        self._picture_seq = self._seq
+        data, metadata = self._repr_mimebundle_()
+        for handle in self._displays:
+            handle.update(data, metadata=metadata, raw=True)
 
 
 def _listener(view: GraphView) -> Any:

@@ -17,11 +17,17 @@ From that tree the module derives everything else: ``parameters()`` for the opti
 
 NOTE [scopes] Calling a module runs its ``forward`` inside ``dg.scope(name)``, where ``name`` is
 the attribute name the module is registered under in its parent ("fc1"), or its class name when
-it has no parent. A bare position says nothing on a diagram, so a child registered under a
-number (inside a Sequential, a ModuleList) is scoped as the number and its class: "0 · Linear",
-"1 · Tanh". Scopes nest, so the nodes of ``fc1`` in the model above carry the scope
-``("MLP", "fc1")`` and diagrams can draw (or collapse) them as one box. A module registered in
-two parents keeps the name of the latest registration.
+it has no parent; one of dyngraph's own layers made on a line that names it, ``combine =
+dg.nn.Linear(16, 8)``, is "combine · Linear", so two layers used side by side are two boxes
+(a learner's own top-level model, or a Sequential, keeps its class name, "MLP"). A bare
+position says nothing on a diagram, so a child registered under a number (inside a Sequential,
+a ModuleList) is scoped as the number and its class: "0 · Linear",
+"1 · Tanh"; a child of a ModuleList or ModuleDict (containers without a forward, which the
+owner's forward goes through) is named under the container's name, as PyTorch's
+``named_modules`` names it: two LSTMCells in ``self.rnn`` are "rnn.0 · LSTMCell" and
+"rnn.1 · LSTMCell", two boxes. Scopes nest, so the nodes of ``fc1`` in the model above carry
+the scope ``("MLP", "fc1")`` and diagrams can draw (or collapse) them as one box. A module
+registered in two parents keeps the name of the latest registration.
 
 NOTE [saving] ``save`` / ``load`` go through numpy's ``.npz`` format (a zip of plain arrays) and
 never through pickle: loading a file from someone else must not run their code. ``np.load`` is
@@ -104,7 +110,7 @@ class Module:
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_non_persistent", set())
         object.__setattr__(self, "_modules", {})
-        object.__setattr__(self, "_scope_name", None)
+        object.__setattr__(self, "_scope_name", _made_as(self))
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError(
@@ -216,9 +222,20 @@ class Module:
         self._parameters.pop(name, None)
         self._buffers.pop(name, None)
         self._modules[name] = module
-        scope = f"{name} \u00b7 {type(module).__name__}" if name.isdigit() else name
-        object.__setattr__(module, "_scope_name", scope)  # NOTE [scopes]
+        object.__setattr__(module, "_scope_name", self._child_scope(name, module))
+        if _calls_no_children(module):  # a ModuleList / ModuleDict: its owner calls them
+            for child_name, child in module._modules.items():
+                object.__setattr__(child, "_scope_name", module._child_scope(child_name, child))
         object.__setattr__(self, name, module)
+
+    def _child_scope(self, name: str, module: Module) -> str:
+        """The scope of the child ``module`` registered as ``name`` (NOTE [scopes]): its name,
+        under the container's own name when this module is a container without a forward
+        ("rnn.0"), with the class after a bare position ("0 · Linear", "rnn.0 · LSTMCell")."""
+        path = name
+        if _calls_no_children(self) and self._scope_name:
+            path = f"{self._scope_name.removesuffix(f' · {type(self).__name__}')}.{name}"
+        return f"{path} \u00b7 {type(module).__name__}" if name.isdigit() else path
 
     # ------------------------------------------------------------------ walking the tree
 
@@ -480,6 +497,12 @@ class Module:
         return head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
+def _calls_no_children(module: Module) -> bool:
+    """A container without a forward (ModuleList, ModuleDict): the module owning it calls its
+    children itself, so they are named under the container's name (NOTE [scopes])."""
+    return type(module).forward is Module.forward
+
+
 class ModuleList(Module):
     """A list of modules that registers them (a plain Python list would hide their
     parameters from ``parameters()``). Children are named "0", "1", ...; it has no forward.
@@ -614,3 +637,20 @@ def _zero_grad(param: Tensor, set_to_none: bool) -> None:
         param.grad = Tensor(param.grad.array * 0)
     else:
         param.grad.zero_()  # in place, as in PyTorch: the same tensor, now zeros
+
+
+def _made_as(module: Module) -> str | None:
+    """The scope of one of dyngraph's own layers made outside any parent (NOTE [scopes]):
+    "combine · Linear" for ``combine = dg.nn.Linear(16, 8)``, the variable the learner's line
+    assigns it to; None (the class name) otherwise, for containers (Sequential, ModuleList) and
+    for the learner's own modules, as before. A layer
+    made for a parent (``self.fc = ...``, an argument of Sequential) is named by the parent
+    when it is registered."""
+    if not type(module).__module__.startswith("dyngraph.") or isinstance(
+            module, (ModuleList, ModuleDict)):  # a container is the model: its class names it
+        return None
+    where = events.where_from_stack()
+    target = where.target if where is not None else None
+    if not target or "." in target:
+        return None
+    return f"{target} \u00b7 {type(module).__name__}"

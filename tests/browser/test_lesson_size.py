@@ -58,7 +58,9 @@ def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     mlp = fit(page, 0)
     print("MLP fit", mlp)
     root = page.locator(".dg-root").nth(0)
-    assert mlp["nodes"] >= 15
+    # drawn in full in this pane its labels would be under 9 px: each layer is one box (a click
+    # opens it), so the fitted drawing stays readable (issue 29)
+    assert mlp["nodes"] >= 8, mlp
     assert mlp["share"] >= 0.9, mlp  # the whole graph in view ...
     assert mlp["smallest"] >= 8, mlp  # ... with every label readable (8 px or more)
     assert "parameter" in root.locator(".dg-legend").inner_text()
@@ -93,8 +95,15 @@ def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     assert "\u00d728 iterations" in loop.text_content()
     screenshot(page, "rnn30.png", docs=True)
     loop.click()
-    expanded = until(lambda: (lambda f: f["nodes"] > 200 and f)(fit(page, 1)))
-    assert expanded["share"] >= 0.9, expanded  # an overview of all 277, zoom at hand
+    # all 277 nodes drawn, and the view zoomed toward the opened loop at a readable size (not an
+    # overview of 277 nodes at 1 px): part of the drawing is out of view
+    try:
+        expanded = until(lambda: (lambda f: f["nodes"] > 200 and f["smallest"] >= 8 and f)(
+            fit(page, 1)), timeout=10)
+    except TimeoutError:
+        raise AssertionError(
+            f"the opened loop is not zoomed to readable labels: {fit(page, 1)}") from None
+    assert 0 < expanded["inside"] < expanded["nodes"], expanded
     page.locator(".dg-root").nth(1).get_by_role("button", name="roll up", exact=False).first.click()
     until(lambda: fit(page, 1)["nodes"] == rnn["nodes"])
 

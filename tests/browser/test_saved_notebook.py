@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import urllib.request
 
-from .labtools import open_notebook, run_cell, wait_for, wait_idle, write_notebook
+from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
 
 CELL = """\
 x = dg.tensor([1.0, 2.0], requires_grad=True, name="x")
@@ -53,6 +53,12 @@ def _saved_snapshot(path) -> int:
     return 0
 
 
+def _saved_models(path) -> dict:
+    """The widget models saved in the notebook file, by model id."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    return notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+
+
 def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made_it(lab, page):
     _request(lab, "PUT", "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin",
              {"raw": json.dumps({"saveState": True})})
@@ -67,6 +73,17 @@ def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made
 
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     wait_for(lambda: _saved_snapshot(lab.root / name) > 0, timeout=30)
+    # the front end is saved once per notebook, each graph's own state is small (NOTE [the
+    # front end once per notebook] in dyngraph/jupyter/view.py)
+    models = _saved_models(lab.root / name)
+    views = {i: m for i, m in models.items() if "front_end" in m["state"]}
+    front_ends = {i: m for i, m in models.items() if "code" in m["state"]}
+    assert len(views) == 1 and len(front_ends) == 1
+    for model in views.values():
+        assert model["state"]["front_end"] in front_ends
+        print(f"saved state of one graph: {len(json.dumps(model))} bytes; the front end, once: "
+              f"{len(json.dumps(next(iter(front_ends.values()))))} bytes")
+        assert len(json.dumps(model)) < 60_000
     for kernel in _request(lab, "GET", "/api/kernels"):
         _request(lab, "DELETE", f"/api/kernels/{kernel['id']}")
 
@@ -83,3 +100,37 @@ def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made
     wait_for(lambda: "backward finished" in root.locator(".dg-position").inner_text(),
              timeout=30)
     assert page.evaluate(DRAWN) == 5
+
+
+def _executed_without_widget_state(path) -> None:
+    """The notebook as nbconvert --execute or a colleague's JupyterLab with default settings
+    writes it: each graph's output carries the widget's view id and its pictures, no widget
+    state. Not signed on this machine: JupyterLab opens it untrusted, as a shared notebook."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell("import dyngraph as dg"),
+                      nbformat.v4.new_code_cell(CELL)]
+    NotebookClient(notebook, timeout=120, kernel_name="python3",
+                   store_widget_state=False).execute()
+    nbformat.write(notebook, str(path))
+
+
+def test_a_notebook_shared_without_widget_state_shows_each_graphs_picture(lab, page):
+    """The output of a graph carries its final state as a picture (text/html with the SVG, and
+    image/svg+xml) beside the widget's view. JupyterLab renders an untrusted notebook's outputs
+    with safe renderers only, so a shared notebook shows that picture, not an error."""
+    name = "shared.ipynb"
+    _executed_without_widget_state(lab.root / name)
+    outputs = json.loads((lab.root / name).read_text())["cells"][1]["outputs"]
+    assert {"text/html", "image/svg+xml"} <= set(outputs[0]["data"])
+    open_notebook(page, lab, name)
+    output = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output").first
+    output.wait_for(timeout=60_000)
+    picture = output.locator("img").first  # the sanitizer keeps an <img>, drops inline <svg>
+    picture.wait_for(timeout=30_000)
+    wait_for(lambda: picture.evaluate("i => i.complete && i.naturalWidth") > 100, timeout=30)
+    assert output.evaluate("e => e.getBoundingClientRect().height") > 100
+    assert "model not found" not in output.inner_text()
+    screenshot(page, "saved_without_widget_state.png")

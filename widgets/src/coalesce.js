@@ -121,3 +121,8 @@ export function useTweens(visibleNodes, tweenMaxNodes, reducedMotion = false) {
   const limit = tweenMaxNodes == null ? 60 : Number(tweenMaxNodes);
   return Number.isFinite(limit) ? visibleNodes <= limit : true;
 }
+
+/** A promise that resolves in a later task (the page may paint and take input in between). */
+export function nextTask() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}

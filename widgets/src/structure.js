@@ -12,8 +12,10 @@
 //
 // NOTE [roll-up] Repeated iterations of the same source lines become one stacked box, with the
 // rule of dyngraph/dot.py `_repeated_iterations` (the same (op, file, line) sequence back to
-// back at least 3 times; the first and last iterations stay; the box takes the ones between,
-// with the constants and leaves only they use). Past `collapse_over` boxes, every top-level
+// back at least MIN_REPEATS times; the first and last iterations stay; the box takes the ones
+// between, with the constants and leaves only they use). A box standing for one iteration
+// ("×1 iterations") hides as much as it shows, so a loop rolls up only when at least two
+// iterations go into the box: at least 4 back to back. Past `collapse_over` boxes, every top-level
 // scope (an nn.Module, dg.scope) becomes one box too, as dot.py `_plan_hiding` does past its
 // budget. The learner expands a group by clicking it, and rolls it up again from the notes.
 
@@ -21,7 +23,7 @@ import { nodeStatement, labelLines, escape, MAX_LABEL_CHARS } from "./vocabulary
 import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
 
 /** dot.py `_repeated_iterations`: fewest back-to-back repeats that make a loop, longest body. */
-export const MIN_REPEATS = 3;
+export const MIN_REPEATS = 4;
 export const MAX_PERIOD = 64;
 /** Past this many boxes, top-level scopes collapse (options.collapse_over). */
 export const COLLAPSE_OVER = 150;
@@ -43,6 +45,7 @@ export const COMPACT_VALUES = 1;
  *   gradLine: number,       index of the label line showing the gradient, or -1
  *   savedLine: number,      index of the "saved 32 B" line (it reads "freed" once freed), or -1
  *   title?: string,         a group's first line (for the notes)
+ *   key?: string,           a group's key in `expanded` (l<id>, "scope:<path>")
  * }} Box
  * @typedef {{name: string, src: string, dst: string, sources: number[]}} BoxEdge
  * @typedef {{
@@ -53,6 +56,7 @@ export const COMPACT_VALUES = 1;
  *   dot: string, boxes: Box[], edges: BoxEdge[], owner: Map<number, string>,
  *   clusters: Map<string, string[]>, hidden: number, loops: Loop[], scopes: string[],
  *   groups: Array<{key: string, title: string, expanded: boolean}>,
+ *   modules: number,        how many innermost scopes `collapseModules` rolls (or rolled) up
  * }} Structure
  */
 
@@ -136,10 +140,13 @@ export function loopLines(loop) {
  * @param {{
  *   lines?: string[], vocabulary?: Vocabulary, maxNodes?: number, collapseOver?: number,
  *   detail?: boolean, expanded?: Set<string>, finalGrads?: Map<number, any>,
+ *   collapseModules?: boolean,
  * }} opts
  *   detail: labels with every value and a gradient line ("values & grads"); else compact.
  *   expanded: group keys the learner opened (l<id> loops, "scope:<name>" scopes).
  *   finalGrads: each node's latest gradient in the timeline (sizes the gradient lines).
+ *   collapseModules: roll each innermost scope of 2 nodes or more (a module instance: "0 ·
+ *     Linear") into one box, drawn in its parent's cluster (NOTE [readable]).
  * @returns {Structure}
  */
 export function buildStructure(timeline, opts) {
@@ -190,8 +197,27 @@ export function buildStructure(timeline, opts) {
       groupList.push({ key, title, expanded: expanded.has(key) });
       if (expanded.has(key)) continue;
       scopes.push(name);
-      groups.push(groupBox(`s${index}`, "scope", [title, `${countNodes(members.length)} \u00B7 click to expand`], members, vocabulary.group || ""));
+      groups.push({ ...groupBox(`s${index}`, "scope", [title, `${countNodes(members.length)} \u00B7 click to expand`], members, vocabulary.group || ""), key });
       for (const id of members) taken.add(id);
+    }
+    visible = visible.filter((n) => !taken.has(n.id));
+  }
+
+  // NOTE [readable] A drawing whose labels would be unreadable at fit (view.js decides, after a
+  // layout) rolls each module instance up into one box, inside its parent's cluster: a 3-layer
+  // MLP in a narrow pane becomes Linear, Tanh, Linear, ... boxes that open on a click. Not with
+  // a loop in the drawing (all its iterations share one scope: one box would swallow them).
+  const modules = loops.length ? [] : innermostScopes(visible);
+  if (opts.collapseModules) {
+    for (const { path, ids } of modules) {
+      const key = `scope:${path.join(" / ")}`;
+      const title = path[path.length - 1];
+      groupList.push({ key, title, expanded: expanded.has(key) });
+      if (expanded.has(key)) continue;
+      const index = timeline.clusters.get(scopeKey(path)) ?? `m${groupList.length}`;
+      const box = groupBox(`s${index}`, "scope", [title, `${countNodes(ids.length)} \u00B7 click to expand`], ids, vocabulary.group || "");
+      groups.push({ ...box, scope: path.slice(0, -1), key });
+      for (const id of ids) taken.add(id);
     }
     visible = visible.filter((n) => !taken.has(n.id));
   }
@@ -262,7 +288,30 @@ export function buildStructure(timeline, opts) {
     loops,
     scopes,
     groups: groupList,
+    modules: modules.length,
   };
+}
+
+/**
+ * The innermost scopes of `nodes` (no other scope nested in them) holding 2 nodes or more, in
+ * the order of their first node: what NOTE [readable] rolls up.
+ * @param {NodeRecord[]} nodes  in creation order
+ * @returns {Array<{path: string[], ids: number[]}>}
+ */
+export function innermostScopes(nodes) {
+  /** @type {Map<string, {path: string[], ids: number[]}>} */
+  const byPath = new Map();
+  for (const n of nodes) {
+    if (!n.scope.length) continue;
+    const key = scopeKey(n.scope);
+    let entry = byPath.get(key);
+    if (!entry) byPath.set(key, (entry = { path: n.scope, ids: [] }));
+    entry.ids.push(n.id);
+  }
+  const paths = [...byPath.values()].map((e) => e.path);
+  const encloses = (/** @type {string[]} */ outer, /** @type {string[]} */ inner) =>
+    inner.length > outer.length && outer.every((name, i) => inner[i] === name);
+  return [...byPath.values()].filter((e) => e.ids.length >= 2 && !paths.some((p) => encloses(e.path, p)));
 }
 
 /**

@@ -176,13 +176,42 @@ const SVG_TAGS = new Set([
  * @returns {SVGSVGElement}
  */
 export function inertSvg(doc, text) {
+  const svg = parseSvg(doc, text);
+  makeInert([svg, ...Array.from(svg.querySelectorAll("*"))]);
+  return /** @type {SVGSVGElement} */ (doc.adoptNode(svg));
+}
+
+/**
+ * inertSvg in steps, `await`ing `pause()` between them (parse; each `chunk` elements made
+ * inert; adopt), so that a large drawing never holds the page for long.
+ * @param {Document} doc @param {string} text @param {() => Promise<unknown>} pause
+ * @param {number} [chunk]
+ * @returns {Promise<SVGSVGElement>}
+ */
+export async function inertSvgInSteps(doc, text, pause, chunk = 3000) {
+  const svg = parseSvg(doc, text);
+  const elements = [svg, ...Array.from(svg.querySelectorAll("*"))];
+  for (let start = 0; start < elements.length; start += chunk) {
+    await pause();
+    makeInert(elements.slice(start, start + chunk));
+  }
+  return /** @type {SVGSVGElement} */ (doc.adoptNode(svg));
+}
+
+/** @param {Document} doc @param {string} text */
+function parseSvg(doc, text) {
   const Parser = (doc.defaultView && doc.defaultView.DOMParser) || globalThis.DOMParser;
   const parsed = new Parser().parseFromString(text, "image/svg+xml");
   const svg = parsed.documentElement;
   if (!svg || svg.localName !== "svg" || parsed.getElementsByTagName("parsererror").length) {
     throw new Error("Graphviz did not return an SVG drawing");
   }
-  for (const el of [svg, ...Array.from(svg.querySelectorAll("*"))]) {
+  return svg;
+}
+
+/** Drop what Graphviz does not write, and every on* / href / src attribute. @param {Element[]} elements */
+function makeInert(elements) {
+  for (const el of elements) {
     if (!SVG_TAGS.has(el.localName)) {
       el.remove();
       continue;
@@ -192,5 +221,4 @@ export function inertSvg(doc, text) {
       if (name.startsWith("on") || name === "href" || name === "src") el.removeAttributeNode(attr);
     }
   }
-  return /** @type {SVGSVGElement} */ (doc.adoptNode(svg));
 }

@@ -5,7 +5,7 @@
 import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
 import { chainRuleAt } from "./chainrule.js";
 import { decodeTrait } from "./events.js";
-import { createScheduler, useTweens } from "./coalesce.js";
+import { createScheduler, useTweens, nextTask } from "./coalesce.js";
 import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, renderRows, basename } from "./text.js";
 import { buildStructure, svgStyle, COLLAPSE_OVER } from "./structure.js";
 import { formatValues, magnitudeLevel, anomalyOf } from "./vocabulary.js";
@@ -28,6 +28,30 @@ export const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
 export const STEP_MS = 400;
 /** A resync request not answered within this many ms may be sent again. */
 const RESYNC_RETRY_MS = 2000;
+/** A drawing of (or replacing one of) more boxes than this is taken in over several tasks. */
+const YIELD_OVER = 150;
+
+/** A promise that resolves after the page's next frame (its style and layout done on its own). */
+function nextFrame() {
+  return new Promise((resolve) => {
+    const raf = globalThis.requestAnimationFrame;
+    if (typeof raf === "function") raf(() => setTimeout(resolve, 0));
+    else setTimeout(resolve, 0);
+  });
+}
+
+/** Labels are readable from this size on screen (px); "values & grads" never goes below it. */
+export const READABLE_PX = 9;
+/** Graphs of at most this many nodes show values and gradients by default (NOTE [numbers]). */
+export const NUMBERS_UP_TO = 12;
+/** How long the "Ctrl + wheel to zoom" hint stays (NOTE [wheel]). */
+const HINT_MS = 1800;
+
+/** The zoom modifier as the learner's keyboard names it: Cmd on a Mac, else Ctrl. @param {Document} doc */
+export function zoomModifier(doc) {
+  const nav = doc.defaultView && doc.defaultView.navigator;
+  return nav && /Mac|iPhone|iPad/.test(nav.platform || nav.userAgent || "") ? "\u2318" : "Ctrl";
+}
 
 /**
  * Render a view of `model` into `el`.
@@ -72,8 +96,10 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     /** @type {ReturnType<typeof setTimeout>|null} */
     timer: null,
     disposed: false,
-    /** labels with every value and a gradient line (the "values & grads" toggle) */
-    detail: false,
+    /** labels with every value and a gradient line (the "values & grads" toggle); null: the
+     * learner has not chosen, so a small graph shows them and a larger one is compact
+     * (NOTE [numbers]) */
+    detail: /** @type {boolean|null} */ (null),
     /** @type {Set<string>} groups the learner opened (loops l<id>, scopes "scope:<name>") */
     expanded: new Set(),
     /** @type {{key: string, structure: import("./structure.js").Structure}|null} */
@@ -91,6 +117,18 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     layoutMs: 0,
     /** a drag just panned: the click that ends it selects nothing */
     dragged: false,
+    /** the smallest font size of the drawing's labels, in graph units */
+    labelUnits: 10,
+    /** the box of what just happened (the newest node, the node the gradient reached) */
+    activeName: /** @type {string|null} */ (null),
+    /** a small graph's numbers (NOTE [numbers]) would make it unreadable at fit: compact */
+    numbersTooBig: false,
+    /** module instances rolled up, because the whole drawing would be unreadable at fit */
+    collapseModules: false,
+    /** the members of the group just opened: the next layout zooms toward them */
+    opened: /** @type {number[]|null} */ (null),
+    /** the wheel hint's timer (NOTE [wheel]) */
+    hintTimer: /** @type {ReturnType<typeof setTimeout>|null} */ (null),
   };
 
   /**
@@ -115,20 +153,28 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       role: "group",
       "aria-label": "dyngraph: computation graph player",
       "aria-keyshortcuts": "ArrowLeft ArrowRight Space Home End + - 0",
-      // Keep JupyterLab's notebook shortcuts (command mode) off keys pressed inside the widget.
-      "data-lm-suppress-shortcuts": "true",
+      // NOTE [keys] No data-lm-suppress-shortcuts here: Lumino stops looking for a shortcut at
+      // an element carrying it, which would take Ctrl+S, Shift+Enter and Esc from JupyterLab.
+      // The keydown listener below stops only the keys the widget uses (JupyterLab listens
+      // on the document, in the bubbling phase).
     },
   });
   const title = make(doc, "div", { className: "dg-title" });
   const toolbar = make(doc, "div", { className: "dg-toolbar", attrs: { role: "toolbar", "aria-label": "playback" } });
-  const button = (/** @type {string} */ text, /** @type {string} */ label, /** @type {string} */ name) =>
-    make(doc, "button", { className: `dg-btn dg-${name}`, text, attrs: { type: "button", "aria-label": label, title: label } });
-  const backBtn = button("\u2190 step", "step back (Left arrow)", "back");
-  const playBtn = button("\u25B6\uFE0E play", "play / pause (Space)", "play");
+  // A button shows an icon and a word; a narrow widget shows the icon only (graphview.css), so
+  // the toolbar keeps to two rows. Its accessible name is the label, at any width.
+  const button = (/** @type {string} */ icon, /** @type {string} */ word, /** @type {string} */ label, /** @type {string} */ name) => {
+    const b = make(doc, "button", { className: `dg-btn dg-${name}`, attrs: { type: "button", "aria-label": label, title: label } });
+    if (icon) b.appendChild(make(doc, "span", { className: "dg-icon", text: icon }));
+    if (word) b.appendChild(make(doc, "span", { className: icon ? "dg-word" : "", text: word }));
+    return b;
+  };
+  const backBtn = button("\u2190", "step", "step back (Left arrow)", "back");
+  const playBtn = button("\u25B6\uFE0E", "play", "play / pause (Space)", "play");
   playBtn.setAttribute("aria-pressed", "false");
-  const fwdBtn = button("step \u2192", "step forward (Right arrow)", "forward");
-  const endFwdBtn = button("end of forward", "jump to the end of the forward pass", "end-forward");
-  const startBwdBtn = button("start of backward", "jump to the start of the backward pass", "start-backward");
+  const fwdBtn = button("\u2192", "step", "step forward (Right arrow)", "forward");
+  const endFwdBtn = button("\u21E5", "end of forward", "jump to the end of the forward pass", "end-forward");
+  const startBwdBtn = button("\u21E4", "start of backward", "jump to the start of the backward pass", "start-backward");
   const speedLabel = make(doc, "label", { className: "dg-speed" });
   const speedText = make(doc, "span", { text: "speed" });
   const speedSelect = /** @type {HTMLSelectElement} */ (make(doc, "select", { attrs: { "aria-label": "playback speed" } }));
@@ -139,13 +185,15 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   }));
   const position = make(doc, "span", { className: "dg-position", attrs: { role: "status" } });
   const zoomGroup = make(doc, "span", { className: "dg-zoom", attrs: { role: "group", "aria-label": "zoom" } });
-  const zoomOutBtn = button("\u2212", "zoom out (-)", "zoom-out");
-  const zoomInBtn = button("+", "zoom in (+)", "zoom-in");
-  const fitBtn = button("fit", "fit the whole graph in view (0)", "fit");
+  const zoomOutBtn = button("", "\u2212", "zoom out (-)", "zoom-out");
+  const zoomInBtn = button("", "+", "zoom in (+)", "zoom-in");
+  const fitBtn = button("", "fit", "fit the whole graph in view (0)", "fit");
   zoomGroup.append(zoomOutBtn, zoomInBtn, fitBtn);
-  const detailBtn = button("values & grads", "show every value and gradient in the node labels", "detail");
+  const detailBtn = button("", "values & grads", "show every value and gradient in the node labels", "detail");
   detailBtn.setAttribute("aria-pressed", "false");
-  toolbar.append(backBtn, playBtn, fwdBtn, endFwdBtn, startBwdBtn, speedLabel, scrub, position, zoomGroup, detailBtn);
+  // where a narrow toolbar breaks: buttons above; "values & grads", the slider and the position below
+  const toolbarBreak = make(doc, "span", { className: "dg-break", attrs: { "aria-hidden": "true" } });
+  toolbar.append(backBtn, playBtn, fwdBtn, endFwdBtn, startBwdBtn, speedLabel, zoomGroup, toolbarBreak, detailBtn, scrub, position);
 
   const main = make(doc, "div", { className: "dg-main" });
   const graphWrap = make(doc, "div", { className: "dg-graph-wrap" });
@@ -157,7 +205,12 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   errorBanner.append(errorTitle, errorText);
   const empty = make(doc, "div", { className: "dg-empty" });
   const legend = make(doc, "div", { className: "dg-legend", attrs: { "aria-label": "legend" } });
-  graphWrap.append(errorBanner, graphEl, empty, legend);
+  // NOTE [wheel] A plain wheel scrolls the notebook; Ctrl/Cmd + wheel (and a pinch, which
+  // Chromium sends as a ctrlKey wheel) zooms, as in embedded maps. The first plain wheel over
+  // the graph says so, briefly.
+  const wheelHint = make(doc, "div", { className: "dg-hint", text: `${zoomModifier(doc)} + wheel to zoom \u00B7 drag to pan`, attrs: { "aria-hidden": "true" } });
+  wheelHint.hidden = true;
+  graphWrap.append(errorBanner, graphEl, empty, wheelHint, legend);
 
   const side = make(doc, "div", { className: "dg-side" });
   const codePanel = make(doc, "section", { className: "dg-panel dg-code-panel", attrs: { "aria-label": "source" } });
@@ -180,7 +233,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const notes = make(doc, "div", { className: "dg-notes" });
   const groupsBar = make(doc, "div", { className: "dg-groups", attrs: { role: "group", "aria-label": "groups" } });
   groupsBar.hidden = true;
-  root.append(title, toolbar, main, groupsBar, notes);
+  // Shown while the widget holds the keys (CSS :focus-within), with the ring around it.
+  const keysBadge = make(doc, "div", { className: "dg-keys", text: "keys: \u2190 \u2192 step \u00B7 space play \u00B7 + \u2212 0 zoom", attrs: { "aria-hidden": "true" } });
+  root.append(keysBadge, title, toolbar, main, groupsBar, notes);
   el.appendChild(root);
 
   for (const speed of SPEEDS) {
@@ -202,6 +257,12 @@ function controller({ model, el, createRenderer, reducedMotion }) {
           await renderer.render(job.dot, job.tween);
           state.layoutMs = performance.now() - started;
           state.layoutEnded = performance.now();
+          // NOTE [layout worker] in renderer.js: the page's share of a large drawing comes in
+          // several tasks (parse, make inert, put in: the renderer; then the browser lays the
+          // new SVG out on its own; then index and fit; then restyle), none long.
+          const large = state.elements.size > YIELD_OVER || job.structure.boxes.length > YIELD_OVER;
+          if (large) await nextFrame();
+          if (state.disposed) return;
           state.drawn = job.structure;
           indexDrawing();
           placeDrawing();
@@ -214,6 +275,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
             state.renderError = null;
             updateNotes();
           }
+          if (large) await nextTask();
         } catch (error) {
           state.renderError = error instanceof Error ? error.message : String(error);
           updateNotes();
@@ -250,9 +312,87 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     svg.setAttribute("width", "100%");
     svg.setAttribute("height", "100%");
     svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
+    state.labelUnits = smallestFont(svg);
     sizePane();
+    const opened = state.opened;
+    state.opened = null;
+    if (opened !== null && showGroup(opened)) return;
     if (state.zoom.user) applyZoom();
-    else fit();
+    else {
+      fit(detailShown());
+      rollUpToRead();
+    }
+  }
+
+  /**
+   * After a loop or scope was opened: zoom toward its nodes (NOTE [fit]), as large as fits but
+   * never below readable labels. False when none of them is drawn.
+   * @param {number[]} members
+   */
+  function showGroup(members) {
+    const pane = paneSize();
+    const targets = members.map((id) => state.elements.get(`n${id}`)).filter(Boolean).map((item) => /** @type {{el: Element}} */ (item).el);
+    if (!targets.length || !pane.width || !pane.height || !graphEl.getBoundingClientRect) return false;
+    fit();
+    const rect = graphRect(targets);
+    if (!rect) return false;
+    const floor = readableScale();
+    const scale = Math.max(Math.min(pane.width / (rect.width + 16), pane.height / (rect.height + 16), FIT_MAX), Math.min(floor, FIT_MAX));
+    const view = { width: pane.width / scale, height: pane.height / scale };
+    // centred on the group where it fits; else its start (top-left) in view
+    const x = rect.width <= view.width ? rect.x + rect.width / 2 - view.width / 2 : rect.x - 8 / scale;
+    const y = rect.height <= view.height ? rect.y + rect.height / 2 - view.height / 2 : rect.y - 8 / scale;
+    state.zoom = { scale, x, y, user: true };
+    applyZoom();
+    return true;
+  }
+
+  /**
+   * The union of the screen boxes of `targets`, in graph units of the current zoom.
+   * @param {Element[]} targets
+   */
+  function graphRect(targets) {
+    const view = graphEl.getBoundingClientRect();
+    const rects = targets.map((t) => t.getBoundingClientRect());
+    const left = Math.min(...rects.map((r) => r.left));
+    const top = Math.min(...rects.map((r) => r.top));
+    const right = Math.max(...rects.map((r) => r.right));
+    const bottom = Math.max(...rects.map((r) => r.bottom));
+    if (right - left === 0 && bottom - top === 0) return null;
+    const k = state.zoom.scale;
+    return {
+      x: state.zoom.x + (left - view.left) / k, y: state.zoom.y + (top - view.top) / k,
+      width: (right - left) / k, height: (bottom - top) / k,
+    };
+  }
+
+  /**
+   * NOTE [readable] in structure.js: when the whole drawing fitted into the pane would have
+   * labels under READABLE_PX, first drop the numbers a small graph shows unasked (NOTE
+   * [numbers]), then roll module instances up (once; the learner opens them by a click), and
+   * lay out again. True when it did.
+   */
+  function rollUpToRead() {
+    const pane = paneSize();
+    const s = state.drawn;
+    if (state.collapseModules || !s || !pane.width || !pane.height) return false;
+    const whole = fitView(state.size, { width: pane.width - 8, height: pane.height - 8 });
+    if (whole.scale >= readableScale()) return false;
+    if (state.detail === null && detailShown()) {
+      // numbers the learner did not ask for, too big for the pane: compact labels first
+      state.numbersTooBig = true;
+      update();
+      return true;
+    }
+    if (!s.modules) return false;
+    state.collapseModules = true;
+    update();
+    return true;
+  }
+
+  /** The least scale at which the drawing's smallest label is READABLE_PX on screen. */
+  function readableScale() {
+    return READABLE_PX / Math.max(state.labelUnits, 1);
   }
 
   /**
@@ -264,17 +404,32 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   function sizePane() {
     const { width, height } = state.size;
     if (!width || !height) return;
-    const win = doc.defaultView;
-    const tallest = Math.max(220, Math.min(820, Math.round((win && win.innerHeight ? win.innerHeight : 900) * 0.78)));
+    const tallest = tallestPane(doc);
     const across = graphEl.clientWidth > 0 ? Math.min(FIT_MAX, (graphEl.clientWidth - 8) / width) : FIT_MAX;
     const px = `${Math.min(tallest, Math.max(180, Math.ceil(height * across) + 16))}px`;
-    if (graphEl.style.height !== px) graphEl.style.height = px;
+    if (graphEl.style.height !== px) {
+      graphEl.style.height = px;
+      root.style.setProperty("--dg-pane-height", px); // the side panels beside it are no taller
+    }
   }
 
-  function fit() {
+  /**
+   * Fit the whole drawing in the pane. With `readable` (labels with numbers, NOTE [numbers]),
+   * never below readable labels: a drawing too large for that shows its top, centred across,
+   * and the learner pans (or presses fit) for the rest.
+   * @param {boolean} [readable]
+   */
+  function fit(readable = false) {
     const pane = paneSize();
     if (!pane.width || !pane.height || !state.size.width) return;
-    state.zoom = { ...fitView(state.size, { width: pane.width - 8, height: pane.height - 8 }), user: false };
+    const inner = { width: pane.width - 8, height: pane.height - 8 };
+    state.zoom = { ...fitView(state.size, inner), user: false };
+    const floor = Math.min(readableScale(), FIT_MAX);
+    if (readable && state.zoom.scale < floor) {
+      const scale = floor;
+      const across = (state.size.width - inner.width / scale) / 2;
+      state.zoom = { scale, x: Math.max(across, 0), y: 0, user: false };
+    }
     state.zoom.x -= 4 / state.zoom.scale;
     state.zoom.y -= 4 / state.zoom.scale;
     applyZoom();
@@ -288,11 +443,31 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     graphEl.dataset.scale = String(Math.round(state.zoom.scale * 1000) / 1000);
   }
 
-  /** @param {number} factor @param {number} [px] @param {number} [py]  pane point kept in place */
+  /**
+   * Zoom by `factor` about a pane point: the one given (the wheel's), else the selected or the
+   * current node where it is in view (the buttons and keys zoom toward what is being looked
+   * at), else the pane's centre.
+   * @param {number} factor @param {number} [px] @param {number} [py]
+   */
   function zoomBy(factor, px, py) {
     const pane = paneSize();
-    state.zoom = { ...zoomAt(state.zoom, factor, px ?? pane.width / 2, py ?? pane.height / 2), user: true };
+    const about = px !== undefined && py !== undefined ? { x: px, y: py } : focusPoint(pane);
+    state.zoom = { ...zoomAt(state.zoom, factor, about.x, about.y), user: true };
     applyZoom();
+  }
+
+  /** The pane point of the selected (else the current) box when in view, else the centre. @param {{width: number, height: number}} pane */
+  function focusPoint(pane) {
+    const centre = { x: pane.width / 2, y: pane.height / 2 };
+    const s = state.drawn;
+    const name = state.selected !== null && s ? s.owner.get(state.selected) : state.activeName;
+    const item = name ? state.elements.get(name) : undefined;
+    if (!item || !graphEl.getBoundingClientRect) return centre;
+    const view = graphEl.getBoundingClientRect();
+    const r = item.el.getBoundingClientRect();
+    const x = (r.left + r.right) / 2 - view.left;
+    const y = (r.top + r.bottom) / 2 - view.top;
+    return x >= 0 && y >= 0 && x <= pane.width && y <= pane.height && r.width > 0 ? { x, y } : centre;
   }
 
   /**
@@ -342,7 +517,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       else if (output) look = { ...svgStyle(String(vocabulary.output || "").replace(/^\[|\]$/g, "")) };
       if (anomaly) look = { ...look, fill: svgStyle(vocabulary.anomaly).fill };
       paint(item.shapes, item.texts, look);
-      if (node && state.detail && box.gradLine >= 0 && item.texts[box.gradLine]) {
+      if (node && detailShown() && box.gradLine >= 0 && item.texts[box.gradLine]) {
         const shape = Array.isArray(node.shape) ? node.shape : [];
         const text = grad
           ? `grad${grad.summed ? " (summed)" : ""} ${formatValues(grad.previewText, shape)}`
@@ -387,6 +562,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
         item.el.classList.toggle("dg-future", !visible);
       }
     }
+    state.activeName = active;
     // The timeline position the drawing now shows (a test waits for it to match the slider).
     graphEl.dataset.shownStep = String(g.t);
     // After a move in the timeline, pan (only pan) so that what just happened is in view.
@@ -409,18 +585,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   function follow(targets) {
     const pane = paneSize();
     if (!targets.length || !pane.width || !graphEl.getBoundingClientRect) return;
-    const view = graphEl.getBoundingClientRect();
-    const rects = targets.map((t) => t.getBoundingClientRect());
-    const left = Math.min(...rects.map((r) => r.left));
-    const top = Math.min(...rects.map((r) => r.top));
-    const right = Math.max(...rects.map((r) => r.right));
-    const bottom = Math.max(...rects.map((r) => r.bottom));
-    if (right - left === 0 && bottom - top === 0) return;
-    const k = state.zoom.scale;
-    const rect = {
-      x: state.zoom.x + (left - view.left) / k, y: state.zoom.y + (top - view.top) / k,
-      width: (right - left) / k, height: (bottom - top) / k,
-    };
+    // the whole drawing is in view (fitted): nothing to bring in, and no pan to cut its edge
+    const z = state.zoom;
+    const slack = 1 / z.scale;
+    if (z.x <= slack && z.y <= slack && z.x + pane.width / z.scale >= state.size.width - slack
+      && z.y + pane.height / z.scale >= state.size.height - slack) return;
+    const rect = graphRect(targets);
+    if (!rect) return;
     const next = panToShow(state.zoom, pane, rect);
     if (next !== state.zoom) {
       state.zoom = { ...next, user: state.zoom.user };
@@ -456,19 +627,30 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     else st.setProperty(name, value);
   }
 
+  /**
+   * NOTE [numbers] Are values and gradients in the labels? The learner's choice, else yes for a
+   * graph of at most NUMBERS_UP_TO nodes (micrograd's draw_dot shows them all; a dozen boxes
+   * have room for them) and no for a larger one, which stays compact.
+   */
+  function detailShown() {
+    if (state.detail !== null) return state.detail;
+    return timeline.nodes.size > 0 && timeline.nodes.size <= NUMBERS_UP_TO && !state.numbersTooBig;
+  }
+
   /** The structure of the whole recording as the learner chose to see it (cached). */
   function currentStructure() {
     const opts = options();
     const h = header();
-    const key = [timeline.version, state.detail, [...state.expanded].sort().join(","), opts.max_nodes,
+    const detail = detailShown();
+    const key = [timeline.version, detail, state.collapseModules, [...state.expanded].sort().join(","), opts.max_nodes,
       opts.collapse_over, h.vocabulary ? Object.keys(h.vocabulary).length : 0, (h.lines || []).join("\n")].join("|");
     if (state.structure && state.structure.key === key && state.structure.vocabulary === h.vocabulary) {
       return state.structure.structure;
     }
     const structure = buildStructure(timeline, {
       lines: h.lines || [], vocabulary: h.vocabulary || {}, maxNodes: opts.max_nodes,
-      collapseOver: opts.collapse_over ?? COLLAPSE_OVER, detail: state.detail, expanded: state.expanded,
-      finalGrads: state.detail ? timeline.finalGrads() : undefined,
+      collapseOver: opts.collapse_over ?? COLLAPSE_OVER, detail, expanded: state.expanded,
+      finalGrads: detail ? timeline.finalGrads() : undefined, collapseModules: state.collapseModules,
     });
     state.structure = { key, structure, vocabulary: h.vocabulary };
     return structure;
@@ -625,8 +807,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     updateCode(g);
     updateInspector(g);
     updateChainRule(g);
-    updateNotes();
     const structure = currentStructure();
+    updateNotes(); // after the structure: its hidden count is this update's
     if (structure.dot !== state.renderedDot) {
       // A new structure (live growth, a toggle, a group opened): lay it out (coalesced).
       const tween = useTweens(structure.boxes.length, opts.tween_max_nodes, reducedMotion);
@@ -639,6 +821,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   }
 
   function updateControls() {
+    detailBtn.setAttribute("aria-pressed", String(detailShown()));
     const n = timeline.length;
     const t = state.t;
     scrub.max = String(n);
@@ -650,7 +833,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     setDisabled(fwdBtn, t >= n);
     setDisabled(endFwdBtn, n === 0);
     setDisabled(startBwdBtn, timeline.startOfBackward(t) === null);
-    setText(playBtn, state.playing ? "\u275A\u275A pause" : "\u25B6\uFE0E play");
+    setText(/** @type {Element} */ (playBtn.firstChild), state.playing ? "\u275A\u275A" : "\u25B6\uFE0E");
+    setText(/** @type {Element} */ (playBtn.lastChild), state.playing ? "pause" : "play");
     playBtn.setAttribute("aria-pressed", String(state.playing));
     if (speedSelect.value !== String(state.speed)) speedSelect.value = String(state.speed);
   }
@@ -732,9 +916,11 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     }
     const s = state.structure && state.structure.structure;
     if (s && s.hidden > 0) {
+      const total = timeline.nodes.size;
       notes.appendChild(make(doc, "div", {
         className: "dg-hidden-note",
-        text: `${s.hidden} nodes hidden (the oldest, over the budget of ${options().max_nodes} boxes).`,
+        text: `Showing the newest ${total - s.hidden} of ${total} nodes: the oldest ${s.hidden} are in one `
+          + `"hidden" box (over the budget of ${options().max_nodes} boxes; dg.watch(max_visible=...) draws more).`,
       }));
     }
     notes.hidden = !notes.firstChild;
@@ -759,11 +945,48 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     groupsBar.hidden = s.groups.length === 0;
   }
 
+  /** Show the wheel hint for a moment (NOTE [wheel]). */
+  function showWheelHint() {
+    wheelHint.hidden = false;
+    if (state.hintTimer !== null) clearTimeout(state.hintTimer);
+    state.hintTimer = setTimeout(() => {
+      state.hintTimer = null;
+      wheelHint.hidden = true;
+    }, HINT_MS);
+  }
+
+  /** How many of a loop's members (in id order) make its first rolled-up iteration. @param {import("./structure.js").Loop} loop */
+  function firstIteration(loop) {
+    let ops = 0;
+    for (let k = 0; k < loop.members.length; k++) {
+      const node = timeline.nodes.get(loop.members[k]);
+      if (node && node.kind === "op" && ++ops > loop.period) return k;
+    }
+    return loop.members.length;
+  }
+
   /** @param {string} key */
   function toggleGroup(key) {
-    if (state.expanded.has(key)) state.expanded.delete(key);
-    else state.expanded.add(key);
+    if (state.expanded.has(key)) {
+      state.expanded.delete(key);
+      state.zoom = { ...state.zoom, user: false }; // rolled up again: back to the whole drawing
+    } else {
+      state.expanded.add(key);
+      state.opened = groupMembers(key);
+    }
     update();
+  }
+
+  /** The node ids a group stands for (l<id> a loop, "scope:<name>" a scope). @param {string} key */
+  function groupMembers(key) {
+    const s = state.structure && state.structure.structure;
+    if (!s) return null;
+    const loop = s.loops.find((l) => l.key === key);
+    // a loop: its first iteration in the box (the ops of one period and what only they use),
+    // which fits at a readable size where all of them would not
+    if (loop) return loop.members.slice(0, firstIteration(loop));
+    const box = s.boxes.find((b) => b.kind === "scope" && b.key === key);
+    return box ? box.members : null;
   }
 
   /** The legend: one swatch per mark of the vocabulary, styled from the vocabulary table. */
@@ -886,7 +1109,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       // A group box: open it (a rolled-up loop, a collapsed scope).
       const box = state.drawn.boxes.find((b) => b.name === name);
       if (box && (box.kind === "loop" || box.kind === "scope")) {
-        toggleGroup(box.kind === "loop" ? box.name : `scope:${box.title}`);
+        toggleGroup(box.key || box.name);
         return;
       }
     }
@@ -901,12 +1124,15 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   listen(zoomOutBtn, "click", () => zoomBy(1 / ZOOM_STEP));
   listen(fitBtn, "click", () => fit());
   listen(detailBtn, "click", () => {
-    state.detail = !state.detail;
-    detailBtn.setAttribute("aria-pressed", String(state.detail));
+    state.detail = !detailShown();
     update();
   });
   listen(graphEl, "wheel", (/** @type {WheelEvent} */ e) => {
-    if (e.ctrlKey && e.deltaY === 0) return;
+    if (!e.ctrlKey && !e.metaKey) {
+      showWheelHint(); // NOTE [wheel]: not prevented, so the notebook scrolls
+      return;
+    }
+    if (e.deltaY === 0) return;
     e.preventDefault();
     const r = graphEl.getBoundingClientRect();
     const unit = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? 400 : 1;
@@ -954,7 +1180,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       if (now === last) return;
       last = now;
       if (state.zoom.user) applyZoom();
-      else fit();
+      else fit(detailShown());
     });
     observer.observe(graphEl);
     disposers.push(() => observer.disconnect());
@@ -1012,6 +1238,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       if (state.disposed) return;
       state.disposed = true;
       pause();
+      if (state.hintTimer !== null) clearTimeout(state.hintTimer);
       scheduler.dispose();
       for (const off of disposers.splice(0)) off();
       if (renderer.destroy) renderer.destroy();
@@ -1029,6 +1256,27 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   function enabled(b) {
     return b.getAttribute("aria-disabled") !== "true";
   }
+}
+
+/**
+ * The tallest the graph pane grows: 60 % of the window, so that the toolbar, the legend and
+ * the panels beside it fit in one screen of notebook (at 1000 px: 600 px).
+ * @param {Document} doc
+ */
+export function tallestPane(doc) {
+  const win = doc.defaultView;
+  const height = win && win.innerHeight ? win.innerHeight : 900;
+  return Math.max(220, Math.min(760, Math.round(height * 0.6)));
+}
+
+/** The smallest font size (graph units) of the labels of a Graphviz SVG. @param {Element} svg */
+function smallestFont(svg) {
+  let smallest = Infinity;
+  for (const text of Array.from(svg.querySelectorAll("g.node text"))) {
+    const size = Number(text.getAttribute("font-size"));
+    if (size > 0 && size < smallest) smallest = size;
+  }
+  return Number.isFinite(smallest) ? smallest : 10;
 }
 
 /** The Graphviz name of a drawn node or edge: the text of its <title> ("n7", "n3->n7"). */

@@ -4,7 +4,11 @@
 //   export function mountStandalone(el, state)   // the self-contained HTML export
 
 import { createView } from "./view.js";
-import { createGraphvizRenderer } from "./renderer.js";
+import { createGraphvizRenderer, serveLayouts } from "./renderer.js";
+
+// Started as the layout worker (NOTE [layout worker] in renderer.js): serve layouts, draw nothing.
+const WorkerScope = /** @type {any} */ (globalThis).WorkerGlobalScope;
+if (typeof WorkerScope === "function" && globalThis instanceof WorkerScope) serveLayouts(/** @type {any} */ (globalThis));
 
 /** @param {Window|undefined} win */
 function prefersReducedMotion(win) {
@@ -21,9 +25,16 @@ function prefersReducedMotion(win) {
  * @param {{model: import("./view.js").Model, el: HTMLElement}} args
  * @returns {() => void}
  */
-function render({ model, el }) {
+function render({ model, el }, bundleSource = undefined) {
   const win = el.ownerDocument.defaultView || undefined;
-  return createView({ model, el, createRenderer: createGraphvizRenderer, reducedMotion: prefersReducedMotion(win) });
+  // anywidget keeps the bundle's text in the `_esm` trait: the layout worker starts from it
+  // (NOTE [layout worker] in renderer.js); a standalone page may pass the text itself.
+  const source = () => {
+    const esm = bundleSource ?? model.get("_esm");
+    return typeof esm === "string" ? esm : null;
+  };
+  const createRenderer = (/** @type {HTMLElement} */ container) => createGraphvizRenderer(container, { source });
+  return createView({ model, el, createRenderer, reducedMotion: prefersReducedMotion(win) });
 }
 
 /**
@@ -53,10 +64,12 @@ export function staticModel(state) {
  * `Recording.to_html(path)` writes it. Returns the cleanup.
  * @param {HTMLElement} el
  * @param {{header?: object, snapshot?: object, options?: object}} state
+ * @param {{source?: string}} [options]  source: this bundle's text, for the layout worker
+ *   (without it, large drawings are laid out on the page's thread)
  * @returns {() => void}
  */
-export function mountStandalone(el, state) {
-  return render({ model: staticModel(state || {}), el });
+export function mountStandalone(el, state, options = {}) {
+  return render({ model: staticModel(state || {}), el }, options.source);
 }
 
 export default { render };

@@ -1,6 +1,8 @@
 // Shared test helpers with a DOM: jsdom, a fake anywidget model, a stub renderer.
 
 import { JSDOM } from "jsdom";
+import { createView } from "../src/view.js";
+import { sample } from "./fixtures.js";
 
 export { SAMPLE, sample, flush } from "./fixtures.js";
 
@@ -129,4 +131,19 @@ export function fakeClock() {
       globalThis.clearTimeout = real.clearTimeout;
     },
   };
+}
+
+/**
+ * A view of the sample recording mounted in a fresh document, with a stub renderer;
+ * `overrides`: model traits to change.
+ * @param {Record<string, any>} [overrides]
+ */
+export function mountView(overrides = {}) {
+  const { window, document, host } = dom();
+  const s = sample();
+  const model = fakeModel({ header: s.header, snapshot: s.snapshot, delta: {}, options: s.options, ...overrides });
+  const renderer = stubRenderer();
+  const cleanup = createView({ model, el: host, createRenderer: renderer.factory });
+  const root = /** @type {HTMLElement} */ (host.querySelector(".dg-root"));
+  return { window, document, host, model, renderer, cleanup, view: cleanup.view, root, s };
 }

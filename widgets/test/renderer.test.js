@@ -35,3 +35,27 @@ test("a Graphviz error rejects the render (and the next one still works)", async
   await renderer.render("digraph { a -> b; }", false);
   assert.equal(host.querySelectorAll("svg g.node").length, 2);
 });
+
+test("the layout worker's side: a DOT in, its SVG out as transferred UTF-8 bytes, errors as text", async () => {
+  const { serveLayouts } = await import("../src/renderer.js");
+  const replies = [];
+  const scope = { onmessage: null, postMessage: (message, transfer) => replies.push({ message, transfer }) };
+  serveLayouts(scope);
+  await scope.onmessage({ data: { id: 7, dot: "digraph { a -> b; }" } });
+  const [{ message, transfer }] = replies;
+  assert.equal(message.id, 7);
+  assert.ok(message.svg instanceof ArrayBuffer);
+  assert.deepEqual(transfer, [message.svg], "handed over, not copied");
+  assert.match(new TextDecoder().decode(message.svg), /<svg[\s\S]*<title>a&#45;&gt;b<\/title>/);
+  await scope.onmessage({ data: { id: 8, dot: "digraph { a -> ; }" } });
+  assert.equal(replies[1].message.id, 8);
+  assert.equal(typeof replies[1].message.error, "string");
+});
+
+test("a large drawing without the bundle's source is laid out on the page's thread", async () => {
+  const { host } = dom();
+  const many = Array.from({ length: 200 }, (_, i) => `  n${i} -> n${i + 1};`).join("\n");
+  const renderer = createGraphvizRenderer(host, { source: () => null });
+  await renderer.render(`digraph {\n${many}\n}`, false);
+  assert.equal(host.querySelectorAll("svg g.node").length, 201);
+});

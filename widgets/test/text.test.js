@@ -132,10 +132,14 @@ describe("inspector rows", () => {
 });
 
 describe("drawings", () => {
-  test("inertSvg keeps Graphviz's drawing and drops scripts, links and handlers", async () => {
-    const { inertSvg } = await import("../src/text.js");
+  for (const [name, steps] of [["inertSvg", false], ["inertSvgInSteps (a large drawing, over several tasks)", true]]) test(`${name} keeps Graphviz's drawing and drops scripts, links and handlers`, async () => {
+    const { inertSvg, inertSvgInSteps } = await import("../src/text.js");
     const { document, host } = dom();
-    const svg = inertSvg(document, `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" onload="alert(1)">
+    let pauses = 0;
+    const inert = steps
+      ? (/** @type {Document} */ d, /** @type {string} */ t) => inertSvgInSteps(d, t, async () => { pauses++; }, 3)
+      : inertSvg;
+    const svg = await inert(document, `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" onload="alert(1)">
       <g id="n1" class="node"><title>n1</title><ellipse cx="1" cy="1" rx="1" ry="1"/><text onclick="alert(2)">&lt;img src=x onerror=alert(1)&gt;</text></g>
       <script>alert(3)</script><a xlink:href="javascript:alert(4)"><text>link</text></a><foreignObject><div/></foreignObject>
       <image href="x"/></svg>`);
@@ -145,6 +149,7 @@ describe("drawings", () => {
     assert.equal(svg.querySelector("text").getAttribute("onclick"), null);
     assert.equal(svg.querySelector("text").textContent, HOSTILE);
     assert.equal(svg.querySelector("g.node title").textContent, "n1");
+    if (steps) assert.ok(pauses >= 3, "made inert 3 elements at a time, pausing between");
   });
 
   test("a non-SVG answer is an error", async () => {

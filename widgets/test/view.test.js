@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { createView, STEP_MS } from "../src/view.js";
 import { readFileSync } from "node:fs";
 import { encode } from "@msgpack/msgpack";
-import { dom, fakeModel, sample, stubRenderer, flush, fakeClock } from "./helpers.js";
+import { dom, fakeModel, sample, stubRenderer, flush, fakeClock, mountView } from "./helpers.js";
 
 /** How to read events (the header's `fields`, as Python sends it; see fixtures/vocabulary.json). */
 const FIELDS = JSON.parse(readFileSync(new URL("./fixtures/vocabulary.json", import.meta.url), "utf8")).fold.header.fields;
@@ -11,13 +11,7 @@ const FIELDS = JSON.parse(readFileSync(new URL("./fixtures/vocabulary.json", imp
 const HOSTILE = "<img src=x onerror=alert(1)>";
 
 function setup(overrides = {}) {
-  const { window, document, host } = dom();
-  const s = sample();
-  const model = fakeModel({ header: s.header, snapshot: s.snapshot, delta: {}, options: s.options, ...overrides });
-  const renderer = stubRenderer();
-  const cleanup = createView({ model, el: host, createRenderer: renderer.factory });
-  const view = cleanup.view;
-  const root = /** @type {HTMLElement} */ (host.querySelector(".dg-root"));
+  const { window, document, host, model, renderer, cleanup, view, root, s } = mountView(overrides);
   const key = (k, target = root) => {
     const e = new window.KeyboardEvent("keydown", { key: k, bubbles: true, cancelable: true });
     target.dispatchEvent(e);
@@ -41,7 +35,8 @@ describe("the view", () => {
   test("renders the whole recording at the end, built from elements, focusable root", async () => {
     const { root, view, lastDot, model } = setup();
     assert.equal(root.getAttribute("tabindex"), "0");
-    assert.equal(root.getAttribute("data-lm-suppress-shortcuts"), "true");
+    // NOTE [keys]: the attribute would make Lumino ignore Ctrl+S, Shift+Enter, Esc in the widget
+    assert.equal(root.getAttribute("data-lm-suppress-shortcuts"), null);
     assert.equal(view.state.t, 22);
     const dot = await lastDot();
     assert.match(dot, /^digraph dyngraph \{/);

@@ -1,0 +1,120 @@
+"""A notebook saved with widget state stores the widget's front end once, not once per graph
+(NOTE [the front end once per notebook] in dyngraph/jupyter/view.py).
+
+What JupyterLab writes for each model is its synced state, with binary traits as base64
+buffers: ``ipywidgets.Widget.get_manager_state()`` is the kernel's side of the same thing, and
+its JSON is what these tests weigh. The browser side (a reopened notebook playing its graphs)
+is tests/browser/test_saved_notebook.py.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("anywidget", reason="the widget needs the jupyter extra")
+
+import dyngraph as dg  # noqa: E402
+from dyngraph.jupyter import GraphView  # noqa: E402
+from dyngraph.jupyter.view import STATIC, FrontEnd  # noqa: E402
+
+BUNDLE = (STATIC / "graphview.js").read_text(encoding="utf-8")
+MARK = BUNDLE.splitlines()[0]  # "// dyngraph-widget-sources: <hash>": once per copy of it
+
+
+def watched_graph() -> GraphView:
+    view = GraphView().attach()
+    x = dg.tensor([1.0, 2.0], requires_grad=True, name="x")
+    w = dg.tensor([0.5, -1.0], requires_grad=True, name="w")
+    ((x * w).tanh().sum()).backward()
+    view.detach()
+    return view
+
+
+def saved_bytes(model_state: dict) -> int:
+    """Bytes a model takes in a saved notebook's widget state (JSON, buffers in base64)."""
+    return len(json.dumps(model_state))
+
+
+def test_each_graph_saves_a_small_state_and_the_front_end_is_saved_once():
+    views = [watched_graph() for _ in range(3)]
+    try:
+        saved = json.loads(json.dumps(GraphView.get_manager_state(drop_defaults=True)))["state"]
+        shared = {view.front_end for view in views}
+        assert len(shared) == 1, "every view names the same FrontEnd"
+        (front_end_id,) = shared
+        assert saved[front_end_id]["state"]["code"] == BUNDLE
+        notebook_text = json.dumps(saved)
+        assert notebook_text.count(MARK) == 1, "the bundle is in the saved state once"
+        for view in views:
+            state = saved[view.model_id]
+            assert MARK not in json.dumps(state)
+            assert state["state"]["front_end"] == front_end_id
+            assert saved_bytes(state) < 60_000, saved_bytes(state)  # was 880 KB and more
+    finally:
+        for view in views:
+            view.close()
+
+
+def test_a_closed_front_end_is_made_again_for_the_next_view():
+    first = GraphView()
+    FrontEnd.shared().close()
+    second = GraphView()
+    try:
+        assert second.front_end != first.front_end
+        assert FrontEnd.shared().comm is not None and second.front_end == FrontEnd.shared().model_id
+    finally:
+        first.close()
+        second.close()
+
+
+class FakeHandle:
+    """What IPython.display.display(..., display_id=True) returns, recording the updates."""
+
+    def __init__(self, data: dict) -> None:
+        self.shown = [data]
+
+    def update(self, data: dict, metadata: dict | None = None, raw: bool = False) -> None:
+        assert raw
+        self.shown.append(data)
+
+
+def test_a_displayed_view_gives_its_output_the_picture_of_its_final_state(monkeypatch):
+    """NOTE [a picture beside the widget]: where the widget's model is missing (a notebook saved
+    without widget state), the output shows the graph as the block left it, not as it began."""
+    import base64
+    import re
+
+    import IPython.display
+
+    pytest.importorskip("IPython", reason="displaying needs IPython")
+    handles: list[FakeHandle] = []
+
+    def display(data, metadata=None, raw=False, display_id=False):
+        assert raw and display_id is True
+        handles.append(FakeHandle(data))
+        return handles[-1]
+
+    monkeypatch.setattr(IPython.display, "display", display)
+    view = GraphView()
+    try:
+        view._ipython_display_()  # what IPython calls for display(view) and a cell's last line
+        view.attach()
+        x = dg.tensor([1.0, 2.0], requires_grad=True, name="x")
+        ((x * 2.0).tanh().sum()).backward()
+        view.detach()
+        view.detach()  # nothing new: no second update
+        (handle,) = handles
+        first, final = handle.shown[0], handle.shown[-1]
+        assert len(handle.shown) == 2
+        widget = "application/vnd.jupyter.widget-view+json"
+        assert final[widget]["model_id"] == first[widget]["model_id"] == view.model_id
+        if "image/svg+xml" not in final:
+            pytest.skip("no Graphviz here: the fallback is DOT text (graphviz_render.picture)")
+        assert final["image/svg+xml"].count('class="node"') == 5  # x, 2.0, Mul, Tanh, Sum
+        image = re.search(r'<img src="data:image/svg\+xml;base64,([^"]+)"', final["text/html"])
+        assert image and base64.b64decode(image[1]).decode() == final["image/svg+xml"]
+        assert "<svg" not in final["text/html"]  # a sanitizer that drops <svg> keeps the <img>
+    finally:
+        view.close()

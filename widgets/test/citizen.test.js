@@ -1,0 +1,146 @@
+// The widget as a guest in the notebook (issue 29): the wheel, the keys, numbers on small
+// graphs, loops that ran once, module instances rolled up to stay readable.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { NUMBERS_UP_TO, tallestPane, zoomModifier } from "../src/view.js";
+import { repeatedIterations, buildStructure, innermostScopes, MIN_REPEATS } from "../src/structure.js";
+import { dom, mountView, sample } from "./helpers.js";
+
+function setup(overrides = {}) {
+  const { window, document, root, renderer, cleanup, view } = mountView(overrides);
+  return { window, document, root, renderer, cleanup, view };
+}
+
+/** A keydown on `target` and whether it went past the widget (to JupyterLab on the document). */
+function press(window, document, target, init) {
+  let reached = false;
+  const listener = () => { reached = true; };
+  document.addEventListener("keydown", listener);
+  const e = new window.KeyboardEvent("keydown", { bubbles: true, cancelable: true, ...init });
+  target.dispatchEvent(e);
+  document.removeEventListener("keydown", listener);
+  return { reached, prevented: e.defaultPrevented };
+}
+
+test("a plain wheel is left to the page (the notebook scrolls) and shows the zoom hint", async () => {
+  const { window, root, view, cleanup } = setup();
+  await view.scheduler.idle();
+  const graph = root.querySelector(".dg-graph");
+  const hint = root.querySelector(".dg-hint");
+  assert.equal(hint.hidden, true);
+  const plain = new window.WheelEvent("wheel", { deltaY: 100, bubbles: true, cancelable: true });
+  graph.dispatchEvent(plain);
+  assert.equal(plain.defaultPrevented, false, "the notebook must scroll");
+  assert.equal(hint.hidden, false);
+  assert.match(hint.textContent, /^(Ctrl|\u2318) \+ wheel to zoom/);
+  const zoom = view.state.zoom.scale;
+  const ctrl = new window.WheelEvent("wheel", { deltaY: -100, ctrlKey: true, bubbles: true, cancelable: true });
+  graph.dispatchEvent(ctrl);
+  assert.equal(ctrl.defaultPrevented, true, "Ctrl + wheel (and a pinch) zooms the graph");
+  assert.ok(view.state.zoom.scale > zoom);
+  cleanup();
+});
+
+test("the widget stops only its own keys; Ctrl+S, Shift+Enter, Esc reach JupyterLab", async () => {
+  const { window, document, root, view, cleanup } = setup();
+  await view.scheduler.idle();
+  assert.equal(root.hasAttribute("data-lm-suppress-shortcuts"), false);
+  for (const key of ["ArrowLeft", "ArrowRight", " ", "Home", "End", "+", "-", "0"]) {
+    const r = press(window, document, root, { key });
+    assert.deepEqual(r, { reached: false, prevented: true }, key);
+  }
+  for (const init of [{ key: "s", ctrlKey: true }, { key: "s", metaKey: true }, { key: "Enter", shiftKey: true },
+    { key: "Escape" }, { key: "a" }, { key: "ArrowDown" }]) {
+    const r = press(window, document, root, init);
+    assert.deepEqual(r, { reached: true, prevented: false }, JSON.stringify(init));
+  }
+  assert.ok(root.querySelector(".dg-keys"), "a badge says the widget holds the keys (CSS :focus-within)");
+  cleanup();
+});
+
+test("a graph of a dozen nodes shows values and gradients; the learner's choice wins", async () => {
+  const { root, view, renderer, cleanup } = setup();
+  await view.scheduler.idle();
+  assert.ok(view.timeline.nodes.size <= NUMBERS_UP_TO);
+  const detail = root.querySelector(".dg-detail");
+  assert.equal(detail.getAttribute("aria-pressed"), "true");
+  assert.match(renderer.calls.at(-1).dot, /grad/, "gradient lines in the labels");
+  detail.click();
+  await view.scheduler.idle();
+  assert.equal(detail.getAttribute("aria-pressed"), "false");
+  assert.doesNotMatch(renderer.calls.at(-1).dot, /\\ngrad/);
+  cleanup();
+});
+
+test("the pane is at most 60 % of the window high", () => {
+  const { document, window } = dom();
+  Object.defineProperty(window, "innerHeight", { value: 1000 });
+  assert.equal(tallestPane(document), 600);
+  assert.equal(zoomModifier(document), "Ctrl"); // jsdom's platform is not a Mac
+});
+
+/** leaf 1, then `n` iterations of (Mul, Tanh) on line 4, then a Sum on line 5 */
+function loopNodes(n) {
+  const nodes = [{ id: 1, kind: "leaf", op: "leaf", file: "c.py", line: 1, scope: [], order: 0 }];
+  const edges = [];
+  let prev = 1;
+  for (let i = 0; i < n; i++) {
+    const a = nodes.length + 1;
+    nodes.push({ id: a, kind: "op", op: "Mul", file: "c.py", line: 4, scope: [], order: a - 1 });
+    nodes.push({ id: a + 1, kind: "op", op: "Tanh", file: "c.py", line: 4, scope: [], order: a });
+    edges.push({ src: prev, dst: a }, { src: a, dst: a + 1 });
+    prev = a + 1;
+  }
+  return { nodes, edges };
+}
+
+test("a loop rolls up only when two iterations or more go into its box (no \u00D71 box)", () => {
+  assert.equal(MIN_REPEATS, 4);
+  const three = loopNodes(3);
+  assert.deepEqual(repeatedIterations(three.nodes, three.edges), [], "three graphs are drawn as three");
+  const four = loopNodes(4);
+  const [loop] = repeatedIterations(four.nodes, four.edges);
+  assert.equal(loop.repeats - 2, 2);
+});
+
+test("module instances roll up into boxes in their parent's cluster, each opens alone", () => {
+  const node = (id, scope, kind = "op") => ({ id, kind, op: kind === "op" ? "MatMul" : kind, scope, order: id, shape: [2], preview: [], previewText: [] });
+  const nodes = [
+    node(1, [], "leaf"),
+    node(2, ["Sequential", "0 \u00B7 Linear"], "parameter"), node(3, ["Sequential", "0 \u00B7 Linear"]),
+    node(4, ["Sequential", "1 \u00B7 Tanh"]),
+    node(5, ["Sequential", "2 \u00B7 Linear"], "parameter"), node(6, ["Sequential", "2 \u00B7 Linear"]),
+  ];
+  assert.deepEqual(innermostScopes(nodes).map((s) => s.path.join("/")),
+    ["Sequential/0 \u00B7 Linear", "Sequential/2 \u00B7 Linear"], "a one-node scope stays as it is");
+  const timeline = {
+    nodes: new Map(nodes.map((n) => [n.id, n])),
+    edges: new Map([[1, { src: 1, dst: 3 }], [2, { src: 2, dst: 3 }], [3, { src: 3, dst: 4 }], [4, { src: 4, dst: 6 }], [5, { src: 5, dst: 6 }]]),
+    clusters: new Map([["Sequential", 0], ["Sequential\u00000 \u00B7 Linear", 1], ["Sequential\u00001 \u00B7 Tanh", 2], ["Sequential\u00002 \u00B7 Linear", 3]]),
+    steps: [],
+  };
+  const open = buildStructure(timeline, {});
+  assert.equal(open.modules, 2);
+  assert.equal(open.boxes.length, 6);
+  const rolled = buildStructure(timeline, { collapseModules: true });
+  assert.deepEqual(rolled.boxes.filter((b) => b.kind === "scope").map((b) => [b.name, b.key, b.scope, b.members]), [
+    ["s1", "scope:Sequential / 0 \u00B7 Linear", ["Sequential"], [2, 3]],
+    ["s3", "scope:Sequential / 2 \u00B7 Linear", ["Sequential"], [5, 6]],
+  ]);
+  assert.ok(rolled.edges.some((e) => e.name === "s1->n4") && rolled.edges.some((e) => e.name === "n4->s3"));
+  assert.match(rolled.dot, /subgraph cluster_0 \{[^}]*s1 \[label="0 \u00B7 Linear\\n2 nodes/);
+  const one = buildStructure(timeline, { collapseModules: true, expanded: new Set(["scope:Sequential / 0 \u00B7 Linear"]) });
+  assert.deepEqual(one.boxes.filter((b) => b.kind === "scope").map((b) => b.name), ["s3"]);
+});
+
+test("over the box budget the notes say how many of how many nodes are drawn, and how to see more", async () => {
+  const s = sample();
+  const { root, view, cleanup } = setup({ options: { ...s.options, max_nodes: 4 } });
+  await view.scheduler.idle();
+  const total = view.timeline.nodes.size;
+  const note = root.querySelector(".dg-hidden-note").textContent;
+  assert.match(note, new RegExp(`^Showing the newest 3 of ${total} nodes: the oldest ${total - 3} are in one "hidden" box`));
+  assert.match(note, /dg\.watch\(max_visible=\.\.\.\) draws more/);
+  cleanup();
+});

@@ -86,9 +86,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Multiply the two local derivatives element by element, with numpy's np.tanh.",
     ),
     "00.2": (
-        "One op node per operation the expression performs; leaves are not ops.",
-        "Read the expression from the inside out: a product, a sum with a, an exponential, a "
-        "sum over elements.",
+        "Each element of loss depends on its own a and b only. Mul's local derivative with "
+        "respect to a is b; Add passes the gradient on unchanged.",
+        "a reaches loss along two paths, through Mul and straight into Add: add the two. One "
+        "op node per operation; leaves are not ops.",
     ),
     "01.1": (
         "Follow the graph from the leaves: first the Mul node a·b, then the Add node with c, "
@@ -97,12 +98,16 @@ HINTS: dict[str, tuple[str, ...]] = {
         "the check allows for that).",
     ),
     "01.2": (
-        "A tensor is one node however many times it is used; each op adds one node.",
-        "Every op has one incoming edge per input: count the inputs of Add, Sub and Mul.",
+        "Compute a + b and a - c first; Mul's derivative with respect to one input is the "
+        "other input.",
+        "dg/da sums over both paths: through Add (times the Sub result) and through Sub (times"
+        " the Add result). Every op has one incoming edge per input.",
     ),
     "02.1": (
-        "How many op nodes does one call of run(x, w) make? Look at its body.",
-        "Nothing is reused between calls: each one builds its whole graph again.",
+        "Nothing is reused between calls: each builds its whole graph again, holding what the "
+        "lesson measured for one graph, and backward frees only the graph it walks.",
+        "What did lesson 02 say PyTorch raises when a freed saved value is needed again? "
+        "Count the op nodes of one call in run's body.",
     ),
     "02.2": (
         "Count the tensors the ops save: Mul keeps both inputs, Tanh its output. Each is 5 "
@@ -128,10 +133,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         " input, u = 2.",
     ),
     "04.1": (
-        "A trace writes down one step per op the function runs; Python arithmetic on plain "
-        "numbers is not an op.",
-        "Read the lambda from the inside out: how many ops does (t * 2 + 1).relu().sum() "
-        "call?",
+        "The trace reads each captured tensor (scale) afresh at every replay, but t.shape[0] was "
+        "the plain int 3 while it traced: that number is frozen in the graph.",
+        "With scale = -1: the replay computes relu(-x + 3).sum(), the function relu(-x + 4).sum()"
+        "; add up the positive terms for x = 1, 2, 3, 4.",
     ),
     "04.2": (
         "The trace froze x.shape[0] because it was a Python int; use an op that divides by "
@@ -139,10 +144,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "dyngraph tensors have the same reductions as numpy arrays.",
     ),
     "05.1": (
-        "Decide the branch first: is the sum of [0.5, -3.0] positive? Then the loop count: "
-        "int of the largest absolute entry.",
-        "graph_size counts x, the branch's op, one Mul per loop step and the final Sum; the "
-        "condition ops and the constants are not counted.",
+        "Decide the branch first: is the sum of [2.5, -1.0] positive? Then the loop count: "
+        "int() of the largest absolute entry (int truncates).",
+        "The gradient is the branch's derivative times 0.5 per halving. graph_size counts x, "
+        "the branch's op, one Mul per loop step and the final Sum.",
     ),
     "05.2": (
         "The replay does not look at the input's sign or size: it repeats exactly the ops of "
@@ -156,9 +161,9 @@ HINTS: dict[str, tuple[str, ...]] = {
         "function's own result.",
     ),
     "06.1": (
-        "The size grows by the same number of nodes per step: how many does one step add, "
-        "judging from sizes[1] and sizes[2]?",
-        "A length-12 sequence has 11 more steps than a length-1 sequence.",
+        "Every step after the first saves the same arrays, so the bytes grow by saved[2] - "
+        "saved[1] per extra step; a length-12 sequence has 11 more steps than a length-1 one.",
+        "backward() releases what each node saved as it passes (lesson 03's graph_freed).",
     ),
     "06.2": (
         "Padded into one batch, every row is as long as the longest sequence.",
@@ -205,8 +210,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "does.",
     ),
     "08.4": (
-        "p = 0.41 sends input 4 to the small expert. Each Linear records three ops.",
-        "After the expert: the line return self.small(x) * (1 - p) runs two more ops.",
+        "The loss is the sum of small(x) * (1 - p): a bias adds to each output once, and each "
+        "output is then multiplied by (1 - p).",
+        "For the gate: d loss / d p = -sum(small(x)); p = sigmoid(z) with dp/dz = p (1 - p); and"
+        " dz / d gate.bias = 1.",
     ),
     "09.1": (
         "The in-place h /= ... overwrote the output that Exp saved for its backward.",
@@ -248,8 +255,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "The StaticGraph it returns is called like the function: graph(x, h).",
     ),
     "11.3": (
-        "Per row the loop runs three ops: vectors[i] (an Index), the * weights, the .sum().",
-        "Then dg.stack collects the 200 results in one more op.",
+        "Each output is one dot product, v_i . w: what is its derivative with respect to the row "
+        "v_i, and with respect to the other rows?",
+        "The loop and the matmul compute the same numbers, so backward gives the same gradient:"
+        " the weights, once per row (np.tile).",
     ),
     "12.1": (
         "Three calls: dg.trace(model, example), graph.save(path) (it returns the path to "
@@ -261,17 +270,20 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Each step dict has an \"op\" key; collect them in order with a list comprehension.",
     ),
     "12.3": (
-        "Count three kinds: the input x, each Linear's weight and bias, and the ops.",
-        "Each Linear records Permute, MatMul and Add; the Tanh sits between the two layers.",
+        "What does dg.load_static check about an op? Re-read the cell that tampered with "
+        "\"os.system\": it looks the name up among dyngraph's own ops.",
+        "Relu is one of dyngraph's ops, with the same input and output shape as Tanh; but is "
+        "relu(u) the same number as tanh(u)?",
     ),
     "13.1": (
-        "Only the loop's length differs between the runs; count the nodes one iteration adds.",
-        "One iteration: the row seq[t] (an Index node), then MatMul, Add and Tanh.",
+        "Same code, same input: the two backward passes compute the same gradient for W.",
+        "backward() adds into W.grad; nothing clears it between the two runs.",
     ),
     "13.2": (
         "register_hook(fn) on z calls fn(grad) when the gradient of z is ready; a lambda can "
-        "store it in the dict.",
-        "Register the hook before calling backward(); afterwards read captured[\"dz\"].",
+        "store it in the dict: captured.update(dz=g).",
+        "Register the hook before calling backward() on (z * w).sum(); the check reads "
+        "captured[\"dz\"] and v.grad, which only that backward fills.",
     ),
     "14.1": (
         "A padded batch has as many row-steps as rows times the longest length; the real ones"
@@ -284,10 +296,9 @@ HINTS: dict[str, tuple[str, ...]] = {
         "optimizer.zero_grad() must run every step, before backward(): gradients accumulate.",
     ),
     "14.3": (
-        "One RNNCell step records a Linear-like triple for the input and one for the state, "
-        "then an Add and a Tanh.",
-        "With a mask, each step also runs dg.where; the padded batch has as many steps as its"
-        " longest sequence (20).",
+        "Without the mask, a padded step still runs the cell: the input is the padding value, "
+        "0, and the state moves on. Which rows have no padded steps at all?",
+        "Count the sequences as long as the longest one, from lengths alone.",
     ),
     "15.1": (
         "backward returns grad_y times the local derivative dy/dx; the docstring states it, "
@@ -301,8 +312,9 @@ HINTS: dict[str, tuple[str, ...]] = {
         "This uses your backward from exercise 1: solve that first.",
     ),
     "15.3": (
-        "A recording holds leaves, constants (the 1 and the 2 are tensors too) and ops.",
-        "The naive version runs Exp, Add, Log where the custom one runs one Softplus node.",
+        "Which of Exp, Add and Log need a value in backward? d exp(u)/du is exp(u) itself; "
+        "d log(u)/du is 1/u; an Add needs no value. Each saved array is 1000 float32 numbers.",
+        "Softplus saves what its forward passes to ctx.save_for_backward, and nothing else.",
     ),
     "16.1": (
         "Run the model on X under dg.no_grad(): no graph is needed to evaluate.",
@@ -310,15 +322,32 @@ HINTS: dict[str, tuple[str, ...]] = {
         "the mean.",
     ),
     "16.2": (
-        "Copy the training loop above: forward, loss, zero_grad, backward, step, with Xm and "
-        "ym.",
-        "Adam with a learning rate around 0.05 and a few hundred steps is plenty; evaluate "
-        "under dg.no_grad().",
+        "Make moons_model a fresh MLP with 16 hidden units, then copy the training loop above:"
+        " forward, loss, zero_grad, backward, step, with Xm and ym.",
+        "Adam with a learning rate around 0.05 and a few hundred steps is plenty; the check "
+        "measures moons_model's accuracy itself.",
     ),
     "16.3": (
-        "Each Linear records a Permute of its weight, a MatMul and an Add; the relu runs in "
-        "MLP.forward itself.",
-        "Parameters: each Linear has a weight and a bias.",
+        "With every weight and bias 0, what are the logits of any point? What is the softmax "
+        "of three equal logits?",
+        "Cross-entropy is -log of the true class's probability; the gradient of the mean loss"
+        " for the out.bias is the mean over the points of softmax minus one-hot, and the "
+        "three classes have 100 points each.",
+    ),
+    "21.1": (
+        "With zero outgoing weights, how much do the new units add to the logits?",
+        "A new unit's incoming weights get their gradient through its outgoing weights: "
+        "multiply by zero.",
+    ),
+    "21.2": (
+        "optimizer.state is a dict keyed by parameter objects; nothing removes the old keys.",
+        "Adam's step creates a state entry for every parameter in param_groups that has none "
+        "yet.",
+    ),
+    "21.3": (
+        "The twins get the same gradient. Do they get the same update? Adam's update divides "
+        "the running average of gradients by that of their squares.",
+        "The old unit's moments are its history; the new unit's start at zero.",
     ),
     "17.1": (
         "Only use what both libraries spell the same: torch_like.tensor(values, "
@@ -358,6 +387,86 @@ HINTS: dict[str, tuple[str, ...]] = {
         "The retain_graph section above printed the kinds of steps a backward adds; which one"
         " does a failing backward end with?",
     ),
+    "20.1": (
+        "Ask what a tensor is while the tool runs the program: real numbers (dg.trace, "
+        "jit.trace), a Proxy with no value and no shape (fx), a fake tensor with a shape but no "
+        "data (export), or bytecode being read (strict export, compile).",
+        "Real numbers never refuse, but reading one into Python warns; a symbol can be computed"
+        " with (even .item()) but not decided on; compile breaks where export must raise.",
+    ),
+    "20.2": (
+        "A trace replays the ops of the example [1, 2, 3]: which programs took a decision, or "
+        "read a number, that differs for [-1, -2, -3, -4]?",
+        "dg.trace reads x.shape[0] as the plain int 3; jit.trace records the size lookup as an "
+        "op. A print is not an op: it does not change the value.",
+    ),
+    "20.3": (
+        "jit.trace ran branches on [1, 2, 3]: which branch did the sum's sign pick, and is "
+        "that branch re-decided at replay?",
+        "torch.cond keeps both branches in the graph and decides at every call: what does "
+        "branches return for a negative sum?",
+    ),
+    "19.1": (
+        "y[1:] *= 2 writes into y's own memory: the first element keeps its value, the last "
+        "two are doubled.",
+        "y.sum() adds y's elements; how much does each element of y change when x's matching "
+        "element grows by 1?",
+    ),
+    "19.2": (
+        "A write through a view of a leaf that requires grad is refused at once, unless "
+        "no_grad is on.",
+        "Backward refuses only a value some op SAVED and that was changed later: which ops "
+        "save their output, which their inputs? detach() shares the counter.",
+    ),
+    "19.3": (
+        "Integer and slice indexing and reshape of a contiguous tensor give views; a list "
+        "index gives a copy.",
+        "Apply the writes in order to a 2x3 grid of zeros; each in-place op on base's memory "
+        "bumps the one shared counter once.",
+    ),
+    "19.4": (
+        "In PyTorch x.data has a counter of its own: the backward of Mul does not notice the "
+        "change and uses the x it finds, now doubled.",
+        "dyngraph's .data shares x's counter, like detach(): what does backward do with a "
+        "saved value whose version moved?",
+    ),
+    # the build-your-own track (lessons 22-27): the learner's scalar engine, step by step
+    "22.1": (
+        "Forward first: Add's output is self.data + other.data, Mul's the product, tanh's "
+        "math.tanh(self.data). Then each op's local derivatives, one per input, in order.",
+        "Add passes 1 to each input; Mul sends each input the *other* input's value; tanh's "
+        "derivative is 1 - t*t, where t is the output. Make each op with self._op(...).",
+    ),
+    "23.1": (
+        "topological_order: visit a value's inputs before appending the value itself, and "
+        "remember what you have seen, so a value used twice is appended once.",
+        "send_grads: each input gets the local derivative times self.grad, and a value used "
+        "by two ops gets both shares: add them (+=).",
+    ),
+    "24.1": (
+        "free_saved: the ops' saved things are their local_grads; set them to None and tell "
+        "the source which values you freed, in one call.",
+        "check_saved runs before an op sends its gradients: what does local_grads hold after "
+        "free_saved ran? Raise a RuntimeError that says what happened and what to do.",
+    ),
+    "25.1": (
+        "add_ changes self.data where it is, so the value's version goes up by one: report "
+        "the new version with src.version_bumped.",
+        "Each op saved its inputs' versions when it was made (saved_versions). In "
+        "check_saved, compare each input's version now with the one saved.",
+    ),
+    "26.1": (
+        "no_grad: switch Value.grad_enabled off, yield, and switch it back to what it was in "
+        "a finally: block, so an error inside cannot leave it off.",
+        "_op: while grad is off, make a value with no inputs and a name other than 'leaf', "
+        "and report nothing; otherwise do what the engine so far did.",
+    ),
+    "27.1": (
+        "A tape is the graph's values in topological order: leaves first, each op after "
+        "its inputs. Replaying is a walk along it.",
+        "Keep a dict from each value to its new number: the leaves get the new inputs, each "
+        "op gets FORWARD[v.op] of its inputs' new numbers.",
+    ),
 }
 
 
@@ -374,6 +483,13 @@ def hint(exercise: str, n: int = 1) -> None:
 
 def _difference(mine: Any, expected: Any, rtol: float, atol: float) -> str | None:
     """None when ``mine`` matches ``expected``, else what differs and by how much."""
+    # NOTE [booleans are answers of their own type] 0 == False and 1 == True in Python, so a
+    # yes/no question would accept 0, and a counting question would accept True: refuse both.
+    truth_values = (bool, np.bool_)
+    if isinstance(expected, truth_values) and not isinstance(mine, truth_values):
+        return f"answer True or False, not {mine!r} (a {type(mine).__name__})"
+    if isinstance(mine, truth_values) and not isinstance(expected, truth_values):
+        return f"yours is {mine!r}, a yes/no answer where a value is expected"
     if isinstance(expected, (str, bool, type(None))) or isinstance(mine, (str, bool)):
         return None if mine == expected else f"yours is {mine!r}, which is not it"
     if isinstance(expected, (set, frozenset)):
@@ -441,9 +557,66 @@ def check_answer(exercise: str, name: str, mine: Any, expected: Any,
             "pass": "PASS",
             "wrong": f"not yet: {detail}; {ask}"}[status]
     print(f"{exercise} {name}: {line}")
+    _expect_version(exercise, name, status)
+    return status == "pass"
+
+
+def _expect_version(exercise: str, name: str, status: str) -> None:
+    """Under DYNGRAPH_EXERCISES=learner / solution, raise when a check does not say what that
+    version of the lessons expects (blank / pass)."""
     mode = os.environ.get("DYNGRAPH_EXERCISES", "")
     wanted = {"learner": "blank", "solution": "pass"}.get(mode)
     if wanted is not None and status != wanted:
         raise AssertionError(f"exercise {exercise} ({name}): the {mode} version should say "
                              f"{NOT_ATTEMPTED if wanted == 'blank' else 'PASS'}")
+
+
+# ----------------------------------------------------------------------------- build your own
+
+def check_engine_step(exercise: str, result: Any) -> bool:
+    """Print one step's CheckResult (dyngraph.engine_check.check_engine) of the learner's engine
+    in check_answer's format; returns True on PASS.
+
+    >>> check_engine_step("23.1", check_engine(engine, "backward"))
+    23.1 backward: PASS
+    """
+    status = {"PASS": "pass", NOT_ATTEMPTED: "blank"}.get(result.status, "wrong")
+    ask = f'a hint: lessons.hint("{exercise}")'
+    line = {"blank": f"{NOT_ATTEMPTED} ({result.message}; {ask})",
+            "pass": "PASS",
+            "wrong": f"not yet: {result.message}; {ask}"}[status]
+    print(f"{exercise} {result.step}: {line}")
+    _expect_version(exercise, result.step, status)
     return status == "pass"
+
+
+def watch_beside(program: Any, engine: Any, backward: bool = False) -> None:
+    """Draw ``program`` (a function of an Engine, as in dyngraph.engine_check) run on the
+    learner's ``engine`` and then on dyngraph's, each in a live ``dg.watch()`` of its own, so
+    the two graphs are seen one beside the other. A part of the engine that is not written yet
+    (NotImplementedError) is said in one line instead."""
+    from . import watch
+    from .engine_check import reference_engine
+
+    for title, each in (("your engine", engine), ("dyngraph", reference_engine())):
+        with watch(title=f"{title}: {program.__name__}", pace=0.1):
+            try:
+                out = program(each)
+                if backward:
+                    out.backward()
+            except NotImplementedError:
+                print(f"{title}: {NOT_ATTEMPTED} (a part of it raises NotImplementedError)")
+
+
+def method_of(cls: type) -> Any:
+    """A decorator that adds the function below it to ``cls`` as a method, so that a lesson's
+    exercise can add one method to the engine built so far::
+
+        @method_of(Value)
+        def backward(self): ...
+    """
+    def add(function: Any) -> Any:
+        setattr(cls, function.__name__, function)
+        return function
+
+    return add

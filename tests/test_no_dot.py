@@ -202,7 +202,8 @@ def test_lessons_that_draw_run_without_dot():
         assert shutil.which("dot", path=path) is None
         done = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval-lax",
-             "notebooks/07_recursive_models.ipynb", "notebooks/16_train_end_to_end.ipynb"],
+             "notebooks/07_recursive_models.ipynb", "notebooks/16_train_end_to_end.ipynb",
+             "notebooks/19_views_and_inplace.ipynb"],
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
         )
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]

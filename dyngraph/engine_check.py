@@ -96,7 +96,9 @@ class CheckResult:
 # --------------------------------------------------------------------------- the programs
 
 
-def _reference_engine() -> Engine:
+def reference_engine() -> Engine:
+    """dyngraph itself in the Engine shape: leaves are float64 scalar tensors that require grad
+    (what the learner's engine is compared with, and drawn beside in the lessons)."""
     import numpy as np
 
     from . import factories, grad_mode
@@ -214,7 +216,7 @@ def _run(program: Callable, engine: Engine, backward: bool) -> tuple[Recording, 
 
 
 def _check_programs(engine: Engine, step: str, backward: bool) -> CheckResult:
-    reference = _reference_engine()
+    reference = reference_engine()
     for name in STEP_PROGRAMS[step]:
         program = PROGRAMS[name]
         ref, ref_error = _run(program, reference, backward)
@@ -233,7 +235,7 @@ def _check_programs(engine: Engine, step: str, backward: bool) -> CheckResult:
 
 
 def _check_free(engine: Engine) -> CheckResult:
-    reference = _reference_engine()
+    reference = reference_engine()
     ref, _ = _run(PROGRAMS["chain"], reference, backward=True)
     yours, error = _run(PROGRAMS["chain"], engine, backward=True)
     if error is not None:

@@ -97,6 +97,7 @@ class EventSource:
         self.while_watched = while_watched
         self._code, self._files = _engine_code(name, engine)
         self._ids: dict[int, tuple[weakref.ref, int]] = {}  # id(obj) -> (a weak ref to it, node id)
+        self._uses: dict[int, int] = {}  # node id -> how many inputs of reported ops it was
         if while_watched is not None:
             _registered[name] = self
 
@@ -144,15 +145,19 @@ class EventSource:
             events.emit(events.BackwardStarted(self._announced(root), bool(retain_graph),
                                                False))
 
-    def grad(self, obj: Any, gradient: Any = None, accumulated: bool = False) -> None:
+    def grad(self, obj: Any, gradient: Any = None, accumulated: bool | None = None) -> None:
         """``obj``'s gradient is complete (``gradient``, or ``grad_of(obj)``), in the order the
-        engine computes it. ``accumulated``: it was added onto a gradient kept from before."""
+        engine computes it. ``accumulated``: it was summed from several paths (fan-in) or onto
+        a gradient kept from before; by default, whether more than one op used ``obj``."""
         if not this_thread.state.active:
             return
         if gradient is None and self.grad_of is not None:
             gradient = self.grad_of(obj)
         values, norm = _preview_and_norm(gradient)
-        events.emit(events.GradComputed(self._announced(obj), values, norm, bool(accumulated)))
+        node_id = self._announced(obj)
+        if accumulated is None:
+            accumulated = self._uses.get(node_id, 0) > 1
+        events.emit(events.GradComputed(node_id, values, norm, bool(accumulated)))
 
     def backward_finished(self, root: Any, error: BaseException | str | None = None) -> None:
         """Backward ended at ``root``; ``error``: the exception (or its text) it failed with."""
@@ -214,6 +219,8 @@ class EventSource:
     def _emit_node(self, obj: Any, op: str, input_ids: tuple[int, ...], value: Any,
                    name: str | None, where: events.SourceLine | None) -> int:
         node_id = self._new_id(obj)
+        for input_id in input_ids:
+            self._uses[input_id] = self._uses.get(input_id, 0) + 1
         if value is None and self.value_of is not None:
             value = self.value_of(obj)
         array = _as_array(value)
@@ -229,17 +236,22 @@ class EventSource:
 
     def _new_id(self, obj: Any) -> int:
         key = id(obj)
-        ids = self._ids
         try:
-            ref = weakref.ref(obj, lambda _, key=key: ids.pop(key, None))
+            ref = weakref.ref(obj, lambda _, key=key: self._forget(key))
         except TypeError:
             raise TypeError(
                 f"{self.name}: dyngraph refers to an engine's objects weakly (watching keeps "
                 f"nothing alive), and a {type(obj).__name__} cannot be: add '__weakref__' to "
                 "its __slots__") from None
         node_id = new_node_id()
-        ids[key] = (ref, node_id)
+        self._ids[key] = (ref, node_id)
         return node_id
+
+    def _forget(self, key: int) -> None:
+        """An object of the engine was collected: its id and use count go with it."""
+        entry = self._ids.pop(key, None)
+        if entry is not None:
+            self._uses.pop(entry[1], None)
 
     def _is_engine_code(self, code: types.CodeType) -> bool:
         return code in self._code or code.co_filename in self._files

@@ -64,6 +64,10 @@ def test_events_come_in_the_engines_order():
     ids = {e.id: e.op for e in seen if e.kind == "node_created"}
     order = [ids[e.id] for e in seen if e.kind == "grad_computed"]
     assert order == ["Tanh", "Add", "Mul", "leaf", "leaf"]  # reversed topological order
+    # a is used by Mul and by Add: its gradient was summed (fan-in); b's was not
+    names = {e.id: e.name for e in seen if e.kind == "node_created"}
+    summed = {names[e.id]: e.accumulated for e in seen if e.kind == "grad_computed"}
+    assert summed == {"e": False, "d": False, "c": False, "a": True, "b": False}
 
 
 def test_nothing_is_reported_or_kept_while_nobody_listens():

@@ -7,7 +7,8 @@
     "metadata": {"tags": ["exercise"], "dyngraph": {"exercise": "03.1", "solution": [lines]}}
 
 An exercise's check cells are the code cells after it up to the last one that calls
-`check_answer("03.1", ...)`. Hints are in `dyngraph.lessons.HINTS`, keyed by the same id.
+`check_answer("03.1", ...)` (or, in the build-your-own track, `check_engine_step("22.1", ...)`).
+Hints are in `dyngraph.lessons.HINTS`, keyed by the same id.
 
     python tools/exercises.py list              # per lesson: its exercises and what they check
     python tools/exercises.py show 03.1         # the solution of one exercise
@@ -59,11 +60,11 @@ def blocks(nb: dict) -> list[tuple[str, int, int]]:
         ex = exercise_id(cell)
         if ex is None:
             continue
-        call = f'check_answer("{ex}"'
+        calls = (f'check_answer("{ex}"', f'check_engine_step("{ex}"')
         end = next((j for j in range(i + 1, len(cells))
                     if exercise_id(cells[j]) is not None), len(cells))
-        checks = [j for j in range(i + 1, end)
-                  if cells[j]["cell_type"] == "code" and call in source(cells[j])]
+        checks = [j for j in range(i + 1, end) if cells[j]["cell_type"] == "code"
+                  and any(call in source(cells[j]) for call in calls)]
         found.append((ex, i, checks[-1] if checks else i))
     return found
 

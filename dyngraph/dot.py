@@ -283,23 +283,9 @@ def cluster_header(index: int, name: str, compact: bool = False) -> list[str]:
     return [f"subgraph cluster_{index} {{", f'  graph [label="{escape(name)}", {body}];']
 
 
-def to_dot(
-    model: Graph,
-    *,
-    values: bool = True,
-    grads: bool = True,
-    shapes: bool = True,
-    rankdir: str = "TB",
-    collapse: bool | str | tuple[str, ...] = False,
-    max_nodes: int = DEFAULT_MAX_NODES,
-    summarize_loops: bool = True,
-    marks: dict[int, str] | None = None,
-    edge_marks: dict[tuple[int, int], str] | None = None,
-    title: str | None = None,
-    detail: bool | None = None,
-    collapse_over: int = COLLAPSE_OVER,
-) -> str:
-    """DOT source for a graph model (a Recording, a loaded one, or one built by dg.draw).
+def to_dot(model: Graph, **options: Any) -> str:
+    """DOT source for a graph model (a Recording, a loaded one, or one built by dg.draw): the
+    text of ``drawing(model, **options)``. The options:
 
     values / grads / shapes   which lines node labels show
     detail                    True: every value and gradient in the labels; False: compact labels
@@ -316,10 +302,7 @@ def to_dot(
                               with a note for the ones between
     marks, edge_marks         node id (or (src, dst)) -> "only in A" / "only in B" (dg.diff)
     """
-    return drawing(model, values=values, grads=grads, shapes=shapes, rankdir=rankdir,
-                   collapse=collapse, max_nodes=max_nodes, summarize_loops=summarize_loops,
-                   marks=marks, edge_marks=edge_marks, title=title, detail=detail,
-                   collapse_over=collapse_over).dot
+    return drawing(model, **options).dot
 
 
 @dataclass
@@ -351,7 +334,8 @@ def drawing(
     detail: bool | None = None,
     collapse_over: int = COLLAPSE_OVER,
 ) -> Drawing:
-    """The diagram of ``to_dot`` (same options) with what it is made of (see Drawing)."""
+    """The diagram of ``to_dot`` (the options are listed there) with what it is made of (see
+    Drawing)."""
     if detail is not None and not isinstance(detail, bool):
         raise ValueError(f"detail must be True, False or None (automatic), got {detail!r}")
     if rankdir not in ("TB", "LR", "BT", "RL"):

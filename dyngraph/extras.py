@@ -8,6 +8,9 @@
     pip install "dyngraph[torch]"     PyTorch, for dyngraph.torch (PyTorch code as an event source)
     pip install "dyngraph[micrograd]" micrograd, for dyngraph.micrograd (the third event source)
 
+(dyngraph is not on PyPI yet: imported from its checkout, the commands name the checkout,
+``pip install -e "/path/to/dyngraph[jupyter]"``; see ``install_command``.)
+
 Every place that needs one of them imports it through ``require()`` (or a ``with needs(...):``
 block around its imports), so a missing package is reported in one way everywhere: what needed it
 and the command that installs it, instead of a bare ``No module named 'anywidget'``.
@@ -18,7 +21,9 @@ numpy-only).
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
@@ -28,10 +33,27 @@ EXTRAS = ("jupyter", "gpu", "torch", "micrograd")
 
 
 def install_command(extra: str) -> str:
-    """``pip install "dyngraph[jupyter]"``: the command that installs an extra."""
+    """The command that installs an extra: ``pip install "dyngraph[jupyter]"``; for a dyngraph
+    installed from its checkout (it is not on PyPI yet), the checkout's own:
+    ``pip install -e "/path/to/dyngraph[jupyter]"``, which works from any directory."""
     if extra not in EXTRAS:
         raise ValueError(f"unknown extra {extra!r}: dyngraph's extras are {', '.join(EXTRAS)}")
+    checkout = _checkout()
+    if checkout is not None:
+        return f'pip install -e "{checkout}[{extra}]"'
     return f'pip install "dyngraph[{extra}]"'
+
+
+@functools.cache
+def _checkout() -> str | None:
+    """The folder of the checkout this dyngraph is imported from, or None (a wheel's install)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as f:
+            is_ours = 'name = "dyngraph"' in f.read()
+    except OSError:
+        return None
+    return root if is_ours else None
 
 
 class MissingExtra(ModuleNotFoundError):

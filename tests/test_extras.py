@@ -51,7 +51,7 @@ PRETEND_KERNEL = (  # what dg.watch() sees in a notebook: an IPython with a kern
     "sys.modules['IPython'] = ipython\n"
 )
 WIDGET = "The live graph widget (dg.watch() in a notebook, GraphView, HTML pages)"
-JUPYTER = 'pip install "dyngraph[jupyter]"'
+JUPYTER = extras.install_command("jupyter")  # the checkout's own here: not on PyPI yet
 
 CASES = {
     # name: (packages missing, code, what the message says needed it, the install command)
@@ -70,7 +70,7 @@ CASES = {
     "plot": (["matplotlib"], "import dyngraph.plot\ndyngraph.plot.graph_size_by_length([1], [2])",
              "dyngraph.plot (the lessons' figures)", JUPYTER),
     "torch": (["torch"], "import dyngraph.torch", "dyngraph.torch (PyTorch code as an event "
-              "source)", 'pip install "dyngraph[torch]"'),
+              "source)", extras.install_command("torch")),
 }
 
 
@@ -102,7 +102,7 @@ def test_cuda_without_cupy_names_the_gpu_extra(tmp_path):
     error = run_without(["cupy"], "dg.zeros(2, device='cuda')", tmp_path)
     assert error["type"] == "RuntimeError"
     assert error["message"] == ("device 'cuda' was requested but no CUDA GPU is usable: install "
-                                'CuPy with `pip install "dyngraph[gpu]"` on a machine with a '
+                                f"CuPy with `{extras.install_command('gpu')}` on a machine with a "
                                 "CUDA GPU")
 
 
@@ -124,7 +124,7 @@ def test_require_of_a_missing_module_raises_missing_extra():
     with pytest.raises(extras.MissingExtra) as info:
         extras.require("dyngraph_no_such_package", "gpu", "Something")
     assert str(info.value) == ("Something needs the Python package 'dyngraph_no_such_package', "
-                               'which is not installed: pip install "dyngraph[gpu]"')
+                               f"which is not installed: {extras.install_command('gpu')}")
     assert info.value.name == "dyngraph_no_such_package" and info.value.extra == "gpu"
     assert isinstance(info.value, ModuleNotFoundError)
 
@@ -155,8 +155,9 @@ def test_the_lessons_say_which_extra_brings_pytorch(monkeypatch, capsys):
 
     monkeypatch.setitem(sys.modules, "torch", None)  # import torch fails, as if not installed
     assert optional_torch() is None
-    assert capsys.readouterr().out == ('PyTorch is not installed: pip install "dyngraph[torch]" '
-                                       "to run the 'Now in PyTorch' cells\n")
+    command = extras.install_command("torch")
+    assert capsys.readouterr().out == (f"PyTorch is not installed: {command} to run the "
+                                       "'Now in PyTorch' cells\n")
 
 
 # ----------------------------------------------------------------------------- no warning of ours
@@ -175,3 +176,27 @@ def test_warnings_of_ours_fail_the_test_run():
         warnings.warn_explicit("ours", UserWarning, "dyngraph/x.py", 1, module="dyngraph.x")
     with np.errstate(divide="ignore"):  # where the Inf is the point, a test says so
         assert np.log(np.zeros(1))[0] == -np.inf
+
+
+def test_the_install_command_names_this_checkout_until_dyngraph_is_on_pypi(tmp_path):
+    """`pip install "dyngraph[jupyter]"` finds nothing while dyngraph is not on PyPI: imported
+    from its checkout, the command installs the extra from that checkout, from any directory."""
+    import subprocess
+
+    root = Path(extras.__file__).resolve().parent.parent
+    command = extras.install_command("jupyter")
+    assert command == f'pip install -e "{root}[jupyter]"'
+    # pip reads it as an editable install of the checkout with the extra (no install here)
+    parsed = subprocess.run(
+        [sys.executable, "-c", "import shlex, sys; print(shlex.split(sys.argv[1])[3])", command],
+        capture_output=True, text=True, check=True, cwd=tmp_path)
+    assert parsed.stdout.strip() == f"{root}[jupyter]"
+    # a dyngraph installed from a wheel names the package
+    extras._checkout.cache_clear()
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(extras, "__file__", str(tmp_path / "site-packages" / "dyngraph" /
+                                                  "extras.py"))
+            assert extras.install_command("torch") == 'pip install "dyngraph[torch]"'
+    finally:
+        extras._checkout.cache_clear()

@@ -47,7 +47,7 @@ def install_command(extra: str) -> str:
 @functools.cache
 def _checkout() -> str | None:
     """The folder of the checkout this dyngraph is imported from, or None (a wheel's install)."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
     try:
         with open(os.path.join(root, "pyproject.toml"), encoding="utf-8") as f:
             is_ours = 'name = "dyngraph"' in f.read()

@@ -51,7 +51,15 @@ PRETEND_KERNEL = (  # what dg.watch() sees in a notebook: an IPython with a kern
     "sys.modules['IPython'] = ipython\n"
 )
 WIDGET = "The live graph widget (dg.watch() in a notebook, GraphView, HTML pages)"
-JUPYTER = extras.install_command("jupyter")  # the checkout's own here: not on PyPI yet
+
+
+def child_command(extra: str) -> str:
+    """What a child process run with this checkout on PYTHONPATH (run_without) says installs
+    ``extra``: the checkout's own command (dyngraph is not on PyPI yet; extras.install_command)."""
+    return f'pip install -e "{ROOT}[{extra}]"'
+
+
+JUPYTER = child_command("jupyter")
 
 CASES = {
     # name: (packages missing, code, what the message says needed it, the install command)
@@ -70,7 +78,7 @@ CASES = {
     "plot": (["matplotlib"], "import dyngraph.plot\ndyngraph.plot.graph_size_by_length([1], [2])",
              "dyngraph.plot (the lessons' figures)", JUPYTER),
     "torch": (["torch"], "import dyngraph.torch", "dyngraph.torch (PyTorch code as an event "
-              "source)", extras.install_command("torch")),
+              "source)", child_command("torch")),
 }
 
 
@@ -102,7 +110,7 @@ def test_cuda_without_cupy_names_the_gpu_extra(tmp_path):
     error = run_without(["cupy"], "dg.zeros(2, device='cuda')", tmp_path)
     assert error["type"] == "RuntimeError"
     assert error["message"] == ("device 'cuda' was requested but no CUDA GPU is usable: install "
-                                f"CuPy with `{extras.install_command('gpu')}` on a machine with a "
+                                f"CuPy with `{child_command('gpu')}` on a machine with a "
                                 "CUDA GPU")
 
 

@@ -218,3 +218,13 @@ def test_make_test_ends_with_one_summary_of_counts_and_grouped_skip_reasons(tmp_
     assert "FAILED: python" in summary
     assert "3 x [python] no GPU here" in summary
     assert len(summary.splitlines()) <= 12
+
+
+def test_make_test_installs_the_widget_packages_before_the_tests_that_run_widget_modules():
+    """tests/ runs widgets/src/structure.js in Node (test_static_pictures.py), whose imports need
+    widgets/node_modules: on a clean clone `npm ci` has to come before pytest (a CI run failed
+    when it came after)."""
+    run_tests = _load_run_tests()
+    names = [stage.name for stage in run_tests.stages(sys.executable)]
+    assert names.index("widgets: npm ci") < names.index("tests/ (pytest)")
+    assert names.index("widgets: npm ci") < names.index("widgets (node --test)")

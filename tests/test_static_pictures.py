@@ -295,6 +295,9 @@ def _canonical(boxes: list[dict], edges: list[tuple[str, str]]) -> tuple[set, se
 
 @pytest.mark.skipif(shutil.which("node") is None,
                     reason="Node.js is not installed: the widget's structure.js runs in it")
+@pytest.mark.skipif(not (ROOT / "widgets" / "node_modules" / "@msgpack").is_dir(),
+                    reason="the widget's npm packages are not installed: run `npm ci` in "
+                    "widgets/ (make test does, before pytest)")
 @pytest.mark.parametrize("case, build, collapse_over, max_nodes", [
     ("an MLP, every module a cluster", lambda: mlp(backward=False), 150, 200),
     ("an MLP, past collapse_over", lambda: mlp(backward=False), 10, 200),

@@ -50,6 +50,10 @@ def stages(python: str) -> list[Stage]:
                         for p in (ROOT / "widgets" / "test").glob("*.test.js"))
     return [
         Stage("lint (ruff)", [python, "-m", "ruff", "check", "."]),
+        # first: tests/ runs the widget's own modules in Node (the static-vs-live golden test),
+        # and those import the widget's npm packages
+        Stage("widgets: npm ci", ["npm", "ci", "--silent", "--no-audit", "--no-fund"],
+              cwd=ROOT / "widgets", needs="npm"),
         Stage("tests/ (pytest)", [python, "-m", "pytest", "-q", "tests",
                                   f"--junitxml={RESULTS / 'tests.xml'}"], RESULTS / "tests.xml"),
         # the lessons once, in both versions: each exercise checked blank, then with its solution
@@ -57,8 +61,6 @@ def stages(python: str) -> list[Stage]:
         Stage("lessons (nbval)", [python, "-m", "pytest", "-q", "--nbval-lax", "build/lessons",
                                   f"--junitxml={RESULTS / 'lessons.xml'}"],
               RESULTS / "lessons.xml"),
-        Stage("widgets: npm ci", ["npm", "ci", "--silent", "--no-audit", "--no-fund"],
-              cwd=ROOT / "widgets", needs="npm"),
         # node's dot reporter on the screen (a dot per test, the failures in full), JUnit to a file
         Stage("widgets (node --test)",
               ["node", "--test", "--test-reporter=dot", "--test-reporter-destination=stdout",

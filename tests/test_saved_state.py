@@ -80,21 +80,23 @@ class FakeHandle:
         self.shown.append(data)
 
 
-def test_a_displayed_view_gives_its_output_the_picture_of_its_final_state(monkeypatch):
-    """NOTE [a picture beside the widget]: where the widget's model is missing (a notebook saved
-    without widget state), the output shows the graph as the block left it, not as it began."""
+def test_a_displayed_view_is_followed_by_a_picture_of_its_final_state(monkeypatch):
+    """NOTE [a picture beside the widget]: display(view) makes two outputs, the widget's view
+    and a picture marked with the view's picture_id; where the widget's model is missing (a
+    notebook saved without widget state), the picture shows the graph as the block left it, not
+    as it began, and its <style> hides the output before it, which holds the view."""
     import base64
     import re
 
     import IPython.display
 
     pytest.importorskip("IPython", reason="displaying needs IPython")
-    handles: list[FakeHandle] = []
+    outputs: list[FakeHandle | dict] = []
 
     def display(data, metadata=None, raw=False, display_id=False):
-        assert raw and display_id is True
-        handles.append(FakeHandle(data))
-        return handles[-1]
+        assert raw
+        outputs.append(FakeHandle(data) if display_id is True else data)
+        return outputs[-1] if display_id is True else None
 
     monkeypatch.setattr(IPython.display, "display", display)
     view = GraphView()
@@ -105,13 +107,23 @@ def test_a_displayed_view_gives_its_output_the_picture_of_its_final_state(monkey
         ((x * 2.0).tanh().sum()).backward()
         view.detach()
         view.detach()  # nothing new: no second update
-        (handle,) = handles
-        first, final = handle.shown[0], handle.shown[-1]
-        assert len(handle.shown) == 2
+        widget_output, picture_output = outputs
         widget = "application/vnd.jupyter.widget-view+json"
-        assert final[widget]["model_id"] == first[widget]["model_id"] == view.model_id
+        assert widget_output[widget]["model_id"] == view.model_id
+        assert set(widget_output) == {widget, "text/plain"}  # no second picture in it
+        assert widget_output["text/plain"] == GraphView.NO_WIDGET_HERE
+        assert isinstance(picture_output, FakeHandle) and len(picture_output.shown) == 2
+        final = picture_output.shown[-1]
+        assert widget not in final
+        assert view.picture_id == view.model_id
+        marked = f'<div class="dg-picture" data-dyngraph-picture="{view.picture_id}">'
+        assert final["text/html"].startswith(marked)
+        assert (".jp-OutputArea-child:not(:has(.dg-root))"
+                ":has(+ .jp-OutputArea-child [data-dyngraph-picture])") in final["text/html"]
         if "image/svg+xml" not in final:
-            pytest.skip("no Graphviz here: the fallback is DOT text (graphviz_render.picture)")
+            assert "digraph dyngraph" in final["text/html"]  # no Graphviz: the DOT text, escaped
+            assert "digraph dyngraph" in final["text/plain"]
+            return
         assert final["image/svg+xml"].count('class="node"') == 5  # x, 2.0, Mul, Tanh, Sum
         image = re.search(r'<img src="data:image/svg\+xml;base64,([^"]+)"', final["text/html"])
         assert image and base64.b64decode(image[1]).decode() == final["image/svg+xml"]

@@ -24,6 +24,7 @@ fallback) is unpacked and folded only when someone asks for it.
 from __future__ import annotations
 
 import hashlib
+import html
 import inspect
 import time
 import typing
@@ -146,6 +147,9 @@ class GraphView(anywidget.AnyWidget):
     snapshot = traitlets.Bytes(b"").tag(sync=True)
     delta = traitlets.Bytes(b"").tag(sync=True)
     options = traitlets.Dict().tag(sync=True)
+    # the mark of this view's picture output: the live view hides it (NOTE [a picture beside
+    # the widget])
+    picture_id = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -204,6 +208,7 @@ class GraphView(anywidget.AnyWidget):
         self._handle: Any = None
         self._displays: list = []  # where this view was displayed (NOTE [a picture beside ...])
         self._picture_seq = -1  # the seq their picture shows
+        self.picture_id = self.model_id
         self.on_msg(self._on_message)
 
     # ------------------------------------------------------------------ listening
@@ -389,47 +394,70 @@ class GraphView(anywidget.AnyWidget):
             f"steps={len(recording.timeline)})"
         )
 
-    # NOTE [a picture beside the widget] A notebook keeps each output's whole mime bundle.
-    # Where the widget's model is not in the saved file (saved with JupyterLab's default
-    # settings, or by nbconvert --execute), the front ends differ: nbconvert's HTML skips a
-    # widget view without state and shows the next mimetype, text/html; VS Code falls back to
-    # the next mimetype it can render; JupyterLab, for a trusted notebook (one saved on this
-    # machine), renders the widget view alone and says "Error displaying widget: model not
-    # found" (@jupyter-widgets/jupyterlab-manager 8: its renderer has no fallback; so the
-    # project's JupyterLab saves widget state, binder/postBuild), and for an untrusted one (a
-    # shared notebook) uses only safe renderers: sanitized text/html, which drops inline <svg>
-    # but keeps an <img>. So the picture of the graph's final state is offered as an <img> of
-    # the SVG in text/html (fitted as dyngraph.graphviz_render.fitted_html fits it), and as
-    # image/svg+xml.
+    # NOTE [a picture beside the widget] A notebook keeps each output as it was shown. Where the
+    # widget's model is not in the saved file (saved with JupyterLab's default settings, or by
+    # nbconvert --execute), an output holding the widget's view shows, in JupyterLab, "Error
+    # displaying widget: model not found": for a trusted notebook (one saved on this machine)
+    # @jupyter-widgets/jupyterlab-manager 8 renders the view alone, with no fallback to the
+    # output's other mimetypes. So displaying a view makes two outputs, one after the other: the
+    # widget's view, then a picture of the graph (text/html: an <img> of the SVG, which the
+    # sanitizer of an untrusted notebook keeps where it drops inline <svg>; and image/svg+xml),
+    # given the final state when a watch block ends. Each output hides the other by CSS:
+    #   - the live view (or one restored from saved widget state) adds a rule that hides the
+    #     output marked with its ``picture_id`` (hidePicture in widgets/src/view.js);
+    #   - the picture's own <style> hides the output just before it when that holds no live
+    #     view: the error above, or the text nbconvert's HTML shows for a view without state.
+    # An untrusted notebook drops the <style>: it shows the view's one line of text, then the
+    # picture. A bundle asked for directly (``_repr_mimebundle_``: other ways of displaying)
+    # carries the widget's view and the picture together, for front ends that fall back.
+    PICTURE_STYLE = (
+        "<style>/* dyngraph: a graph's view that did not come back (no widget state) is hidden;"
+        " its picture below shows the graph */ .jp-OutputArea-child:not(:has(.dg-root))"
+        ":has(+ .jp-OutputArea-child [data-dyngraph-picture]) { display: none; }</style>"
+    )
+
+    NO_WIDGET_HERE = "dyngraph graph view (the widget is not shown here; its picture follows)"
+
+    def _picture(self) -> dict[str, str]:
+        """The picture output's bundle: the graph as it stands, marked with ``picture_id``
+        (NOTE [a picture beside the widget]). Without Graphviz, the DOT text and a hint."""
+        # browser=False: the widget itself is the picture drawn in the browser
+        bundle = dot.mimebundle(self.recording, repr(self), browser=False)
+        body = bundle.get("text/html") or f"<pre>{html.escape(bundle['text/plain'])}</pre>"
+        marked = (f'<div class="dg-picture" data-dyngraph-picture="{self.picture_id}">'
+                  f"{self.PICTURE_STYLE}{body}</div>")
+        return {**bundle, "text/html": marked}
+
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         """The widget where widgets work; a picture of its final state (or DOT and a hint)
         everywhere else: NOTE [a picture beside the widget]."""
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        # browser=False: the widget itself is the picture drawn in the browser
         fallback = dot.mimebundle(self.recording, repr(self), browser=False)
         data = {**fallback, **data, "text/plain": fallback["text/plain"]}
         return data, metadata
 
-
     def _ipython_display_(self) -> None:
-        """Display the view, keeping a handle on the output so that ``detach`` can give it the
-        picture of the final state (NOTE [a picture beside the widget])."""
+        """Display the view, then its picture, keeping a handle on the picture's output so that
+        ``detach`` can give it the final state (NOTE [a picture beside the widget])."""
         from IPython.display import display
 
-        data, metadata = self._repr_mimebundle_()
-        self._displays.append(display(data, metadata=metadata, raw=True, display_id=True))
+        bundle = super()._repr_mimebundle_()
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
+        # shown only where the widget is not (an untrusted notebook, a terminal): the counts of
+        # repr(self) would be those of the start, before the block ran
+        display({**data, "text/plain": self.NO_WIDGET_HERE}, metadata=metadata, raw=True)
+        self._displays.append(display(self._picture(), raw=True, display_id=True))
         self._picture_seq = self._seq
 
     def _show_final_picture(self) -> None:
-        """Give every output showing this view the picture of what it shows now (the widget
-        in it is drawn again from its model, as it stands)."""
+        """Give every picture output of this view the graph as it stands now."""
         if not self._displays or self._picture_seq == self._seq:
             return  # nowhere to show it, or shown already
         self._picture_seq = self._seq
-        data, metadata = self._repr_mimebundle_()
+        picture = self._picture()
         for handle in self._displays:
-            handle.update(data, metadata=metadata, raw=True)
+            handle.update(picture, raw=True)
 
 
 def _listener(view: GraphView) -> Any:

@@ -1,4 +1,5 @@
-"""A notebook saved with widget state shows and plays its graph with no kernel behind it.
+"""A saved notebook shows its graphs with no kernel behind it: with widget state, playable; with
+JupyterLab's default settings (no widget state), as pictures of their final state.
 
 JupyterLab saves widget state when the widget manager's ``saveState`` setting is on (set here
 through the settings REST API, as Settings -> "Save Widget State Automatically" would). Once a
@@ -11,6 +12,7 @@ go unanswered), so what is drawn and played comes from the saved file alone.
 from __future__ import annotations
 
 import json
+import time
 import urllib.request
 
 from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
@@ -102,6 +104,59 @@ def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made
     assert page.evaluate(DRAWN) == 5
 
 
+VISIBLE_OUTPUTS = """() => Array.from(document.querySelectorAll('.jp-Cell')[1]
+    .querySelectorAll('.jp-OutputArea-child'))
+    .filter(o => o.getBoundingClientRect().height > 0)
+    .map(o => o.querySelector('.dg-root') ? 'view'
+         : o.querySelector('[data-dyngraph-picture] img') ? 'picture' : o.innerText.trim())"""
+
+
+def test_a_notebook_saved_with_default_settings_reopens_with_pictures_not_errors(lab, page):
+    """NOTE [a picture beside the widget] in dyngraph/jupyter/view.py. Live, the cell shows the
+    widget alone (its picture output is hidden); saved with JupyterLab's default settings, the
+    file has no widget state, and reopened by its author (trusted) after the kernel is gone it
+    shows the picture of the graph's final state, and not "Error displaying widget: model not
+    found"."""
+    _request(lab, "PUT", "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin",
+             {"raw": json.dumps({"saveState": False})})  # the default
+    name = "saved_default.ipynb"
+    write_notebook(lab.root / name, ["import dyngraph as dg", CELL])
+    open_notebook(page, lab, name)
+    run_cell(page, 0)
+    wait_idle(page)
+    run_cell(page, 1)
+    wait_idle(page)
+    wait_for(lambda: page.evaluate(DRAWN) == 5, timeout=30)
+    wait_for(lambda: page.evaluate(VISIBLE_OUTPUTS) == ["view"], timeout=10)
+
+    page.keyboard.press("Control+s")  # as the learner saves
+    def saved_picture():
+        try:
+            notebook = json.loads((lab.root / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False
+        outputs = notebook["cells"][1].get("outputs", [])
+        return len(outputs) == 2 and "data-dyngraph-picture" in "".join(
+            outputs[1].get("data", {}).get("text/html", ""))
+    wait_for(saved_picture, timeout=30)
+    notebook = json.loads((lab.root / name).read_text(encoding="utf-8"))
+    assert "application/vnd.jupyter.widget-state+json" not in notebook["metadata"].get(
+        "widgets", {})
+    for kernel in _request(lab, "GET", "/api/kernels"):
+        _request(lab, "DELETE", f"/api/kernels/{kernel['id']}")
+
+    page.goto(lab.url(name))  # reopened: a new, empty kernel; no widget state in the file
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+    picture = page.locator(".jp-Cell").nth(1).locator("[data-dyngraph-picture] img").first
+    picture.wait_for(timeout=60_000)
+    wait_for(lambda: picture.evaluate("i => i.complete && i.naturalWidth") > 100, timeout=30)
+    time.sleep(2)  # the widget manager has restored, and found no model
+    assert page.evaluate(VISIBLE_OUTPUTS) == ["picture"]
+    assert "model not found" not in page.locator(".jp-Cell").nth(1).inner_text()
+    assert picture.evaluate("i => i.getBoundingClientRect().width") > 100
+    screenshot(page, "reopened_with_default_settings.png")
+
+
 def _executed_without_widget_state(path) -> None:
     """The notebook as nbconvert --execute or a colleague's JupyterLab with default settings
     writes it: each graph's output carries the widget's view id and its pictures, no widget
@@ -124,9 +179,10 @@ def test_a_notebook_shared_without_widget_state_shows_each_graphs_picture(lab, p
     name = "shared.ipynb"
     _executed_without_widget_state(lab.root / name)
     outputs = json.loads((lab.root / name).read_text())["cells"][1]["outputs"]
-    assert {"text/html", "image/svg+xml"} <= set(outputs[0]["data"])
+    assert "application/vnd.jupyter.widget-view+json" in outputs[0]["data"]
+    assert {"text/html", "image/svg+xml"} <= set(outputs[1]["data"])
     open_notebook(page, lab, name)
-    output = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output").first
+    output = page.locator(".jp-Cell").nth(1).locator(".jp-OutputArea-output").nth(1)
     output.wait_for(timeout=60_000)
     picture = output.locator("img").first  # the sanitizer keeps an <img>, drops inline <svg>
     picture.wait_for(timeout=30_000)

@@ -53,6 +53,40 @@ export function zoomModifier(doc) {
   return nav && /Mac|iPhone|iPad/.test(nav.platform || nav.userAgent || "") ? "\u2318" : "Ctrl";
 }
 
+// NOTE [a picture beside the widget] (dyngraph/jupyter/view.py) In a notebook a view's output
+// is followed by one holding a picture of its graph, for where the view cannot come back (a
+// notebook saved without widget state). A live view hides that output with a rule keyed by its
+// `picture_id`, so it shows whenever the picture comes, and shows again once no view is left.
+/** live views by picture id, each with its <style> and how many views share it */
+const hiddenPictures = new Map();
+
+/**
+ * Hide the picture output marked with `id` while this view lives; returns the undo.
+ * @param {Document} doc @param {unknown} id the model's picture_id (checked: it goes into CSS)
+ * @returns {() => void}
+ */
+export function hidePicture(doc, id) {
+  if (typeof id !== "string" || !/^[0-9a-f]{1,64}$/.test(id) || !doc.head) return () => {};
+  let entry = hiddenPictures.get(id);
+  if (!entry || !entry.style.isConnected) {
+    const style = doc.createElement("style");
+    const marked = `[data-dyngraph-picture="${id}"]`;
+    style.textContent = `${marked}, .jp-OutputArea-child:has(${marked}) { display: none; }`;
+    doc.head.appendChild(style);
+    entry = { style, views: 0 };
+    hiddenPictures.set(id, entry);
+  }
+  const held = entry;
+  held.views += 1;
+  return () => {
+    held.views -= 1;
+    if (held.views === 0) {
+      held.style.remove();
+      if (hiddenPictures.get(id) === held) hiddenPictures.delete(id);
+    }
+  };
+}
+
 /**
  * Render a view of `model` into `el`.
  * @param {{model: Model, el: HTMLElement, createRenderer: RendererFactory, reducedMotion?: boolean}} args
@@ -74,7 +108,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const timeline = new Timeline();
   timeline.header = model.get("header") || {};
   /** @type {Array<() => void>} */
-  const disposers = [];
+  const disposers = [hidePicture(doc, model.get("picture_id"))];
   const state = {
     t: 0,
     playing: false,

@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { NUMBERS_UP_TO, tallestPane, zoomModifier } from "../src/view.js";
+import { NUMBERS_UP_TO, hidePicture, tallestPane, zoomModifier } from "../src/view.js";
 import { repeatedIterations, buildStructure, innermostScopes, MIN_REPEATS } from "../src/structure.js";
 import { dom, mountView, sample } from "./helpers.js";
 
@@ -143,4 +143,32 @@ test("over the box budget the notes say how many of how many nodes are drawn, an
   assert.match(note, new RegExp(`^Showing the newest 3 of ${total} nodes: the oldest ${total - 3} are in one "hidden" box`));
   assert.match(note, /dg\.watch\(max_visible=\.\.\.\) draws more/);
   cleanup();
+});
+
+test("a live view hides its picture output while it lives, and only that one", () => {
+  const id = "0123456789abcdef0123456789abcdef";
+  const { document, cleanup } = setup({ picture_id: id });
+  document.body.insertAdjacentHTML("beforeend",
+    `<div class="jp-OutputArea-child" id="mine"><div data-dyngraph-picture="${id}">picture</div></div>` +
+    `<div class="jp-OutputArea-child" id="other"><div data-dyngraph-picture="fedcba">picture</div></div>`);
+  const rules = () => [...document.querySelectorAll("head style")].map((s) => s.textContent).join("\n");
+  assert.ok(rules().includes(`[data-dyngraph-picture="${id}"]`));
+  assert.ok(rules().includes(`.jp-OutputArea-child:has([data-dyngraph-picture="${id}"])`));
+  assert.ok(!rules().includes("fedcba"), "another view's picture stays");
+  // a second view of the same model (the output shown twice) shares the rule
+  const undoA = hidePicture(document, id);
+  cleanup();
+  assert.ok(rules().includes(id), "one view of it is still live");
+  undoA();
+  assert.equal(rules(), "", "no view left: the picture shows again");
+});
+
+test("a picture id that is not plain hex goes nowhere near the page's CSS", () => {
+  const { document } = dom();
+  for (const id of ['x"] * { display: none } [a="', "", 42, null, "ABC", "a".repeat(65)]) {
+    hidePicture(document, id)();
+    assert.equal(document.querySelectorAll("style").length, 0, String(id));
+    hidePicture(document, id);
+    assert.equal(document.querySelectorAll("style").length, 0, String(id));
+  }
 });

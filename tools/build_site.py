@@ -59,25 +59,38 @@ def graph_states(notebook: Any) -> dict[str, dict[str, Any]]:
     return found
 
 
+PLACEHOLDER = "dyngraph: the graph's player (it runs in the browser, with JavaScript on)"
+
+
 def to_players(notebook: Any) -> tuple[int, int]:
     """Replace each GraphView output by a player element; drop the widget state they used.
     Returns (players, players with an empty snapshot: a view left attached, drawn empty)."""
     from dyngraph.jupyter.html import player_element
 
     states = graph_states(notebook)
+    widgets = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    # the picture output after each view (NOTE [a picture beside the widget] in
+    # dyngraph/jupyter/view.py): the player is the picture here
+    pictures = {f'data-dyngraph-picture="{widgets[i]["state"].get("picture_id")}"'
+                for i in states}
     players = empty = 0
     for cell in notebook.cells:
+        kept = []
         for output in cell.get("outputs", []):
             data = output.get("data", {})
             view = data.get(WIDGET_VIEW)
+            if any(mark in data.get("text/html", "") for mark in pictures):
+                continue
+            kept.append(output)
             if not view or view.get("model_id") not in states:
                 continue
             state = states[view["model_id"]]
             players += 1
             empty += not state["snapshot"]
-            text = data.get("text/plain", "dyngraph")
-            output["data"] = {"text/html": player_element(state, text), "text/plain": text}
-    widgets = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+            output["data"] = {"text/html": player_element(state, PLACEHOLDER),
+                              "text/plain": PLACEHOLDER}
+        if "outputs" in cell:
+            cell["outputs"] = kept
     front_ends = {widgets.get(view, {}).get("state", {}).get("front_end") for view in states}
     for model_id in {*states, *front_ends}:  # the views, and the bundle they shared (FrontEnd)
         widgets.pop(model_id, None)

@@ -190,3 +190,33 @@ def test_a_notebook_shared_without_widget_state_shows_each_graphs_picture(lab, p
     assert output.evaluate("e => e.getBoundingClientRect().height") > 100
     assert "model not found" not in output.inner_text()
     screenshot(page, "saved_without_widget_state.png")
+
+
+def test_nbconvert_html_of_a_notebook_without_widget_state_shows_the_picture_alone(
+        chromium, tmp_path):
+    """nbviewer-style static rendering: nbconvert's HTML (lab template) skips a widget view
+    without state and shows its text; the picture's <style> hides that line, so the page shows
+    the graph's picture alone."""
+    from nbconvert import HTMLExporter
+
+    notebook_path = tmp_path / "shared.ipynb"
+    _executed_without_widget_state(notebook_path)
+    body, _ = HTMLExporter(template_name="lab").from_filename(str(notebook_path))
+    page_path = tmp_path / "shared.html"
+    page_path.write_text(body, encoding="utf-8")
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    try:
+        page = context.new_page()
+        page.route("http*://**", lambda route: route.abort())  # what a CDN would serve: nothing
+        page.goto(page_path.as_uri())
+        picture = page.locator("[data-dyngraph-picture] img").first
+        picture.wait_for(timeout=30_000)
+        assert picture.evaluate("i => i.complete && i.naturalWidth") > 100
+        shown = page.evaluate("""() => Array.from(document.querySelectorAll('.jp-OutputArea-child'))
+            .filter(o => o.getBoundingClientRect().height > 0)
+            .map(o => o.querySelector('[data-dyngraph-picture]') ? 'picture' : o.innerText)""")
+        assert shown == ["picture"], shown
+        assert "the widget is not shown here" not in page.locator("body").inner_text()
+        screenshot(page, "nbconvert_without_widget_state.png")
+    finally:
+        context.close()

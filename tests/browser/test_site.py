@@ -158,7 +158,10 @@ def test_a_page_of_the_site_references_no_remote_script_and_shows_math_as_mathml
                                   "with dg.watch():\n    (x * 2).sum().backward()"),
     ]
     build_site.execute(notebook, tmp_path)
+    assert len(notebook.cells[1].outputs) == 2  # the widget's view, then its picture
     assert build_site.to_players(notebook) == (1, 0)
+    (player,) = notebook.cells[1].outputs  # the player is the picture: no second one
+    assert "dyngraph-player" in player["data"]["text/html"]
     page = build_site.page(notebook, "a lesson", "<nav></nav>")
     assert not remote_references(page), remote_references(page)
     assert "$$" not in page and "<mfrac>" in page

@@ -496,14 +496,17 @@ def vocabulary() -> dict[str, Any]:
         "loop": _body(LOOP_STYLE),
         "compact_values": COMPACT_VALUES,
         "max_label_chars": MAX_LABEL_CHARS,
+        "min_repeats": MIN_REPEATS,  # NOTE [roll-up]
+        "legend": [list(entry) for entry in LEGEND],  # NOTE [one legend]
     }
 
 
 # ----------------------------------------------------------------------------- the legend
 
-# NOTE [one legend] What each style means, in the live widget's words (widgets/src/view.js
-# buildLegend shows the same names and help texts): (key, name, what it means). A static
-# picture's legend shows the entries its drawing uses (Drawing.styles), in this order.
+# NOTE [one legend] What each style means: (key, name, what it means). A static picture's
+# legend shows the entries its drawing uses (Drawing.styles), in this order; the live widget
+# gets these words in its vocabulary and draws its own swatches for them (widgets/src/view.js
+# buildLegend).
 LEGEND = (
     ("leaf", "leaf", "a tensor you made with requires_grad"),
     ("parameter", "parameter", "a module's weight or bias"),
@@ -750,8 +753,8 @@ def _collapsed_scopes(collapse: bool | str | tuple[str, ...]) -> tuple[str, ...]
 
 
 # A loop body repeated fewer times is drawn as its nodes: with the first and last iterations
-# drawn, a box needs at least two between them to stand for (widgets/src/structure.js has the
-# same MIN_REPEATS; tests/test_static_pictures.py holds the two to the same drawing).
+# drawn, a box needs at least two between them to stand for (the widget gets it in the
+# vocabulary; tests/test_static_pictures.py holds the two to the same drawing).
 MIN_REPEATS = 4
 
 

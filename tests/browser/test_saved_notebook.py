@@ -61,10 +61,11 @@ def _saved_models(path) -> dict:
     return notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
 
 
-def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made_it(lab, page):
+def _run_with_widget_state_saving(lab, page, name: str, save_state: bool) -> None:
+    """Set JupyterLab's "Save Widget State Automatically" (through the settings REST API, as
+    the Settings menu would), then open a notebook of CELL and run it until its 5 nodes show."""
     _request(lab, "PUT", "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin",
-             {"raw": json.dumps({"saveState": True})})
-    name = "saved.ipynb"
+             {"raw": json.dumps({"saveState": save_state})})
     write_notebook(lab.root / name, ["import dyngraph as dg", CELL])
     open_notebook(page, lab, name)
     run_cell(page, 0)
@@ -72,6 +73,20 @@ def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made
     run_cell(page, 1)
     wait_idle(page)
     wait_for(lambda: page.evaluate(DRAWN) == 5, timeout=30)  # x, w, Mul, Tanh, Sum
+
+
+def _reopen_with_a_new_kernel(lab, page, name: str) -> None:
+    """Shut every kernel down and open the notebook in a fresh page: its new kernel has never
+    heard of the widgets the file names."""
+    for kernel in _request(lab, "GET", "/api/kernels"):
+        _request(lab, "DELETE", f"/api/kernels/{kernel['id']}")
+    page.goto(lab.url(name))
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+
+
+def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made_it(lab, page):
+    name = "saved.ipynb"
+    _run_with_widget_state_saving(lab, page, name, save_state=True)
 
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     wait_for(lambda: _saved_snapshot(lab.root / name) > 0, timeout=30)
@@ -86,11 +101,7 @@ def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made
         print(f"saved state of one graph: {len(json.dumps(model))} bytes; the front end, once: "
               f"{len(json.dumps(next(iter(front_ends.values()))))} bytes")
         assert len(json.dumps(model)) < 60_000
-    for kernel in _request(lab, "GET", "/api/kernels"):
-        _request(lab, "DELETE", f"/api/kernels/{kernel['id']}")
-
-    page.goto(lab.url(name))  # a fresh page; the notebook gets a new, empty kernel
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+    _reopen_with_a_new_kernel(lab, page, name)
     wait_for(lambda: page.evaluate(DRAWN) == 5, timeout=60)
     root = page.locator(".dg-root").first
     assert "Sum" in root.locator(".dg-graph svg").evaluate("s => s.textContent")
@@ -117,16 +128,8 @@ def test_a_notebook_saved_with_default_settings_reopens_with_pictures_not_errors
     file has no widget state, and reopened by its author (trusted) after the kernel is gone it
     shows the picture of the graph's final state, and not "Error displaying widget: model not
     found"."""
-    _request(lab, "PUT", "/lab/api/settings/@jupyter-widgets/jupyterlab-manager:plugin",
-             {"raw": json.dumps({"saveState": False})})  # the default
     name = "saved_default.ipynb"
-    write_notebook(lab.root / name, ["import dyngraph as dg", CELL])
-    open_notebook(page, lab, name)
-    run_cell(page, 0)
-    wait_idle(page)
-    run_cell(page, 1)
-    wait_idle(page)
-    wait_for(lambda: page.evaluate(DRAWN) == 5, timeout=30)
+    _run_with_widget_state_saving(lab, page, name, save_state=False)  # JupyterLab's default
     wait_for(lambda: page.evaluate(VISIBLE_OUTPUTS) == ["view"], timeout=10)
 
     page.keyboard.press("Control+s")  # as the learner saves
@@ -142,11 +145,7 @@ def test_a_notebook_saved_with_default_settings_reopens_with_pictures_not_errors
     notebook = json.loads((lab.root / name).read_text(encoding="utf-8"))
     assert "application/vnd.jupyter.widget-state+json" not in notebook["metadata"].get(
         "widgets", {})
-    for kernel in _request(lab, "GET", "/api/kernels"):
-        _request(lab, "DELETE", f"/api/kernels/{kernel['id']}")
-
-    page.goto(lab.url(name))  # reopened: a new, empty kernel; no widget state in the file
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+    _reopen_with_a_new_kernel(lab, page, name)  # and no widget state in the file
     picture = page.locator(".jp-Cell").nth(1).locator("[data-dyngraph-picture] img").first
     picture.wait_for(timeout=60_000)
     wait_for(lambda: picture.evaluate("i => i.complete && i.naturalWidth") > 100, timeout=30)

@@ -22,7 +22,8 @@
 import { nodeStatement, labelLines, escape, MAX_LABEL_CHARS } from "./vocabulary.js";
 import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
 
-/** dot.py `_repeated_iterations`: fewest back-to-back repeats that make a loop, longest body. */
+/** dot.py MIN_REPEATS, used when the vocabulary does not say (`min_repeats`): fewest
+ * back-to-back repeats that make a loop. MAX_PERIOD: its longest body. */
 export const MIN_REPEATS = 4;
 export const MAX_PERIOD = 64;
 /** Past this many boxes, top-level scopes collapse (options.collapse_over). */
@@ -171,7 +172,7 @@ export function buildStructure(timeline, opts) {
 
   /** @type {Array<{key: string, title: string, expanded: boolean}>} */
   const groupList = [];
-  const loops = repeatedIterations(nodes, timeline.edges.values());
+  const loops = repeatedIterations(nodes, timeline.edges.values(), vocabulary.min_repeats ?? MIN_REPEATS);
   for (const loop of loops) {
     const lines = loopLines(loop);
     const open = expanded.has(loop.key);

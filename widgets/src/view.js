@@ -1029,20 +1029,30 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     const v = header().vocabulary || {};
     const node = v.node || {};
     const freed = v.freed || {};
+    // NOTE [one legend] (dyngraph/dot.py LEGEND): the names and help texts come with the
+    // vocabulary; the swatch of each style is drawn here.
+    const op = svgStyle(node.op);
+    /** @type {Record<string, [string, ReturnType<typeof svgStyle>]>} */
+    const swatches = {
+      leaf: ["dg-sw-box", svgStyle(node.leaf)],
+      parameter: ["dg-sw-box", svgStyle(node.parameter)],
+      constant: ["dg-sw-box", svgStyle(node.constant)],
+      op: ["dg-sw-ellipse", op],
+      output: ["dg-sw-ellipse", { ...op, ...svgStyle(String(v.output || "").replace(/^\[|\]$/g, "")) }],
+      saved: ["dg-sw-ellipse", { ...op, ...svgStyle(v.saved) }],
+      freed: ["dg-sw-ellipse", { ...op, ...svgStyle(freed.op) }],
+      grad: ["dg-sw-ellipse dg-sw-grad", op],
+      summed: ["dg-sw-ellipse dg-sw-summed", op],
+      group: ["dg-sw-stack", svgStyle(v.loop || v.group)],
+    };
     /** @type {Array<[string, string, ReturnType<typeof svgStyle>, string]>} */
-    const items = [
-      ["leaf", "dg-sw-box", svgStyle(node.leaf), "a tensor you made with requires_grad"],
-      ["parameter", "dg-sw-box", svgStyle(node.parameter), "a module's weight or bias"],
-      ["constant", "dg-sw-box", svgStyle(node.constant), "a number or tensor needing no grad"],
-      ["op", "dg-sw-ellipse", svgStyle(node.op), "an operation: its result"],
-      ["output", "dg-sw-ellipse", { ...svgStyle(node.op), ...svgStyle(String(v.output || "").replace(/^\[|\]$/g, "")) }, "nothing uses it (yet)"],
-      ["saved", "dg-sw-ellipse", { ...svgStyle(node.op), ...svgStyle(v.saved) }, "keeps tensors for backward"],
-      ["freed", "dg-sw-ellipse", { ...svgStyle(node.op), ...svgStyle(freed.op) }, "backward released its buffers"],
-      ["grad", "dg-sw-ellipse dg-sw-grad", svgStyle(node.op), "has its gradient"],
-      ["grad (summed) = fan-in", "dg-sw-ellipse dg-sw-summed", svgStyle(node.op), "gradients of several paths added up"],
-      ["group / loop", "dg-sw-stack", svgStyle(v.loop || v.group), "many nodes in one box: click to open"],
-      ["newest gradient", "dg-sw-flow", {}, "the edge the gradient just flowed back along"],
-    ];
+    const items = [];
+    for (const [key, name, help] of /** @type {Array<[string, string, string]>} */ (v.legend || [])) {
+      if (!(key in swatches)) continue; // a static picture's entry (gradient size, runs A/B)
+      const [shape, look] = swatches[key];
+      items.push([name, shape, look, key === "group" ? `${help}: click to open` : help]);
+    }
+    items.push(["newest gradient", "dg-sw-flow", {}, "the edge the gradient just flowed back along"]);
     for (const [name, shape, look, help] of items) {
       const item = make(doc, "span", { className: "dg-legend-item", attrs: { title: help } });
       const swatch = make(doc, "span", { className: `dg-swatch ${shape}`, attrs: { "aria-hidden": "true" } });

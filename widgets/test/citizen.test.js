@@ -3,6 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { NUMBERS_UP_TO, hidePicture, tallestPane, zoomModifier } from "../src/view.js";
 import { repeatedIterations, buildStructure, innermostScopes, MIN_REPEATS } from "../src/structure.js";
 import { dom, mountView, sample } from "./helpers.js";
@@ -171,4 +172,21 @@ test("a picture id that is not plain hex goes nowhere near the page's CSS", () =
     hidePicture(document, id);
     assert.equal(document.querySelectorAll("style").length, 0, String(id));
   }
+});
+
+test("the legend speaks dot.py's words: names and help texts come with the vocabulary", () => {
+  const fixture = JSON.parse(readFileSync(new URL("./fixtures/vocabulary.json", import.meta.url), "utf8"));
+  const vocabulary = fixture.vocabulary;
+  const s = sample();
+  const { root, cleanup } = setup({ header: { ...s.header, vocabulary } });
+  const items = [...root.querySelectorAll(".dg-legend-item")];
+  const shown = items.map((i) => [i.textContent, i.getAttribute("title")]);
+  const python = new Map(vocabulary.legend.map(([key, name, help]) => [key, [name, help]]));
+  assert.deepEqual(shown[0], python.get("leaf"));
+  assert.deepEqual(shown.find(([name]) => name === python.get("summed")[0]), python.get("summed"));
+  assert.deepEqual(shown.find(([name]) => name === python.get("group")[0]),
+    [python.get("group")[0], `${python.get("group")[1]}: click to open`]);
+  assert.ok(!shown.some(([name]) => name === python.get("only in A")[0]), "a static picture's entry");
+  assert.equal(shown.at(-1)[0], "newest gradient", "the widget's own entry");
+  cleanup();
 });

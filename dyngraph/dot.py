@@ -90,7 +90,7 @@ DETAIL_MAX_NODES = 12
 DETAIL_VALUES = 3
 DEFAULT_MAX_NODES = 200  # the node budget of one diagram
 # Past this many boxes every top-level scope (nn.Module, dg.scope) becomes one box: the live
-# view's default too (GraphView(collapse_over=...), widgets/src/structure.js COLLAPSE_OVER).
+# view's default too (GraphView(collapse_over=...), sent in its options).
 COLLAPSE_OVER = 150
 
 # ----------------------------------------------------------------------------- escaping

@@ -162,7 +162,7 @@ class GraphView(anywidget.AnyWidget):
         max_visible: int = 300,
         tween_max_nodes: int = 60,
         rankdir: str = "TB",
-        collapse_over: int = 150,
+        collapse_over: int = dot.COLLAPSE_OVER,
         source: bool = True,
     ) -> None:
         super().__init__(front_end=FrontEnd.shared().model_id)

@@ -26,7 +26,8 @@ import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
  * back-to-back repeats that make a loop. MAX_PERIOD: its longest body. */
 export const MIN_REPEATS = 4;
 export const MAX_PERIOD = 64;
-/** Past this many boxes, top-level scopes collapse (options.collapse_over). */
+/** dot.py COLLAPSE_OVER, used when the options do not say (a view sends `collapse_over`):
+ * past this many boxes, top-level scopes collapse. */
 export const COLLAPSE_OVER = 150;
 /** dot.py COMPACT_VALUES, used when the vocabulary does not say: compact labels show the values
  * of tensors of at most this many elements (the loss), only the shape of the others. */

@@ -61,6 +61,13 @@ def _saved_models(path) -> dict:
     return notebook["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
 
 
+VISIBLE_OUTPUTS = """() => Array.from(document.querySelectorAll('.jp-Cell')[1]
+    .querySelectorAll('.jp-OutputArea-child'))
+    .filter(o => o.getBoundingClientRect().height > 0)
+    .map(o => o.querySelector('.dg-root') ? 'view'
+         : o.querySelector('[data-dyngraph-picture] img') ? 'picture' : o.innerText.trim())"""
+
+
 def _run_with_widget_state_saving(lab, page, name: str, save_state: bool) -> None:
     """Set JupyterLab's "Save Widget State Automatically" (through the settings REST API, as
     the Settings menu would), then open a notebook of CELL and run it until its 5 nodes show."""
@@ -105,6 +112,7 @@ def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made
     wait_for(lambda: page.evaluate(DRAWN) == 5, timeout=60)
     root = page.locator(".dg-root").first
     assert "Sum" in root.locator(".dg-graph svg").evaluate("s => s.textContent")
+    assert page.evaluate(VISIBLE_OUTPUTS) == ["view"]  # the restored view hides its picture
 
     # play it from the start: the timeline came with the saved state too
     root.get_by_role("slider", name="position in the timeline").fill("0")
@@ -113,13 +121,6 @@ def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made
     wait_for(lambda: "backward finished" in root.locator(".dg-position").inner_text(),
              timeout=30)
     assert page.evaluate(DRAWN) == 5
-
-
-VISIBLE_OUTPUTS = """() => Array.from(document.querySelectorAll('.jp-Cell')[1]
-    .querySelectorAll('.jp-OutputArea-child'))
-    .filter(o => o.getBoundingClientRect().height > 0)
-    .map(o => o.querySelector('.dg-root') ? 'view'
-         : o.querySelector('[data-dyngraph-picture] img') ? 'picture' : o.innerText.trim())"""
 
 
 def test_a_notebook_saved_with_default_settings_reopens_with_pictures_not_errors(lab, page):

@@ -22,6 +22,19 @@ def test_the_committed_fixture_is_what_dot_py_writes_now():
     )
 
 
+def test_the_widgets_sample_state_speaks_dot_pys_vocabulary_now():
+    """widgets/dev/sample_state.json (the JavaScript tests' sample view, and the dev harness) has
+    the header a view sends: its vocabulary (legend words included) is dot.py's of today."""
+    import json
+
+    from dyngraph import dot
+
+    sample = vocabulary_fixture.FIXTURE.parents[2] / "dev" / "sample_state.json"
+    vocabulary = json.loads(sample.read_text(encoding="utf-8"))["header"]["vocabulary"]
+    assert vocabulary == json.loads(json.dumps(dot.vocabulary())), (
+        "dot.py's vocabulary changed: run `python widgets/dev/make_sample_state.py`")
+
+
 def test_the_fixture_covers_every_kind_state_and_a_hostile_name():
     data = vocabulary_fixture.build()
     kinds = {case["node"]["kind"] for case in data["nodes"]}

@@ -119,8 +119,10 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     graph: null,
     resyncPendingSince: /** @type {number|null} */ (null),
     /** @type {string|null} */
-    codeFile: null,
-    codeHasSource: false,
+    /** the file the source panel shows */
+    codeFile: /** @type {string|null} */ (null),
+    /** what the source panel was drawn for (file, whether its text came, a node or none) */
+    codeShows: "",
     /** @type {string|null} */
     renderedDot: null,
     /** @type {string|null} */
@@ -894,12 +896,18 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     const node = focus === null ? null : timeline.nodes.get(focus) || null;
     const file = node && node.file ? node.file : null;
     const source = file === null ? undefined : timeline.sources.get(file);
-    if (file !== state.codeFile || state.codeHasSource !== (source !== undefined)) {
+    const shows = `${file}\u0000${source !== undefined}\u0000${node !== null}`;
+    if (shows !== state.codeShows) {
+      state.codeShows = shows;
       state.codeFile = file;
-      state.codeHasSource = source !== undefined;
       clear(codeScroll);
       if (source !== undefined) codeScroll.appendChild(buildCodeLines(doc, source, null));
-      else codeScroll.appendChild(make(doc, "div", { className: "dg-muted", text: file === null ? "No source yet." : "The source of this node was not recorded." }));
+      else {
+        const why = file !== null ? "The source of this node was not recorded."
+          : node !== null ? "No source line for this node (made before watching began, or inside a library)."
+          : "No source yet.";
+        codeScroll.appendChild(make(doc, "div", { className: "dg-muted", text: why }));
+      }
     }
     setText(codeHead, node && node.cell != null ? `source \u00B7 cell [${node.cell}]` : file ? `source \u00B7 ${basename(file)}` : "source");
     const list = codeScroll.querySelector("ol.dg-lines");

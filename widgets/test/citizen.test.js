@@ -190,3 +190,22 @@ test("the legend speaks dot.py's words: names and help texts come with the vocab
   assert.equal(shown.at(-1)[0], "newest gradient", "the widget's own entry");
   cleanup();
 });
+
+test("the source panel says why it has no source, for nodes made before watching began", async () => {
+  const s = sample();
+  for (const node of s.snapshot.nodes) Object.assign(node, { file: null, line: null, cell: null });
+  const { root, view, cleanup } = setup({ snapshot: s.snapshot });
+  await view.scheduler.idle();
+  const panel = root.querySelector(".dg-code-scroll");
+  assert.match(panel.textContent, /^No source line for this node \(made before watching began/);
+  assert.equal(root.querySelector(".dg-code-panel .dg-panel-title").textContent, "source");
+  cleanup();
+});
+
+test("an empty view's source panel says there is no source yet", async () => {
+  const s = sample();
+  const { root, view, cleanup } = setup({ snapshot: { ...s.snapshot, nodes: [], edges: [], steps: [] } });
+  await view.scheduler.idle();
+  assert.equal(root.querySelector(".dg-code-scroll").textContent, "No source yet.");
+  cleanup();
+});

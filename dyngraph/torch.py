@@ -108,6 +108,7 @@ from typing import Any
 
 from . import events
 from .extras import needs
+from .nn.module import scope_label
 from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
 from .tensor import new_node_id
 from .thread_state import this_thread
@@ -903,8 +904,7 @@ def _module_label(module: Any, caller: Any) -> str:
         return label
     for name, descendant in caller.named_modules():
         if descendant is module and name:
-            last = name.rsplit(".", 1)[-1]
-            return f"{name} \u00b7 {label}" if last.isdigit() else name
+            return scope_label(name, label)
     return label
 
 

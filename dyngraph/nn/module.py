@@ -235,7 +235,7 @@ class Module:
         path = name
         if _calls_no_children(self) and self._scope_name:
             path = f"{self._scope_name.removesuffix(f' · {type(self).__name__}')}.{name}"
-        return f"{path} \u00b7 {type(module).__name__}" if name.isdigit() else path
+        return scope_label(path, type(module).__name__)
 
     # ------------------------------------------------------------------ walking the tree
 
@@ -495,6 +495,13 @@ class Module:
         if not self._modules and len(lines) <= 1:
             return head + "".join(lines) + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+def scope_label(path: str, class_name: str) -> str:
+    """The scope of a module that PyTorch's ``named_modules`` names ``path``: the path, with the
+    class after a bare position (NOTE [scopes]): "fc1", "0 · Linear", "rnn.0 · LSTMCell".
+    dyngraph.torch names PyTorch's modules by the same rule."""
+    return f"{path} \u00b7 {class_name}" if path.rsplit(".", 1)[-1].isdigit() else path
 
 
 def _calls_no_children(module: Module) -> bool:

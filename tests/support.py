@@ -1,12 +1,16 @@
-"""Helpers shared by several test files: reading DOT back, and running with the cycle collector
-off (so that only reference counting can free anything)."""
+"""Helpers shared by several test files: reading DOT back, running with the cycle collector
+off (so that only reference counting can free anything), and loading hand-made recordings."""
 
 from __future__ import annotations
 
 import gc
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
 
 
 @contextmanager
@@ -20,6 +24,30 @@ def cycle_collector_off() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+# ----------------------------------------------------------------------------- recordings
+
+
+def write_recording(tmp_path: Path, document: object, name: str = "rec.json") -> Path:
+    """A recording file holding ``document`` (JSON-encoded; a string is written as it is)."""
+    path = tmp_path / name
+    text = document if isinstance(document, str) else json.dumps(document)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def refused_recording(tmp_path: Path, document: object, *needles: str) -> str:
+    """load_recording refuses ``document`` with a ValueError naming each of ``needles``;
+    returns the message."""
+    from dyngraph.recording_io import load_recording
+
+    with pytest.raises(ValueError) as info:
+        load_recording(write_recording(tmp_path, document))
+    message = str(info.value)
+    for needle in needles:
+        assert needle in message, message
+    return message
 
 
 # ----------------------------------------------------------------------------- reading DOT

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support import refused_recording, write_recording
 
 import dyngraph as dg
 import dyngraph.recording_io as recording_io
@@ -56,22 +57,6 @@ def _non_finite() -> dg.Recording:
 
 def _document(rec: dg.Recording | None = None) -> dict:
     return json.loads(recording_io.dumps(rec or _live()))
-
-
-def _write(tmp_path, document, name="rec.json") -> str:
-    path = tmp_path / name
-    text = document if isinstance(document, str) else json.dumps(document)
-    path.write_text(text, encoding="utf-8")
-    return str(path)
-
-
-def _refused(tmp_path, document, *needles: str) -> str:
-    with pytest.raises(ValueError) as info:
-        load_recording(_write(tmp_path, document))
-    message = str(info.value)
-    for needle in needles:
-        assert needle in message, message
-    return message
 
 
 # ----------------------------------------------------------------------------- round trips
@@ -139,14 +124,14 @@ def test_the_size_limit_is_checked_before_reading(tmp_path, monkeypatch):
 def test_deep_nesting_is_a_value_error_never_a_recursion_error(tmp_path):
     for text in ("[" * 100_000 + "]" * 100_000, "[" * 100_000, '{"a":' * 100_000):
         with pytest.raises(ValueError, match="nesting"):
-            load_recording(_write(tmp_path, text))
+            load_recording(write_recording(tmp_path, text))
 
 
 @pytest.mark.parametrize("token", ["NaN", "Infinity", "-Infinity"])
 def test_non_finite_tokens_are_refused_naming_the_path(tmp_path, token):
     text = recording_io.dumps(_live()).replace('"max_nodes":10000', f'"max_nodes":{token}')
     assert token in text
-    _refused(tmp_path, text, token, "$.max_nodes")
+    refused_recording(tmp_path, text, token, "$.max_nodes")
 
 
 def test_a_non_finite_token_inside_a_node_names_its_path(tmp_path):
@@ -154,30 +139,30 @@ def test_a_non_finite_token_inside_a_node_names_its_path(tmp_path):
     first_norm = text.index('"grad_norm":')
     end = text.index(",", first_norm)
     text = text[:first_norm] + '"grad_norm":NaN' + text[end:]
-    _refused(tmp_path, text, "NaN", "$.nodes[0].grad_norm")
+    refused_recording(tmp_path, text, "NaN", "$.nodes[0].grad_norm")
 
 
 def test_duplicate_keys_are_refused_naming_the_path(tmp_path):
     text = recording_io.dumps(_live())
     top = text.replace('"max_nodes":10000', '"max_nodes":10000,"max_nodes":5', 1)
-    _refused(tmp_path, top, "duplicate", "max_nodes")
+    refused_recording(tmp_path, top, "duplicate", "max_nodes")
     inner = text.replace('"order":0,', '"order":0,"order":0,', 1)
-    _refused(tmp_path, inner, "duplicate", "$.nodes[0]")
+    refused_recording(tmp_path, inner, "duplicate", "$.nodes[0]")
 
 
 def test_unknown_fields_are_refused_naming_the_path(tmp_path):
     document = _document()
     document["extra"] = 1
-    _refused(tmp_path, document, "$.extra", "unknown")
+    refused_recording(tmp_path, document, "$.extra", "unknown")
     document = _document()
     document["nodes"][2]["url"] = "javascript:alert(1)"
-    _refused(tmp_path, document, "$.nodes[2].url", "unknown")
+    refused_recording(tmp_path, document, "$.nodes[2].url", "unknown")
 
 
 def test_edges_to_missing_nodes_are_refused_naming_the_path(tmp_path):
     document = _document()
     document["edges"].append([document["nodes"][0]["id"], 999_999, 0])
-    _refused(tmp_path, document, f"$.edges[{len(document['edges']) - 1}][1]", "999999")
+    refused_recording(tmp_path, document, f"$.edges[{len(document['edges']) - 1}][1]", "999999")
 
 
 def test_cycles_are_refused(tmp_path):
@@ -185,10 +170,10 @@ def test_cycles_are_refused(tmp_path):
     src, dst, _ = base["edges"][0]
     document = copy.deepcopy(base)
     document["edges"].append([dst, src, 0])
-    _refused(tmp_path, document, "$.edges", "cycle")
+    refused_recording(tmp_path, document, "$.edges", "cycle")
     document = copy.deepcopy(base)
     document["edges"].append([src, src, 1])
-    _refused(tmp_path, document, "$.edges", "cycle")
+    refused_recording(tmp_path, document, "$.edges", "cycle")
 
 
 def _in_first_preview(text: str, number: str) -> str:
@@ -210,7 +195,7 @@ def test_huge_numbers_are_refused_naming_the_path(tmp_path, edit, path):
     text = recording_io.dumps(_live())
     edited = edit(text)
     assert edited != text
-    _refused(tmp_path, edited, "too large", path)
+    refused_recording(tmp_path, edited, "too large", path)
 
 
 @pytest.mark.parametrize(
@@ -228,7 +213,7 @@ def test_huge_numbers_are_refused_naming_the_path(tmp_path, edit, path):
 def test_absurd_shapes_are_refused_naming_the_path(tmp_path, shape, path):
     document = _document()
     document["nodes"][0]["shape"] = shape
-    _refused(tmp_path, document, path)
+    refused_recording(tmp_path, document, path)
 
 
 @pytest.mark.parametrize(
@@ -256,22 +241,22 @@ def test_wrong_types_are_refused_naming_the_path(tmp_path, where, value, path):
     for key in where[:-1]:
         target = target[key]
     target[where[-1]] = value
-    _refused(tmp_path, document, path)
+    refused_recording(tmp_path, document, path)
 
 
 def test_a_missing_field_is_refused(tmp_path):
     document = _document()
     del document["nodes"][1]["dtype"]
-    _refused(tmp_path, document, "$.nodes[1]", "dtype")
+    refused_recording(tmp_path, document, "$.nodes[1]", "dtype")
     document = _document()
     del document["timeline"]
-    _refused(tmp_path, document, "timeline")
+    refused_recording(tmp_path, document, "timeline")
 
 
 def test_a_newer_schema_version_is_refused_naming_both_versions(tmp_path):
     document = _document()
     document["schema_version"] = SCHEMA_VERSION + 1
-    message = _refused(tmp_path, document, "$.schema_version")
+    message = refused_recording(tmp_path, document, "$.schema_version")
     assert str(SCHEMA_VERSION + 1) in message and str(SCHEMA_VERSION) in message
     assert "upgrade" in message
 
@@ -280,24 +265,24 @@ def test_a_newer_schema_version_is_refused_naming_both_versions(tmp_path):
 def test_every_unknown_schema_version_is_refused(tmp_path, version):
     document = _document()
     document["schema_version"] = version
-    message = _refused(tmp_path, document, "$.schema_version")
+    message = refused_recording(tmp_path, document, "$.schema_version")
     if version == 0:
         assert "schema_version 0" in message and "reads 1" in message
 
 
 def test_the_current_schema_version_loads(tmp_path):
     document = _document()
-    loaded = load_recording(_write(tmp_path, document))
+    loaded = load_recording(write_recording(tmp_path, document))
     assert document["nodes"] and json.loads(recording_io.dumps(loaded)) == document
 
 
 def test_not_json_at_all(tmp_path):
-    _refused(tmp_path, "this is not json", "not a dyngraph recording")
+    refused_recording(tmp_path, "this is not json", "not a dyngraph recording")
     path = tmp_path / "latin1.json"
     path.write_bytes(b"\xff\xfe\x00garbage")
     with pytest.raises(ValueError, match="not a dyngraph recording"):
         load_recording(path)
-    _refused(tmp_path, "[1, 2, 3]", "$")
+    refused_recording(tmp_path, "[1, 2, 3]", "$")
 
 
 # ----------------------------------------------------------------------------- never pickle

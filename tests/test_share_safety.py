@@ -16,7 +16,6 @@ import json
 import linecache
 import os
 import re
-import runpy
 import sys
 import textwrap
 import time
@@ -24,7 +23,8 @@ import tracemalloc
 
 import numpy as np
 import pytest
-import test_sharing  # noqa: E402 - its run_script, with this file's script
+import test_sharing  # noqa: E402 - its load_script and run_script, with this file's scripts
+from support import refused_recording, write_recording
 
 import dyngraph as dg
 import dyngraph.recording_io as recording_io
@@ -69,21 +69,6 @@ def document(nodes, timeline=None, sources=None, version=SCHEMA_VERSION):
     if version >= 3:
         doc["sources"] = {} if sources is None else sources
     return doc
-
-
-def write(tmp_path, doc, name="crafted.json"):
-    path = tmp_path / name
-    path.write_text(json.dumps(doc), encoding="utf-8")
-    return path
-
-
-def refused(tmp_path, doc, *needles):
-    with pytest.raises(ValueError) as info:
-        load_recording(write(tmp_path, doc))
-    message = str(info.value)
-    for needle in needles:
-        assert needle in message, message
-    return message
 
 
 def page_texts(path) -> list[str]:
@@ -142,7 +127,7 @@ def test_a_recording_naming_special_and_secret_files_renders_fast_without_their_
 ):
     pytest.importorskip("anywidget", reason="the jupyter extra is missing")
     nodes = [node(i, file, line=3) for i, file in enumerate(hostile_files)]
-    path = write(tmp_path, document(nodes, version=version))
+    path = write_recording(tmp_path, document(nodes, version=version))
     with open("/etc/passwd", encoding="utf-8") as f:
         passwd = f.readline().strip()  # root:x:0:0:...
     rec = load_recording(path)
@@ -172,7 +157,8 @@ def test_the_text_a_recording_carries_is_what_its_page_shows_whatever_the_named_
     pytest.importorskip("anywidget", reason="the jupyter extra is missing")
     carried = "\n\nx = dg.tensor([1.0])  # the line the recording says made the node\n"
     nodes = [node(0, hostile_files[1], line=3)]
-    rec = load_recording(write(tmp_path, document(nodes, sources={hostile_files[1]: carried})))
+    rec = load_recording(write_recording(tmp_path, document(
+        nodes, sources={hostile_files[1]: carried})))
     no_file_is_opened.update(hostile_files)
     rec.to_html(tmp_path / "page.html")
     _, snapshot = page_texts(tmp_path / "page.html")
@@ -225,14 +211,15 @@ def test_save_without_source_keeps_no_text(tmp_path, monkeypatch):
     ],
 )
 def test_the_carried_source_text_is_checked_on_load(tmp_path, sources, needles):
-    refused(tmp_path, document([node(0, "lesson.py")], sources=sources), *needles)
+    refused_recording(tmp_path, document([node(0, "lesson.py")], sources=sources), *needles)
 
 
 def test_an_old_recording_loads_with_no_source_text_and_a_new_field_needs_schema_3(tmp_path):
-    assert load_recording(write(tmp_path, document([node(0, "a.py")], version=2))).sources == {}
+    old_file = write_recording(tmp_path, document([node(0, "a.py")], version=2))
+    assert load_recording(old_file).sources == {}
     old = document([node(0, "a.py")], version=2)
     old["sources"] = {}
-    refused(tmp_path, old, "$.sources", "unknown field")
+    refused_recording(tmp_path, old, "$.sources", "unknown field")
 
 
 # ----------------------------------------------------------------------------- bounded reads
@@ -254,7 +241,7 @@ def test_reading_refuses_what_is_not_a_regular_file_without_blocking(tmp_path, s
 
 
 def test_a_small_file_is_read_with_memory_in_proportion_to_it(tmp_path):
-    path = write(tmp_path, document([node(0, "a.py")]))
+    path = write_recording(tmp_path, document([node(0, "a.py")]))
     tracemalloc.start()
     try:
         safe_json.read_bytes(path, "dyngraph recording", recording_io.MAX_FILE_BYTES)
@@ -269,9 +256,9 @@ def test_a_small_file_is_read_with_memory_in_proportion_to_it(tmp_path):
 
 def test_a_scope_deeper_than_the_limit_is_refused_naming_its_path(tmp_path):
     deep = [node(0, "a.py", scope=[f"s{i}" for i in range(MAX_SCOPE_DEPTH + 1)])]
-    refused(tmp_path, document(deep), "$.nodes[0].scope", str(MAX_SCOPE_DEPTH))
+    refused_recording(tmp_path, document(deep), "$.nodes[0].scope", str(MAX_SCOPE_DEPTH))
     at_limit = [node(0, "a.py", scope=[f"s{i}" for i in range(MAX_SCOPE_DEPTH)])]
-    assert len(load_recording(write(tmp_path, document(at_limit))).nodes[0].scope) == 64
+    assert len(load_recording(write_recording(tmp_path, document(at_limit))).nodes[0].scope) == 64
 
 
 @pytest.mark.parametrize("n", [10, 40])
@@ -279,7 +266,7 @@ def test_dot_grows_linearly_with_the_file_at_the_deepest_scopes_and_longest_name
     nodes = [node(i, "a.py", name="n" * MAX_STRING,
                   scope=[f"{i}-{d}-" + "s" * 2000 for d in range(MAX_SCOPE_DEPTH)])
              for i in range(n)]
-    path = write(tmp_path, document(nodes))
+    path = write_recording(tmp_path, document(nodes))
     dot = load_recording(path).to_dot(max_nodes=10_000, collapse_over=10_000)
     assert len(dot) < 2 * path.stat().st_size  # bounded by the file, not its square
 
@@ -306,14 +293,15 @@ def test_a_live_deeper_scope_and_a_longer_name_save_as_what_load_reads(tmp_path)
 
 def test_a_timeline_naming_a_missing_node_is_refused_naming_the_step(tmp_path):
     nodes = [node(0, "a.py")]
-    refused(tmp_path, document(nodes, timeline=[["node", 0], ["grad", 999]]),
-            "$.timeline[1][1]", "node 999")
-    refused(tmp_path, document(nodes, timeline=[["node", 999]]), "$.timeline[0][1]")
-    refused(tmp_path, document(nodes, timeline=[["freed", [0, 999]]]), "$.timeline[0][1][1]")
-    refused(tmp_path, document(nodes, timeline=[["node", 0], ["node", 0]]),
-            "$.timeline[1][1]", "made twice")
+    refused_recording(tmp_path, document(nodes, timeline=[["node", 0], ["grad", 999]]),
+                      "$.timeline[1][1]", "node 999")
+    refused_recording(tmp_path, document(nodes, timeline=[["node", 999]]), "$.timeline[0][1]")
+    refused_recording(tmp_path, document(nodes, timeline=[["freed", [0, 999]]]),
+                      "$.timeline[0][1][1]")
+    refused_recording(tmp_path, document(nodes, timeline=[["node", 0], ["node", 0]]),
+                      "$.timeline[1][1]", "made twice")
     # a backward from a root the recorder dropped is what a live run records: it loads
-    assert load_recording(write(tmp_path, document(nodes, timeline=[
+    assert load_recording(write_recording(tmp_path, document(nodes, timeline=[
         ["node", 0], ["backward_started", 999], ["backward_finished", 999]])))
 
 
@@ -336,13 +324,13 @@ def test_a_lone_surrogate_in_a_name_renders_as_a_replacement_character(tmp_path)
 def test_a_newer_schema_is_reported_as_such_even_with_fields_this_one_does_not_know(tmp_path):
     doc = document([node(0, "a.py")], version=SCHEMA_VERSION + 1)
     doc["a_field_from_the_future"] = 1
-    message = refused(tmp_path, doc, "$.schema_version")
+    message = refused_recording(tmp_path, doc, "$.schema_version")
     assert (f"written by a newer dyngraph (schema {SCHEMA_VERSION + 1}; this one reads up to "
             f"{SCHEMA_VERSION}): upgrade dyngraph") in message
     assert "unknown field" not in message
     bool_version = document([node(0, "a.py")])
     bool_version["schema_version"] = True
-    refused(tmp_path, bool_version, "$.schema_version", "boolean")
+    refused_recording(tmp_path, bool_version, "$.schema_version", "boolean")
 
 
 @pytest.mark.parametrize("name", ["__proto__", "constructor", "toString"])
@@ -353,7 +341,7 @@ def test_a_file_named_like_a_javascript_property_is_sent_under_a_name_the_browse
     from dyngraph.jupyter.view import GraphView, unpack
 
     text = f"\n\nvalue = 1  # line three of {name}\n"
-    rec = load_recording(write(tmp_path, document([node(0, name, line=3)],
+    rec = load_recording(write_recording(tmp_path, document([node(0, name, line=3)],
                                                   sources={name: text})))
     view = GraphView.from_recording(rec)
     state = unpack(view.snapshot)
@@ -382,13 +370,11 @@ def test_an_anomaly_message_in_a_recording_names_its_file_as_the_recording_does(
 ):
     (tmp_path / "work").mkdir()
     monkeypatch.chdir(tmp_path / "work")
-    path = tmp_path / "home" / "alice" / "anomalous.py"
-    path.parent.mkdir(parents=True)
-    path.write_text(ANOMALY_SCRIPT, encoding="utf-8")
-    module = runpy.run_path(str(path))
+    main, path = test_sharing.load_script(tmp_path / "home" / "alice", "anomalous.py",
+                                          ANOMALY_SCRIPT)
     with (dg.record() as rec, dg.detect_anomaly(), np.errstate(divide="ignore"),
           pytest.raises(RuntimeError) as info):
-        module["main"]()
+        main()
     assert "created at anomalous.py, line 6" in str(info.value)
     failed = [step for step in rec.timeline if step[0] == "backward_failed"]
     assert failed and "anomalous.py" in failed[0][2]
@@ -412,7 +398,7 @@ def test_documents_in_this_file_are_valid_recordings(tmp_path):
     """The hand-written documents above are real recordings: what a refusal test changes is
     what it refuses."""
     doc = document([node(0, "a.py"), node(1, "b.py")], sources={"a.py": "x = 1\n"})
-    rec = load_recording(write(tmp_path, copy.deepcopy(doc)))
+    rec = load_recording(write_recording(tmp_path, copy.deepcopy(doc)))
     assert json.loads(recording_io.dumps(rec)) == doc
 
 
@@ -444,7 +430,7 @@ def test_site_pages_name_warnings_files_by_package_not_by_the_builders_install_p
 def test_numbers_beyond_the_loaders_digits_save_as_what_it_reads(tmp_path):
     """uint64's largest value is read back exactly; a Python int from another engine with more
     digits than the loader reads is saved as a float (NOTE [symmetric limits])."""
-    rec = load_recording(write(tmp_path, document([node(0, "a.py")])))
+    rec = load_recording(write_recording(tmp_path, document([node(0, "a.py")])))
     rec.nodes[0].preview = (2**64 - 1, 10**30, -(10**400), 7)
     rec.save(tmp_path / "big.json")
     assert load_recording(tmp_path / "big.json").nodes[0].preview == (
@@ -454,11 +440,9 @@ def test_numbers_beyond_the_loaders_digits_save_as_what_it_reads(tmp_path):
 def test_a_live_views_recording_carries_the_text_the_view_showed(tmp_path, monkeypatch):
     pytest.importorskip("anywidget", reason="the jupyter extra is missing")
     monkeypatch.chdir(tmp_path)
-    path = tmp_path / "lesson.py"
-    path.write_text(SCRIPT, encoding="utf-8")
-    module = runpy.run_path(str(path))
+    main, _ = test_sharing.load_script(tmp_path, script=SCRIPT)
     with dg.watch(display=False) as view:
-        module["main"]()
+        main()
     rec = view.recording
     assert "y = (x * 3.0).sum()" in rec.sources["lesson.py"]
     rec.save(tmp_path / "view.json")

@@ -39,14 +39,19 @@ SCRIPT = textwrap.dedent(f"""\
     """)
 
 
-def run_script(directory, name="lesson.py", script=SCRIPT):
-    """Run ``script``'s main() from a file in ``directory`` inside dg.record()."""
+def load_script(directory, name="lesson.py", script=SCRIPT):
+    """Write ``script`` to a file in ``directory`` and load it: its main(), and the file."""
     path = directory / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(script, encoding="utf-8")
-    module = runpy.run_path(str(path))
+    return runpy.run_path(str(path))["main"], path
+
+
+def run_script(directory, name="lesson.py", script=SCRIPT):
+    """Run ``script``'s main() from a file in ``directory`` inside dg.record()."""
+    main, path = load_script(directory, name, script)
     with dg.record() as rec:
-        module["main"]()
+        main()
     return rec, path
 
 
@@ -122,12 +127,9 @@ def test_a_live_view_sends_shared_names_and_lines(tmp_path, monkeypatch):
 
     (tmp_path / "work").mkdir()
     monkeypatch.chdir(tmp_path / "work")
-    path = tmp_path / "home" / "alice" / "lesson.py"
-    path.parent.mkdir(parents=True)
-    path.write_text(SCRIPT, encoding="utf-8")
-    module = runpy.run_path(str(path))
+    main, path = load_script(tmp_path / "home" / "alice")
     with dg.watch(display=False) as view:
-        module["main"]()
+        main()
     assert isinstance(view, GraphView)
     state = unpack(view.snapshot)
     text = json.dumps(state, default=repr)

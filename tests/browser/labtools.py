@@ -46,6 +46,14 @@ def run_cell(page, index: int) -> None:
     )
 
 
+def run_cells(page, count: int, timeout: float = 120) -> None:
+    """Run the open notebook's first ``count`` cells in order, each to its end (as a learner
+    pressing Shift+Enter and waiting)."""
+    for index in range(count):
+        run_cell(page, index)
+        wait_idle(page, timeout=timeout)
+
+
 RUNNING = (
     "Array.from(document.querySelectorAll('.jp-InputPrompt'))"
     ".some(p => p.textContent.includes('*'))"

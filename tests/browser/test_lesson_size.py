@@ -8,7 +8,13 @@ from __future__ import annotations
 
 import time
 
-from .labtools import ARTIFACTS, open_notebook, run_cell, screenshot, wait_idle, write_notebook
+from .labtools import (
+    ARTIFACTS,
+    open_notebook,
+    run_cells,
+    screenshot,
+    write_notebook,
+)
 from .measure import MLP_CELL, RNN_CELL, SETUP, fit, responsiveness, wait_drawn
 
 
@@ -46,9 +52,7 @@ def show(page, i: int) -> None:
 def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     write_notebook(lab.root / "lesson.ipynb", [SETUP, MLP_CELL, RNN_CELL])
     open_notebook(page, lab, "lesson.ipynb")
-    for index in range(3):
-        run_cell(page, index)
-        wait_idle(page, timeout=180)
+    run_cells(page, 3, timeout=180)
     wait_drawn(page, 0)
     wait_drawn(page, 1)
     time.sleep(0.5)

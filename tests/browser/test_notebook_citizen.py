@@ -11,7 +11,13 @@ from __future__ import annotations
 
 import time
 
-from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
+from .labtools import (
+    open_notebook,
+    run_cells,
+    screenshot,
+    wait_for,
+    write_notebook,
+)
 from .measure import (
     INSTALL_OBSERVERS,
     MLP_CELL,
@@ -88,9 +94,7 @@ def prompt(page, cell: int) -> str:
 
 
 def run_all(page) -> None:
-    for index in range(len(CELLS)):
-        run_cell(page, index)
-        wait_idle(page, timeout=180)
+    run_cells(page, len(CELLS), timeout=180)
     for i in (FIVE, MLP, RNN):
         wait_drawn(page, i)
     time.sleep(0.5)

@@ -15,7 +15,13 @@ import json
 import time
 import urllib.request
 
-from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
+from .labtools import (
+    open_notebook,
+    run_cells,
+    screenshot,
+    wait_for,
+    write_notebook,
+)
 
 CELL = """\
 x = dg.tensor([1.0, 2.0], requires_grad=True, name="x")
@@ -75,10 +81,7 @@ def _run_with_widget_state_saving(lab, page, name: str, save_state: bool) -> Non
              {"raw": json.dumps({"saveState": save_state})})
     write_notebook(lab.root / name, ["import dyngraph as dg", CELL])
     open_notebook(page, lab, name)
-    run_cell(page, 0)
-    wait_idle(page)
-    run_cell(page, 1)
-    wait_idle(page)
+    run_cells(page, 2)
     wait_for(lambda: page.evaluate(DRAWN) == 5, timeout=30)  # x, w, Mul, Tanh, Sum
 
 

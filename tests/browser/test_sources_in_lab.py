@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from .labtools import open_notebook, run_cell, screenshot, wait_idle, write_notebook
+from .labtools import open_notebook, run_cells, screenshot, write_notebook
 from .measure import wait_drawn
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,9 +55,7 @@ def end_of_run(page, i: int) -> None:
 def test_a_tiny_engine_and_micrograd_are_drawn_live(lab, page):
     write_notebook(lab.root / "engines.ipynb", [TINY_ENGINE, TINY_CELL, MICROGRAD_CELL])
     open_notebook(page, lab, "engines.ipynb")
-    for index in range(3):
-        run_cell(page, index)
-        wait_idle(page, timeout=120)
+    run_cells(page, 3)
     wait_drawn(page, 0)
     wait_drawn(page, 1)
     time.sleep(0.5)

@@ -18,6 +18,7 @@ from .labtools import (
     cells_running,
     open_notebook,
     run_cell,
+    run_cells,
     wait_for,
     wait_idle,
     write_notebook,
@@ -250,9 +251,7 @@ TWO_VIEWS = [
 def test_one_widget_displayed_in_two_cells_updates_both(lab, page):
     write_notebook(lab.root / "two.ipynb", TWO_VIEWS)
     open_notebook(page, lab, "two.ipynb")
-    for index in range(3):
-        run_cell(page, index)
-        wait_idle(page)
+    run_cells(page, 3)
     wait_for(lambda: page.locator(".dg-root").count() == 2, timeout=30)
     settle(page, 0)
     settle(page, 1)

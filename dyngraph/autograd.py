@@ -118,6 +118,9 @@ def run_backward(
     task = BackwardPass(roots, seeds, retain_graph, create_graph, capture)
     root_id = roots[0].id
     state = this_thread.state  # this thread's modes and listeners (thread_state.py)
+    woken = None  # views that drew this graph and follow it (NOTE [a watched graph stays ...])
+    if not state.active and state.followers:
+        woken = events.wake_followers(tuple(root.id for root in roots))
     if state.active:
         announce_graph(roots)  # built before anyone listened? (NOTE [graphs built before ...])
         events.emit(events.BackwardStarted(root_id, bool(retain_graph), bool(create_graph)))
@@ -132,6 +135,8 @@ def run_backward(
     except BaseException as exc:
         if state.active:
             events.emit(events.BackwardFailed(root_id, f"{type(exc).__name__}: {exc}"))
+        if woken:
+            events.rest_followers(woken, freed=False)
         raise
     finally:
         state.grad_enabled = previous_mode
@@ -139,6 +144,8 @@ def run_backward(
         if task.freed:
             events.emit(events.GraphFreed(tuple(task.freed)))
         events.emit(events.BackwardFinished(root_id))
+    if woken:
+        events.rest_followers(woken, freed=not retain_graph)
     return task.captured
 
 

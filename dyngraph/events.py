@@ -241,6 +241,63 @@ def subscribe(fn: Callable[[Event], Any]) -> RemovableHandle:
     return handle
 
 
+# NOTE [a watched graph stays watched] A learner watches the forward pass in one cell and, as
+# every PyTorch tutorial writes it, calls ``loss.backward()`` in the next, outside any watch
+# block. Nobody listens then, so the engine would emit nothing and the view that drew the
+# forward pass would never show its backward. A view that stops listening therefore *follows*
+# the graph it drew: ``follow(claims, listener)`` registers it with the thread, costing nothing
+# per op (it is not a subscriber). When a backward pass starts while nobody listens, the engine
+# asks each follower whether it claims the pass's roots (``wake_followers``); those that do are
+# subscribed for that pass alone, so they hear the graph announced, every gradient and the
+# freeing, exactly as a watched backward. A follower is dropped once a pass it followed freed
+# the graph (``rest_followers``), when its view listens again, or when its view is collected.
+
+
+def follow(claims: Callable[[tuple[int, ...]], bool],
+           listener: Callable[[Event], Any]) -> RemovableHandle:
+    """Have ``listener`` told about each later backward pass of the calling thread whose root
+    ids ``claims(ids)`` answers True for, though it is not subscribed (NOTE [a watched graph
+    stays watched]). Returns a handle (``.remove()``)."""
+    if not callable(claims) or not callable(listener):
+        raise TypeError("follow() needs two callables: claims(root_ids) and listener(event)")
+    state = this_thread.state
+    handle = RemovableHandle(state.followers)
+    with _lock:
+        state.followers[handle.key] = (claims, listener)
+    return handle
+
+
+def wake_followers(root_ids: tuple[int, ...]) -> list[tuple[int, RemovableHandle]]:
+    """A backward pass from ``root_ids`` starts while nobody listens (engines call this only
+    then): subscribe, for this pass, each follower of the calling thread that claims them.
+    Returns what ``rest_followers`` needs at the end of the pass. A follower whose ``claims``
+    raises is dropped with a warning, as a subscriber that raises is."""
+    state = this_thread.state
+    woken = []
+    for key, (claims, listener) in list(state.followers.items()):
+        try:
+            claimed = claims(root_ids)
+        except Exception as exc:
+            state.followers.pop(key, None)
+            warnings.warn(f"dyngraph: a follower ({claims!r}) raised {type(exc).__name__}: "
+                          f"{exc}; it no longer follows its graph", RuntimeWarning, stacklevel=3)
+            continue
+        if claimed:
+            woken.append((key, subscribe(listener)))
+    return woken
+
+
+def rest_followers(woken: list[tuple[int, RemovableHandle]], freed: bool) -> None:
+    """The pass that ``wake_followers`` woke them for ended: unsubscribe them, and when it freed
+    the graph (no ``retain_graph``), stop them following: there is nothing left to replay."""
+    state = this_thread.state
+    for key, handle in woken:
+        handle.remove()
+        if freed:
+            with _lock:
+                state.followers.pop(key, None)
+
+
 def emit(event: Event, state: ThreadState | None = None) -> None:
     """Deliver ``event`` to every subscriber of the calling thread, in order. Never raises.
     ``state``: deliver to that thread's subscribers instead (an event source whose callbacks

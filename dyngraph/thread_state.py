@@ -39,6 +39,7 @@ class ThreadState:
         "active",  # someone listens and no dispatch is in progress: read by the engine per op
         "dispatching",  # emit() is calling the subscribers: the engine does not re-enter
         "epoch",  # changed on every subscribe: which tensors these listeners were told about
+        "followers",  # key -> (claims, listener): views that follow a graph they drew (events.py)
         "thread",  # the name of the thread, for repr
     )
 
@@ -53,6 +54,7 @@ class ThreadState:
         self.active = False
         self.dispatching = False
         self.epoch = 0
+        self.followers: dict[int, tuple[Callable[[Any], bool], Callable[[Any], Any]]] = {}
         self.thread = threading.current_thread().name
 
     def __repr__(self) -> str:

@@ -206,6 +206,7 @@ class GraphView(anywidget.AnyWidget):
         self._folded = 0  # how many of _packed the recording has seen
         self._last_line: tuple | None = None
         self._handle: Any = None
+        self._follower: Any = None  # following the graph after detach (NOTE [a watched graph ...])
         self._displays: list = []  # where this view was displayed (NOTE [a picture beside ...])
         self._picture_seq = -1  # the seq their picture shows
         self.picture_id = self.model_id
@@ -216,24 +217,57 @@ class GraphView(anywidget.AnyWidget):
     def attach(self) -> GraphView:
         """Start listening to the event spine of the calling thread (listening is per thread;
         a dropped view stops listening, wherever it is collected)."""
+        self._unfollow()
         if self._handle is None:
             self._handle = events.subscribe(_listener(self))
             weakref.finalize(self, self._handle.remove)
         return self
 
-    def detach(self) -> None:
+    def detach(self, follow: bool = True) -> None:
         """Stop listening and deliver the final state: the last delta, and the whole state in
-        ``snapshot`` (NOTE [state at rest])."""
+        ``snapshot`` (NOTE [state at rest]). With ``follow`` (the default), a later backward
+        pass over the graph this view drew, in any later cell of this thread, still plays here
+        (NOTE [a watched graph stays watched] in dyngraph/events.py)."""
         if self._handle is not None:
             self._handle.remove()
             self._handle = None
+            if follow and self._node_ids:
+                self._follow()
         self.flush()
         self._rest()
         self._show_final_picture()
 
     def close(self) -> None:
-        self.detach()
+        self._unfollow()
+        self.detach(follow=False)
         super().close()
+
+    def _follow(self) -> None:
+        """Follow the graph drawn so far: a backward pass from one of its nodes, run while
+        nobody listens, is heard here and delivered as at the end of a watch block."""
+        view_ref = weakref.ref(self)
+        node_ids = self._node_ids  # the same set: nodes kept later are claimed too
+        collect = _listener(self)
+
+        def claims(root_ids: tuple[int, ...]) -> bool:
+            return view_ref() is not None and any(root in node_ids for root in root_ids)
+
+        def listener(event: Any) -> None:
+            collect(event)
+            if event.kind == "backward_finished" or event.kind == "backward_failed":
+                view = view_ref()
+                if view is not None:
+                    view.flush()
+                    view._rest()
+                    view._show_final_picture()
+
+        self._follower = events.follow(claims, listener)
+        weakref.finalize(self, self._follower.remove)
+
+    def _unfollow(self) -> None:
+        if self._follower is not None:
+            self._follower.remove()
+            self._follower = None
 
     def _pace(self, event: Any) -> None:
         """With pace > 0, each new source line waits so a fast cell can be watched."""

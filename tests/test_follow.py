@@ -59,6 +59,16 @@ def test_a_plain_backward_after_the_block_plays_in_the_view():
         (w.detach() * (1 - (x.detach() * w.detach()).tanh() ** 2)).tolist())
 
 
+def test_the_nodes_of_the_last_events_are_followed_too():
+    view = GraphView(rate=1e-3)  # nothing sent before the block ends
+    x = dg.tensor([1.0, -2.0], requires_grad=True, name="x")
+    with dg.watch(view, display=False):
+        view._due[0] = float("inf")  # as in a kernel: no flush due while the block runs
+        loss = (x * x).sum()
+    loss.backward()
+    assert "backward_started" in kinds(view)
+
+
 def test_the_follower_ends_when_the_graph_is_freed():
     view, _x, _w, loss = forward_watched()
     assert len(this_thread.state.followers) == 1

@@ -164,6 +164,7 @@ class GraphView(anywidget.AnyWidget):
         rankdir: str = "TB",
         collapse_over: int = dot.COLLAPSE_OVER,
         source: bool = True,
+        replay: bool = True,
     ) -> None:
         super().__init__(front_end=FrontEnd.shared().model_id)
         if pace < 0 or rate <= 0:
@@ -184,7 +185,10 @@ class GraphView(anywidget.AnyWidget):
             "rules": derivative_rules(),
         }
         self.options = {"tween_max_nodes": tween_max_nodes, "max_nodes": max_visible,
-                        "collapse_over": collapse_over, "title": title, "speed": 1.0}
+                        "collapse_over": collapse_over, "title": title, "speed": 1.0,
+                        # steps the page missed are played at reading pace (NOTE [replay] in
+                        # widgets/src/view.js); False: it opens at the end
+                        "replay": bool(replay)}
         self._seq = 0
         self._snapshot_seq = -1  # the seq the snapshot trait was made at (NOTE [state at rest])
         self._batch: list = []  # events received since the last flush
@@ -228,12 +232,13 @@ class GraphView(anywidget.AnyWidget):
         ``snapshot`` (NOTE [state at rest]). With ``follow`` (the default), a later backward
         pass over the graph this view drew, in any later cell of this thread, still plays here
         (NOTE [a watched graph stays watched] in dyngraph/events.py)."""
-        if self._handle is not None:
+        listened = self._handle is not None
+        if listened:
             self._handle.remove()
             self._handle = None
-            if follow and self._node_ids:
-                self._follow()
-        self.flush()
+        self.flush()  # (the nodes of the last events are kept only now)
+        if listened and follow and self._node_ids:
+            self._follow()
         self._rest()
         self._show_final_picture()
 

@@ -80,6 +80,8 @@ export class Timeline {
     this._statements = new Map();
     /** @type {Vocabulary|null} the vocabulary the cached statements were made with */
     this._vocabulary = null;
+    /** @type {{version: number, ends: number[]}|null} where each beat ends (NOTE [beats]) */
+    this._beats = null;
     /** bumped by every change of the data (a structure made from it is then stale) */
     this.version = (this.version || 0) + 1;
   }
@@ -353,6 +355,75 @@ export class Timeline {
       if (level.opened) lines.push("  ".repeat(open.length + 1) + "}");
     }
     return lines;
+  }
+
+  // NOTE [beats] Playback moves by beats, not by raw steps: what a person can take in at
+  // once. A beat is the nodes one source line made (consecutive node steps with the same file,
+  // line and cell; a graph announced at the start of a backward, with no line, is one beat), a
+  // node's gradient together with the edges its backward sent along, or the freeing with the
+  // end of the pass. In-place version steps ride along with the beat before them. Stepping
+  // with the arrow keys still moves one raw step; playing and replaying move a beat at a time
+  // (view.js NOTE [replay]).
+
+  /**
+   * The position at which each beat ends, ascending; the last is the timeline's length.
+   * Computed once per change of the data.
+   * @returns {number[]}
+   */
+  beatEnds() {
+    if (this._beats && this._beats.version === this.version) return this._beats.ends;
+    const ends = [];
+    for (let i = 0; i < this.steps.length; ) {
+      i = this._beatEnd(i);
+      ends.push(i);
+    }
+    this._beats = { version: this.version, ends };
+    return ends;
+  }
+
+  /**
+   * The end of the beat that starts at step i (NOTE [beats]).
+   * @param {number} i
+   * @returns {number}
+   */
+  _beatEnd(i) {
+    const steps = this.steps;
+    const n = steps.length;
+    const kind = steps[i][0];
+    let j = i + 1;
+    if (kind === "node") {
+      const line = this._lineOf(steps[i][1]);
+      while (j < n && steps[j][0] === "node" && this._lineOf(steps[j][1]) === line) j++;
+    } else if (kind === "backward_started" || kind === "grad" || kind === "edge_grad") {
+      // backward_started with the root's gradient; a gradient with the edges it sends along
+      if (kind === "backward_started" && j < n && steps[j][0] === "grad") j++;
+      while (j < n && steps[j][0] === "edge_grad") j++;
+    } else if (kind === "freed") {
+      if (j < n && steps[j][0] === "backward_finished") j++;
+    }
+    while (j < n && steps[j][0] === "version") j++;
+    return j;
+  }
+
+  /** The source line a node was made on, as one key ("" for none). @param {number} id */
+  _lineOf(id) {
+    const node = this.nodes.get(id);
+    if (!node || node.line == null) return "";
+    return `${node.file}\u0000${node.line}\u0000${node.cell}`;
+  }
+
+  /**
+   * What kind of beat starts at position t: "line" (nodes of a source line), "grad" (backward)
+   * or "other" (the freeing, the end of a pass); null at the end.
+   * @param {number} t
+   * @returns {"line"|"grad"|"other"|null}
+   */
+  beatKind(t) {
+    const step = this.steps[t];
+    if (!step) return null;
+    if (step[0] === "node") return "line";
+    if (step[0] === "grad" || step[0] === "edge_grad" || step[0] === "backward_started") return "grad";
+    return "other";
   }
 
   /**

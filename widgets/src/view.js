@@ -26,6 +26,29 @@ import { fitView, zoomAt, viewBox, panToShow, ZOOM_STEP, FIT_MAX } from "./zoom.
 export const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
 /** Milliseconds per step at speed 1. */
 export const STEP_MS = 400;
+
+// NOTE [replay] Live means seen, at a person's pace. Python sends what the code did as fast as
+// it runs: a five-line cell is over in a tenth of a second, a backward pass in less, and on a
+// first run the page's front end is often still loading when the cell ends. A view that jumped
+// to the end would show the finished graph at once, and a learner would never see it grow.
+// So the view *follows* the end of the timeline at reading pace: when it is first drawn, or
+// when new steps arrive, it plays from where it stands to the end, one beat (timeline.js NOTE
+// [beats]) at a time: a source line's nodes per BEAT_MS.line, a node's gradient per
+// BEAT_MS.grad (a 20-node backward takes about 3 s). A long cell is not replayed for minutes:
+// the catch-up is given REPLAY_MS from when it starts (or new steps extend it) and beats are
+// shown faster, or several at once, to end by then. A cell slower than the pace simply shows
+// each step as it comes. The learner can skip to the end (the "skip" button, End), pause, or
+// step: any of these hands control to the learner, and the view follows the end again once
+// the learner is back at it. With reduced motion asked for, or `replay: false` in the
+// options, the view jumps to the end as before.
+/** How long a beat is shown at speed 1 (ms), by kind (NOTE [replay]). */
+export const BEAT_MS = { line: 350, grad: 150, other: 250 };
+/** The longest a catch-up takes at speed 1 (ms). */
+export const REPLAY_MS = 4000;
+/** The shortest a beat is shown while catching up (ms). */
+const MIN_BEAT_MS = 40;
+/** How often a replay waiting for a layout looks again (ms). */
+const WAIT_MS = 50;
 /** A resync request not answered within this many ms may be sent again. */
 const RESYNC_RETRY_MS = 2000;
 /** A drawing of (or replacing one of) more boxes than this is taken in over several tasks. */
@@ -112,6 +135,12 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const state = {
     t: 0,
     playing: false,
+    /** the view follows the end of the timeline (NOTE [replay]); false once the learner moved */
+    following: true,
+    /** when the current catch-up should end (performance.now() ms) */
+    replayEnds: 0,
+    /** when playback last found a layout in progress and waited (null: not waiting) */
+    waitedAt: /** @type {number|null} */ (null),
     speed: 1,
     /** @type {number|null} */
     selected: null,
@@ -208,6 +237,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const backBtn = button("\u2190", "step", "step back (Left arrow)", "back");
   const playBtn = button("\u25B6\uFE0E", "play", "play / pause (Space)", "play");
   playBtn.setAttribute("aria-pressed", "false");
+  // shown only while the view replays what it missed (NOTE [replay])
+  const skipBtn = button("\u23ED\uFE0E", "skip", "skip the replay: show the end (End)", "skip");
+  skipBtn.hidden = true;
   const fwdBtn = button("\u2192", "step", "step forward (Right arrow)", "forward");
   const endFwdBtn = button("\u21E5", "end of forward", "jump to the end of the forward pass", "end-forward");
   const startBwdBtn = button("\u21E4", "start of backward", "jump to the start of the backward pass", "start-backward");
@@ -229,7 +261,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   detailBtn.setAttribute("aria-pressed", "false");
   // where a narrow toolbar breaks: buttons above; "values & grads", the slider and the position below
   const toolbarBreak = make(doc, "span", { className: "dg-break", attrs: { "aria-hidden": "true" } });
-  toolbar.append(backBtn, playBtn, fwdBtn, endFwdBtn, startBwdBtn, speedLabel, zoomGroup, toolbarBreak, detailBtn, scrub, position);
+  toolbar.append(backBtn, playBtn, skipBtn, fwdBtn, endFwdBtn, startBwdBtn, speedLabel, zoomGroup, toolbarBreak, detailBtn, scrub, position);
 
   const main = make(doc, "div", { className: "dg-main" });
   const graphWrap = make(doc, "div", { className: "dg-graph-wrap" });
@@ -740,7 +772,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
         return;
       }
     }
-    const follow = state.t >= timeline.length;
+    const follow = state.following || state.t >= timeline.length;
     timeline.loadSnapshot(snapshot);
     state.resyncPendingSince = null;
     applyDelta(false);
@@ -750,7 +782,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   /** Apply the delta trait if it is the next one. @param {boolean} redraw */
   function applyDelta(redraw) {
     const delta = trait("delta");
-    const follow = state.t >= timeline.length;
+    const follow = state.following || state.t >= timeline.length;
     let result = timeline.offer(delta);
     if (result === GAP) {
       // The snapshot trait may already hold what we missed: use it before asking Python.
@@ -765,10 +797,40 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (redraw && result === APPLIED) afterData(follow);
   }
 
-  /** @param {boolean} follow  the position was at the end: keep it there (live) */
+  /** @param {boolean} follow  the position was at the end, or on its way there: follow it (live) */
   function afterData(follow) {
-    if (follow) state.t = timeline.length;
+    if (follow) catchUp();
     update();
+  }
+
+  /** Does the view replay what it missed (NOTE [replay]), or jump to the end? */
+  function replays() {
+    return !reducedMotion && options().replay !== false;
+  }
+
+  /**
+   * Follow the end of the timeline: play on to it at reading pace (NOTE [replay]), within
+   * REPLAY_MS of now; or jump there, when the view does not replay.
+   */
+  function catchUp() {
+    state.following = true;
+    if (state.t >= timeline.length) return;
+    if (!replays()) {
+      state.t = timeline.length;
+      return;
+    }
+    // the time the rest would take at its own pace, at most REPLAY_MS (both at this speed)
+    const ends = timeline.beatEnds();
+    let ms = 0;
+    for (let i = firstBeatAfter(ends, state.t), from = state.t; i < ends.length && ms < REPLAY_MS; from = ends[i++]) {
+      ms += BEAT_MS[timeline.beatKind(from) || "other"];
+    }
+    const end = performance.now() + Math.min(ms, REPLAY_MS) / state.speed;
+    state.replayEnds = state.playing ? Math.max(state.replayEnds, end) : end;
+    if (!state.playing) {
+      state.playing = true;
+      scheduleTick(0);
+    }
   }
 
   // ------------------------------------------------------------------------------ playback
@@ -778,16 +840,27 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     update();
   }
 
+  /**
+   * The learner moves to t: playing (and replaying) stops, and the view follows the end again
+   * only from the end.
+   * @param {number} t
+   */
+  function moveTo(t) {
+    pause();
+    setPosition(t);
+    state.following = state.t >= timeline.length;
+  }
+
   /** @param {number} by */
   function step(by) {
-    pause();
-    setPosition(state.t + by);
+    moveTo(state.t + by);
   }
 
   function play() {
     if (state.playing) return;
     if (state.t >= timeline.length) state.t = 0;
     state.playing = true;
+    state.following = false; // the learner's play: each beat at its own pace
     update();
     scheduleTick();
   }
@@ -802,23 +875,71 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   }
 
   function togglePlay() {
-    if (state.playing) pause();
-    else play();
+    if (state.playing) {
+      pause();
+      state.following = state.t >= timeline.length;
+    } else play();
   }
 
-  function scheduleTick() {
+  /** Skip a replay: the end, followed from there. */
+  function skipToEnd() {
+    moveTo(timeline.length);
+  }
+
+  /**
+   * The next tick of playback, after `ms` (by default the time the beat now shown stays: its
+   * kind's BEAT_MS at this speed).
+   * @param {number} [ms]
+   */
+  function scheduleTick(ms) {
     if (state.timer !== null) clearTimeout(state.timer);
-    state.timer = setTimeout(() => {
-      state.timer = null;
-      if (!state.playing || state.disposed) return;
-      if (state.t >= timeline.length) {
-        pause();
-        return;
-      }
-      setPosition(state.t + 1);
-      if (state.t >= timeline.length) pause();
-      else scheduleTick();
-    }, STEP_MS / state.speed);
+    const wait = ms ?? BEAT_MS[beatShownKind()] / state.speed;
+    state.timer = setTimeout(tick, wait);
+  }
+
+  /** The kind of the beat that ends at the position shown (what is on screen now). */
+  function beatShownKind() {
+    const ends = timeline.beatEnds();
+    const i = firstBeatAfter(ends, state.t - 1) - 1; // the beat ending at t
+    const from = i >= 0 ? ends[i] : 0;
+    return timeline.beatKind(Math.min(from, Math.max(state.t - 1, 0))) || "other";
+  }
+
+  /** One beat forward (NOTE [replay]); a replay waits while a drawing is being laid out. */
+  function tick() {
+    state.timer = null;
+    if (!state.playing || state.disposed) return;
+    if (state.t >= timeline.length) {
+      pause();
+      return;
+    }
+    const drawing = scheduler.running || scheduler.pending;
+    const now = performance.now();
+    if (drawing || (state.renderedDot === null && state.renderError === null)) {
+      // the new nodes are not on the page yet: showing them now would show nothing. The time
+      // spent waiting for the layout is not taken from the catch-up's reading time.
+      if (state.waitedAt !== null) state.replayEnds += now - state.waitedAt;
+      state.waitedAt = now;
+      state.timer = setTimeout(tick, WAIT_MS);
+      return;
+    }
+    if (state.waitedAt !== null) state.replayEnds += now - state.waitedAt;
+    state.waitedAt = null;
+    const ends = timeline.beatEnds();
+    const i = firstBeatAfter(ends, state.t);
+    let next = ends[i];
+    let ms = BEAT_MS[timeline.beatKind(state.t) || "other"] / state.speed;
+    if (state.following) {
+      // catching up: end by replayEnds, beats shown faster or several at once
+      const left = Math.max(state.replayEnds - now, MIN_BEAT_MS);
+      const beats = ends.length - i;
+      ms = Math.min(ms, Math.max(MIN_BEAT_MS, left / beats));
+      const per = Math.max(1, Math.round((beats * ms) / left));
+      next = ends[Math.min(i + per - 1, ends.length - 1)];
+    }
+    setPosition(next);
+    if (state.t >= timeline.length) pause();
+    else scheduleTick(ms);
   }
 
   /** @param {number|null} id */
@@ -863,7 +984,11 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     scrub.max = String(n);
     scrub.value = String(t);
     scrub.setAttribute("aria-valuetext", `step ${t} of ${n}`);
-    setText(position, t > 0 ? `${t} / ${n} \u00B7 ${timeline.describeStep(t - 1)}` : `${t} / ${n}`);
+    const replaying = state.playing && state.following && t < n;
+    skipBtn.hidden = !replaying;
+    root.classList.toggle("dg-replaying", replaying);
+    const at = t > 0 ? `${t} / ${n} \u00B7 ${timeline.describeStep(t - 1)}` : `${t} / ${n}`;
+    setText(position, replaying ? `replaying \u00B7 ${at}` : at);
     position.setAttribute("aria-live", state.playing ? "off" : "polite"); // no chatter while playing
     setDisabled(backBtn, t <= 0);
     setDisabled(fwdBtn, t >= n);
@@ -1077,16 +1202,15 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   listen(backBtn, "click", () => enabled(backBtn) && step(-1));
   listen(fwdBtn, "click", () => enabled(fwdBtn) && step(1));
   listen(playBtn, "click", togglePlay);
+  listen(skipBtn, "click", skipToEnd);
   listen(endFwdBtn, "click", () => {
     if (!enabled(endFwdBtn)) return;
-    pause();
-    setPosition(timeline.endOfForward(state.t));
+    moveTo(timeline.endOfForward(state.t));
   });
   listen(startBwdBtn, "click", () => {
     const p = timeline.startOfBackward(state.t);
     if (p === null) return;
-    pause();
-    setPosition(p);
+    moveTo(p);
   });
   listen(speedSelect, "change", () => {
     const speed = Number(speedSelect.value);
@@ -1094,8 +1218,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (state.playing) scheduleTick();
   });
   listen(scrub, "input", () => {
-    pause();
-    setPosition(Number(scrub.value));
+    moveTo(Number(scrub.value));
   });
   listen(root, "keydown", (/** @type {KeyboardEvent} */ e) => {
     if (e.altKey || e.ctrlKey || e.metaKey || e.defaultPrevented) return;
@@ -1117,13 +1240,11 @@ function controller({ model, el, createRenderer, reducedMotion }) {
         break;
       case "Home":
         if (field) return;
-        pause();
-        setPosition(0);
+        moveTo(0);
         break;
       case "End":
         if (field) return;
-        pause();
-        setPosition(timeline.length);
+        moveTo(timeline.length);
         break;
       case "+":
       case "=":
@@ -1272,7 +1393,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   buildLegend();
   timeline.loadSnapshot(trait("snapshot"));
   applyDelta(false);
-  state.t = timeline.length;
+  // NOTE [replay]: what arrived before this view was drawn is played from the start
+  state.t = replays() ? 0 : timeline.length;
+  catchUp();
   update();
 
   return {
@@ -1280,8 +1403,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     timeline,
     state,
     scheduler,
-    /** @param {number} t */
-    setPosition,
+    /** the learner moves to t (playing stops; the view follows the end again only from it) */
+    setPosition: moveTo,
     step,
     play,
     pause,
@@ -1308,6 +1431,22 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   function enabled(b) {
     return b.getAttribute("aria-disabled") !== "true";
   }
+}
+
+/**
+ * The index of the first beat ending after position t (timeline.js NOTE [beats]).
+ * @param {number[]} ends ascending
+ * @param {number} t
+ */
+export function firstBeatAfter(ends, t) {
+  let lo = 0;
+  let hi = ends.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (ends[mid] > t) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /**

@@ -135,13 +135,15 @@ export function fakeClock() {
 
 /**
  * A view of the sample recording mounted in a fresh document, with a stub renderer;
- * `overrides`: model traits to change.
+ * `overrides`: model traits to change. It opens at the end of the recording, as a view with
+ * `replay: false` does; tests of the replay (view.js NOTE [replay]) pass options with it on.
  * @param {Record<string, any>} [overrides]
  */
 export function mountView(overrides = {}) {
   const { window, document, host } = dom();
   const s = sample();
-  const model = fakeModel({ header: s.header, snapshot: s.snapshot, delta: {}, options: s.options, ...overrides });
+  const options = { ...s.options, replay: false };
+  const model = fakeModel({ header: s.header, snapshot: s.snapshot, delta: {}, options, ...overrides });
   const renderer = stubRenderer();
   const cleanup = createView({ model, el: host, createRenderer: renderer.factory });
   const root = /** @type {HTMLElement} */ (host.querySelector(".dg-root"));

@@ -371,3 +371,29 @@ describe("scope order", () => {
     assert.deepEqual(sorted, [[], ["a"], ["a", "z"], ["b"], ["\uff01"], ["\u{1F600}"]]);
   });
 });
+
+describe("beats (NOTE [beats])", () => {
+  test("a source line's nodes, a gradient with its edges, the freeing with the end of the pass", () => {
+    const tl = new Timeline();
+    tl.loadSnapshot(sample().snapshot);
+    // x; w; b; line 5 made two nodes; exp; sum; line 9 made a constant and a Mul; the backward
+    // starts with the root's gradient; one beat per gradient; freed + finished; the second try
+    assert.deepEqual(tl.beatEnds(), [1, 2, 3, 5, 6, 7, 9, 11, 12, 13, 14, 15, 16, 17, 18, 20, 21, 22]);
+    assert.equal(tl.beatKind(0), "line");
+    assert.equal(tl.beatKind(9), "grad");
+    assert.equal(tl.beatKind(18), "other");
+    assert.equal(tl.beatKind(22), null);
+  });
+
+  test("edge steps ride with the gradient before them, version steps with the beat before", () => {
+    const tl = new Timeline();
+    tl.loadSnapshot({
+      seq: 1,
+      nodes: [{ id: 1, kind: "leaf", file: "f", line: 1 }, { id: 2, kind: "op", op: "Mul", file: "f", line: 2 }],
+      edges: [[1, 2, 0]],
+      steps: [["node", 1], ["version", 1, 1], ["node", 2], ["backward_started", 2], ["grad", 2, [1], 1, false],
+        ["edge_grad", 2, 1, 0, [2], null], ["grad", 1, [2], 2, false], ["backward_finished", 2]],
+    });
+    assert.deepEqual(tl.beatEnds(), [2, 3, 6, 7, 8]);
+  });
+});

@@ -1,6 +1,6 @@
 import { test, describe, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { createView, STEP_MS } from "../src/view.js";
+import { createView, BEAT_MS, REPLAY_MS } from "../src/view.js";
 import { readFileSync } from "node:fs";
 import { encode } from "@msgpack/msgpack";
 import { dom, fakeModel, sample, stubRenderer, flush, fakeClock, mountView } from "./helpers.js";
@@ -90,28 +90,34 @@ describe("keyboard", () => {
     assert.equal(view.state.t, 22);
   });
 
-  test("Space toggles play; playing advances one step per STEP_MS / speed", () => {
+  test("Space toggles play; playing advances one beat per BEAT_MS / speed", async () => {
     clock = fakeClock();
     const { key, view, root } = setup();
+    await flush(); // the drawing is on the page: playback does not wait for it
     key("Home");
     key(" ");
     assert.equal(view.state.playing, true);
     assert.equal(root.querySelector(".dg-play").getAttribute("aria-pressed"), "true");
-    clock.tick(STEP_MS);
-    clock.tick(STEP_MS);
-    assert.equal(view.state.t, 2);
+    clock.tick(BEAT_MS.line); // the first line's node (x)
+    assert.equal(view.state.t, 1);
+    clock.tick(BEAT_MS.line);
+    clock.tick(BEAT_MS.line);
+    clock.tick(BEAT_MS.line); // line 5 made two nodes: one beat
+    assert.equal(view.state.t, 5);
     key(" ");
     assert.equal(view.state.playing, false);
-    for (let i = 0; i < 5; i++) clock.tick(STEP_MS);
-    assert.equal(view.state.t, 2);
+    for (let i = 0; i < 5; i++) clock.tick(BEAT_MS.line);
+    assert.equal(view.state.t, 5);
+    assert.equal(root.querySelector(".dg-skip").hidden, true, "the learner's play is no replay");
   });
 
-  test("play from the end starts over, and stops at the end", () => {
+  test("play from the end starts over, and stops at the end", async () => {
     clock = fakeClock();
     const { key, view } = setup();
+    await flush();
     key(" ");
     assert.equal(view.state.t, 0);
-    for (let i = 0; i < 30; i++) clock.tick(STEP_MS);
+    for (let i = 0; i < 40; i++) clock.tick(BEAT_MS.line);
     assert.equal(view.state.t, 22);
     assert.equal(view.state.playing, false);
   });
@@ -287,7 +293,7 @@ describe("cleanup", () => {
     assert.equal(host.querySelector(".dg-root"), null);
     assert.equal(renderer.calls.destroyed, true);
     const t = view.state.t;
-    for (let i = 0; i < 10; i++) clock.tick(STEP_MS);
+    for (let i = 0; i < 10; i++) clock.tick(BEAT_MS.line);
     assert.equal(view.state.t, t, "no timer left");
     key("ArrowRight", root);
     assert.equal(view.state.t, t, "no key listener left");
@@ -298,7 +304,7 @@ describe("cleanup", () => {
     const { window, document } = dom();
     void window;
     const s = sample();
-    const model = fakeModel({ header: s.header, snapshot: {}, delta: {}, options: s.options });
+    const model = fakeModel({ header: s.header, snapshot: {}, delta: {}, options: { ...s.options, replay: false } });
     const a = document.createElement("div");
     const b = document.createElement("div");
     document.body.append(a, b);
@@ -321,7 +327,7 @@ describe("snapshot refreshed along with each delta", () => {
     const first = { ...snap, seq: 1, nodes: snap.nodes.slice(0, 2), edges: [], steps: snap.steps.slice(0, 2) };
     const { model, view } = (() => {
       const { host } = dom();
-      const m = fakeModel({ header: s.header, snapshot: first, delta: first, options: s.options });
+      const m = fakeModel({ header: s.header, snapshot: first, delta: first, options: { ...s.options, replay: false } });
       const c = createView({ model: m, el: host, createRenderer: stubRenderer().factory });
       return { model: m, view: c.view };
     })();
@@ -339,5 +345,98 @@ describe("snapshot refreshed along with each delta", () => {
     assert.equal(reloads, 0);
     assert.equal(tl.seq, 2);
     assert.equal(view.state.t, 3);
+  });
+});
+
+describe("replay: a view that missed the live steps plays them at reading pace (NOTE [replay])", () => {
+  /** A view with replay on (the default for a learner), drawn after every step arrived. */
+  function replaySetup(overrides = {}) {
+    const s = sample();
+    return setup({ options: { ...s.options }, ...overrides });
+  }
+  /** The position after each tick of `ms`, until the end or `limit` ticks. */
+  function positions(view, ms, limit = 400) {
+    const seen = [view.state.t];
+    for (let i = 0; i < limit && view.state.t < view.timeline.length; i++) {
+      clock.tick(ms);
+      if (view.state.t !== seen.at(-1)) seen.push(view.state.t);
+    }
+    return seen;
+  }
+
+  test("drawn after the cell ended: starts at 0, grows line by line, says so, ends at the end", async () => {
+    clock = fakeClock();
+    const { view, root } = replaySetup();
+    assert.equal(view.state.t, 0);
+    assert.equal(view.state.playing, true);
+    assert.match(root.querySelector(".dg-position").textContent, /^replaying/);
+    assert.equal(root.querySelector(".dg-skip").hidden, false);
+    clock.tick(100);
+    assert.equal(view.state.t, 0, "nothing moves before the first drawing is on the page");
+    await flush();
+    const seen = positions(view, 10);
+    // the forward by source lines (x; w; b; the two nodes of line 5; ...), then the backward
+    assert.deepEqual(seen.slice(0, 8), [0, 1, 2, 3, 5, 6, 7, 9]);
+    assert.ok(seen.includes(11) && seen.includes(12), "each gradient is a beat of its own");
+    assert.equal(view.state.t, 22);
+    assert.equal(view.state.playing, false);
+    assert.equal(root.querySelector(".dg-skip").hidden, true);
+    assert.doesNotMatch(root.querySelector(".dg-position").textContent, /replaying/);
+  });
+
+  test("a long catch-up ends within REPLAY_MS (beats shown faster), a short one keeps its pace", async () => {
+    clock = fakeClock();
+    const { view } = replaySetup({ options: { ...sample().options, speed: 0.25 } });
+    await flush();
+    let elapsed = 0;
+    while (view.state.t < 22 && elapsed < 60000) {
+      clock.tick(10);
+      elapsed += 10;
+    }
+    // at 0.25x the 18 beats would take about 20 s; the catch-up is held to REPLAY_MS / speed
+    assert.ok(elapsed <= REPLAY_MS / 0.25 + 500, `took ${elapsed} ms`);
+    assert.ok(elapsed >= 2000, `not a jump: ${elapsed} ms`);
+  });
+
+  test("skip shows the end; a learner's step stops the replay and new steps leave them there", async () => {
+    clock = fakeClock();
+    const { view, root, key, model, s } = replaySetup();
+    await flush();
+    root.querySelector(".dg-skip").dispatchEvent(new root.ownerDocument.defaultView.MouseEvent("click", { bubbles: true }));
+    assert.equal(view.state.t, 22);
+    assert.equal(view.state.playing, false);
+    key("Home");
+    key("ArrowRight");
+    assert.equal(view.state.t, 1);
+    model.set("delta", { seq: s.snapshot.seq + 1, steps: [["version", 1, 1]] });
+    clock.tick(5000);
+    assert.equal(view.state.t, 1, "the learner has the controls");
+  });
+
+  test("live: steps arriving at the end are played, a backward one gradient at a time", async () => {
+    clock = fakeClock();
+    const s = sample();
+    const snap = s.snapshot;
+    const forward = { ...snap, seq: 1, steps: snap.steps.slice(0, 9) };
+    const { view, model } = replaySetup({ snapshot: forward, delta: {} });
+    await flush();
+    positions(view, 10);
+    assert.equal(view.state.t, 9);
+    model.set("delta", { seq: 2, steps: snap.steps.slice(9, 20) });
+    await flush();
+    assert.equal(view.state.t, 9, "not a jump to the end");
+    assert.deepEqual(positions(view, 10), [9, 11, 12, 13, 14, 15, 16, 17, 18, 20]);
+  });
+
+  test("with reduced motion, or replay: false, the view opens at the end", () => {
+    const a = setup({ options: { ...sample().options, replay: false } });
+    assert.equal(a.view.state.t, 22);
+    const { host } = dom();
+    const s = sample();
+    const model = fakeModel({ header: s.header, snapshot: s.snapshot, delta: {}, options: s.options });
+    const c = createView({ model, el: host, createRenderer: stubRenderer().factory, reducedMotion: true });
+    assert.equal(c.view.state.t, 22);
+    assert.equal(c.view.state.playing, false);
+    c();
   });
 });

@@ -541,12 +541,40 @@ def _grade(mine: Any, expected: Any, rtol: float, atol: float) -> tuple[str, str
     return ("pass", "") if detail is None else ("wrong", detail)
 
 
+class Verdict:
+    """What a check returns: true on PASS, false otherwise. The check has printed its line, so
+    in a notebook the verdict shows nothing more: a check as a cell's last line adds no
+    ``Out: True`` under its PASS."""
+
+    __slots__ = ("passed",)
+
+    def __init__(self, passed: bool) -> None:
+        self.passed = bool(passed)
+
+    def __bool__(self) -> bool:
+        return self.passed
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (bool, Verdict)):
+            return self.passed == bool(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.passed)
+
+    def __repr__(self) -> str:
+        return f"Verdict(passed={self.passed})"
+
+    def _ipython_display_(self) -> None:
+        """Nothing to add: the check printed its line (IPython then shows no Out[...])."""
+
+
 def check_answer(exercise: str, name: str, mine: Any, expected: Any,
-                 rtol: float = 1e-4, atol: float = 1e-6) -> bool:
+                 rtol: float = 1e-4, atol: float = 1e-6) -> Verdict:
     """Check one answer of exercise ``exercise`` and print one line: not attempted yet, PASS, or
     what differs and by how much. ``mine`` may be a function of no arguments that computes the
     answer from the learner's code (it is called here, so a placeholder that raises
-    ``NotImplementedError`` counts as not attempted). Returns True on PASS.
+    ``NotImplementedError`` counts as not attempted). Returns a Verdict, true on PASS.
 
     >>> check_answer("03.2", "k.grad", my_k_grad, k.grad)
     03.2 k.grad: PASS
@@ -558,7 +586,7 @@ def check_answer(exercise: str, name: str, mine: Any, expected: Any,
             "wrong": f"not yet: {detail}; {ask}"}[status]
     print(f"{exercise} {name}: {line}")
     _expect_version(exercise, name, status)
-    return status == "pass"
+    return Verdict(status == "pass")
 
 
 def _expect_version(exercise: str, name: str, status: str) -> None:
@@ -573,9 +601,9 @@ def _expect_version(exercise: str, name: str, status: str) -> None:
 
 # ----------------------------------------------------------------------------- build your own
 
-def check_engine_step(exercise: str, result: Any) -> bool:
+def check_engine_step(exercise: str, result: Any) -> Verdict:
     """Print one step's CheckResult (dyngraph.engine_check.check_engine) of the learner's engine
-    in check_answer's format; returns True on PASS.
+    in check_answer's format; returns a Verdict, true on PASS.
 
     >>> check_engine_step("23.1", check_engine(engine, "backward"))
     23.1 backward: PASS
@@ -587,7 +615,7 @@ def check_engine_step(exercise: str, result: Any) -> bool:
             "wrong": f"not yet: {result.message}; {ask}"}[status]
     print(f"{exercise} {result.step}: {line}")
     _expect_version(exercise, result.step, status)
-    return status == "pass"
+    return Verdict(status == "pass")
 
 
 def watch_beside(program: Any, engine: Any, backward: bool = False) -> None:

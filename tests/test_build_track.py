@@ -193,12 +193,12 @@ def test_check_engine_step_says_what_check_answer_says(monkeypatch, capsys):
     wrong = check_engine(with_mistake("23_build_backward", "i.grad += local * self.grad",
                                       "i.grad = local * self.grad"), "backward")
     capsys.readouterr()  # what running the lesson's cells printed ("PyTorch is not installed")
-    assert lessons.check_engine_step("23.1", right) is True
+    assert lessons.check_engine_step("23.1", right)
     assert capsys.readouterr().out == "23.1 backward: PASS\n"
-    assert lessons.check_engine_step("23.1", blank) is False
+    assert not lessons.check_engine_step("23.1", blank)
     out = capsys.readouterr().out
     assert out.startswith("23.1 backward: not attempted yet (") and 'hint("23.1")' in out
-    assert lessons.check_engine_step("23.1", wrong) is False
+    assert not lessons.check_engine_step("23.1", wrong)
     out = capsys.readouterr().out
     assert out.startswith("23.1 backward: not yet: the gradient of") and 'hint("23.1")' in out
     # the versions that make test runs: each must say what it is expected to say

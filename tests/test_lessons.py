@@ -29,7 +29,7 @@ def _no_mode(monkeypatch):
 # ----------------------------------------------------------------------------- check_answer
 
 def test_placeholder_is_not_attempted(capsys):
-    assert lessons.check_answer("03.1", "df/dx", ..., 12.0) is False
+    assert not lessons.check_answer("03.1", "df/dx", ..., 12.0)
     assert capsys.readouterr().out.startswith("03.1 df/dx: not attempted yet")
 
 
@@ -60,7 +60,7 @@ def test_right_answers_pass(capsys, mine, expected):
     ({"a", "b"}, {"b", "c", "d"}, "1 of yours should not be there, 2 missing"),
 ])
 def test_wrong_answers_say_what_differs_and_by_how_much(capsys, mine, expected, says):
-    assert lessons.check_answer("03.1", "x", mine, expected) is False
+    assert not lessons.check_answer("03.1", "x", mine, expected)
     out = capsys.readouterr().out
     assert out.startswith("03.1 x: not yet: ") and says in out, out
     assert 'lessons.hint("03.1")' in out

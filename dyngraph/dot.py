@@ -381,7 +381,8 @@ def drawing(
                           fontcolor=TEXT)
         lines.append(f"  dropped {note};")
     lines.append("}")
-    styles = _styles_drawn(model, boxes, owner, grads, limit, marks or {})
+    styles = _styles_drawn(model, boxes, owner, grads, limit,
+                           {**(marks or {}), **(edge_marks or {})})
     return Drawing("\n".join(lines) + "\n", boxes, [pair for _, pair in edges], styles, detail)
 
 
@@ -410,7 +411,10 @@ def _label_lines(
     if shapes and node.shape is not None and (node.shape or node.kind != CONSTANT) and \
             shape_known(node.kind == OP, node.dtype, node.shape):
         dtype = "" if node.dtype in ("float32", "", "float", "int") else f" {node.dtype}"
-        lines.append(f"{tuple(node.shape)}{dtype}")
+        if node.shape_in_b is not None:  # dg.diff: one node, two runs, two shapes
+            lines.append(f"A {tuple(node.shape)} \u2192 B {tuple(node.shape_in_b)}{dtype}")
+        else:
+            lines.append(f"{tuple(node.shape)}{dtype}")
     # A compact label (limit) shows previews only of tensors small enough to show whole.
     whole = limit is None or _numel(node.shape) <= limit
     shown = limit if limit is not None else cut
@@ -521,8 +525,8 @@ LEGEND = (
     ("anomaly", "NaN / Inf", "a value or gradient that is not finite"),
     ("grad_edge", "gradient size", "the edge's colour: the gradient flowing back, light 1e-3 to "
      "dark 10"),
-    ("only in A", "only in A", "made in run A only"),
-    ("only in B", "only in B", "made in run B only"),
+    ("only in A", "only in A", "a node or edge of run A only"),
+    ("only in B", "only in B", "a node or edge of run B only"),
 )
 
 
@@ -565,9 +569,10 @@ def legend(styles: tuple[str, ...]) -> list[dict[str, Any]]:
 
 def _styles_drawn(
     model: Graph, boxes: list[_Box], owner: dict[int, str], grads: bool, limit: int | None,
-    marks: dict[int, str],
+    marks: dict,
 ) -> tuple[str, ...]:
-    """The keys of LEGEND for the styles a drawing uses."""
+    """The keys of LEGEND for the styles a drawing uses (``marks``: dg.diff's, of nodes and of
+    edges)."""
     used: set[str] = set(marks.values())
     consumed = {edge.src for edge in model.edges}
     for box in boxes:

@@ -42,6 +42,7 @@ class Node:
     elapsed: float | None = None  # seconds its forward took (inside dg.events.timing())
     version: int = 0  # in-place modifications seen
     check: str | None = None  # a gradcheck verdict: "pass" or "fail"
+    shape_in_b: tuple | None = None  # dg.diff: its shape in run B, where that differs from A's
 
     @property
     def anomaly(self) -> str | None:

@@ -8,6 +8,7 @@ B" bold blue.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from typing import Any
 
@@ -31,7 +32,8 @@ def match_keys(model: Graph) -> dict[int, tuple]:
 
 class GraphDiff:
     """Two runs of the same code in one diagram: nodes and edges that exist in only one run
-    are marked ("only in A" dashed vermillion, "only in B" bold blue).
+    are marked ("only in A" dashed vermillion, "only in B" bold blue). A node of both runs shows run
+    A's values, and both shapes where they differ ("A (4, 4) -> B (4, 8)").
 
     >>> dg.diff(rec_short, rec_long)
     """
@@ -50,6 +52,10 @@ class GraphDiff:
             self.merged.nodes[node.id] = node
             if node.id in only_a:
                 self.marks[node.id] = "only in A"
+                continue
+            twin = b.nodes[by_key_b[keys_a[node.id]]]
+            if tuple(twin.shape) != tuple(node.shape):  # drawn "A (4, 4) -> B (4, 8)", not mixed
+                self.merged.nodes[node.id] = dataclasses.replace(node, shape_in_b=twin.shape)
         next_id = max(list(a.nodes) + list(b.nodes) + [0]) + 1
         for node in sorted(b.nodes.values(), key=lambda n: n.order):
             key = keys_b[node.id]

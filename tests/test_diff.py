@@ -179,3 +179,28 @@ def test_diff_renders_as_svg():
     svg = diff.to_svg()
     assert "<svg" in svg
     assert "<svg" in diff._repr_mimebundle_()["image/svg+xml"]
+
+
+def two_layers(x, skip):
+    """A layer, then (unless ``skip``) a second one fed by the first: the edge into the sum
+    comes from a different node in each run."""
+    h = x.tanh()
+    if not skip:
+        h = h.exp()
+    return h.sum()
+
+
+def test_a_node_of_both_runs_shows_both_shapes_where_they_differ():
+    a = run(loopy, [1.0, 2.0], 1)
+    b = run(loopy, [1.0, 2.0, 3.0, 4.0], 1)
+    drawn = GraphDiff(a, b).to_dot()
+    assert "A (2,) \u2192 B (4,)" in drawn  # one node, two runs, both shapes
+    assert "(4,)" not in drawn.replace("B (4,)", "")  # never run B's shape alone beside A's
+
+
+def test_the_legend_explains_an_edge_of_one_run_even_when_every_node_is_in_both():
+    a = run(two_layers, [1.0, 2.0], True)
+    b = run(two_layers, [1.0, 2.0], False)
+    change = GraphDiff(a, b)
+    assert change.only_in_a == 0 and "only in A" in change.edge_marks.values()
+    assert "only in A" in change.drawing().styles

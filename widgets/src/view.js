@@ -33,8 +33,9 @@ export const STEP_MS = 400;
 // to the end would show the finished graph at once, and a learner would never see it grow.
 // So the view *follows* the end of the timeline at reading pace: when it is first drawn, or
 // when new steps arrive, it plays from where it stands to the end, one beat (timeline.js NOTE
-// [beats]) at a time: a source line's nodes per BEAT_MS.line, a node's gradient per
-// BEAT_MS.grad (a 20-node backward takes about 3 s). A long cell is not replayed for minutes:
+// [beats]) at a time: a source line's nodes per BEAT_MS.line, a node's gradient (with the
+// edges it sends along) per BEAT_MS.grad: the backward of lesson 03's neuron, 6 gradients and
+// 14 steps, takes about 3 s. A long cell is not replayed for minutes:
 // the catch-up is given REPLAY_MS from when it starts (or new steps extend it) and beats are
 // shown faster, or several at once, to end by then. A cell slower than the pace simply shows
 // each step as it comes. The learner can skip to the end (the "skip" button, End), pause, or
@@ -42,7 +43,7 @@ export const STEP_MS = 400;
 // the learner is back at it. With reduced motion asked for, or `replay: false` in the
 // options, the view jumps to the end as before.
 /** How long a beat is shown at speed 1 (ms), by kind (NOTE [replay]). */
-export const BEAT_MS = { line: 350, grad: 150, other: 250 };
+export const BEAT_MS = { line: 350, grad: 400, other: 250 };
 /** The longest a catch-up takes at speed 1 (ms). */
 export const REPLAY_MS = 4000;
 /** The shortest a beat is shown while catching up (ms). */
@@ -238,7 +239,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const playBtn = button("\u25B6\uFE0E", "play", "play / pause (Space)", "play");
   playBtn.setAttribute("aria-pressed", "false");
   // shown only while the view replays what it missed (NOTE [replay])
-  const skipBtn = button("\u23ED\uFE0E", "skip", "skip the replay: show the end (End)", "skip");
+  const skipBtn = button("\u00BB", "skip", "skip the replay: show the end (End)", "skip");
   skipBtn.hidden = true;
   const fwdBtn = button("\u2192", "step", "step forward (Right arrow)", "forward");
   const endFwdBtn = button("\u21E5", "end of forward", "jump to the end of the forward pass", "end-forward");

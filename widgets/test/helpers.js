@@ -96,11 +96,11 @@ export function stubRenderer() {
 
 /**
  * A clock the test moves by hand: the global setTimeout / clearTimeout queue their callbacks
- * until tick() reaches them, and restore() puts the real ones back. (node:test's mock.timers
+ * until tick() reaches them, performance.now() reads it, and restore() puts the real ones back. (node:test's mock.timers
  * does the same, but it is experimental in Node 20 and 22 and prints a warning on every run.)
  */
 export function fakeClock() {
-  const real = { setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout };
+  const real = { setTimeout: globalThis.setTimeout, clearTimeout: globalThis.clearTimeout, now: performance.now };
   /** @type {Map<number, { at: number, run: () => void }>} timers by id, in the order set */
   const pending = new Map();
   let now = 0;
@@ -111,6 +111,9 @@ export function fakeClock() {
     return id;
   });
   globalThis.clearTimeout = /** @type {any} */ ((id) => pending.delete(id));
+  // performance.now() reads the same clock (the replay's deadline is measured with it)
+  const start = real.now.call(performance);
+  performance.now = () => start + now;
   return {
     /** Move the clock on by `ms`, running each timer that falls due, earliest first. @param {number} ms */
     tick(ms) {
@@ -129,6 +132,7 @@ export function fakeClock() {
     restore() {
       globalThis.setTimeout = real.setTimeout;
       globalThis.clearTimeout = real.clearTimeout;
+      performance.now = real.now;
     },
   };
 }

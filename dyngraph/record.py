@@ -40,11 +40,14 @@ MAX_SOURCE_CHARS = 20_000  # source text kept per file (notebook cells and lesso
 # never by its absolute path, which tells the learner's home directory; and it keeps the lines
 # that made nodes, with SOURCE_CONTEXT lines around them, never the whole file (the rest of a
 # script may hold anything). Other lines are kept as empty lines, so line numbers still hold.
+# The line that called ``backward()`` counts as a line that made a node: the source panel shows
+# it during the backward pass (``BackwardStarted.where``).
 #
 # NOTE [own source text] A recording carries the source text it shows (``Recording.sources``),
 # read from this process's linecache once, when the recording is made (at the end of the
 # ``dg.record()`` block, by ``dg.draw``; a live view's ``recording`` carries the text the view
-# sent): the text of the lines that made its nodes, as ``source_text`` keeps it. Nothing that
+# sent): the text of the lines that made its nodes or called ``backward()``
+# (``Recording.source_lines``), as ``source_text`` keeps it. Nothing that
 # renders a recording (pages, the notebook display, DOT, the outline) ever opens a file a
 # recording names: a loaded recording names files chosen by whoever wrote it (``/etc/passwd``,
 # ``/dev/zero``, a FIFO), and the viewer's disk is not theirs to read. A loaded recording shows
@@ -137,8 +140,10 @@ class Recording(Graph):
             if node is not None:
                 node.version = event.version
                 self._step(("version", event.id, event.version))
-        elif kind == "backward_started":
-            self._step(("backward_started", event.root))
+        elif kind == "backward_started":  # with the line that called backward(), or None
+            where = event.where
+            self._step(("backward_started", event.root,
+                        tuple(where) if where is not None else None))
         elif kind == "backward_finished":
             self._step(("backward_finished", event.root))
         elif kind == "backward_failed":
@@ -147,18 +152,18 @@ class Recording(Graph):
     def _shared_paths_in(self, text: str) -> str:
         """``text`` (an error message) with each source file of the recording named as the
         recording names it (``shared_path``): no absolute path in anything shared."""
-        for file in {node.where[0] for node in self.nodes.values() if node.where is not None}:
+        for file in {where[0] for where in self.source_lines()}:
             if os.path.isabs(file) and file in text:
                 text = text.replace(file, shared_path(file))
         return text
 
     def _capture_sources(self) -> None:
-        """Keep the source text of the lines that made nodes, read now from this process's
-        linecache (NOTE [own source text]): only for a recording made in this process."""
+        """Keep the source text of the lines that made nodes or called backward(), read now
+        from this process's linecache (NOTE [own source text]): only for a recording made in
+        this process."""
         used: dict[str, set[int]] = {}
-        for node in self.nodes.values():
-            if node.where is not None:
-                used.setdefault(node.where[0], set()).add(node.where[1])
+        for where in self.source_lines():
+            used.setdefault(where[0], set()).add(where[1])
         for file, lines in used.items():
             text = source_text(file, lines)
             if text:
@@ -191,6 +196,16 @@ class Recording(Graph):
 
     # ------------------------------------------------------------------ reading the model
 
+    def source_lines(self) -> Iterator[tuple]:
+        """The ``where`` of every line the recording points at: the lines that made its nodes,
+        then those that called ``backward()`` (NOTE [safe to share])."""
+        for node in self.nodes.values():
+            if node.where is not None:
+                yield node.where
+        for step in self.timeline:
+            if step[0] == "backward_started" and step[2] is not None:
+                yield step[2]
+
     def events(self) -> Iterator[events.Event]:
         """Events that, folded into an empty Recording, rebuild this one (what a GraphView of a
         saved recording replays). A recording keeps only the last gradient of each node, so
@@ -216,19 +231,25 @@ class Recording(Graph):
             elif kind == "version":
                 yield events.VersionBumped(rest[0], rest[1])
             elif kind == "backward_started":
-                yield events.BackwardStarted(rest[0], False, False)
+                yield events.BackwardStarted(root=rest[0], retain_graph=False,
+                                             create_graph=False, where=self._source_line(rest[1]))
             elif kind == "backward_finished":
                 yield events.BackwardFinished(rest[0])
             elif kind == "backward_failed":
                 yield events.BackwardFailed(rest[0], valid_text(rest[1]))
 
     @staticmethod
-    def _node_event(node: Node, inputs: dict[int, list[int]]) -> events.NodeCreated:
-        # NOTE: a loaded name may hold a lone surrogate, which a page cannot encode (valid_text)
-        where = node.where
-        if where is not None:
-            where = events.SourceLine(
-                *(valid_text(part) if isinstance(part, str) else part for part in where))
+    def _source_line(where: tuple | None) -> events.SourceLine | None:
+        """A ``where`` kept in a node or a step, as the SourceLine of an event. NOTE: a loaded
+        name may hold a lone surrogate, which a page cannot encode (valid_text)."""
+        if where is None:
+            return None
+        return events.SourceLine(
+            *(valid_text(part) if isinstance(part, str) else part for part in where))
+
+    @classmethod
+    def _node_event(cls, node: Node, inputs: dict[int, list[int]]) -> events.NodeCreated:
+        where = cls._source_line(node.where)
         return events.NodeCreated(
             node.id, valid_text(node.op), tuple(inputs.get(node.id, ())), node.shape,
             valid_text(node.dtype), valid_text(node.device), node.requires_grad,

@@ -544,8 +544,9 @@ def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node
     the budget allows of ``received``, and the display texts of their numbers as one string
     (NOTE [display texts]). A node announced again (a new subscriber makes the engine announce
     existing tensors again) is kept once; gradients, versions and edges of nodes not kept are
-    left out, as Recording leaves them out; a node's ``where`` (field ``where_index``) becomes
-    the file as pages name it: ``share(where)`` the first time, then from ``wheres``.
+    left out, as Recording leaves them out; a node's ``where`` (field ``where_index``) and a
+    backward pass's (the line that called ``backward()``) become the file as pages name it:
+    ``share(where)`` the first time, then from ``wheres``.
 
     ``node_ids`` (the nodes kept) and ``wheres`` are updated. Returns the rows, their texts, the
     room left for nodes and for events, and how many nodes and events did not fit."""
@@ -576,6 +577,11 @@ def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node
               or kind == "edge_grad" and (event.node not in node_ids
                                           or event.input not in node_ids)):
             continue
+        elif kind == "backward_started" and event.where is not None and room > 0:
+            shared = wheres.get(event.where)
+            if shared is None:
+                shared = wheres[event.where] = share(event.where)
+            fields = (*fields[:_BACKWARD_WHERE], shared, *fields[_BACKWARD_WHERE + 1:])
         if room <= 0:
             dropped_events += 1
             continue
@@ -741,10 +747,14 @@ def event_from_row(kind: str, fields: list) -> events.Event:
               for value in fields[:len(cls._fields)]]
     if kind == "node_created" and fields[_WHERE] is not None:
         fields[_WHERE] = events.SourceLine(*fields[_WHERE])
+    elif (kind == "backward_started" and len(fields) > _BACKWARD_WHERE
+          and fields[_BACKWARD_WHERE] is not None):
+        fields[_BACKWARD_WHERE] = events.SourceLine(*fields[_BACKWARD_WHERE])
     return cls(*fields)
 
 
 _WHERE = events.NodeCreated._fields.index("where")
+_BACKWARD_WHERE = events.BackwardStarted._fields.index("where")
 
 
 def _plain(value: Any) -> Any:

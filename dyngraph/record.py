@@ -39,9 +39,10 @@ MAX_SOURCE_CHARS = 20_000  # source text kept per file (notebook cells and lesso
 # source file relative to the working directory (a bare file name when the file is elsewhere),
 # never by its absolute path, which tells the learner's home directory; and it keeps the lines
 # that made nodes, with SOURCE_CONTEXT lines around them, never the whole file (the rest of a
-# script may hold anything). Other lines are kept as empty lines, so line numbers still hold.
-# The line that called ``backward()`` counts as a line that made a node: the source panel shows
-# it during the backward pass (``BackwardStarted.where``).
+# script may hold anything). Other lines are kept as empty lines, so line numbers still hold;
+# what a viewer shows of them is one "…" row per skipped stretch (``kept_stretches`` says which
+# lines were kept). The line that called ``backward()`` counts as a line that made a node: the
+# source panel shows it during the backward pass (``BackwardStarted.where``).
 #
 # NOTE [own source text] A recording carries the source text it shows (``Recording.sources``),
 # read from this process's linecache once, when the recording is made (at the end of the
@@ -74,14 +75,31 @@ def shared_path(file: str) -> str:
     return "./__proto__" if file == "__proto__" else file
 
 
+def kept_stretches(used: Any, length: int,
+                   context: int = SOURCE_CONTEXT) -> list[tuple[int, int]]:
+    """The lines a shared source keeps of a file of ``length`` lines, as stretches ``(first,
+    last)`` (1-based, inclusive, in order, apart by at least one skipped line): each ``used``
+    line with ``context`` lines around it (NOTE [safe to share])."""
+    stretches: list[tuple[int, int]] = []
+    for line in sorted(set(used)):
+        first, last = max(line - context, 1), min(line + context, length)
+        if first > last:
+            continue
+        if stretches and first <= stretches[-1][1] + 1:  # touches the stretch before it
+            stretches[-1] = (stretches[-1][0], max(stretches[-1][1], last))
+        else:
+            stretches.append((first, last))
+    return stretches
+
+
 def shared_source(lines: list[str], used: Any, context: int = SOURCE_CONTEXT) -> str:
     """The text of a source file as a recording or page keeps it: the ``used`` line numbers
     (1-based) with ``context`` lines around each; every other line empty, and nothing after
     the last line kept (NOTE [safe to share])."""
     keep = set()
-    for line in used:
-        keep.update(range(line - context, line + context + 1))
-    last = min(max(keep, default=0), len(lines))
+    for first, last in kept_stretches(used, len(lines), context):
+        keep.update(range(first, last + 1))
+    last = max(keep, default=0)
     return "".join(
         (lines[i - 1] if lines[i - 1].endswith("\n") else lines[i - 1] + "\n") if i in keep
         else "\n"
@@ -92,7 +110,10 @@ def shared_source(lines: list[str], used: Any, context: int = SOURCE_CONTEXT) ->
 def source_text(file: str, used: Any) -> str:
     """What a recording or a live view keeps of a source file of *this process* (NOTE [own
     source text]): ``shared_source`` of its lines in linecache, at most MAX_SOURCE_CHARS
-    characters. Never called with a file named inside a loaded recording."""
+    characters. Never called with a file named inside a loaded recording.
+    NOTE: as a traceback does, the file is read again when it changed on disk since linecache
+    read it (``models.py`` written again and reloaded); a notebook cell's text never changes."""
+    linecache.checkcache(file)
     return shared_source(linecache.getlines(file), used)[:MAX_SOURCE_CHARS]
 
 

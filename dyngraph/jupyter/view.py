@@ -39,7 +39,7 @@ import traitlets
 
 from .. import dot, events, ops
 from ..function import Function
-from ..record import Recording, shared_path, source_text
+from ..record import Recording, kept_stretches, shared_path, source_text
 from ..safe_json import valid_text
 
 STATIC = Path(__file__).parent / "static"
@@ -194,6 +194,7 @@ class GraphView(anywidget.AnyWidget):
         self._unsent_sources: dict[str, str] = {}  # source texts found but not sent yet
         self._node_ids: set[int] = set()  # the nodes kept
         self._sources: dict[str, str] = {}  # shared file name -> the lines of it a page keeps
+        self._kept_lines: dict[str, list] = {}  # shared file name -> its stretches kept
         self.source = source  # False: send no source text at all
         # a SourceLine -> the same with its file as pages name it
         self._wheres: dict[Any, tuple] = {}
@@ -319,7 +320,9 @@ class GraphView(anywidget.AnyWidget):
         sources = {}
         for file in grown if self.source else ():
             shared, used = self._used[file]
-            self._sources[shared] = sources[shared] = self._source_text(file, used)
+            self._sources[shared] = sources[shared] = text = self._source_text(file, used)
+            lines = text.count("\n") + (not text.endswith("\n"))  # as the panel splits it
+            self._kept_lines[shared] = kept_stretches(used, lines)
         return (kept, texts), sources
 
     def _source_text(self, file: str, used: set[int]) -> str:
@@ -343,10 +346,13 @@ class GraphView(anywidget.AnyWidget):
         return (shared, *where[1:])
 
     def _pack_delta(self, batches: list[bytes], sources: dict[str, str]) -> bytes:
+        sent = {file: text for file, text in sources.items() if text}  # not empty ones
         return pack_delta({
             "seq": self._seq,
             "events": batches,
-            "sources": {file: text for file, text in sources.items() if text},  # not empty ones
+            "sources": sent,
+            # the lines of each text that were kept: the panel shows one "…" row for the others
+            "kept_lines": {file: self._kept_lines[file] for file in sent},
             "dropped": {"nodes": self._dropped_nodes, "steps": self._dropped_events},
         })
 

@@ -318,6 +318,23 @@ def test_a_backward_in_a_later_cell_sends_that_cell_as_its_source(tmp_path, monk
     assert step[2][:2] == (shared, where[1])
 
 
+def test_a_small_block_watched_between_two_flushes_is_followed_too():
+    """A view displayed in a notebook flushes as it is shown; a small forward pass then comes
+    within one interval, so no batch was packed when the block ended: the view must still
+    follow that graph, or a backward in the next cell would never play in it."""
+    pytest.importorskip("anywidget", reason="the jupyter extra is missing")
+    from dyngraph.jupyter.view import GraphView, unpack
+
+    view = GraphView(rate=0.001)  # one flush per 1000 s: none inside the block
+    view.flush()  # as displaying it does
+    x = dg.tensor([1.0, 2.0], requires_grad=True, name="x")
+    with dg.watch(view, display=False):
+        loss = (x * x).sum()
+    loss.backward()  # marker: small block
+    kinds = [kind for kind, _fields in unpack(view.snapshot)["events"]]
+    assert kinds.count("node_created") == 3 and kinds[-1] == "backward_finished"
+
+
 def test_a_replayed_recording_shows_its_own_text_with_its_stretches(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     forward, backward = _two_files(tmp_path)

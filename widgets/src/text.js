@@ -96,15 +96,18 @@ function lineRow(doc, n, text) {
   return row;
 }
 
-/** The one row standing for lines `first`..`last`, not kept. @param {Document} doc @param {number} first @param {number} last */
+/**
+ * The one row standing for lines `first`..`last`, not kept: "…" where their numbers would be.
+ * @param {Document} doc @param {number} first @param {number} last
+ */
 function gapRow(doc, first, last) {
   const lines = first === last ? `line ${first}` : `lines ${first}\u2013${last}`;
   const row = make(doc, "li", {
     className: "dg-line dg-gap",
     attrs: { title: `${lines} not shown: only the lines that made nodes, and a few around each, are kept` },
   });
-  row.append(make(doc, "span", { className: "dg-lineno", attrs: { "aria-hidden": "true" } }),
-    make(doc, "code", { className: "dg-code", text: "\u2026", attrs: { "aria-label": `${lines} not shown` } }));
+  row.append(make(doc, "span", { className: "dg-lineno", text: "\u2026", attrs: { "aria-label": `${lines} not shown` } }),
+    make(doc, "code", { className: "dg-code", text: " " }));
   return row;
 }
 

@@ -57,16 +57,18 @@ describe("text insertion", () => {
     const lines = Array.from({ length: 16 }, (_, i) => (i >= 3 && i <= 7) || i >= 11 ? `line ${i + 1}` : "");
     lines[12] = ""; // a blank line of the learner's, inside a kept stretch: a row of its own
     const list = buildCodeLines(document, lines.join("\n") + "\n", 14, [[4, 8], [12, 16]]);
-    const rows = [...list.children].map((row) => [row.getAttribute("data-line"), row.querySelector("code").textContent]);
+    const rows = [...list.children].map((row) => [row.querySelector(".dg-lineno").textContent, row.querySelector("code").textContent]);
     assert.deepEqual(rows, [
-      [null, "\u2026"], ["4", "line 4"], ["5", "line 5"], ["6", "line 6"], ["7", "line 7"], ["8", "line 8"],
-      [null, "\u2026"], ["12", "line 12"], ["13", " "], ["14", "line 14"], ["15", "line 15"], ["16", "line 16"],
+      ["\u2026", " "], ["4", "line 4"], ["5", "line 5"], ["6", "line 6"], ["7", "line 7"], ["8", "line 8"],
+      ["\u2026", " "], ["12", "line 12"], ["13", " "], ["14", "line 14"], ["15", "line 15"], ["16", "line 16"],
     ]);
     const gaps = list.querySelectorAll("li.dg-gap");
     assert.equal(gaps.length, 2);
     assert.match(gaps[0].getAttribute("title"), /^lines 1\u20133 not shown/);
     assert.match(gaps[1].getAttribute("title"), /^lines 9\u201311 not shown/);
     assert.equal(gaps[0].querySelector("button"), null, "a gap selects nothing");
+    assert.equal(gaps[0].getAttribute("data-line"), null);
+    assert.equal(gaps[0].querySelector(".dg-lineno").getAttribute("aria-label"), "lines 1\u20133 not shown");
     assert.equal(list.querySelector(".dg-current").getAttribute("data-line"), "14");
     assert.equal(markCurrentLine(list, 2), null, "a line not kept has no row to mark");
   });

@@ -123,7 +123,9 @@ def run_backward(
         woken = events.wake_followers(tuple(root.id for root in roots))
     if state.active:
         announce_graph(roots)  # built before anyone listened? (NOTE [graphs built before ...])
-        events.emit(events.BackwardStarted(root_id, bool(retain_graph), bool(create_graph)))
+        events.emit(events.BackwardStarted(  # where: the learner's backward() line
+            root=root_id, retain_graph=bool(retain_graph), create_graph=bool(create_graph),
+            where=events.where_from_stack()))
     previous_mode = state.grad_enabled
     state.grad_enabled = create_graph  # the backward pass is recorded only for create_graph
     try:

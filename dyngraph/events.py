@@ -83,10 +83,15 @@ class NodeCreated(NamedTuple):
 
 
 class BackwardStarted(NamedTuple):
+    """``backward()`` (or ``autograd.grad``) begins at node ``root``; ``where`` is the
+    learner's line that called it (None when no line of theirs did), the line the source
+    panel shows during the pass."""
+
     kind = "backward_started"
     root: int
     retain_graph: bool
     create_graph: bool
+    where: SourceLine | None = None
 
 
 class GradComputed(NamedTuple):

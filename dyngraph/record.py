@@ -39,12 +39,16 @@ MAX_SOURCE_CHARS = 20_000  # source text kept per file (notebook cells and lesso
 # source file relative to the working directory (a bare file name when the file is elsewhere),
 # never by its absolute path, which tells the learner's home directory; and it keeps the lines
 # that made nodes, with SOURCE_CONTEXT lines around them, never the whole file (the rest of a
-# script may hold anything). Other lines are kept as empty lines, so line numbers still hold.
+# script may hold anything). Other lines are kept as empty lines, so line numbers still hold;
+# what a viewer shows of them is one "…" row per skipped stretch (``kept_stretches`` says which
+# lines were kept). The line that called ``backward()`` counts as a line that made a node: the
+# source panel shows it during the backward pass (``BackwardStarted.where``).
 #
 # NOTE [own source text] A recording carries the source text it shows (``Recording.sources``),
 # read from this process's linecache once, when the recording is made (at the end of the
 # ``dg.record()`` block, by ``dg.draw``; a live view's ``recording`` carries the text the view
-# sent): the text of the lines that made its nodes, as ``source_text`` keeps it. Nothing that
+# sent): the text of the lines that made its nodes or called ``backward()``
+# (``Recording.source_lines``), as ``source_text`` keeps it. Nothing that
 # renders a recording (pages, the notebook display, DOT, the outline) ever opens a file a
 # recording names: a loaded recording names files chosen by whoever wrote it (``/etc/passwd``,
 # ``/dev/zero``, a FIFO), and the viewer's disk is not theirs to read. A loaded recording shows
@@ -71,14 +75,31 @@ def shared_path(file: str) -> str:
     return "./__proto__" if file == "__proto__" else file
 
 
+def kept_stretches(used: Any, length: int,
+                   context: int = SOURCE_CONTEXT) -> list[tuple[int, int]]:
+    """The lines a shared source keeps of a file of ``length`` lines, as stretches ``(first,
+    last)`` (1-based, inclusive, in order, apart by at least one skipped line): each ``used``
+    line with ``context`` lines around it (NOTE [safe to share])."""
+    stretches: list[tuple[int, int]] = []
+    for line in sorted(set(used)):
+        first, last = max(line - context, 1), min(line + context, length)
+        if first > last:
+            continue
+        if stretches and first <= stretches[-1][1] + 1:  # touches the stretch before it
+            stretches[-1] = (stretches[-1][0], max(stretches[-1][1], last))
+        else:
+            stretches.append((first, last))
+    return stretches
+
+
 def shared_source(lines: list[str], used: Any, context: int = SOURCE_CONTEXT) -> str:
     """The text of a source file as a recording or page keeps it: the ``used`` line numbers
     (1-based) with ``context`` lines around each; every other line empty, and nothing after
     the last line kept (NOTE [safe to share])."""
     keep = set()
-    for line in used:
-        keep.update(range(line - context, line + context + 1))
-    last = min(max(keep, default=0), len(lines))
+    for first, last in kept_stretches(used, len(lines), context):
+        keep.update(range(first, last + 1))
+    last = max(keep, default=0)
     return "".join(
         (lines[i - 1] if lines[i - 1].endswith("\n") else lines[i - 1] + "\n") if i in keep
         else "\n"
@@ -89,7 +110,10 @@ def shared_source(lines: list[str], used: Any, context: int = SOURCE_CONTEXT) ->
 def source_text(file: str, used: Any) -> str:
     """What a recording or a live view keeps of a source file of *this process* (NOTE [own
     source text]): ``shared_source`` of its lines in linecache, at most MAX_SOURCE_CHARS
-    characters. Never called with a file named inside a loaded recording."""
+    characters. Never called with a file named inside a loaded recording.
+    NOTE: as a traceback does, the file is read again when it changed on disk since linecache
+    read it (``models.py`` written again and reloaded); a notebook cell's text never changes."""
+    linecache.checkcache(file)
     return shared_source(linecache.getlines(file), used)[:MAX_SOURCE_CHARS]
 
 
@@ -137,8 +161,10 @@ class Recording(Graph):
             if node is not None:
                 node.version = event.version
                 self._step(("version", event.id, event.version))
-        elif kind == "backward_started":
-            self._step(("backward_started", event.root))
+        elif kind == "backward_started":  # with the line that called backward(), or None
+            where = event.where
+            self._step(("backward_started", event.root,
+                        tuple(where) if where is not None else None))
         elif kind == "backward_finished":
             self._step(("backward_finished", event.root))
         elif kind == "backward_failed":
@@ -147,18 +173,18 @@ class Recording(Graph):
     def _shared_paths_in(self, text: str) -> str:
         """``text`` (an error message) with each source file of the recording named as the
         recording names it (``shared_path``): no absolute path in anything shared."""
-        for file in {node.where[0] for node in self.nodes.values() if node.where is not None}:
+        for file in {where[0] for where in self.source_lines()}:
             if os.path.isabs(file) and file in text:
                 text = text.replace(file, shared_path(file))
         return text
 
     def _capture_sources(self) -> None:
-        """Keep the source text of the lines that made nodes, read now from this process's
-        linecache (NOTE [own source text]): only for a recording made in this process."""
+        """Keep the source text of the lines that made nodes or called backward(), read now
+        from this process's linecache (NOTE [own source text]): only for a recording made in
+        this process."""
         used: dict[str, set[int]] = {}
-        for node in self.nodes.values():
-            if node.where is not None:
-                used.setdefault(node.where[0], set()).add(node.where[1])
+        for where in self.source_lines():
+            used.setdefault(where[0], set()).add(where[1])
         for file, lines in used.items():
             text = source_text(file, lines)
             if text:
@@ -191,6 +217,16 @@ class Recording(Graph):
 
     # ------------------------------------------------------------------ reading the model
 
+    def source_lines(self) -> Iterator[tuple]:
+        """The ``where`` of every line the recording points at: the lines that made its nodes,
+        then those that called ``backward()`` (NOTE [safe to share])."""
+        for node in self.nodes.values():
+            if node.where is not None:
+                yield node.where
+        for step in self.timeline:
+            if step[0] == "backward_started" and step[2] is not None:
+                yield step[2]
+
     def events(self) -> Iterator[events.Event]:
         """Events that, folded into an empty Recording, rebuild this one (what a GraphView of a
         saved recording replays). A recording keeps only the last gradient of each node, so
@@ -216,19 +252,25 @@ class Recording(Graph):
             elif kind == "version":
                 yield events.VersionBumped(rest[0], rest[1])
             elif kind == "backward_started":
-                yield events.BackwardStarted(rest[0], False, False)
+                yield events.BackwardStarted(root=rest[0], retain_graph=False,
+                                             create_graph=False, where=self._source_line(rest[1]))
             elif kind == "backward_finished":
                 yield events.BackwardFinished(rest[0])
             elif kind == "backward_failed":
                 yield events.BackwardFailed(rest[0], valid_text(rest[1]))
 
     @staticmethod
-    def _node_event(node: Node, inputs: dict[int, list[int]]) -> events.NodeCreated:
-        # NOTE: a loaded name may hold a lone surrogate, which a page cannot encode (valid_text)
-        where = node.where
-        if where is not None:
-            where = events.SourceLine(
-                *(valid_text(part) if isinstance(part, str) else part for part in where))
+    def _source_line(where: tuple | None) -> events.SourceLine | None:
+        """A ``where`` kept in a node or a step, as the SourceLine of an event. NOTE: a loaded
+        name may hold a lone surrogate, which a page cannot encode (valid_text)."""
+        if where is None:
+            return None
+        return events.SourceLine(
+            *(valid_text(part) if isinstance(part, str) else part for part in where))
+
+    @classmethod
+    def _node_event(cls, node: Node, inputs: dict[int, list[int]]) -> events.NodeCreated:
+        where = cls._source_line(node.where)
         return events.NodeCreated(
             node.id, valid_text(node.op), tuple(inputs.get(node.id, ())), node.shape,
             valid_text(node.dtype), valid_text(node.device), node.requires_grad,

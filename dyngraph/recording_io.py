@@ -17,7 +17,9 @@ MAX_SCOPE_DEPTH names. Nothing else a live run records can exceed a limit (previ
 64 values; numpy arrays at most 64 dimensions).
 
 A recording carries its own source text, ``sources`` (schema 3; NOTE [own source text] in
-record.py): the loader checks it names only files its nodes name, within the limits above.
+record.py): the loader checks it names only files its nodes or its backward passes name, within
+the limits above. A ``backward_started`` step names the line that called ``backward()``
+(schema 4: ``["backward_started", root, where or null]``; before, ``[..., root]`` alone).
 
 Non-finite numbers in previews (a NaN is exactly what a learner wants to see) are written as
 the strings "NaN", "Infinity" and "-Infinity". save -> load -> save is byte-identical.
@@ -35,8 +37,9 @@ from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Node
 from .record import MAX_SOURCE_CHARS, Recording, shared_path
 
 FORMAT = "dyngraph-recording"
-SCHEMA_VERSION = 3  # 2: "edge_grad" timeline steps (what each edge carried back); 3: "sources"
-KNOWN_SCHEMA_VERSIONS = (1, 2, 3)  # every schema version the loader reads; others are refused
+SCHEMA_VERSION = 4  # 2: "edge_grad" timeline steps (what each edge carried back); 3: "sources";
+# 4: the backward() line in "backward_started" steps
+KNOWN_SCHEMA_VERSIONS = (1, 2, 3, 4)  # every schema version the loader reads; others are refused
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 12  # the deepest a valid file goes is 5 ($ / nodes / [i] / where / [j])
 MAX_STRING = 100_000  # characters in a name, a file name, an error message
@@ -59,9 +62,11 @@ _KINDS = {LEAF, PARAMETER, CONSTANT, OP}
 _STEP_ARITY = {  # timeline step kind -> the types of its fields after the kind ("node": an id
     # of one of the recording's nodes; a backward's root may be a node the recorder dropped)
     "node": ("node",), "grad": ("node",), "freed": (list,), "version": ("node", int),
-    "backward_started": (int,), "backward_finished": (int,), "backward_failed": (int, str),
+    "backward_started": (int, "where or null"), "backward_finished": (int,),
+    "backward_failed": (int, str),
     "edge_grad": ("node", "node", int, "values", "shape or null"),  # node, input, position,
 }  # preview, and the shape before the un-broadcast sum
+_STEP_ARITY_BEFORE_4 = {**_STEP_ARITY, "backward_started": (int,)}  # no backward() line
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 # ----------------------------------------------------------------------------- saving
@@ -106,9 +111,9 @@ def _where_out(where: tuple | None) -> list | None:
 
 
 def _sources_out(recording: Recording) -> dict[str, str]:
-    """The recording's source text by the file names the saved nodes use, for the files they
-    name (the first text of two files that share a name)."""
-    named = {node.where[0] for node in recording.nodes.values() if node.where is not None}
+    """The recording's source text by the file names the saved nodes and backward passes use,
+    for the files they name (the first text of two files that share a name)."""
+    named = {where[0] for where in recording.source_lines()}
     sources: dict[str, str] = {}
     for file, text in recording.sources.items():
         if file in named and text:
@@ -145,20 +150,21 @@ def to_document(recording: Recording, source: bool = True) -> dict[str, Any]:
         "dropped_events": recording.dropped_events,
         "nodes": nodes,
         "edges": [[e.src, e.dst, e.position] for e in recording.edges],
-        "timeline": [
-            [step[0], *(list(x) if isinstance(x, tuple) else within_limit(x)
-                        if isinstance(x, str) else x for x in step[1:])]
-            if step[0] != "edge_grad" else _edge_step_out(step)
-            for step in recording.timeline
-        ],
+        "timeline": [_step_out(step) for step in recording.timeline],
         "sources": _sources_out(recording) if source else {},
     }
 
 
-def _edge_step_out(step: tuple) -> list:
-    kind, node, input_id, position, preview, reduced_from = step
-    return [kind, node, input_id, position, json_values(preview),
-            None if reduced_from is None else list(reduced_from)]
+def _step_out(step: tuple) -> list:
+    kind = step[0]
+    if kind == "edge_grad":
+        _, node, input_id, position, preview, reduced_from = step
+        return [kind, node, input_id, position, json_values(preview),
+                None if reduced_from is None else list(reduced_from)]
+    if kind == "backward_started":  # the backward() line, named as nodes' lines are
+        return [kind, step[1], _where_out(step[2])]
+    return [kind, *(list(x) if isinstance(x, tuple) else within_limit(x)
+                    if isinstance(x, str) else x for x in step[1:])]
 
 
 def dumps(recording: Recording, source: bool = True) -> str:
@@ -359,8 +365,11 @@ def _from_document(document: Any) -> Recording:
 
     steps = _expect(document["timeline"], list, "$.timeline", "a list of steps")
     announced: set[int] = set()
+    arity = _STEP_ARITY if version >= 4 else _STEP_ARITY_BEFORE_4
     for i, value in enumerate(steps):
-        step = _step_in(value, f"$.timeline[{i}]", recording)
+        step = _step_in(value, f"$.timeline[{i}]", recording, arity)
+        if step[0] == "backward_started" and len(step) == 2:
+            step = (*step, None)  # schema 1 to 3: the line that called backward() is unknown
         if step[0] == "node":
             if step[1] in announced:
                 _fail(f"$.timeline[{i}][1]", f"node {step[1]} is made twice")
@@ -372,25 +381,27 @@ def _from_document(document: Any) -> Recording:
 
 
 def _sources_in(value: Any, recording: Recording) -> dict[str, str]:
-    """The recording's own source text: for files its nodes name, each within the limit."""
+    """The recording's own source text: for files its nodes or backward passes name, each
+    within the limit."""
     _expect(value, dict, "$.sources", "an object: file name -> source text")
-    files = {node.where[0] for node in recording.nodes.values() if node.where is not None}
+    files = {where[0] for where in recording.source_lines()}
     for file, text in value.items():
         path = f"$.sources[{json.dumps(file[:80])}]"
         if file not in files:
-            _fail(path, "source text of a file no node was made in")
+            _fail(path, "source text of a file no node or backward() call was made in")
         _expect(text, str, path, "the source text (a string)")
         if len(text) > MAX_SOURCE_CHARS:
             _fail(path, f"source text longer than {MAX_SOURCE_CHARS} characters")
     return dict(value)
 
 
-def _step_in(value: Any, path: str, recording: Recording) -> tuple:
+def _step_in(value: Any, path: str, recording: Recording,
+             arity: dict[str, tuple] = _STEP_ARITY) -> tuple:
     _expect(value, list, path, "a timeline step [kind, ...]")
-    if not value or not isinstance(value[0], str) or value[0] not in _STEP_ARITY:
+    if not value or not isinstance(value[0], str) or value[0] not in arity:
         _fail(f"{path}[0]", "unknown timeline step kind")
     kind, fields = value[0], value[1:]
-    types = _STEP_ARITY[kind]
+    types = arity[kind]
     if len(fields) != len(types):
         _fail(path, f"a {kind!r} step has {len(types)} field(s)")
     out: list[Any] = [kind]
@@ -408,6 +419,8 @@ def _step_in(value: Any, path: str, recording: Recording) -> tuple:
                                   f"{path}[{j}]"))
         elif expected == "shape or null":
             out.append(None if field_value is None else _shape_in(field_value, f"{path}[{j}]"))
+        elif expected == "where or null":
+            out.append(_where_in(field_value, f"{path}[{j}]"))
         else:
             _expect(field_value, list, f"{path}[{j}]", "a list of node ids")
             out.append(tuple(_count(v, f"{path}[{j}][{k}]") for k, v in enumerate(field_value)))

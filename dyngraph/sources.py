@@ -142,8 +142,10 @@ class EventSource:
     def backward_started(self, root: Any, retain_graph: bool = False) -> None:
         """Backward begins at ``root`` (reported as a leaf first if it never was)."""
         if this_thread.state.active:
-            events.emit(events.BackwardStarted(self._announced(root), bool(retain_graph),
-                                               False))
+            where = events.where_from_stack(2, engine=self._is_engine_code)  # the learner's
+            events.emit(events.BackwardStarted(  # backward() line, past the engine's frames
+                root=self._announced(root), retain_graph=bool(retain_graph), create_graph=False,
+                where=where))
 
     def grad(self, obj: Any, gradient: Any = None, accumulated: bool | None = None) -> None:
         """``obj``'s gradient is complete (``gradient``, or ``grad_of(obj)``), in the order the

@@ -860,7 +860,8 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
     _announce(starts, {}, None, ())  # built before watching? (the nodes get their hooks too)
     root = starts[0]
     root_id = (_leaf_info(root) if isinstance(root, torch.Tensor) else _node_info(root)).id
-    events.emit(events.BackwardStarted(root_id, retain_graph, create_graph))
+    events.emit(events.BackwardStarted(root=root_id, retain_graph=retain_graph,
+                                       create_graph=create_graph, where=_where()))
     _pass.append([])
     _callers.append(this_thread.state)
     try:

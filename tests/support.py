@@ -50,6 +50,17 @@ def refused_recording(tmp_path: Path, document: object, *needles: str) -> str:
     return message
 
 
+def shared_timeline(recording: object) -> list[tuple]:
+    """``recording.timeline`` with each backward() line's file named as saved files, pages and
+    views name it (``shared_path``, NOTE [safe to share] in record.py): what a live recording's
+    timeline becomes once saved and loaded, or replayed by a view."""
+    from dyngraph.record import shared_path
+
+    return [(*step[:2], (shared_path(step[2][0]), *step[2][1:]))
+            if step[0] == "backward_started" and step[2] is not None else step
+            for step in recording.timeline]  # type: ignore[attr-defined]
+
+
 # ----------------------------------------------------------------------------- reading DOT
 
 _TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|->|[{}\[\];=,]|[^\s{}\[\];=,"]+', re.S)

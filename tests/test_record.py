@@ -143,14 +143,17 @@ def test_timeline_of_forward_and_backward_steps_including_freed():
         x = dg.tensor([1.0, 2.0], requires_grad=True, name="x")
         y = (x * 2).sum()
         y.backward()
+    y_line = rec.nodes[y.id].where[1]
     mul_id = y.grad_fn.parents[0].id
     const_id = next(n.id for n in rec.nodes.values() if n.kind == CONSTANT)
+    backward_line = (__file__, y_line + 1, "test_timeline_of_forward_and_backward_steps_"
+                     "including_freed", None, None)
     assert rec.timeline == [
         ("node", x.id),
         ("node", const_id),
         ("node", mul_id),
         ("node", y.id),
-        ("backward_started", y.id),
+        ("backward_started", y.id, backward_line),  # with the line that called backward()
         ("grad", y.id),
         ("edge_grad", y.id, mul_id, 0, (1.0, 1.0), None),  # what the edge carried back
         ("grad", mul_id),

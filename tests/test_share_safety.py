@@ -181,7 +181,7 @@ def test_a_recording_keeps_its_source_text_when_made_and_shows_it_after_the_file
     assert "y = (x * 3.0).sum()" in rec.sources[str(path)]  # captured at the end of the block
     rec.save(tmp_path / "run.json")
     saved = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert saved["schema_version"] == 3 and set(saved["sources"]) == {"course/lesson.py"}
+    assert saved["schema_version"] == 4 and set(saved["sources"]) == {"course/lesson.py"}
     assert "import dyngraph" not in saved["sources"]["course/lesson.py"]  # not the whole file
 
     path.write_text("# the file changed since\n" * 20, encoding="utf-8")
@@ -204,7 +204,8 @@ def test_save_without_source_keeps_no_text(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     ("sources", "needles"),
     [
-        ({"other.py": "x = 1\n"}, ("$.sources[\"other.py\"]", "no node was made in")),
+        ({"other.py": "x = 1\n"}, ("$.sources[\"other.py\"]",
+                                    "no node or backward() call was made in")),
         ({"lesson.py": 3}, ("$.sources[\"lesson.py\"]", "expected the source text")),
         ({"lesson.py": "x\n" * MAX_SOURCE_CHARS}, ("longer than", str(MAX_SOURCE_CHARS))),
         (["lesson.py"], ("$.sources", "expected an object")),
@@ -302,7 +303,7 @@ def test_a_timeline_naming_a_missing_node_is_refused_naming_the_step(tmp_path):
                       "$.timeline[1][1]", "made twice")
     # a backward from a root the recorder dropped is what a live run records: it loads
     assert load_recording(write_recording(tmp_path, document(nodes, timeline=[
-        ["node", 0], ["backward_started", 999], ["backward_finished", 999]])))
+        ["node", 0], ["backward_started", 999, None], ["backward_finished", 999]])))
 
 
 def test_a_lone_surrogate_in_a_name_renders_as_a_replacement_character(tmp_path):

@@ -125,8 +125,10 @@ def node_data(node: Node) -> dict[str, Any]:
 def fold_case() -> dict[str, Any]:
     """Hand-made events (fixed, so the file stays put) with what the browser must fold them
     into: announced-again nodes, inputs never announced, gradients of unknown nodes, NaN and
-    Inf, a scope, a version bump, freed buffers and a failed backward."""
+    Inf, a scope, a version bump, freed buffers, the line that called backward() (in a later
+    cell), a backward with no line and a failed backward."""
     where = events.SourceLine("/tmp/ipykernel_1/7.py", 2, "<module>", 7)
+    backward_line = events.SourceLine("/tmp/ipykernel_1/8.py", 1, "<module>", 8)
     nan, inf = math.nan, math.inf
 
     def node(id_, op, inputs, preview, name=None, scope=(), saved=0, shape=(2,)):
@@ -141,7 +143,8 @@ def fold_case() -> dict[str, Any]:
         node(1, "leaf", (), (0.0, 1.0), name="<b>x</b>"),  # announced again
         node(5, "Mul", (4, 2), (nan, 0.0)),
         node(6, "Sum", (5, 99), (nan,), shape=()),  # input 99 was never announced
-        events.BackwardStarted(6, False, False),
+        events.BackwardStarted(root=6, retain_graph=False, create_graph=False,
+                               where=backward_line),
         events.GradComputed(6, (1.0,), 1.0, False),
         events.EdgeGrad(6, 5, 0, (1.0, nan), (3,)),
         events.EdgeGrad(6, 99, 1, (1.0,), None),  # to an input never announced
@@ -151,6 +154,7 @@ def fold_case() -> dict[str, Any]:
         events.GraphFreed((3, 4, 77)),
         events.BackwardFinished(6),
         events.VersionBumped(1, 1),
+        events.BackwardStarted(root=6, retain_graph=False, create_graph=False),  # no line
         events.BackwardFailed(6, "RuntimeError: Trying to backward through the graph twice"),
     ]
     view = GraphView()
@@ -170,6 +174,10 @@ def fold_case() -> dict[str, Any]:
             steps.append([kind, node, input_id, position, json_values(preview),
                           None if reduced_from is None else list(reduced_from),
                           list(preview_texts(preview))])
+        elif kind == "backward_started":  # the line as the browser holds it, file as shared
+            root, line = rest
+            steps.append([kind, root, None if line is None else {
+                "file": shared_path(line[0]), "line": line[1], "cell": line[3]}])
         else:
             steps.append([kind, *(list(x) if isinstance(x, tuple) else x for x in rest)])
     return {

@@ -39,7 +39,7 @@ import traitlets
 
 from .. import dot, events, ops
 from ..function import Function
-from ..record import Recording, shared_path, source_text
+from ..record import Recording, kept_stretches, shared_path, source_text
 from ..safe_json import valid_text
 
 STATIC = Path(__file__).parent / "static"
@@ -198,6 +198,7 @@ class GraphView(anywidget.AnyWidget):
         self._unsent_sources: dict[str, str] = {}  # source texts found but not sent yet
         self._node_ids: set[int] = set()  # the nodes kept
         self._sources: dict[str, str] = {}  # shared file name -> the lines of it a page keeps
+        self._kept_lines: dict[str, list] = {}  # shared file name -> its stretches kept
         self.source = source  # False: send no source text at all
         # a SourceLine -> the same with its file as pages name it
         self._wheres: dict[Any, tuple] = {}
@@ -236,7 +237,9 @@ class GraphView(anywidget.AnyWidget):
         if listened:
             self._handle.remove()
             self._handle = None
-        self.flush()  # (the nodes of the last events are kept only now)
+        # NOTE: flushed first: the nodes received since the last batch are kept (_node_ids)
+        # only when packed, and a small block's nodes all come between two flushes
+        self.flush()
         if listened and follow and self._node_ids:
             self._follow()
         self._rest()
@@ -324,7 +327,9 @@ class GraphView(anywidget.AnyWidget):
         sources = {}
         for file in grown if self.source else ():
             shared, used = self._used[file]
-            self._sources[shared] = sources[shared] = self._source_text(file, used)
+            self._sources[shared] = sources[shared] = text = self._source_text(file, used)
+            lines = text.count("\n") + (not text.endswith("\n"))  # as the panel splits it
+            self._kept_lines[shared] = kept_stretches(used, lines)
         return (kept, texts), sources
 
     def _source_text(self, file: str, used: set[int]) -> str:
@@ -348,10 +353,13 @@ class GraphView(anywidget.AnyWidget):
         return (shared, *where[1:])
 
     def _pack_delta(self, batches: list[bytes], sources: dict[str, str]) -> bytes:
+        sent = {file: text for file, text in sources.items() if text}  # not empty ones
         return pack_delta({
             "seq": self._seq,
             "events": batches,
-            "sources": {file: text for file, text in sources.items() if text},  # not empty ones
+            "sources": sent,
+            # the lines of each text that were kept: the panel shows one "…" row for the others
+            "kept_lines": {file: self._kept_lines[file] for file in sent},
             "dropped": {"nodes": self._dropped_nodes, "steps": self._dropped_events},
         })
 
@@ -549,8 +557,9 @@ def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node
     the budget allows of ``received``, and the display texts of their numbers as one string
     (NOTE [display texts]). A node announced again (a new subscriber makes the engine announce
     existing tensors again) is kept once; gradients, versions and edges of nodes not kept are
-    left out, as Recording leaves them out; a node's ``where`` (field ``where_index``) becomes
-    the file as pages name it: ``share(where)`` the first time, then from ``wheres``.
+    left out, as Recording leaves them out; a node's ``where`` (field ``where_index``) and a
+    backward pass's (the line that called ``backward()``) become the file as pages name it:
+    ``share(where)`` the first time, then from ``wheres``.
 
     ``node_ids`` (the nodes kept) and ``wheres`` are updated. Returns the rows, their texts, the
     room left for nodes and for events, and how many nodes and events did not fit."""
@@ -581,6 +590,11 @@ def keep_rows(received: list, node_ids: set[int], wheres: dict, share: Any, node
               or kind == "edge_grad" and (event.node not in node_ids
                                           or event.input not in node_ids)):
             continue
+        elif kind == "backward_started" and event.where is not None and room > 0:
+            shared = wheres.get(event.where)
+            if shared is None:
+                shared = wheres[event.where] = share(event.where)
+            fields = (*fields[:_BACKWARD_WHERE], shared, *fields[_BACKWARD_WHERE + 1:])
         if room <= 0:
             dropped_events += 1
             continue
@@ -746,10 +760,14 @@ def event_from_row(kind: str, fields: list) -> events.Event:
               for value in fields[:len(cls._fields)]]
     if kind == "node_created" and fields[_WHERE] is not None:
         fields[_WHERE] = events.SourceLine(*fields[_WHERE])
+    elif (kind == "backward_started" and len(fields) > _BACKWARD_WHERE
+          and fields[_BACKWARD_WHERE] is not None):
+        fields[_BACKWARD_WHERE] = events.SourceLine(*fields[_BACKWARD_WHERE])
     return cls(*fields)
 
 
 _WHERE = events.NodeCreated._fields.index("where")
+_BACKWARD_WHERE = events.BackwardStarted._fields.index("where")
 
 
 def _plain(value: Any) -> Any:

@@ -6,7 +6,7 @@ tests.
     python widgets/dev/make_sample_state.py      # from the repository root
 
 Nine nodes in nested scopes, a hostile tensor name, a backward pass, freed buffers and a failed
-second backward. Hand-made (no engine run), so it stays fixed.
+second backward called in the next cell. Hand-made (no engine run), so it stays fixed.
 """
 
 from __future__ import annotations
@@ -29,6 +29,10 @@ with dg.scope("layer1"):
 s = h.sum()
 loss = s * 2.0
 loss.backward()
+"""
+LATER_FILE = "/tmp/ipykernel_1/124.py"  # the next cell: a second backward, after the first
+LATER_CELL = 6
+LATER_SOURCE = """print(loss)
 loss.backward()  # a second time: the buffers are gone
 """
 RULES = {
@@ -101,13 +105,14 @@ def node_data(n: Node) -> dict:
 
 def main() -> None:
     steps = [["node", n.id] for n in NODES]
-    steps += [["backward_started", 9]]
+    steps += [["backward_started", 9, {"file": FILE, "line": 10, "cell": CELL}]]
     steps += [
         ["grad", i, list(preview), norm, summed, [format_value(v) for v in preview],
          format_value(norm)]
         for i, (preview, norm, summed) in GRADS.items()
     ]
-    steps += [["freed", FREED], ["backward_finished", 9], ["backward_started", 9]]
+    steps += [["freed", FREED], ["backward_finished", 9],
+              ["backward_started", 9, {"file": LATER_FILE, "line": 2, "cell": LATER_CELL}]]
     steps += [
         [
             "backward_failed",
@@ -122,7 +127,8 @@ def main() -> None:
         "seq": 1,
         "nodes": [node_data(n) for n in NODES],
         "edges": [list(e) for e in EDGES],
-        "sources": {FILE: SOURCE},
+        "sources": {FILE: SOURCE, LATER_FILE: LATER_SOURCE},
+        "kept_lines": {FILE: [[1, 10]], LATER_FILE: [[1, 2]]},
         "steps": steps,
         "dropped": {"nodes": 0, "steps": 0},
     }

@@ -137,7 +137,13 @@ export function foldEvents(events, header, isKnown) {
       case "version_bumped":
         if (known(e.id)) folded.steps.push(["version", e.id, e.version]);
         break;
-      case "backward_started":
+      case "backward_started": {
+        // with the line that called backward() (null when unknown): the source panel's line
+        const where = Array.isArray(e.where) ? named(fields, "where", e.where) : null;
+        folded.steps.push([kind, e.root, where
+          ? { file: where.file ?? null, line: where.line ?? null, cell: where.cell ?? null } : null]);
+        break;
+      }
       case "backward_finished":
         folded.steps.push([kind, e.root]);
         break;

@@ -38,29 +38,77 @@ export function clear(el) {
 
 /**
  * The code panel's lines: one row per source line, a line-number button (data-line = the
- * 1-based number) and the code as text; the current line marked.
+ * 1-based number) and the code as text; the current line marked. With `kept` (the stretches
+ * of lines the text kept, `[first, last]` 1-based and inclusive: PROTOCOL.md, "kept_lines"),
+ * each stretch of lines between them - lines a shared source leaves empty, NOTE [safe to
+ * share] in dyngraph/record.py - is one "…" row instead, so every number shown is a line with
+ * its text. Without it (a state saved before), every line has its row.
  * @param {Document} doc
  * @param {string} source
  * @param {number|null} current  1-based line to highlight
+ * @param {unknown} [kept]  Array<[number, number]>, or nothing
  * @returns {HTMLElement}  an <ol class="dg-lines">
  */
-export function buildCodeLines(doc, source, current) {
+export function buildCodeLines(doc, source, current, kept) {
   const list = make(doc, "ol", { className: "dg-lines" });
   const lines = String(source).replace(/\r\n?/g, "\n").replace(/\n$/, "").split("\n");
-  lines.forEach((text, i) => {
-    const n = i + 1;
-    const row = make(doc, "li", { className: "dg-line", attrs: { "data-line": String(n) } });
-    const button = make(doc, "button", {
-      className: "dg-lineno",
-      text: n,
-      attrs: { type: "button", "data-line": String(n), title: `select the newest node made on line ${n}` },
-    });
-    const code = make(doc, "code", { className: "dg-code", text: text.length ? text : " " });
-    row.append(button, code);
-    list.appendChild(row);
-  });
+  let next = 1; // the first line not placed yet
+  for (const [first, last] of stretches(kept, lines.length)) {
+    if (first < next) continue;
+    if (first > next) list.appendChild(gapRow(doc, next, first - 1));
+    for (let n = first; n <= last; n++) list.appendChild(lineRow(doc, n, lines[n - 1]));
+    next = last + 1;
+  }
+  if (next <= lines.length) list.appendChild(gapRow(doc, next, lines.length));
   markCurrentLine(list, current);
   return list;
+}
+
+/**
+ * The stretches to show of a text of `count` lines: `kept`'s well-formed pairs, in order and
+ * within the text; all of it when `kept` is not a list (nothing was said of what was kept).
+ * @param {unknown} kept @param {number} count
+ * @returns {Array<[number, number]>}
+ */
+function stretches(kept, count) {
+  if (!Array.isArray(kept)) return [[1, count]];
+  /** @type {Array<[number, number]>} */
+  const out = [];
+  for (const pair of kept) {
+    if (!Array.isArray(pair) || !Number.isInteger(pair[0]) || !Number.isInteger(pair[1])) continue;
+    const first = Math.max(pair[0], 1);
+    const last = Math.min(pair[1], count);
+    if (first <= last) out.push([first, last]);
+  }
+  return out.sort((a, b) => a[0] - b[0]);
+}
+
+/** One numbered row. @param {Document} doc @param {number} n @param {string} text */
+function lineRow(doc, n, text) {
+  const row = make(doc, "li", { className: "dg-line", attrs: { "data-line": String(n) } });
+  const button = make(doc, "button", {
+    className: "dg-lineno",
+    text: n,
+    attrs: { type: "button", "data-line": String(n), title: `select the newest node made on line ${n}` },
+  });
+  const code = make(doc, "code", { className: "dg-code", text: text.length ? text : " " });
+  row.append(button, code);
+  return row;
+}
+
+/**
+ * The one row standing for lines `first`..`last`, not kept: "…" where their numbers would be.
+ * @param {Document} doc @param {number} first @param {number} last
+ */
+function gapRow(doc, first, last) {
+  const lines = first === last ? `line ${first}` : `lines ${first}\u2013${last}`;
+  const row = make(doc, "li", {
+    className: "dg-line dg-gap",
+    attrs: { title: `${lines} not shown: only the lines that made nodes, and a few around each, are kept` },
+  });
+  row.append(make(doc, "span", { className: "dg-lineno", text: "\u2026", attrs: { "aria-label": `${lines} not shown` } }),
+    make(doc, "code", { className: "dg-code", text: " " }));
+  return row;
 }
 
 /**

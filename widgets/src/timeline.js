@@ -17,11 +17,13 @@ import { foldEvents } from "./events.js";
  * @typedef {{src: number, dst: number, pos: number}} EdgeRecord
  * @typedef {Array<any>} Step  e.g. ["node", 7],
  *   ["grad", 7, [0.5, "NaN"], 1.2, false, ["0.5", "nan"], "1.2"] (its texts last),
- *   ["freed", [7, 8]], ["backward_started", 9], ["backward_finished", 9],
+ *   ["freed", [7, 8]], ["backward_started", 9, {file, line, cell} | null], ["backward_finished", 9],
  *   ["backward_failed", 9, "message"], ["version", 3, 1]
+ * @typedef {{file: string|null, line: number|null, cell: number|null}} Where  a line of code
  * @typedef {{lines?: string[], vocabulary?: Vocabulary}} Header
  * @typedef {{
  *   seq?: number, events?: any[], nodes?: any[], edges?: any[], sources?: Record<string, string>,
+ *   kept_lines?: Record<string, Array<[number, number]>>,
  *   steps?: Step[], dropped?: {nodes?: number, steps?: number}
  * }} Delta
  */
@@ -73,6 +75,8 @@ export class Timeline {
     this.clusters = new Map();
     /** @type {Map<string, string>} file -> source text */
     this.sources = new Map();
+    /** @type {Map<string, unknown>} file -> the stretches of its text kept (`kept_lines`) */
+    this.kept = new Map();
     /** @type {Step[]} */
     this.steps = [];
     this.dropped = { nodes: 0, steps: 0 };
@@ -140,6 +144,10 @@ export class Timeline {
     }
     for (const [file, text] of Object.entries(delta.sources || {})) {
       this.sources.set(file, String(text));
+      this.kept.delete(file); // a text comes with its stretches, or with none (an older state)
+    }
+    for (const [file, stretches] of Object.entries(delta.kept_lines || {})) {
+      if (this.sources.has(file)) this.kept.set(file, stretches);
     }
     for (const step of delta.steps || []) {
       if (Array.isArray(step) && step.length > 0) this.steps.push(step);
@@ -195,7 +203,9 @@ export class Timeline {
    * @param {number} t
    * @returns {{t: number, seen: Set<number>, visible: number[], grads: Map<number, GradData & {step: number}>,
    *   freed: Set<number>, lastGrad: number|null, lastEdge: [number, number]|null, error: string|null,
-   *   newest: number|null}}  lastEdge: [input, node] of an edge_grad step just before t
+   *   newest: number|null, backward: {root: number, where: Where|null}|null}}  lastEdge: [input, node]
+   *   of an edge_grad step just before t; backward: the pass t is in (after its backward_started,
+   *   up to its backward_finished or backward_failed), with the line that called backward()
    */
   stateAt(t) {
     t = clamp(t, 0, this.steps.length);
@@ -209,6 +219,8 @@ export class Timeline {
     let lastEdge = null;
     let error = null;
     let newest = null;
+    /** @type {{root: number, where: Where|null}|null} */
+    let backward = null;
     for (let i = 0; i < t; i++) {
       const step = this.steps[i];
       if (step[0] !== "edge_grad") lastEdge = null;
@@ -233,19 +245,22 @@ export class Timeline {
         case "backward_started":
           lastGrad = null;
           error = null;
+          backward = { root: step[1], where: whereOf(step[2]) };
           break;
         case "backward_finished":
           lastGrad = null;
+          backward = null;
           break;
         case "backward_failed":
           lastGrad = null;
           error = step[2] == null ? "backward failed" : String(step[2]);
+          backward = null;
           break;
         default:
           break; // "version" and kinds added later do not change the drawing
       }
     }
-    return { t, seen, visible, grads, freed, lastGrad, lastEdge, error, newest };
+    return { t, seen, visible, grads, freed, lastGrad, lastEdge, error, newest, backward };
   }
 
   /** The latest gradient of every node over the whole timeline. */
@@ -508,6 +523,18 @@ export class Timeline {
         return String(step[0]);
     }
   }
+}
+
+/**
+ * The line of a backward_started step (`{file, line, cell}`), or null when it names none.
+ * @param {unknown} where
+ * @returns {Where|null}
+ */
+function whereOf(where) {
+  if (!where || typeof where !== "object") return null;
+  const { file, line, cell } = /** @type {any} */ (where);
+  if (typeof file !== "string" || !file) return null;
+  return { file, line: Number.isInteger(line) ? line : null, cell: Number.isInteger(cell) ? cell : null };
 }
 
 /**

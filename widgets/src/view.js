@@ -148,11 +148,11 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     /** @type {import("./timeline.js").GraphState|null} */
     graph: null,
     resyncPendingSince: /** @type {number|null} */ (null),
-    /** @type {string|null} */
     /** the file the source panel shows */
     codeFile: /** @type {string|null} */ (null),
-    /** what the source panel was drawn for (file, whether its text came, a node or none) */
-    codeShows: "",
+    /** what the source panel was drawn from: its text and kept stretches (the newest of the
+     * file received: a file's text grows as more of its lines make nodes), or why it has none */
+    codeDrawn: /** @type {{source: string|undefined, kept: unknown, why: string}|null} */ (null),
     /** @type {string|null} */
     renderedDot: null,
     /** @type {string|null} */
@@ -1016,29 +1016,37 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     empty.hidden = !text;
   }
 
+  // NOTE [the source panel] The panel shows one line of the learner's code: the selected
+  // node's; else, during a backward pass (from its backward_started step to its end), the line
+  // that called backward(), which may be in a later cell than the forward pass (a watched
+  // graph stays watched), and its title says "backward"; else the newest node's. It shows the
+  // newest text received for that file: the text grows as more of the file's lines make nodes.
   /** @param {import("./timeline.js").GraphState} g */
   function updateCode(g) {
-    const focus = state.selected !== null && timeline.nodes.has(state.selected) ? state.selected : g.newest;
-    const node = focus === null ? null : timeline.nodes.get(focus) || null;
-    const file = node && node.file ? node.file : null;
+    const selected = state.selected !== null ? timeline.nodes.get(state.selected) || null : null;
+    const backward = selected === null && g.backward && g.backward.where ? g.backward.where : null;
+    const node = selected ?? (g.newest === null ? null : timeline.nodes.get(g.newest) || null);
+    const place = backward ?? node; // {file, line, cell}
+    const file = place && place.file ? place.file : null;
     const source = file === null ? undefined : timeline.sources.get(file);
-    const shows = `${file}\u0000${source !== undefined}\u0000${node !== null}`;
-    if (shows !== state.codeShows) {
-      state.codeShows = shows;
+    const kept = file === null ? undefined : timeline.kept.get(file);
+    const why = source !== undefined ? ""
+      : file !== null ? (backward ? "The source of this backward() call was not recorded." : "The source of this node was not recorded.")
+      : node !== null ? "No source line for this node (made before watching began, or inside a library)."
+      : "No source yet.";
+    const drawn = state.codeDrawn;
+    if (!drawn || file !== state.codeFile || source !== drawn.source || kept !== drawn.kept || why !== drawn.why) {
+      state.codeDrawn = { source, kept, why };
       state.codeFile = file;
       clear(codeScroll);
-      if (source !== undefined) codeScroll.appendChild(buildCodeLines(doc, source, null));
-      else {
-        const why = file !== null ? "The source of this node was not recorded."
-          : node !== null ? "No source line for this node (made before watching began, or inside a library)."
-          : "No source yet.";
-        codeScroll.appendChild(make(doc, "div", { className: "dg-muted", text: why }));
-      }
+      if (source !== undefined) codeScroll.appendChild(buildCodeLines(doc, source, null, kept));
+      else codeScroll.appendChild(make(doc, "div", { className: "dg-muted", text: why }));
     }
-    setText(codeHead, node && node.cell != null ? `source \u00B7 cell [${node.cell}]` : file ? `source \u00B7 ${basename(file)}` : "source");
+    const placeName = place && place.cell != null ? `cell [${place.cell}]` : file ? basename(file) : "";
+    setText(codeHead, ["source", placeName, backward ? "backward" : ""].filter(Boolean).join(" \u00B7 "));
     const list = codeScroll.querySelector("ol.dg-lines");
     if (!list) return;
-    const row = markCurrentLine(list, node && node.line != null ? node.line : null);
+    const row = markCurrentLine(list, place && place.line != null ? place.line : null);
     if (row) keepVisible(codeScroll, row);
   }
 

@@ -68,7 +68,17 @@ describe("folding events", () => {
   test("unknown kinds and malformed rows are skipped", () => {
     const folded = foldEvents([["something_new", [1]], "junk", [3], ["backward_started", [9, false, false]]],
       FOLD.header, () => false);
-    assert.deepEqual(folded, { nodes: [], edges: [], steps: [["backward_started", 9]] });
+    // a backward_started without its line (a state saved before it had one): the line is null
+    assert.deepEqual(folded, { nodes: [], edges: [], steps: [["backward_started", 9, null]] });
+  });
+
+  test("backward_started keeps the line that called backward(), as a node keeps its line", () => {
+    const where = ["8.py", 3, "<module>", 8, null];
+    const folded = foldEvents([["backward_started", [9, false, false, where]],
+      ["backward_started", [9, false, false, null]], ["backward_started", [9, false, false, "junk"]]],
+    FOLD.header, () => false);
+    assert.deepEqual(folded.steps, [["backward_started", 9, { file: "8.py", line: 3, cell: 8 }],
+      ["backward_started", 9, null], ["backward_started", 9, null]]);
   });
 });
 
@@ -87,7 +97,7 @@ describe("decoding traits", () => {
     const fields = FOLD.header.fields;
     const node = [4, "Mul", [], [3], "float32", "cpu", true, false, null, [], null, [0.125, NaN, 2], 24, false, null];
     const empty = [5, "Sum", [4], [0], "float32", "cpu", true, false, null, [], null, [], 0, false, 0.0012];
-    const rows = [["node_created", node], ["backward_started", [5, false, false]], ["node_created", empty],
+    const rows = [["node_created", node], ["backward_started", [5, false, false, null]], ["node_created", empty],
       ["grad_computed", [4, [0.5], 0.5, false]], ["edge_grad", [5, 4, 0, [1, -0], null]]];
     const texts = ["0.125", "nan", "2", "24 B", "", "", "1.2 ms", "0.5", "0.5", "1", "-0"].join("\n");
     const batch = encode([rows, texts]);
@@ -96,7 +106,7 @@ describe("decoding traits", () => {
       Object.fromEntries(fields[kind].map((name, i) => [name, row[i]]));
     const [made, started, summed, grad, edge] = events.map(named);
     assert.deepEqual([made.preview_text, made.saved_text, made.elapsed_text], [["0.125", "nan", "2"], "24 B", null]);
-    assert.deepEqual(started, { root: 5, retain_graph: false, create_graph: false });
+    assert.deepEqual(started, { root: 5, retain_graph: false, create_graph: false, where: null });
     assert.deepEqual([summed.preview_text, summed.saved_text, summed.elapsed_text], [[], null, "1.2 ms"]);
     assert.deepEqual([grad.preview_text, grad.norm_text], [["0.5"], "0.5"]);
     assert.deepEqual(edge.preview_text, ["1", "-0"]);

@@ -51,6 +51,38 @@ describe("text insertion", () => {
     assert.equal(rows[1].getAttribute("aria-current"), "true");
   });
 
+  test("each stretch of lines not kept is one \u2026 row; every number shown has its line's text", () => {
+    const { document } = dom();
+    // what a shared source keeps of a file whose lines 6 and 14 made nodes (two around each)
+    const lines = Array.from({ length: 16 }, (_, i) => (i >= 3 && i <= 7) || i >= 11 ? `line ${i + 1}` : "");
+    lines[12] = ""; // a blank line of the learner's, inside a kept stretch: a row of its own
+    const list = buildCodeLines(document, lines.join("\n") + "\n", 14, [[4, 8], [12, 16]]);
+    const rows = [...list.children].map((row) => [row.querySelector(".dg-lineno").textContent, row.querySelector("code").textContent]);
+    assert.deepEqual(rows, [
+      ["\u2026", " "], ["4", "line 4"], ["5", "line 5"], ["6", "line 6"], ["7", "line 7"], ["8", "line 8"],
+      ["\u2026", " "], ["12", "line 12"], ["13", " "], ["14", "line 14"], ["15", "line 15"], ["16", "line 16"],
+    ]);
+    const gaps = list.querySelectorAll("li.dg-gap");
+    assert.equal(gaps.length, 2);
+    assert.match(gaps[0].getAttribute("title"), /^lines 1\u20133 not shown/);
+    assert.match(gaps[1].getAttribute("title"), /^lines 9\u201311 not shown/);
+    assert.equal(gaps[0].querySelector("button"), null, "a gap selects nothing");
+    assert.equal(gaps[0].getAttribute("data-line"), null);
+    assert.equal(gaps[0].querySelector(".dg-lineno").getAttribute("aria-label"), "lines 1\u20133 not shown");
+    assert.equal(list.querySelector(".dg-current").getAttribute("data-line"), "14");
+    assert.equal(markCurrentLine(list, 2), null, "a line not kept has no row to mark");
+  });
+
+  test("kept stretches from an untrusted state: malformed pairs are skipped, lines clipped", () => {
+    const { document } = dom();
+    const numbers = (kept) => [...buildCodeLines(document, "a\nb\nc\nd\ne", null, kept).children]
+      .map((row) => row.getAttribute("data-line") ?? "\u2026");
+    assert.deepEqual(numbers(undefined), ["1", "2", "3", "4", "5"], "nothing said: every line");
+    assert.deepEqual(numbers([[4, 9], "x", [2, "3"], [0, 1], null]), ["1", "\u2026", "4", "5"]);
+    assert.deepEqual(numbers([[2, 2]]), ["\u2026", "2", "\u2026"], "lines after the last stretch too");
+    assert.deepEqual(numbers([]), ["\u2026"]);
+  });
+
   test("line numbers are buttons carrying their number; the highlight moves", () => {
     const { document } = dom();
     const list = buildCodeLines(document, "a\nb\nc", 1);

@@ -205,6 +205,75 @@ describe("selection, inspector, code panel", () => {
   });
 });
 
+describe("the source panel", () => {
+  const title = (root) => root.querySelector(".dg-code-panel .dg-panel-title").textContent;
+  const current = (root) => {
+    const row = root.querySelector(".dg-code-panel .dg-line.dg-current");
+    return row && [row.getAttribute("data-line"), row.querySelector("code").textContent];
+  };
+
+  test("during a backward pass it shows the line that called backward(), a later cell's too", () => {
+    const { root, view } = setup();
+    view.setPosition(9); // the forward pass: the newest node's line
+    assert.deepEqual(current(root), ["9", "loss = s * 2.0"]);
+    assert.equal(title(root), "source \u00B7 cell [5]");
+    view.setPosition(10); // just after backward_started
+    assert.deepEqual(current(root), ["10", "loss.backward()"]);
+    assert.equal(title(root), "source \u00B7 cell [5] \u00B7 backward");
+    view.setPosition(19); // the graph freed: still the same pass
+    assert.deepEqual(current(root), ["10", "loss.backward()"]);
+    view.setPosition(20); // backward_finished: back to the newest node
+    assert.deepEqual(current(root), ["9", "loss = s * 2.0"]);
+    assert.equal(title(root), "source \u00B7 cell [5]");
+    view.setPosition(21); // the second backward, called in the next cell
+    assert.deepEqual(current(root), ["2", "loss.backward()  # a second time: the buffers are gone"]);
+    assert.equal(title(root), "source \u00B7 cell [6] \u00B7 backward");
+    view.setPosition(22); // it failed: the pass is over
+    assert.equal(title(root), "source \u00B7 cell [5]");
+  });
+
+  test("a node the learner selects is shown during backward too", () => {
+    const { root, view } = setup();
+    view.setPosition(12);
+    view.select(4);
+    assert.deepEqual(current(root), ["5", "    y = x * w + b"]);
+    assert.equal(title(root), "source \u00B7 cell [5]");
+    view.select(null);
+    assert.deepEqual(current(root), ["10", "loss.backward()"]);
+  });
+
+  test("a backward_started without its line (an older state) leaves the newest node's line", () => {
+    const s = sample();
+    s.snapshot.steps = s.snapshot.steps.map((step) => step[0] === "backward_started" ? step.slice(0, 2) : step);
+    const { root, view } = setup({ snapshot: s.snapshot });
+    view.setPosition(10);
+    assert.deepEqual(current(root), ["9", "loss = s * 2.0"]);
+    assert.equal(title(root), "source \u00B7 cell [5]");
+  });
+
+  test("a file's text grows with its lines: the panel shows the newest text (issue 40)", () => {
+    // a model in models.py: its first node is made on line 26, the next on line 14; Python
+    // sends the file again, with both lines kept, when line 14 first makes a node
+    const s = sample();
+    const file = "models.py";
+    const text = (kept) => Array.from({ length: 28 }, (_, i) => kept.includes(i + 1) ? `code of line ${i + 1}` : "").join("\n") + "\n";
+    const node = (id, line) => ({ ...s.snapshot.nodes[6], id, file, line, cell: null, scope: [] });
+    const first = { seq: 1, nodes: [node(1, 26)], edges: [], steps: [["node", 1]],
+      sources: { [file]: text([24, 25, 26, 27, 28]) }, kept_lines: { [file]: [[24, 28]] }, dropped: { nodes: 0, steps: 0 } };
+    const { root, model } = setup({ snapshot: first });
+    assert.deepEqual(current(root), ["26", "code of line 26"]);
+    assert.equal(title(root), "source \u00B7 models.py");
+    model.set("delta", { seq: 2, nodes: [node(2, 14)], edges: [], steps: [["node", 2]],
+      sources: { [file]: text([12, 13, 14, 15, 16, 24, 25, 26, 27, 28]) }, kept_lines: { [file]: [[12, 16], [24, 28]] } });
+    assert.deepEqual(current(root), ["14", "code of line 14"]);
+    const rows = [...root.querySelectorAll(".dg-code-panel li")].map((row) => row.getAttribute("data-line") ?? "\u2026");
+    assert.deepEqual(rows, ["\u2026", "12", "13", "14", "15", "16", "\u2026", "24", "25", "26", "27", "28"]);
+    for (const row of root.querySelectorAll(".dg-code-panel li[data-line]")) {
+      assert.equal(row.querySelector("code").textContent, `code of line ${row.getAttribute("data-line")}`);
+    }
+  });
+});
+
 describe("live deltas", () => {
   function emptySetup() {
     const s = sample();

@@ -271,7 +271,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   // worker): a sign says so, over the drawing it will replace, and is read out (role=status).
   const busySign = make(doc, "div", { className: "dg-busy", attrs: { role: "status", "aria-live": "polite" } });
   busySign.hidden = true;
-  graphWrap.append(errorBanner, graphEl, empty, wheelHint, busySign, legend);
+  // Shown while the widget holds the keys (CSS :focus-within), with the ring around it. It keeps
+  // its place at the end of the legend's row even when hidden, so it covers no control (at the
+  // top right of an untitled widget it hid "values & grads") and nothing moves when it shows.
+  const keysBadge = make(doc, "div", { className: "dg-keys", text: "keys: \u2190 \u2192 step \u00B7 space play \u00B7 + \u2212 0 zoom", attrs: { "aria-hidden": "true" } });
+  const graphFoot = make(doc, "div", { className: "dg-graph-foot" });
+  graphFoot.append(legend, keysBadge);
+  graphWrap.append(errorBanner, graphEl, empty, wheelHint, busySign, graphFoot);
 
   const side = make(doc, "div", { className: "dg-side" });
   const codePanel = make(doc, "section", { className: "dg-panel dg-code-panel", attrs: { "aria-label": "source" } });
@@ -294,9 +300,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const notes = make(doc, "div", { className: "dg-notes" });
   const groupsBar = make(doc, "div", { className: "dg-groups", attrs: { role: "group", "aria-label": "groups" } });
   groupsBar.hidden = true;
-  // Shown while the widget holds the keys (CSS :focus-within), with the ring around it.
-  const keysBadge = make(doc, "div", { className: "dg-keys", text: "keys: \u2190 \u2192 step \u00B7 space play \u00B7 + \u2212 0 zoom", attrs: { "aria-hidden": "true" } });
-  root.append(keysBadge, title, toolbar, main, groupsBar, notes);
+  root.append(title, toolbar, main, groupsBar, notes);
   el.appendChild(root);
 
   for (const speed of SPEEDS) {

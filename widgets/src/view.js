@@ -48,6 +48,8 @@ export const NUMBERS_UP_TO = 12;
 export const SCALARS_UP_TO = 60;
 /** Drawings of at most this many boxes may be turned to use the pane's width (NOTE [turn]). */
 export const TURN_UP_TO = 120;
+/** The line a turned structure adds to the header's (structure.js, opts.rankdir). */
+const TURNED_LINE = '  graph [rankdir="LR"];\n';
 /** A click on a rolled-up loop opens at most this many iterations (NOTE [a loop opens a few
  * iterations at a time] in structure.js). */
 export const MAX_OPEN = 8;
@@ -175,11 +177,11 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     /** module instances rolled up, because the whole drawing would be unreadable at fit */
     collapseModules: false,
     /** the direction of the drawing's ranks: "TB" (inputs on top) or "LR" (NOTE [turn]) */
-    rankdir: "TB",
-    /** the left-to-right layout was tried (once); the fitted scale of the top-to-bottom one
-     * while the turned one is being laid out, else null */
-    turnTried: false,
-    turnFrom: /** @type {number|null} */ (null),
+    rankdir: /** @type {"TB"|"LR"} */ ("TB"),
+    /** the structures (their DOT, unturned) laid out both ways already; while the other way is
+     * being laid out, the fitted scale and direction of the drawing before it, else null */
+    turnTried: /** @type {string[]} */ ([]),
+    turnFrom: /** @type {{scale: number, rankdir: "TB"|"LR"}|null} */ (null),
     /** is every value one number (cached for a version of the timeline; NOTE [numbers]) */
     scalars: { version: -1, every: false },
     /** the members of the group just opened: the next layout zooms toward them */
@@ -330,6 +332,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
           if (large) await nextFrame();
           if (state.disposed) return;
           state.drawn = job.structure;
+          // on the page now: a layout asked for while placing it (NOTE [turn]: back to the
+          // other direction) compares with this drawing, not the one before it
+          state.renderedDot = job.dot;
           indexDrawing();
           placeDrawing();
           if (!scheduler.pending) setBusy(false);
@@ -338,7 +343,6 @@ function controller({ model, el, createRenderer, reducedMotion }) {
           // curious learner in the devtools) can read.
           graphEl.dataset.renderMs = String(Math.round(performance.now() - started));
           graphEl.dataset.renders = String(Number(graphEl.dataset.renders || 0) + 1);
-          state.renderedDot = job.dot;
           if (state.renderError !== null) {
             state.renderError = null;
             updateNotes();
@@ -448,32 +452,37 @@ function controller({ model, el, createRenderer, reducedMotion }) {
    * roll module instances up (once; the learner opens them by a click), and lay out again.
    * True when it did.
    *
-   * NOTE [turn] A drawing laid out top to bottom that would be unreadable fitted into the pane
-   * while using less than half of its width (a long chain: micrograd's README example, a
-   * rolled-up RNN) is laid out left to right instead, once: it stays turned when that fits
-   * larger, else it goes back. Later layouts keep the direction, so a growing graph does not
-   * flip to and fro.
+   * NOTE [turn] A drawing that would be unreadable fitted into the pane, limited along its
+   * ranks (laid out top to bottom, its height the limit: a long chain such as micrograd's
+   * README example), is laid out the other way too, once per structure, and drawn the way
+   * that fits larger. A new structure (the graph grew, a group opened) starts in the
+   * direction of the last one, so a growing graph changes direction only when the other one
+   * is better for it.
    */
   function rollUpToRead() {
     const pane = paneSize();
     const s = state.drawn;
     if (!s || !pane.width || !pane.height) return false;
-    const whole = fitView(state.size, { width: pane.width - 8, height: pane.height - 8 });
+    // the room the drawing may have: the pane's width, and as tall as the pane may grow
+    const room = { width: pane.width - 8, height: tallestPane(doc) - 8 };
+    const whole = fitView(state.size, room);
     if (state.turnFrom !== null) {
       // this drawing is the turned one: keep it if it fits larger than the one before it
       const before = state.turnFrom;
       state.turnFrom = null;
-      if (whole.scale < before) {
-        state.rankdir = "TB";
+      if (whole.scale < before.scale) {
+        state.rankdir = before.rankdir; // back to a layout the renderer has kept
         update();
         return true;
       }
     }
     if (state.collapseModules || whole.scale >= readableScale()) return false;
-    if (!state.turnTried && !turned() && whole.scale * state.size.width < pane.width / 2 && s.boxes.length <= TURN_UP_TO) {
-      state.turnTried = true;
-      state.turnFrom = whole.scale;
-      state.rankdir = "LR";
+    const tall = state.size.height * room.width > state.size.width * room.height;
+    const structure = s.dot.replace(TURNED_LINE, "");
+    if (tall !== turned() && !state.turnTried.includes(structure) && s.boxes.length <= TURN_UP_TO) {
+      state.turnTried = [...state.turnTried.slice(-7), structure];
+      state.turnFrom = { scale: whole.scale, rankdir: state.rankdir };
+      state.rankdir = turned() ? "TB" : "LR";
       update();
       return true;
     }

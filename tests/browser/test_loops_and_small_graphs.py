@@ -4,8 +4,9 @@
   NOTE [a loop opens a few iterations at a time]), a busy sign shows while they are laid out,
   the group buttons change when the drawing does (a second click does not undo the first), and
   the view lands on the opened iterations with readable labels, all of them in view.
-- micrograd's README example (39 Values) opens with readable labels across the pane's width,
-  with its gradients, a and b in the order the code wrote them.
+- micrograd's README example (39 Values) opens with readable labels across the pane's width
+  (not a third of it), with its gradients, a and b in the order the code wrote them; the
+  pane shows as much of it as fits at 9 px, and the learner pans for the rest.
 - The keys badge covers no control; at 800 px the step text is whole.
 
 Screenshots (1400 x 1000 and 800 px wide) go to tests/browser/artifacts/loops_*.png. The time
@@ -167,9 +168,10 @@ def test_a_loop_opens_quickly_and_readably_and_micrograd_fits_with_its_gradients
     assert opened["busy"] >= 0 and opened["busyText"] == "laying out\u2026", opened
     # the buttons did not flip before the drawing: while busy they still offered "expand"
     title = "\u00d728 iterations, line 7"
-    assert opened["buttonsBefore"] == [f"expand: {title}"], opened
-    assert opened["buttonsWhileBusy"] == [f"expand: {title}"], opened
-    assert opened["buttonsAfter"] == [f"expand more: {title}", f"roll up: {title}"], opened
+    assert opened["buttonsBefore"] == [f"expand: {title}", f"expand all: {title}"], opened
+    assert opened["buttonsWhileBusy"] == opened["buttonsBefore"], opened
+    assert opened["buttonsAfter"] == [f"expand more: {title}", f"expand all: {title}",
+                                      f"roll up: {title}"], opened
     # the second click was ignored: the box took the first iterations only once
     assert 9 <= len(opened["opened"]) <= 8 * 9 and "\u00d7" in opened["loopLabel"], opened
     left = 28 - len(opened["opened"]) // 9
@@ -189,7 +191,9 @@ def test_a_loop_opens_quickly_and_readably_and_micrograd_fits_with_its_gradients
     fitted = page.evaluate(FIT, 1)
     print("micrograd", small, fitted)
     assert round(fitted["smallest"], 2) >= 9, fitted
-    assert small["drawingWidth"] >= 0.9 * small["paneWidth"], small
+    # across the pane (it was a third of it): as wide as the pane, or laid out the way that
+    # shows more of it (view.js NOTE [turn]: top to bottom here, 510 of 646 px)
+    assert small["drawingWidth"] >= 0.75 * small["paneWidth"], small
     assert small["grads"] >= 30, small  # every Value's gradient (39 nodes; a few out of view)
     # laid out left to right: a above b (top to bottom: a left of b)
     assert small["a"]["y"] < small["b"]["y"] or small["a"]["x"] < small["b"]["x"], small

@@ -1074,7 +1074,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   /**
    * The groups bar: what is rolled up (click its box, or "expand", to open it) and what the
    * learner opened ("roll up"), as the drawing on the page shows it. A loop opened part of the
-   * way has both: "expand more" opens its next iterations.
+   * way has both ("expand more" opens its next iterations), and a loop not open all the way
+   * can be ("expand all": every iteration, a longer layout).
    */
   let groupsShown = "";
   /** @param {import("./structure.js").Structure} s */
@@ -1083,7 +1084,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (text === groupsShown) return;
     groupsShown = text;
     clear(groupsBar);
-    const add = (/** @type {string} */ label, /** @type {string} */ key, /** @type {"open"|"roll up"} */ action, /** @type {boolean} */ expanded) => {
+    const add = (/** @type {string} */ label, /** @type {string} */ key, /** @type {"open"|"all"|"roll up"} */ action, /** @type {boolean} */ expanded) => {
       const b = make(doc, "button", {
         className: "dg-btn dg-group-toggle",
         text: label,
@@ -1095,6 +1096,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     for (const group of s.groups) {
       const partly = group.loop && !group.expanded && group.opened > 0;
       if (!group.expanded) add(`${partly ? "expand more" : "expand"}: ${group.title}`, group.key, "open", partly);
+      if (group.loop && !group.expanded) add(`expand all: ${group.title}`, group.key, "all", partly);
       if (group.expanded || partly) add(`roll up: ${group.title}`, group.key, "roll up", true);
     }
     groupsBar.hidden = s.groups.length === 0;
@@ -1128,9 +1130,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
 
   /**
    * Open a group (a loop: its next few iterations, NOTE [a loop opens a few iterations at a
-   * time]) or roll it up, from the drawing on the page. Ignored while the last one is being
-   * laid out (NOTE [busy]).
-   * @param {string} key @param {"open"|"roll up"} action
+   * time], or with "all" every one of them) or roll it up, from the drawing on the page.
+   * Ignored while the last one is being laid out (NOTE [busy]).
+   * @param {string} key @param {"open"|"all"|"roll up"} action
    */
   function toggleGroup(key, action) {
     const s = state.drawn;
@@ -1151,7 +1153,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
         return;
       }
       const from = group.opened;
-      const to = Math.min(from + iterationsToOpen(loop, from), loop.iterations.length);
+      const more = action === "all" ? loop.iterations.length : iterationsToOpen(loop, from);
+      const to = Math.min(from + more, loop.iterations.length);
       if (to >= loop.iterations.length) {
         state.expanded.add(key);
         state.openIterations.delete(key);
@@ -1326,7 +1329,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   listen(groupsBar, "click", (/** @type {MouseEvent} */ e) => {
     const target = /** @type {Element|null} */ (e.target);
     const b = target && target.closest ? target.closest("button[data-group]") : null;
-    if (b) toggleGroup(String(b.getAttribute("data-group")), b.getAttribute("data-action") === "roll up" ? "roll up" : "open");
+    const action = b ? b.getAttribute("data-action") : null;
+    if (b) toggleGroup(String(b.getAttribute("data-group")), action === "roll up" || action === "all" ? action : "open");
   });
   listen(zoomInBtn, "click", () => zoomBy(ZOOM_STEP));
   listen(zoomOutBtn, "click", () => zoomBy(1 / ZOOM_STEP));

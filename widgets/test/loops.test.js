@@ -61,7 +61,7 @@ function setup() {
 test("a click on the loop's box opens its next iterations, with a busy sign; buttons follow the drawing", async () => {
   const { root, view, renderer, drawn, buttons, busy, cleanup } = setup();
   await drawn();
-  assert.deepEqual(buttons(), ["expand: \u00D728 iterations, line 4|false"]);
+  assert.deepEqual(buttons(), ["expand: \u00D728 iterations, line 4|false", "expand all: \u00D728 iterations, line 4|false"]);
   assert.equal(busy.hidden, true);
   const box = [...root.querySelectorAll(".dg-graph g.node")].find((g) => g.querySelector("title").textContent === "l5");
   assert.ok(box, "the rolled-up loop is drawn as one box");
@@ -70,7 +70,7 @@ test("a click on the loop's box opens its next iterations, with a busy sign; but
   assert.equal(busy.hidden, false, "the busy sign shows at once");
   assert.equal(busy.textContent, "laying out\u2026");
   assert.equal(root.querySelector(".dg-graph").getAttribute("aria-busy"), "true");
-  assert.deepEqual(buttons(), ["expand: \u00D728 iterations, line 4|true"], "unchanged until drawn, and disabled");
+  assert.deepEqual(buttons(), ["expand: \u00D728 iterations, line 4|true", "expand all: \u00D728 iterations, line 4|true"], "unchanged until drawn, and disabled");
   const requests = renderer.calls.length;
   box.dispatchEvent(new (root.ownerDocument.defaultView.MouseEvent)("click", { bubbles: true }));
   /** @type {HTMLElement} */ (root.querySelector(".dg-groups button")).click();
@@ -81,13 +81,19 @@ test("a click on the loop's box opens its next iterations, with a busy sign; but
   assert.equal(busy.hidden, true);
   assert.equal(root.querySelector(".dg-graph").getAttribute("aria-busy"), "false");
   assert.match(renderer.calls.at(-1).dot, /l5 \[label="\u00D727 iterations, line 4\\n54 nodes \u00B7 click to open more"/);
-  assert.deepEqual(buttons(), ["expand more: \u00D728 iterations, line 4|false", "roll up: \u00D728 iterations, line 4|false"]);
+  assert.deepEqual(buttons(), ["expand more: \u00D728 iterations, line 4|false", "expand all: \u00D728 iterations, line 4|false",
+    "roll up: \u00D728 iterations, line 4|false"]);
 
-  /** @type {HTMLElement} */ (root.querySelectorAll(".dg-groups button")[1]).click(); // roll up
+  /** @type {HTMLElement} */ (root.querySelectorAll(".dg-groups button")[1]).click(); // expand all
+  await drawn();
+  assert.doesNotMatch(renderer.calls.at(-1).dot, /iterations/, "every iteration drawn");
+  assert.deepEqual(buttons(), ["roll up: \u00D728 iterations, line 4|false"]);
+
+  /** @type {HTMLElement} */ (root.querySelectorAll(".dg-groups button")[0]).click(); // roll up
   assert.equal(busy.hidden, false);
   await drawn();
   assert.match(renderer.calls.at(-1).dot, /\u00D728 iterations/);
-  assert.deepEqual(buttons(), ["expand: \u00D728 iterations, line 4|false"]);
+  assert.deepEqual(buttons(), ["expand: \u00D728 iterations, line 4|false", "expand all: \u00D728 iterations, line 4|false"]);
   cleanup();
 });
 

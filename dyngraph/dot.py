@@ -73,6 +73,7 @@ ALLOWED_ATTRIBUTES = frozenset(
         "label", "shape", "style", "fillcolor", "color", "fontcolor", "penwidth",
         "peripheries", "fontname", "fontsize", "margin", "rankdir", "bgcolor", "nodesep",
         "ranksep", "arrowsize", "labelloc", "labeljust", "width", "height", "id",
+        "newrank", "ordering", "weight",
     }
 )
 MAX_LABEL_CHARS = 120  # longer names are cut with an ellipsis (a 1 MB name must not hang dot)
@@ -139,6 +140,22 @@ def attributes(**attrs: Any) -> str:
     """``[key="value", ...]`` from the allow-list only; every value is quoted."""
     return "[" + _attribute_list(tuple(attrs.items())) + "]"
 
+
+# NOTE [reading order] A diagram reads in the order the code ran:
+# - each op's inputs left to right in argument order (``ordering="in"``), so the leaves of
+#   ``c = a + b`` stand a, b (x - y: x on the left) in every drawing, static and live, rather
+#   than in whatever order Graphviz's crossing minimisation happened to leave them;
+# - ranks are counted across clusters (``newrank``): without it Graphviz ranks each cluster on
+#   its own and a rolled-up loop's box, outside the cell's cluster, landed beside the first
+#   iteration with an edge running up into the last;
+# - an edge from a box read by FAN_OUT boxes or more (the weights a loop reads at every
+#   iteration, an input used all over) does not pull its readers toward it (weight 0): the ops
+#   of each iteration stay together, one iteration under the other, instead of climbing to the
+#   weights at the top; and Graphviz lays out an opened 30-step RNN in a third of the time.
+# The live widget draws with the same header lines, and gets FAN_OUT and the edge body in the
+# vocabulary (tests/test_static_pictures.py holds the two to one structure).
+FAN_OUT = 3
+SHARED_EDGE_BODY = 'weight="0"'
 
 # An op that nothing consumes (yet) is an output: a second attribute list drawn on top of its
 # own (DOT allows several), so the widget can add or drop it as the graph grows.
@@ -219,9 +236,11 @@ def graph_header(rankdir: str = "TB", title: str | None = None, *, compact: bool
     margins are tighter and the font a little larger than a static picture's, which keeps
     more air (it is read at its own size, not fitted into a pane).
     """
-    # fontname: a title and the scopes' labels in the nodes' font, not Graphviz's Times
+    # fontname: a title and the scopes' labels in the nodes' font, not Graphviz's Times;
+    # newrank and ordering: NOTE [reading order]
     graph_attrs = {"rankdir": rankdir, "bgcolor": "transparent", "nodesep": "0.25",
-                   "ranksep": "0.35", "fontname": "Helvetica"}
+                   "ranksep": "0.35", "fontname": "Helvetica", "newrank": "true",
+                   "ordering": "in"}
     node_attrs = {"fontname": "Helvetica", "fontsize": "10", "margin": "0.08,0.04"}
     if compact:
         graph_attrs.update(nodesep="0.12", ranksep="0.18")
@@ -269,11 +288,14 @@ def node_statement(
     return " ".join(parts) + ";"
 
 
-def edge_statement(src: str, dst: str, grad_norm: float | None = None) -> str:
-    """``src -> dst [...]``; with the gradient flowing back along it, its colour and width."""
-    if grad_norm is None:
-        return f"{src} -> {dst} [];"
-    return f"{src} -> {dst} [{_GRAD_EDGE_BODIES[magnitude_level(grad_norm)]}];"
+def edge_statement(src: str, dst: str, grad_norm: float | None = None, shared: bool = False
+                   ) -> str:
+    """``src -> dst [...]``; with the gradient flowing back along it, its colour and width;
+    ``shared``: from an input read by many ops (NOTE [reading order])."""
+    body = ", ".join(part for part in (
+        SHARED_EDGE_BODY if shared else "",
+        "" if grad_norm is None else _GRAD_EDGE_BODIES[magnitude_level(grad_norm)]) if part)
+    return f"{src} -> {dst} [{body}];"
 
 
 def cluster_header(index: int, name: str, compact: bool = False) -> list[str]:
@@ -501,6 +523,8 @@ def vocabulary() -> dict[str, Any]:
         "compact_values": COMPACT_VALUES,
         "max_label_chars": MAX_LABEL_CHARS,
         "min_repeats": MIN_REPEATS,  # NOTE [roll-up]
+        "fan_out": FAN_OUT,  # NOTE [reading order]
+        "shared_edge": SHARED_EDGE_BODY,
         "legend": [list(entry) for entry in LEGEND],  # NOTE [one legend]
     }
 
@@ -645,19 +669,27 @@ def _clusters(boxes: list[_Box], compact: bool = False) -> list[str]:
 def _edges(
     model: Graph, nodes: list[Node], owner: dict[int, str], grads: bool, marks: dict
 ) -> list[tuple[str, tuple[str, str]]]:
-    """Each edge between two boxes once: (its DOT statement, (source box, destination box)).
-    An edge inside one group box, or from an input that was not recorded, is not drawn."""
+    """Each edge between two boxes once: (its DOT statement, (source box, destination box)),
+    in the order the ops were made and each op's inputs in argument order (NOTE [reading
+    order]). An edge inside one group box, or from an input that was not recorded, is not
+    drawn."""
     by_id = {n.id: n for n in nodes}
-    lines = []
+    pairs: list[tuple[str, str, Any]] = []  # (source box, destination box, the model's edge)
     seen = set()
     for edge in model.edges:
         src, dst = owner.get(edge.src), owner.get(edge.dst)
         if src is None or dst is None or src == dst or (src, dst) in seen:
             continue  # an input that was not recorded, or an edge inside one group
         seen.add((src, dst))
+        pairs.append((src, dst, edge))
+    readers: dict[str, int] = {}
+    for src, _, _ in pairs:
+        readers[src] = readers.get(src, 0) + 1
+    lines = []
+    for src, dst, edge in pairs:
         node = by_id.get(edge.src)
         norm = node.grad_norm if grads and node is not None else None
-        statement = edge_statement(src, dst, norm)
+        statement = edge_statement(src, dst, norm, shared=readers[src] >= FAN_OUT)
         mark = marks.get((edge.src, edge.dst))
         if mark is not None:  # a second attribute list on top: this edge is in one run only
             style = (attributes(color=VERMILLION, style="dashed", penwidth="2")

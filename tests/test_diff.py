@@ -141,7 +141,10 @@ def test_edges_in_only_one_run_are_marked():
     exp = next(i for i, n in diff.merged.nodes.items() if n.op == "Exp")
     tanh = next(i for i, n in diff.merged.nodes.items() if n.op == "Tanh")
     common = [e for e in edges if not {f"n{exp}", f"n{tanh}"} & set(e)]
-    assert common and all(edges[e] == {} for e in common)
+    # plain, but for the weight of an input read by many ops (layout only: dot.py NOTE
+    # [reading order])
+    looks = {e: {k: v for k, v in attrs.items() if k != "weight"} for e, attrs in edges.items()}
+    assert common and all(looks[e] == {} for e in common)
     assert edges[(f"n{x}", f"n{exp}")], "the edge only in A is drawn like a common one"
     assert edges[(f"n{x}", f"n{tanh}")], "the edge only in B is drawn like a common one"
     assert edges[(f"n{x}", f"n{exp}")] != edges[(f"n{x}", f"n{tanh}")]
@@ -157,7 +160,7 @@ def test_an_edge_between_common_nodes_that_only_one_run_has_is_marked():
     diff = dg.diff(first, second)
     assert (diff.only_in_a, diff.only_in_b) == (0, 0)  # the same nodes...
     edges = edges_of(diff.to_dot(grads=False))
-    marked = [e for e, attrs in edges.items() if attrs]
+    marked = [e for e, attrs in edges.items() if set(attrs) - {"weight"}]  # weight: layout only
     assert len(marked) == 2, f"...but x->Mul is only in A and Sin->Mul only in B: {edges}"
 
 

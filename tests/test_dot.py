@@ -4,6 +4,7 @@ the node budget, loop summaries, and static rendering (SVG, rich display, fallba
 from __future__ import annotations
 
 import functools
+import json
 import math
 import re
 import shutil
@@ -104,6 +105,51 @@ def test_golden_files_are_valid_graphviz(name):
     done = subprocess.run(["dot", "-Tsvg"], input=_golden(name).encode(), capture_output=True,
                           timeout=30, check=False)
     assert done.returncode == 0, done.stderr.decode()
+
+
+def _laid_out(text: str) -> dict[str, tuple[float, float]]:
+    """Where Graphviz puts each node's centre (points, y up), by its label's first line."""
+    done = subprocess.run(["dot", "-Tjson"], input=text.encode(), capture_output=True,
+                          timeout=30, check=True)
+    return {o["label"].split("\\n")[0]: tuple(map(float, o["pos"].split(",")))
+            for o in json.loads(done.stdout)["objects"] if "pos" in o}
+
+
+@needs_dot
+@pytest.mark.parametrize("rankdir", ["TB", "LR"])
+def test_inputs_stand_in_the_order_the_code_wrote_them(rankdir):
+    """NOTE [reading order]: micrograd's ``h = (x * w).relu(); y = h + x * x`` drew w before x
+    (Graphviz's crossing minimisation is free to swap two leaves); each op's inputs now stand
+    in argument order, left to right (top to bottom when laid out left to right)."""
+    with dg.record() as rec:
+        x = dg.tensor([2.0], requires_grad=True, name="x")
+        w = dg.tensor([-3.0], requires_grad=True, name="w")
+        h = (x * w).relu()
+        (h + x * x).sum().backward()
+    for detail in (True, False):
+        at = _laid_out(rec.to_dot(rankdir=rankdir, detail=detail))
+        if rankdir == "TB":
+            assert at["x"][0] < at["w"][0], at
+        else:
+            assert at["x"][1] > at["w"][1], at  # y up: x above w
+
+
+def test_an_input_read_by_many_boxes_does_not_pull_them():
+    """NOTE [reading order]: the weights an RNN cell reads at every iteration (here by the first
+    iteration, the rolled-up box and the last) get weight 0 on their edges; others keep it."""
+    dg.manual_seed(0)
+    cell = dg.nn.RNNCell(2, 3)
+    with dg.record() as rec:
+        h = dg.zeros(1, 3)
+        for _ in range(6):
+            h = cell(dg.randn(1, 2), h)
+    text = rec.to_dot()
+    shared = [line for line in text.splitlines() if 'weight="0"' in line]
+    weights = {node.id for node in rec.nodes.values() if node.kind == "parameter"}
+    assert len(weights) == 4
+    assert {int(re.match(r"\s*n(\d+) ->", line).group(1)) for line in shared} == weights
+    assert all(line.count("->") == 1 for line in shared)
+    assert 'newrank="true"' in text and 'ordering="in"' in text
 
 
 # ----------------------------------------------------------------------------- determinism

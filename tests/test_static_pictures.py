@@ -7,7 +7,9 @@ vocabulary and fit the notebook's output.
   either way);
 - a legend naming the styles the picture uses, in the widget's words;
 - the same structure as the widget's (widgets/src/structure.js): for the same recording, the
-  same boxes (nodes, rolled-up loops, collapsed scopes, the hidden note), labels and edges.
+  same boxes (nodes, rolled-up loops, collapsed scopes, the hidden note), labels and edges,
+  each box's inputs in the same order and the same edges of shared inputs (dot.py NOTE
+  [reading order]).
 """
 
 from __future__ import annotations
@@ -68,6 +70,31 @@ def rnn(steps: int = 30) -> Recording:
         for t in range(steps):
             h = cell(xs[t], h)
         h.sum()
+    return rec
+
+
+def micrograd_readme(backward: bool = True) -> Recording:
+    """The first example of micrograd's README, watched (39 Values: a and b read all over)."""
+    pytest.importorskip("micrograd", reason="micrograd is not installed (pip install micrograd)")
+    from micrograd.engine import Value
+
+    import dyngraph.micrograd  # noqa: F401  (watches micrograd inside dg.record())
+
+    with dg.record() as rec:
+        a = Value(-4.0)
+        b = Value(2.0)
+        c = a + b
+        d = a * b + b**3
+        c += c + 1
+        c += 1 + c + (-a)
+        d += d * 2 + (b + a).relu()
+        d += 3 * d + (b - a).relu()
+        e = c - d
+        f = e**2
+        g = f / 2.0
+        g += 10.0 / f
+        if backward:
+            g.backward()
     return rec
 
 
@@ -244,6 +271,7 @@ process.stdin.on("end", () => {
     boxes: s.boxes.map((b) => ({name: b.name, kind: b.kind, members: b.members, lines: b.lines,
                                 scope: b.scope})),
     edges: s.edges.map((e) => [e.src, e.dst]),
+    dot: s.dot,
   }));
 });
 """
@@ -276,9 +304,12 @@ def _widget_structure(rec: Recording, collapse_over: int, max_nodes: int) -> dic
     return json.loads(done.stdout)
 
 
-def _canonical(boxes: list[dict], edges: list[tuple[str, str]]) -> tuple[set, set]:
-    """Boxes as (kind, members, label lines, scope) and edges between member sets: the names of
-    group boxes differ (l<k> here, l<first id> there) and the widget adds "click to expand"."""
+def _canonical(boxes: list[dict], edges: list[tuple[str, str]], dot_text: str
+               ) -> tuple[set, set, dict, set]:
+    """Boxes as (kind, members, label lines, scope), edges between member sets, each box's
+    inputs in the order the DOT text states them (what ``ordering="in"`` draws), and the
+    edges with the shared-input body: the names of group boxes differ (l<k> here, l<first id>
+    there) and the widget adds "click to expand"."""
     key = {}
     shown = set()
     for box in boxes:
@@ -288,7 +319,13 @@ def _canonical(boxes: list[dict], edges: list[tuple[str, str]]) -> tuple[set, se
         if box["kind"] == "hidden":
             lines = lines[:1]  # "N nodes hidden"; the picture adds a line saying why
         shown.add((box["kind"], members, tuple(lines), tuple(box["scope"])))
-    return shown, {(key[src], key[dst]) for src, dst in edges}
+    inputs: dict[tuple, list[tuple]] = {}
+    shared = set()
+    for src, dst, attrs in re.findall(r"^\s*(\w+) -> (\w+) (\[[^\]]*\])", dot_text, re.M):
+        inputs.setdefault(key[dst], []).append(key[src])
+        if dot.SHARED_EDGE_BODY in attrs:
+            shared.add((key[src], key[dst]))
+    return shown, {(key[src], key[dst]) for src, dst in edges}, inputs, shared
 
 
 @pytest.mark.skipif(shutil.which("node") is None,
@@ -301,17 +338,22 @@ def _canonical(boxes: list[dict], edges: list[tuple[str, str]]) -> tuple[set, se
     ("an MLP, past collapse_over", lambda: mlp(backward=False), 10, 200),
     ("an RNN over 30 steps, rolled up", rnn, 150, 200),
     ("a chain past the budget", lambda: chain(60), 500, 12),
+    ("micrograd's README example", lambda: micrograd_readme(backward=False), 150, 200),
 ])
 def test_static_and_live_pictures_have_the_same_structure(case, build, collapse_over, max_nodes):
     rec = build()
     drawn = dot.drawing(rec, detail=False, collapse_over=collapse_over, max_nodes=max_nodes)
     python = _canonical(
         [{"name": b.name, "kind": b.kind, "members": b.members, "lines": b.label,
-          "scope": b.scope} for b in drawn.boxes], drawn.edges)
+          "scope": b.scope} for b in drawn.boxes], drawn.edges, drawn.dot)
     widget = _widget_structure(rec, collapse_over, max_nodes)
-    live = _canonical(widget["boxes"], widget["edges"])
+    live = _canonical(widget["boxes"], widget["edges"], widget["dot"])
     assert python[0] == live[0], (case, sorted(python[0] ^ live[0])[:6])
     assert python[1] == live[1], (case, sorted(python[1] ^ live[1])[:6])
+    assert python[2] == live[2], case  # each box's inputs in the same order
+    assert python[3] == live[3], (case, sorted(python[3] ^ live[3])[:6])  # shared inputs
+    if case == "an RNN over 30 steps, rolled up":  # its weights are read by three boxes
+        assert len(python[3]) >= 4, python[3]
     kinds = {box.kind for box in drawn.boxes}
     expected = {"an MLP, past collapse_over": "scope", "an RNN over 30 steps, rolled up": "loop",
                 "a chain past the budget": "hidden"}.get(case, "node")

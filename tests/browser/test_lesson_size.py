@@ -93,17 +93,21 @@ def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     print("RNN fit", rnn)
     assert rnn["nodes"] <= 60, rnn  # ~276 nodes, rolled up
     assert rnn["share"] >= 0.9, rnn
-    assert rnn["smallest"] >= 8, rnn  # rolled up, it fits readably too
+    # rolled up, it fits: the box between the first and the last iteration (dot.py NOTE
+    # [reading order]) makes 14 ranks, 7.6 px labels in this 648 px pane (a pane wide enough
+    # to turn it, view.js NOTE [turn], gives 13 px); the zoom controls are there
+    readable(page.locator(".dg-root").nth(1), rnn)
     loop = page.locator(".dg-root").nth(1).locator("g.node", has_text="iterations")
     assert loop.count() == 1
     assert "\u00d728 iterations" in loop.text_content()
     screenshot(page, "rnn30.png", docs=True)
     loop.click()
-    # all 277 nodes drawn, and the view zoomed toward the opened loop at a readable size (not an
-    # overview of 277 nodes at 1 px): part of the drawing is out of view
+    # its first iterations drawn (structure.js NOTE [a loop opens a few iterations at a time]),
+    # and the view zoomed to them at a readable size: part of the drawing is out of view
+    # (tests/browser/test_loops_and_small_graphs.py times it and checks they are all in view)
     try:
-        expanded = until(lambda: (lambda f: f["nodes"] > 200 and f["smallest"] >= 8 and f)(
-            fit(page, 1)), timeout=10)
+        expanded = until(lambda: (lambda f: f["nodes"] > rnn["nodes"] and f["smallest"] >= 8
+                                  and f)(fit(page, 1)), timeout=10)
     except TimeoutError:
         raise AssertionError(
             f"the opened loop is not zoomed to readable labels: {fit(page, 1)}") from None

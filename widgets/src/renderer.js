@@ -27,6 +27,12 @@ const YIELD_OVER_CHARS = 100_000;
 /** Drawings of more DOT lines than this are laid out in the worker (NOTE [layout worker]). */
 export const WORKER_OVER_LINES = 120;
 
+// NOTE [layout cache] A renderer keeps the SVG text of its last few layouts, by DOT text:
+// rolling a group up again, or toggling "values & grads" back, draws what Graphviz already
+// laid out, at once. Bounded by count and by size (a 30-step RNN opened whole: 325 kB).
+export const CACHE_LAYOUTS = 6;
+const CACHE_CHARS = 4_000_000;
+
 /** Fails the render if the WASM can never load (say a page whose policy forbids it), instead
  * of waiting for it silently. */
 async function graphvizReady() {
@@ -46,9 +52,31 @@ async function graphvizReady() {
 export function createGraphvizRenderer(container, options = {}) {
   const doc = container.ownerDocument;
   let destroyed = false;
+  /** @type {Map<string, string>} DOT -> SVG text, oldest first (NOTE [layout cache]) */
+  const cache = new Map();
 
   /** @param {string} dot */
   async function layout(dot) {
+    const known = cache.get(dot);
+    if (known !== undefined) {
+      cache.delete(dot); // the newest again
+      cache.set(dot, known);
+      return known;
+    }
+    const svg = await graphvizLayout(dot);
+    cache.set(dot, svg);
+    let chars = 0;
+    for (const text of cache.values()) chars += text.length;
+    for (const [key, text] of cache) {
+      if (cache.size <= CACHE_LAYOUTS && chars <= CACHE_CHARS) break;
+      cache.delete(key);
+      chars -= text.length;
+    }
+    return svg;
+  }
+
+  /** @param {string} dot */
+  async function graphvizLayout(dot) {
     const lines = dot.split("\n").length;
     const worker = lines > WORKER_OVER_LINES ? layoutWorker(doc, options.source) : null;
     if (worker) {
@@ -75,6 +103,7 @@ export function createGraphvizRenderer(container, options = {}) {
     },
     destroy() {
       destroyed = true;
+      cache.clear();
     },
   };
 }

@@ -18,6 +18,15 @@
 // iterations go into the box: at least 4 back to back. Past `collapse_over` boxes, every top-level
 // scope (an nn.Module, dg.scope) becomes one box too, as dot.py `_plan_hiding` does past its
 // budget. The learner expands a group by clicking it, and rolls it up again from the notes.
+//
+// NOTE [a loop opens a few iterations at a time] Opening all 28 iterations of a 30-step RNN at
+// once drew 250 nodes that no pane shows at a readable size, and cost Graphviz seconds: each
+// iteration reads the cell's four parameters, and every one of those 120 edges runs from the
+// top of the drawing down to its iteration (Graphviz routes an edge through every rank it
+// crosses: thousands of virtual nodes; without them the same layout takes 30 ms). So a click
+// opens the next few iterations (`opened`: how many of the box's iterations are drawn, from its
+// first), as many as the pane shows readably (view.js `openMore`), and the box keeps the rest
+// ("×25 iterations"); each further click opens the next few, like turning pages.
 
 import { nodeStatement, labelLines, escape, MAX_LABEL_CHARS } from "./vocabulary.js";
 import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
@@ -29,6 +38,9 @@ export const MAX_PERIOD = 64;
 /** dot.py COLLAPSE_OVER, used when the options do not say (a view sends `collapse_over`):
  * past this many boxes, top-level scopes collapse. */
 export const COLLAPSE_OVER = 150;
+/** dot.py FAN_OUT, used when the vocabulary does not say (`fan_out`): an edge from a box read by
+ * this many boxes or more gets the vocabulary's `shared_edge` body (dot.py NOTE [reading order]). */
+export const FAN_OUT = 3;
 /** dot.py COMPACT_VALUES, used when the vocabulary does not say: compact labels show the values
  * of tensors of at most this many elements (the loss), only the shape of the others. */
 export const COMPACT_VALUES = 1;
@@ -53,13 +65,23 @@ export const COMPACT_VALUES = 1;
  * @typedef {{
  *   key: string, file: string|null, line: number|null, repeats: number, period: number,
  *   members: number[],
+ *   iterations: number[][], the members of each iteration in the box, in order (its ops and
+ *                           the leaves and constants only it uses)
+ *   first: number[],        the ops of the loop's first iteration (drawn before the box)
  * }} Loop
  * @typedef {{
  *   dot: string, boxes: Box[], edges: BoxEdge[], owner: Map<number, string>,
  *   clusters: Map<string, string[]>, hidden: number, loops: Loop[], scopes: string[],
- *   groups: Array<{key: string, title: string, expanded: boolean}>,
+ *   groups: Group[],
  *   modules: number,        how many innermost scopes `collapseModules` rolls (or rolled) up
  * }} Structure
+ * @typedef {{
+ *   key: string, title: string,
+ *   expanded: boolean,      drawn open, all of it
+ *   loop: boolean,          a rolled-up loop (it opens a few iterations at a time)
+ *   opened: number,         a loop's iterations drawn open so far (from its first)
+ *   iterations: number,     how many iterations its box stands for
+ * }} Group
  */
 
 /**
@@ -104,14 +126,21 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
       continue;
     }
     const { repeats, period } = best;
-    const opMembers = new Set(ops.slice(i + period, i + (repeats - 1) * period).map((n) => n.id));
-    const members = new Set(opMembers);
+    /** @type {Map<number, number>} op id -> its iteration in the box (0 = the second of the loop) */
+    const iterationOf = new Map();
+    for (let k = period; k < (repeats - 1) * period; k++) iterationOf.set(ops[i + k].id, Math.floor(k / period) - 1);
+    /** @type {number[][]} */
+    const iterations = Array.from({ length: repeats - 2 }, () => []);
+    for (const [id, k] of iterationOf) iterations[k].push(id);
     for (const n of nodes) {
       if (n.kind === "op") continue;
       const used = consumers.get(n.id);
-      if (used && [...used].every((id) => opMembers.has(id))) members.add(n.id);
+      if (!used || ![...used].every((id) => iterationOf.has(id))) continue;
+      // a leaf or constant only the box uses goes with the first iteration that reads it
+      iterations[Math.min(...[...used].map((id) => /** @type {number} */ (iterationOf.get(id))))].push(n.id);
     }
-    const sorted = [...members].sort((a, b) => a - b);
+    for (const ids of iterations) ids.sort((a, b) => a - b);
+    const sorted = iterations.flat().sort((a, b) => a - b);
     found.push({
       key: `l${sorted[0]}`,
       file: ops[i].file ?? null,
@@ -119,6 +148,8 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
       repeats,
       period,
       members: sorted,
+      iterations,
+      first: ops.slice(i, i + period).map((n) => n.id),
     });
     i += repeats * period;
   }
@@ -130,10 +161,17 @@ export function countNodes(n) {
   return n === 1 ? "1 node" : `${n} nodes`;
 }
 
-/** The label lines of a rolled-up loop. @param {Loop} loop */
-export function loopLines(loop) {
+/**
+ * The label lines of a rolled-up loop, `opened` of its iterations drawn open (NOTE [a loop opens
+ * a few iterations at a time]): the box stands for the rest.
+ * @param {Loop} loop @param {number} [opened]
+ */
+export function loopLines(loop, opened = 0) {
   const where = loop.line != null ? `, line ${loop.line}` : "";
-  return [`\u00D7${loop.repeats - 2} iterations${where}`, `${countNodes(loop.members.length)} \u00B7 click to expand`];
+  const rest = loop.iterations ? loop.iterations.slice(opened) : [loop.members];
+  const count = rest.reduce((sum, ids) => sum + ids.length, 0);
+  const more = opened > 0 ? "click to open more" : "click to expand";
+  return [`\u00D7${loop.repeats - 2 - opened} iterations${where}`, `${countNodes(count)} \u00B7 ${more}`];
 }
 
 /**
@@ -141,14 +179,18 @@ export function loopLines(loop) {
  * @param {{nodes: Map<number, NodeRecord>, edges: Map<string, {src: number, dst: number}>, clusters: Map<string, number>, steps: any[]}} timeline
  * @param {{
  *   lines?: string[], vocabulary?: Vocabulary, maxNodes?: number, collapseOver?: number,
- *   detail?: boolean, expanded?: Set<string>, finalGrads?: Map<number, any>,
- *   collapseModules?: boolean,
+ *   detail?: boolean, expanded?: Set<string>, opened?: Map<string, number>,
+ *   finalGrads?: Map<number, any>, collapseModules?: boolean, rankdir?: "TB"|"LR",
  * }} opts
  *   detail: labels with every value and a gradient line ("values & grads"); else compact.
  *   expanded: group keys the learner opened (l<id> loops, "scope:<name>" scopes).
+ *   opened: loop key -> how many of its box's iterations are drawn open, from the first (NOTE
+ *     [a loop opens a few iterations at a time]); all of them: as if expanded.
  *   finalGrads: each node's latest gradient in the timeline (sizes the gradient lines).
  *   collapseModules: roll each innermost scope of 2 nodes or more (a module instance: "0 ·
  *     Linear") into one box, drawn in its parent's cluster (NOTE [readable]).
+ *   rankdir: "LR" lays the ranks out left to right over the header's direction (view.js
+ *     NOTE [turn]).
  * @returns {Structure}
  */
 export function buildStructure(timeline, opts) {
@@ -171,16 +213,24 @@ export function buildStructure(timeline, opts) {
     };
   };
 
-  /** @type {Array<{key: string, title: string, expanded: boolean}>} */
+  /** @type {Group[]} */
   const groupList = [];
+  const listGroup = (/** @type {string} */ key, /** @type {string} */ title) => {
+    const open = expanded.has(key);
+    groupList.push({ key, title, expanded: open, loop: false, opened: 0, iterations: 0 });
+    return open;
+  };
+  const opened = opts.opened || new Map();
   const loops = repeatedIterations(nodes, timeline.edges.values(), vocabulary.min_repeats ?? MIN_REPEATS);
   for (const loop of loops) {
-    const lines = loopLines(loop);
-    const open = expanded.has(loop.key);
-    groupList.push({ key: loop.key, title: lines[0], expanded: open });
+    const total = loop.iterations.length;
+    const shown = Math.min(Math.max(Math.floor(opened.get(loop.key) || 0), 0), total);
+    const open = expanded.has(loop.key) || shown >= total;
+    groupList.push({ key: loop.key, title: loopLines(loop)[0], expanded: open, loop: true, opened: open ? total : shown, iterations: total });
     if (open) continue;
-    groups.push(groupBox(loop.key, "loop", lines, loop.members, vocabulary.loop || vocabulary.group || ""));
-    for (const id of loop.members) taken.add(id);
+    const members = loop.iterations.slice(shown).flat().sort((a, b) => a - b);
+    groups.push(groupBox(loop.key, "loop", loopLines(loop, shown), members, vocabulary.loop || vocabulary.group || ""));
+    for (const id of members) taken.add(id);
   }
 
   let visible = nodes.filter((n) => !taken.has(n.id));
@@ -189,15 +239,14 @@ export function buildStructure(timeline, opts) {
   const maxNodes = Math.max(1, Math.floor(opts.maxNodes ?? Infinity));
   const scopes = [];
   // A loop the learner opened is an explicit choice: it is not folded away again by a scope.
-  const loopOpened = loops.some((loop) => expanded.has(loop.key));
+  const loopOpened = loops.some((loop) => expanded.has(loop.key) || (opened.get(loop.key) || 0) > 0);
   if (!loopOpened && visible.length + groups.length > Math.min(collapseOver, maxNodes)) {
     for (const name of everyScope) {
       const key = `scope:${name}`;
       const members = visible.filter((n) => n.scope.length && n.scope[0] === name).map((n) => n.id);
       const index = timeline.clusters.get(scopeKey([name])) ?? scopes.length;
       const title = `${name}`;
-      groupList.push({ key, title, expanded: expanded.has(key) });
-      if (expanded.has(key)) continue;
+      if (listGroup(key, title)) continue;
       scopes.push(name);
       groups.push({ ...groupBox(`s${index}`, "scope", [title, `${countNodes(members.length)} \u00B7 click to expand`], members, vocabulary.group || ""), key });
       for (const id of members) taken.add(id);
@@ -214,8 +263,7 @@ export function buildStructure(timeline, opts) {
     for (const { path, ids } of modules) {
       const key = `scope:${path.join(" / ")}`;
       const title = path[path.length - 1];
-      groupList.push({ key, title, expanded: expanded.has(key) });
-      if (expanded.has(key)) continue;
+      if (listGroup(key, title)) continue;
       const index = timeline.clusters.get(scopeKey(path)) ?? `m${groupList.length}`;
       const box = groupBox(`s${index}`, "scope", [title, `${countNodes(ids.length)} \u00B7 click to expand`], ids, vocabulary.group || "");
       groups.push({ ...box, scope: path.slice(0, -1), key });
@@ -273,12 +321,20 @@ export function buildStructure(timeline, opts) {
     } else edgeMap.set(name, { name, src, dst, sources: [e.src] });
   }
   const edges = [...edgeMap.values()];
+  /** @type {Map<string, number>} box -> how many boxes read it (dot.py NOTE [reading order]) */
+  const readers = new Map();
+  for (const e of edges) readers.set(e.src, (readers.get(e.src) || 0) + 1);
+  const fanOut = vocabulary.fan_out ?? FAN_OUT;
 
   const lines = ["digraph dyngraph {", ...(opts.lines || []).map(String)];
+  if (opts.rankdir === "LR") lines.push('  graph [rankdir="LR"];');
   /** @type {Map<string, string[]>} cluster title -> the boxes inside it (at any depth) */
   const clusters = new Map();
   lines.push(...clusterStatements(boxes, timeline.clusters, vocabulary, clusters));
-  for (const e of edges) lines.push(`  ${e.src} -> ${e.dst} [];`);
+  for (const e of edges) {
+    const shared = (readers.get(e.src) || 0) >= fanOut ? vocabulary.shared_edge || "" : "";
+    lines.push(`  ${e.src} -> ${e.dst} [${shared}];`);
+  }
   lines.push("}");
   return {
     dot: lines.join("\n") + "\n",

@@ -8,7 +8,7 @@ import { decodeTrait } from "./events.js";
 import { createScheduler, useTweens, nextTask } from "./coalesce.js";
 import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, renderRows, basename } from "./text.js";
 import { buildStructure, svgStyle, COLLAPSE_OVER } from "./structure.js";
-import { formatValues, magnitudeLevel, anomalyOf } from "./vocabulary.js";
+import { formatValues, magnitudeLevel, anomalyOf, numel } from "./vocabulary.js";
 import { fitView, zoomAt, viewBox, panToShow, ZOOM_STEP, FIT_MAX } from "./zoom.js";
 
 /**
@@ -68,6 +68,15 @@ function nextFrame() {
 export const READABLE_PX = 9;
 /** Graphs of at most this many nodes show values and gradients by default (NOTE [numbers]). */
 export const NUMBERS_UP_TO = 12;
+/** ... and graphs of scalars (every value one number: micrograd's) of at most this many. */
+export const SCALARS_UP_TO = 60;
+/** Drawings of at most this many boxes may be turned to use the pane's width (NOTE [turn]). */
+export const TURN_UP_TO = 120;
+/** The line a turned structure adds to the header's (structure.js, opts.rankdir). */
+const TURNED_LINE = '  graph [rankdir="LR"];\n';
+/** A click on a rolled-up loop opens at most this many iterations (NOTE [a loop opens a few
+ * iterations at a time] in structure.js). */
+export const MAX_OPEN = 8;
 /** How long the "Ctrl + wheel to zoom" hint stays (NOTE [wheel]). */
 const HINT_MS = 1800;
 
@@ -168,6 +177,12 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     detail: /** @type {boolean|null} */ (null),
     /** @type {Set<string>} groups the learner opened (loops l<id>, scopes "scope:<name>") */
     expanded: new Set(),
+    /** @type {Map<string, number>} loop key -> how many of its box's iterations are drawn open
+     * (NOTE [a loop opens a few iterations at a time] in structure.js) */
+    openIterations: new Map(),
+    /** a layout the learner asked for (a group opened or rolled up, "values & grads") is under
+     * way: the busy sign shows, and the group buttons wait for it (NOTE [busy]) */
+    busy: false,
     /** @type {{key: string, structure: import("./structure.js").Structure}|null} */
     structure: null,
     /** @type {import("./structure.js").Structure|null} the structure of the drawing on the page */
@@ -191,6 +206,14 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     numbersTooBig: false,
     /** module instances rolled up, because the whole drawing would be unreadable at fit */
     collapseModules: false,
+    /** the direction of the drawing's ranks: "TB" (inputs on top) or "LR" (NOTE [turn]) */
+    rankdir: /** @type {"TB"|"LR"} */ ("TB"),
+    /** the structures (their DOT, unturned) laid out both ways already; while the other way is
+     * being laid out, the fitted scale and direction of the drawing before it, else null */
+    turnTried: /** @type {string[]} */ ([]),
+    turnFrom: /** @type {{scale: number, rankdir: "TB"|"LR"}|null} */ (null),
+    /** is every value one number (cached for a version of the timeline; NOTE [numbers]) */
+    scalars: { version: -1, every: false },
     /** the members of the group just opened: the next layout zooms toward them */
     opened: /** @type {number[]|null} */ (null),
     /** the wheel hint's timer (NOTE [wheel]) */
@@ -279,7 +302,17 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   // the graph says so, briefly.
   const wheelHint = make(doc, "div", { className: "dg-hint", text: `${zoomModifier(doc)} + wheel to zoom \u00B7 drag to pan`, attrs: { "aria-hidden": "true" } });
   wheelHint.hidden = true;
-  graphWrap.append(errorBanner, graphEl, empty, wheelHint, legend);
+  // NOTE [busy] A layout the learner asked for can take a moment (Graphviz, in the layout
+  // worker): a sign says so, over the drawing it will replace, and is read out (role=status).
+  const busySign = make(doc, "div", { className: "dg-busy", attrs: { role: "status", "aria-live": "polite" } });
+  busySign.hidden = true;
+  // Shown while the widget holds the keys (CSS :focus-within), with the ring around it. It keeps
+  // its place at the end of the legend's row even when hidden, so it covers no control (at the
+  // top right of an untitled widget it hid "values & grads") and nothing moves when it shows.
+  const keysBadge = make(doc, "div", { className: "dg-keys", text: "keys: \u2190 \u2192 step \u00B7 space play \u00B7 + \u2212 0 zoom", attrs: { "aria-hidden": "true" } });
+  const graphFoot = make(doc, "div", { className: "dg-graph-foot" });
+  graphFoot.append(legend, keysBadge);
+  graphWrap.append(errorBanner, graphEl, empty, wheelHint, busySign, graphFoot);
 
   const side = make(doc, "div", { className: "dg-side" });
   const codePanel = make(doc, "section", { className: "dg-panel dg-code-panel", attrs: { "aria-label": "source" } });
@@ -302,9 +335,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const notes = make(doc, "div", { className: "dg-notes" });
   const groupsBar = make(doc, "div", { className: "dg-groups", attrs: { role: "group", "aria-label": "groups" } });
   groupsBar.hidden = true;
-  // Shown while the widget holds the keys (CSS :focus-within), with the ring around it.
-  const keysBadge = make(doc, "div", { className: "dg-keys", text: "keys: \u2190 \u2192 step \u00B7 space play \u00B7 + \u2212 0 zoom", attrs: { "aria-hidden": "true" } });
-  root.append(keysBadge, title, toolbar, main, groupsBar, notes);
+  root.append(title, toolbar, main, groupsBar, notes);
   el.appendChild(root);
 
   for (const speed of SPEEDS) {
@@ -318,8 +349,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       if (job.dot !== state.renderedDot) {
         // NOTE [rate] A layout blocks the page while Graphviz runs; while data streams in, leave
         // the page at least twice that long between two layouts.
+        // A layout the learner asked for (NOTE [busy]) does not wait: the learner is waiting.
         const wait = state.layoutEnded + 2 * state.layoutMs - performance.now();
-        if (wait > 0 && state.renderedDot !== null) await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 1000)));
+        if (wait > 0 && state.renderedDot !== null && !state.busy) await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 1000)));
         if (state.disposed) return;
         try {
           const started = performance.now();
@@ -333,13 +365,17 @@ function controller({ model, el, createRenderer, reducedMotion }) {
           if (large) await nextFrame();
           if (state.disposed) return;
           state.drawn = job.structure;
+          // on the page now: a layout asked for while placing it (NOTE [turn]: back to the
+          // other direction) compares with this drawing, not the one before it
+          state.renderedDot = job.dot;
           indexDrawing();
           placeDrawing();
+          if (!scheduler.pending) setBusy(false);
+          updateGroups(job.structure); // the buttons change with the drawing, not before it
           // How long the last drawing took, and how many there were: numbers a test (or a
           // curious learner in the devtools) can read.
           graphEl.dataset.renderMs = String(Math.round(performance.now() - started));
           graphEl.dataset.renders = String(Number(graphEl.dataset.renders || 0) + 1);
-          state.renderedDot = job.dot;
           if (state.renderError !== null) {
             state.renderError = null;
             updateNotes();
@@ -347,6 +383,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
           if (large) await nextTask();
         } catch (error) {
           state.renderError = error instanceof Error ? error.message : String(error);
+          setBusy(false);
           updateNotes();
         }
       }
@@ -399,14 +436,20 @@ function controller({ model, el, createRenderer, reducedMotion }) {
    * @param {number[]} members
    */
   function showGroup(members) {
-    const pane = paneSize();
+    let pane = paneSize();
     const targets = members.map((id) => state.elements.get(`n${id}`)).filter(Boolean).map((item) => /** @type {{el: Element}} */ (item).el);
     if (!targets.length || !pane.width || !pane.height || !graphEl.getBoundingClientRect) return false;
     fit();
     const rect = graphRect(targets);
     if (!rect) return false;
     const floor = readableScale();
-    const scale = Math.max(Math.min(pane.width / (rect.width + 16), pane.height / (rect.height + 16), FIT_MAX), Math.min(floor, FIT_MAX));
+    // as large as fits across the ranks, then the pane as tall as the drawing at that scale
+    const tallest = tallestPane(doc);
+    const across = turned() ? pane.width / (rect.width + 16) : Math.min(pane.width / (rect.width + 16), tallest / (rect.height + 16));
+    let scale = Math.max(Math.min(across, FIT_MAX), Math.min(floor, FIT_MAX));
+    sizePane(scale);
+    pane = paneSize();
+    scale = Math.max(Math.min(pane.width / (rect.width + 16), pane.height / (rect.height + 16), FIT_MAX), Math.min(floor, FIT_MAX));
     const view = { width: pane.width / scale, height: pane.height / scale };
     // centred on the group where it fits; else its start (top-left) in view
     const x = rect.width <= view.width ? rect.x + rect.width / 2 - view.width / 2 : rect.x - 8 / scale;
@@ -437,17 +480,46 @@ function controller({ model, el, createRenderer, reducedMotion }) {
 
   /**
    * NOTE [readable] in structure.js: when the whole drawing fitted into the pane would have
-   * labels under READABLE_PX, first drop the numbers a small graph shows unasked (NOTE
-   * [numbers]), then roll module instances up (once; the learner opens them by a click), and
-   * lay out again. True when it did.
+   * labels under READABLE_PX, first turn it (NOTE [turn]), then drop the numbers a small graph
+   * shows unasked (NOTE [numbers]; not a graph of scalars, whose numbers are the point), then
+   * roll module instances up (once; the learner opens them by a click), and lay out again.
+   * True when it did.
+   *
+   * NOTE [turn] A drawing that would be unreadable fitted into the pane, limited along its
+   * ranks (laid out top to bottom, its height the limit: a long chain such as micrograd's
+   * README example), is laid out the other way too, once per structure, and drawn the way
+   * that fits larger. A new structure (the graph grew, a group opened) starts in the
+   * direction of the last one, so a growing graph changes direction only when the other one
+   * is better for it.
    */
   function rollUpToRead() {
     const pane = paneSize();
     const s = state.drawn;
-    if (state.collapseModules || !s || !pane.width || !pane.height) return false;
-    const whole = fitView(state.size, { width: pane.width - 8, height: pane.height - 8 });
-    if (whole.scale >= readableScale()) return false;
-    if (state.detail === null && detailShown()) {
+    if (!s || !pane.width || !pane.height) return false;
+    // the room the drawing may have: the pane's width, and as tall as the pane may grow
+    const room = { width: pane.width - 8, height: tallestPane(doc) - 8 };
+    const whole = fitView(state.size, room);
+    if (state.turnFrom !== null) {
+      // this drawing is the turned one: keep it if it fits larger than the one before it
+      const before = state.turnFrom;
+      state.turnFrom = null;
+      if (whole.scale < before.scale) {
+        state.rankdir = before.rankdir; // back to a layout the renderer has kept
+        update();
+        return true;
+      }
+    }
+    if (state.collapseModules || whole.scale >= readableScale()) return false;
+    const tall = state.size.height * room.width > state.size.width * room.height;
+    const structure = s.dot.replace(TURNED_LINE, "");
+    if (tall !== turned() && !state.turnTried.includes(structure) && s.boxes.length <= TURN_UP_TO) {
+      state.turnTried = [...state.turnTried.slice(-7), structure];
+      state.turnFrom = { scale: whole.scale, rankdir: state.rankdir };
+      state.rankdir = turned() ? "TB" : "LR";
+      update();
+      return true;
+    }
+    if (state.detail === null && detailShown() && !scalarGraph()) {
       // numbers the learner did not ask for, too big for the pane: compact labels first
       state.numbersTooBig = true;
       update();
@@ -459,22 +531,32 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     return true;
   }
 
+  /** Is the drawing laid out left to right (NOTE [turn])? */
+  function turned() {
+    return state.rankdir === "LR";
+  }
+
   /** The least scale at which the drawing's smallest label is READABLE_PX on screen. */
   function readableScale() {
     return READABLE_PX / Math.max(state.labelUnits, 1);
   }
 
   /**
-   * The pane as tall as the drawing is at the scale its width allows (no empty bands), within
-   * limits: after each layout, and again whenever the pane's width or the window's height
-   * changes (a narrow window, a resized sidebar), so the height never stays the one computed
-   * for another width.
+   * The pane as tall as the drawing is at the scale its width allows (no empty bands), or at
+   * the scale it is shown at when larger (readable numbers, a group opened, the learner's
+   * zoom), within limits: after each layout, and again whenever the pane's width or the
+   * window's height changes (a narrow window, a resized sidebar), so the height never stays
+   * the one computed for another width.
+   * @param {number} [least]  the scale the drawing is about to be shown at
    */
-  function sizePane() {
+  function sizePane(least = 0) {
     const { width, height } = state.size;
     if (!width || !height) return;
     const tallest = tallestPane(doc);
-    const across = graphEl.clientWidth > 0 ? Math.min(FIT_MAX, (graphEl.clientWidth - 8) / width) : FIT_MAX;
+    let across = graphEl.clientWidth > 0 ? Math.min(FIT_MAX, (graphEl.clientWidth - 8) / width) : FIT_MAX;
+    if (detailShown()) across = Math.max(across, Math.min(readableScale(), FIT_MAX)); // fit(true)
+    if (state.zoom.user) across = Math.max(across, state.zoom.scale); // the learner's zoom
+    across = Math.max(across, least);
     const px = `${Math.min(tallest, Math.max(180, Math.ceil(height * across) + 16))}px`;
     if (graphEl.style.height !== px) {
       graphEl.style.height = px;
@@ -484,8 +566,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
 
   /**
    * Fit the whole drawing in the pane. With `readable` (labels with numbers, NOTE [numbers]),
-   * never below readable labels: a drawing too large for that shows its top, centred across,
-   * and the learner pans (or presses fit) for the rest.
+   * never below readable labels: a drawing too large for that shows its start (the inputs: its
+   * top, or its left when turned), centred across, and the learner pans (or presses fit) for
+   * the rest; playback pans to what happens.
    * @param {boolean} [readable]
    */
   function fit(readable = false) {
@@ -496,8 +579,12 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     const floor = Math.min(readableScale(), FIT_MAX);
     if (readable && state.zoom.scale < floor) {
       const scale = floor;
-      const across = (state.size.width - inner.width / scale) / 2;
-      state.zoom = { scale, x: Math.max(across, 0), y: 0, user: false };
+      const view = { width: inner.width / scale, height: inner.height / scale };
+      const { width, height } = state.size;
+      // centred along an axis the drawing fits, else at its start along the ranks
+      const x = width <= view.width || !turned() ? (width - view.width) / 2 : 0;
+      const y = height <= view.height || turned() ? (height - view.height) / 2 : 0;
+      state.zoom = { scale, x, y, user: false };
     }
     state.zoom.x -= 4 / state.zoom.scale;
     state.zoom.y -= 4 / state.zoom.scale;
@@ -699,11 +786,25 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   /**
    * NOTE [numbers] Are values and gradients in the labels? The learner's choice, else yes for a
    * graph of at most NUMBERS_UP_TO nodes (micrograd's draw_dot shows them all; a dozen boxes
-   * have room for them) and no for a larger one, which stays compact.
+   * have room for them), and for a graph of scalars of at most SCALARS_UP_TO nodes (each of its
+   * numbers is one short line, and they are what a learner of micrograd watches: its README's
+   * example has 39 nodes); no for a larger one, which stays compact.
    */
   function detailShown() {
     if (state.detail !== null) return state.detail;
-    return timeline.nodes.size > 0 && timeline.nodes.size <= NUMBERS_UP_TO && !state.numbersTooBig;
+    const n = timeline.nodes.size;
+    return n > 0 && (n <= NUMBERS_UP_TO || scalarGraph()) && !state.numbersTooBig;
+  }
+
+  /** Is every value of the recording a single number (micrograd's), and the graph small enough (NOTE [numbers])? */
+  function scalarGraph() {
+    if (timeline.nodes.size > SCALARS_UP_TO) return false;
+    if (state.scalars.version !== timeline.version) {
+      let every = timeline.nodes.size > 0;
+      for (const node of timeline.nodes.values()) if (numel(Array.isArray(node.shape) ? node.shape : []) > 1) every = false;
+      state.scalars = { version: timeline.version, every };
+    }
+    return state.scalars.every;
   }
 
   /** The structure of the whole recording as the learner chose to see it (cached). */
@@ -711,15 +812,17 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     const opts = options();
     const h = header();
     const detail = detailShown();
-    const key = [timeline.version, detail, state.collapseModules, [...state.expanded].sort().join(","), opts.max_nodes,
+    const opened = [...state.openIterations].map(([k, n]) => `${k}:${n}`).sort().join(",");
+    const key = [timeline.version, detail, state.collapseModules, state.rankdir, [...state.expanded].sort().join(","), opened, opts.max_nodes,
       opts.collapse_over, h.vocabulary ? Object.keys(h.vocabulary).length : 0, (h.lines || []).join("\n")].join("|");
     if (state.structure && state.structure.key === key && state.structure.vocabulary === h.vocabulary) {
       return state.structure.structure;
     }
     const structure = buildStructure(timeline, {
       lines: h.lines || [], vocabulary: h.vocabulary || {}, maxNodes: opts.max_nodes,
-      collapseOver: opts.collapse_over ?? COLLAPSE_OVER, detail, expanded: state.expanded,
+      collapseOver: opts.collapse_over ?? COLLAPSE_OVER, detail, expanded: state.expanded, opened: state.openIterations,
       finalGrads: detail ? timeline.finalGrads() : undefined, collapseModules: state.collapseModules,
+      rankdir: state.rankdir,
     });
     state.structure = { key, structure, vocabulary: h.vocabulary };
     return structure;
@@ -975,7 +1078,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     } else if (!scheduler.running) {
       restyle(); // a playback step: the drawing is restyled, not laid out again
     }
-    updateGroups(structure);
+    if (state.drawn) updateGroups(state.drawn);
   }
 
   function updateControls() {
@@ -1102,23 +1205,113 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     notes.hidden = !notes.firstChild;
   }
 
-  /** The groups bar: what is rolled up (click its box to open it) and what the learner opened. */
+  /**
+   * The groups bar: what is rolled up (click its box, or "expand", to open it) and what the
+   * learner opened ("roll up"), as the drawing on the page shows it. A loop opened part of the
+   * way has both ("expand more" opens its next iterations), and a loop not open all the way
+   * can be ("expand all": every iteration, a longer layout).
+   */
   let groupsShown = "";
   /** @param {import("./structure.js").Structure} s */
   function updateGroups(s) {
-    const text = JSON.stringify(s.groups);
+    const text = JSON.stringify([s.groups, state.busy]);
     if (text === groupsShown) return;
     groupsShown = text;
     clear(groupsBar);
-    for (const group of s.groups) {
+    const add = (/** @type {string} */ label, /** @type {string} */ key, /** @type {"open"|"all"|"roll up"} */ action, /** @type {boolean} */ expanded) => {
       const b = make(doc, "button", {
         className: "dg-btn dg-group-toggle",
-        text: group.expanded ? `roll up: ${group.title}` : `expand: ${group.title}`,
-        attrs: { type: "button", "data-group": group.key, "aria-expanded": String(group.expanded) },
+        text: label,
+        attrs: { type: "button", "data-group": key, "data-action": action, "aria-expanded": String(expanded) },
       });
+      setDisabled(b, state.busy);
       groupsBar.appendChild(b);
+    };
+    for (const group of s.groups) {
+      const partly = group.loop && !group.expanded && group.opened > 0;
+      if (!group.expanded) add(`${partly ? "expand more" : "expand"}: ${group.title}`, group.key, "open", partly);
+      if (group.loop && !group.expanded) add(`expand all: ${group.title}`, group.key, "all", partly);
+      if (group.expanded || partly) add(`roll up: ${group.title}`, group.key, "roll up", true);
     }
     groupsBar.hidden = s.groups.length === 0;
+  }
+
+  /**
+   * NOTE [busy] On while a layout the learner asked for is under way: the sign shows, the group
+   * buttons are disabled (a second click does not undo the first before anything was drawn),
+   * and the layout skips NOTE [rate]'s wait. Off when that drawing is on the page.
+   * @param {boolean} on
+   */
+  function setBusy(on) {
+    if (state.busy === on) return;
+    state.busy = on;
+    setText(busySign, on ? "laying out\u2026" : "");
+    busySign.hidden = !on;
+    graphEl.setAttribute("aria-busy", String(on));
+    if (state.drawn) updateGroups(state.drawn);
+  }
+
+  /**
+   * A change of the structure the learner asked for: made, then laid out with the busy sign.
+   * @param {() => void} change
+   */
+  function relayout(change) {
+    setBusy(true);
+    change();
+    update();
+    if (!scheduler.running && !scheduler.pending) setBusy(false); // the same drawing: nothing to lay out
+  }
+
+  /**
+   * Open a group (a loop: its next few iterations, NOTE [a loop opens a few iterations at a
+   * time], or with "all" every one of them) or roll it up, from the drawing on the page.
+   * Ignored while the last one is being laid out (NOTE [busy]).
+   * @param {string} key @param {"open"|"all"|"roll up"} action
+   */
+  function toggleGroup(key, action) {
+    const s = state.drawn;
+    const group = s ? s.groups.find((g) => g.key === key) : undefined;
+    if (state.busy || !s || !group) return;
+    relayout(() => {
+      if (action === "roll up") {
+        state.expanded.delete(key);
+        state.openIterations.delete(key);
+        state.zoom = { ...state.zoom, user: false }; // rolled up again: back to the whole drawing
+        return;
+      }
+      const loop = s.loops.find((l) => l.key === key);
+      if (!loop) {
+        state.expanded.add(key);
+        const box = s.boxes.find((b) => b.kind === "scope" && b.key === key);
+        state.opened = box ? box.members : null;
+        return;
+      }
+      const from = group.opened;
+      const more = action === "all" ? loop.iterations.length : iterationsToOpen(loop, from);
+      const to = Math.min(from + more, loop.iterations.length);
+      if (to >= loop.iterations.length) {
+        state.expanded.add(key);
+        state.openIterations.delete(key);
+      } else state.openIterations.set(key, to);
+      state.opened = loop.iterations.slice(from, to).flat(); // the next layout zooms to them
+    });
+  }
+
+  /**
+   * How many more iterations of `loop` to open: as many as the pane shows with readable labels,
+   * judged by the size of an iteration already drawn (the one before the box, or the last one
+   * opened), along the drawing's ranks; at least one, at most MAX_OPEN.
+   * @param {import("./structure.js").Loop} loop @param {number} opened
+   */
+  function iterationsToOpen(loop, opened) {
+    const pane = paneSize();
+    const drawnIteration = opened > 0 ? loop.iterations[opened - 1] : loop.first;
+    const targets = drawnIteration.map((id) => state.elements.get(`n${id}`)).filter(Boolean).map((item) => /** @type {{el: Element}} */ (item).el);
+    const rect = targets.length && pane.width && graphEl.getBoundingClientRect ? graphRect(targets) : null;
+    if (!rect) return 1;
+    const across = turned() ? rect.width : rect.height;
+    const room = (turned() ? pane.width : pane.height) / Math.min(readableScale(), FIT_MAX) - 24;
+    return Math.min(Math.max(Math.floor(room / Math.max(across, 1)), 1), MAX_OPEN);
   }
 
   /** Show the wheel hint for a moment (NOTE [wheel]). */
@@ -1129,40 +1322,6 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       state.hintTimer = null;
       wheelHint.hidden = true;
     }, HINT_MS);
-  }
-
-  /** How many of a loop's members (in id order) make its first rolled-up iteration. @param {import("./structure.js").Loop} loop */
-  function firstIteration(loop) {
-    let ops = 0;
-    for (let k = 0; k < loop.members.length; k++) {
-      const node = timeline.nodes.get(loop.members[k]);
-      if (node && node.kind === "op" && ++ops > loop.period) return k;
-    }
-    return loop.members.length;
-  }
-
-  /** @param {string} key */
-  function toggleGroup(key) {
-    if (state.expanded.has(key)) {
-      state.expanded.delete(key);
-      state.zoom = { ...state.zoom, user: false }; // rolled up again: back to the whole drawing
-    } else {
-      state.expanded.add(key);
-      state.opened = groupMembers(key);
-    }
-    update();
-  }
-
-  /** The node ids a group stands for (l<id> a loop, "scope:<name>" a scope). @param {string} key */
-  function groupMembers(key) {
-    const s = state.structure && state.structure.structure;
-    if (!s) return null;
-    const loop = s.loops.find((l) => l.key === key);
-    // a loop: its first iteration in the box (the ops of one period and what only they use),
-    // which fits at a readable size where all of them would not
-    if (loop) return loop.members.slice(0, firstIteration(loop));
-    const box = s.boxes.find((b) => b.kind === "scope" && b.key === key);
-    return box ? box.members : null;
   }
 
   /** The legend: one swatch per mark of the vocabulary, styled from the vocabulary table. */
@@ -1291,7 +1450,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       // A group box: open it (a rolled-up loop, a collapsed scope).
       const box = state.drawn.boxes.find((b) => b.name === name);
       if (box && (box.kind === "loop" || box.kind === "scope")) {
-        toggleGroup(box.key || box.name);
+        toggleGroup(box.key || box.name, "open");
         return;
       }
     }
@@ -1300,15 +1459,15 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   listen(groupsBar, "click", (/** @type {MouseEvent} */ e) => {
     const target = /** @type {Element|null} */ (e.target);
     const b = target && target.closest ? target.closest("button[data-group]") : null;
-    if (b) toggleGroup(String(b.getAttribute("data-group")));
+    const action = b ? b.getAttribute("data-action") : null;
+    if (b) toggleGroup(String(b.getAttribute("data-group")), action === "roll up" || action === "all" ? action : "open");
   });
   listen(zoomInBtn, "click", () => zoomBy(ZOOM_STEP));
   listen(zoomOutBtn, "click", () => zoomBy(1 / ZOOM_STEP));
   listen(fitBtn, "click", () => fit());
-  listen(detailBtn, "click", () => {
+  listen(detailBtn, "click", () => relayout(() => {
     state.detail = !detailShown();
-    update();
-  });
+  }));
   listen(graphEl, "wheel", (/** @type {WheelEvent} */ e) => {
     if (!e.ctrlKey && !e.metaKey) {
       showWheelHint(); // NOTE [wheel]: not prevented, so the notebook scrolls

@@ -59,3 +59,31 @@ test("a large drawing without the bundle's source is laid out on the page's thre
   await renderer.render(`digraph {\n${many}\n}`, false);
   assert.equal(host.querySelectorAll("svg g.node").length, 201);
 });
+
+test("NOTE [reading order]: inputs stand in argument order, top to bottom and left to right", async () => {
+  // micrograd's `h = (x * w).relu(); y = h + x * x`: Graphviz alone put w before x
+  const { buildStructure } = await import("../src/structure.js");
+  const s = sample();
+  const node = (id, kind, op, name = null) => ({ id, kind, op, name, order: id, scope: [], shape: [], dtype: "float" });
+  const nodes = [node(1, "leaf", "leaf", "x"), node(2, "leaf", "leaf", "w"), node(3, "op", "*"), node(4, "op", "ReLU", "h"),
+    node(5, "op", "*"), node(6, "op", "+", "y")];
+  const edges = [[1, 3, 0], [2, 3, 1], [3, 4, 0], [1, 5, 0], [1, 5, 1], [4, 6, 0], [5, 6, 1]];
+  const timeline = {
+    nodes: new Map(nodes.map((n) => [n.id, n])),
+    edges: new Map(edges.map(([src, dst, pos]) => [`${src},${dst},${pos}`, { src, dst, pos }])),
+    clusters: new Map(), steps: [],
+  };
+  for (const rankdir of /** @type {const} */ (["TB", "LR"])) {
+    const { host } = dom();
+    const renderer = createGraphvizRenderer(host);
+    await renderer.render(buildStructure(timeline, { lines: s.header.lines, vocabulary: s.header.vocabulary, rankdir }).dot, false);
+    const at = (/** @type {string} */ name) => {
+      const g = [...host.querySelectorAll("g.node")].find((n) => n.querySelector("title").textContent === name);
+      const text = g.querySelector("text");
+      return { x: Number(text.getAttribute("x")), y: Number(text.getAttribute("y")) };
+    };
+    if (rankdir === "TB") assert.ok(at("n1").x < at("n2").x, "x left of w");
+    else assert.ok(at("n1").y < at("n2").y, "x above w");
+    renderer.destroy();
+  }
+});

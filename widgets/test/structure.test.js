@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { repeatedIterations, buildStructure, svgStyle, loopLines } from "../src/structure.js";
+import { repeatedIterations, buildStructure, svgStyle, loopLines, FAN_OUT } from "../src/structure.js";
 import { fitView, zoomAt, panToShow, viewBox } from "../src/zoom.js";
 
 /** A chain: leaf 1, then `n` iterations of (Mul, Tanh) on line 4, then a Sum on line 5. */
@@ -82,4 +82,66 @@ test("zoom: fit centres and caps; zoomAt keeps the point; panToShow moves least"
   const view = { scale: 1, x: 0, y: 0 };
   assert.equal(panToShow(view, { width: 100, height: 100 }, { x: 10, y: 10, width: 10, height: 10 }, 5), view);
   assert.deepEqual(panToShow(view, { width: 100, height: 100 }, { x: 200, y: 10, width: 10, height: 10 }, 5), { scale: 1, x: 115, y: 0 });
+});
+
+/** loopTimeline(30) with a parameter w (id 100) read by every Mul: the weights of a loop. */
+function sharedWeightTimeline() {
+  const tl = loopTimeline(30);
+  tl.nodes.set(100, { id: 100, kind: "parameter", op: "parameter", name: "w", file: "c.py", line: 0, scope: [], order: -1, shape: [6], dtype: "float32" });
+  for (const node of tl.nodes.values()) {
+    if (node.op === "Mul") tl.edges.set(`100,${node.id},1`, { src: 100, dst: node.id, pos: 1 });
+  }
+  return tl;
+}
+
+test("a rolled loop knows its iterations: the first drawn before the box, the rest in it", () => {
+  const tl = loopTimeline(30);
+  const [loop] = repeatedIterations([...tl.nodes.values()], tl.edges.values());
+  assert.deepEqual(loop.first, [2, 3], "the ops of the first iteration, drawn before the box");
+  assert.equal(loop.iterations.length, 28);
+  assert.deepEqual(loop.iterations[0], [4, 5]);
+  assert.deepEqual(loop.iterations.flat().sort((a, b) => a - b), loop.members, "they partition the box");
+  // a leaf only one iteration reads goes with that iteration
+  const withLeaves = loopTimeline(30);
+  for (let k = 0; k < 30; k++) {
+    const mul = 2 + 2 * k;
+    withLeaves.nodes.set(200 + k, { id: 200 + k, kind: "leaf", op: "leaf", file: "c.py", line: 4, scope: [], order: 1000 + k, shape: [6] });
+    withLeaves.edges.set(`${200 + k},${mul},1`, { src: 200 + k, dst: mul, pos: 1 });
+  }
+  const [again] = repeatedIterations([...withLeaves.nodes.values()], withLeaves.edges.values());
+  assert.deepEqual(again.iterations[0], [4, 5, 201]);
+  assert.deepEqual(again.iterations[27], [58, 59, 228]);
+});
+
+test("a loop opens a few iterations at a time: the box keeps the rest; all opened, no box", () => {
+  const tl = loopTimeline(30);
+  const rolled = buildStructure(tl, {});
+  const three = buildStructure(tl, { opened: new Map([["l4", 3]]) });
+  assert.equal(three.boxes.length, rolled.boxes.length + 6, "three iterations of two ops drawn");
+  const box = three.boxes.find((b) => b.kind === "loop");
+  assert.equal(box.name, "l4", "the box keeps its name (and key) while it opens");
+  assert.deepEqual(box.lines, ["\u00D725 iterations, line 4", "50 nodes \u00B7 click to open more"]);
+  assert.deepEqual(box.members, rolled.boxes.find((b) => b.kind === "loop").members.slice(6));
+  for (const id of [4, 5, 6, 7, 8, 9]) assert.ok(three.boxes.some((b) => b.name === `n${id}`), `n${id} drawn`);
+  assert.ok(three.edges.some((e) => e.name === "n9->l4") && three.edges.some((e) => e.name === "l4->n60"));
+  assert.deepEqual(three.groups, [{ key: "l4", title: "\u00D728 iterations, line 4", expanded: false, loop: true, opened: 3, iterations: 28 }]);
+  const all = buildStructure(tl, { opened: new Map([["l4", 28]]) });
+  assert.equal(all.boxes.length, tl.nodes.size);
+  assert.equal(all.groups[0].expanded, true);
+  assert.equal(all.dot, buildStructure(tl, { expanded: new Set(["l4"]) }).dot);
+});
+
+test("an input read by FAN_OUT boxes does not pull them (weight 0); LR when asked", () => {
+  const vocabulary = { shared_edge: 'weight="0"', fan_out: FAN_OUT };
+  const rolled = buildStructure(sharedWeightTimeline(), { vocabulary });
+  // w is read by the first iteration, the box and the last iteration: three boxes
+  assert.deepEqual(rolled.dot.split("\n").filter((l) => l.includes("n100 ->")),
+    ["  n100 -> n2 [weight=\"0\"];", "  n100 -> l4 [weight=\"0\"];", "  n100 -> n60 [weight=\"0\"];"]);
+  assert.match(rolled.dot, /n1 -> n2 \[\];/, "other edges keep their weight");
+  const few = loopTimeline(2);
+  assert.doesNotMatch(buildStructure(few, { vocabulary }).dot, /weight/);
+  assert.doesNotMatch(rolled.dot, /rankdir="LR"/);
+  const turned = buildStructure(sharedWeightTimeline(), { vocabulary, rankdir: "LR", lines: ['  graph [rankdir="TB"];'] });
+  const lines = turned.dot.split("\n");
+  assert.equal(lines[2], '  graph [rankdir="LR"];', "after the header's own direction, which it overrides");
 });

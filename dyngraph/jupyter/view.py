@@ -228,12 +228,13 @@ class GraphView(anywidget.AnyWidget):
         ``snapshot`` (NOTE [state at rest]). With ``follow`` (the default), a later backward
         pass over the graph this view drew, in any later cell of this thread, still plays here
         (NOTE [a watched graph stays watched] in dyngraph/events.py)."""
-        if self._handle is not None:
+        listened = self._handle is not None
+        if listened:
             self._handle.remove()
             self._handle = None
-            if follow and self._node_ids:
-                self._follow()
-        self.flush()
+        self.flush()  # NOTE: first: the nodes of the last batch are kept only when it is packed
+        if listened and follow and self._node_ids:
+            self._follow()
         self._rest()
         self._show_final_picture()
 

@@ -177,8 +177,8 @@ class _Info:
         the input's node runs)."""
         state = _listeners(self)
         if state is not None:
-            _grad_computed(self, grad_outputs, state)
-            _edge_grads(self, grad_inputs, grad_outputs, state)
+            shown = _grad_computed(self, grad_outputs, state)
+            _edge_grads(self, grad_inputs, grad_outputs, shown, state)
 
     def reached(self, grad_outputs: tuple) -> None:
         """A leaf's gradient is complete (the prehook of its ``AccumulateGrad`` node)."""
@@ -211,12 +211,13 @@ def _listeners(info: _Info) -> Any:
 _asked = [-1]  # the graph task whose first hook asked the followers (_listeners)
 
 
-def _grad_computed(info: _Info, grad_outputs: tuple, state: Any) -> None:
+def _grad_computed(info: _Info, grad_outputs: tuple, state: Any) -> tuple | None:
     """grad_computed for the node of ``info``, whose gradient is ``grad_outputs``: one tensor
-    per output of the node (None for an output no gradient reached)."""
+    per output of the node (None for an output no gradient reached). Returns the tensor shown
+    and its preview (an edge that passes it on as it is shows the same)."""
     grads = [grad for grad in grad_outputs if grad is not None]
     if not grads:
-        return
+        return None
     grad = grads[0] if len(grads) == 1 else _joined(grads)
     accumulated = info.consumers > 1
     if info.leaf is not None:
@@ -230,6 +231,7 @@ def _grad_computed(info: _Info, grad_outputs: tuple, state: Any) -> None:
           state)
     if _pass and info.saved_bytes:
         _pass[-1].append(info.id)
+    return grad, preview
 
 
 # The nodes whose backward formula returns the gradient of each input in the output's
@@ -242,24 +244,34 @@ _BROADCASTING = frozenset({"AddBackward0", "SubBackward0", "MulBackward0", "DivB
                            "WhereBackward0"})
 
 
-def _edge_grads(info: _Info, grad_inputs: tuple, grad_outputs: tuple, state: Any) -> None:
+def _edge_grads(info: _Info, grad_inputs: tuple, grad_outputs: tuple, shown: tuple | None,
+                state: Any) -> None:
     """edge_grad for each input of ``info``'s node that its backward sent a gradient: the
-    input and position its node_created named (``info.inputs``, ``info.positions``)."""
+    input and position its node_created named (``info.inputs``, ``info.positions``).
+    ``shown``: the node's gradient and its preview, as grad_computed showed them.
+
+    NOTE [speed] A preview is the costly part of an event (some 20 reads of torch attributes):
+    an edge that carries the very tensor shown last (``AddBackward0`` hands its gradient to
+    both inputs as it is) shows the same preview."""
     inputs, positions = info.inputs, info.positions
     upstream = None
     if info.broadcasts and grad_outputs and grad_outputs[0] is not None:
         upstream = _shape(grad_outputs[0])
+    last, last_preview = shown if shown is not None else (None, ())
+    emit = _emit if _held or _module_stack else events.emit  # (nothing held back: at once)
     for index, grad in enumerate(grad_inputs):
         if grad is None:
             continue
         position = index if positions is None else positions[index]
         if position < 0 or position >= len(inputs):
             continue  # (an empty slot: PyTorch sends nothing there)
-        shape = _shape(grad)
-        _emit(events.EdgeGrad(node=info.id, input=inputs[position], position=position,
-                              preview=_preview(grad),
-                              reduced_from=upstream if upstream not in (None, shape) else None),
-              state)
+        if grad is not last:
+            last, last_preview = grad, _preview(grad)
+        reduced_from = None
+        if upstream is not None and _shape(grad) != upstream:
+            reduced_from = upstream
+        emit(events.EdgeGrad(node=info.id, input=inputs[position], position=position,
+                             preview=last_preview, reduced_from=reduced_from), state)
 
 
 def _joined(grads: list) -> torch.Tensor:

@@ -17,7 +17,7 @@ is not changed, and outside a watched block micrograd runs exactly as it came fr
 ['leaf', 'leaf', '*', 'ReLU']
 
 NOTE [how micrograd is watched] micrograd has no hooks, so for the length of a watched block
-(``EventSource.while_watched``, sources.py) this module wraps three things of ``Value`` and puts
+(``EventSource.while_watched``, sources.py) this module wraps four things of ``Value`` and puts
 them back afterwards:
 - ``__init__``: a new leaf is reported (``a = Value(2.0)`` names it ``a``); an op's output is
   not yet, but its inputs are kept in argument order (micrograd keeps them in a set).
@@ -29,6 +29,13 @@ them back afterwards:
   ``v._backward()`` once per node in reverse topological order, when ``v.grad`` is complete,
   so reporting ``v``'s gradient there reports it in micrograd's order without re-implementing
   that order; and ``backward()`` itself, for ``backward_started`` and ``backward_finished``.
+- ``grad``, through a descriptor too: a node's ``_backward`` adds what it sends each child into
+  the child's ``.grad`` (``self.grad += other.data * out.grad``), one statement per argument,
+  in argument order. Each such change made while a node's ``_backward`` runs is that edge's
+  contribution (the new ``.grad`` minus the old), reported as an edge gradient
+  (``EventSource.edge_grad``) at the first argument position of that child not yet reported:
+  ``a * a`` sends ``a`` two, one per position. Nothing about micrograd's rules is written here;
+  the difference may differ from the added term in its last bit (a float sum).
 micrograd keeps what backward needs (its closures) for as long as the ``Value`` lives, so no
 ``graph_freed`` is reported: the drawing does not show a freeing micrograd does not do.
 """
@@ -83,12 +90,57 @@ class _ReportsGradient:
 
         def backward_step() -> None:
             source.grad(value)
-            step()
+            _running.append(_Step(value))
+            try:
+                step()
+            finally:
+                _running.pop()
 
         return backward_step
 
     def __set__(self, value: Any, step: Any) -> None:
         value.__dict__["_backward"] = step
+
+
+class _Step:
+    """A node's ``_backward`` while it runs: the node, its inputs in argument order, and the
+    positions among them that an edge gradient was reported for."""
+
+    __slots__ = ("node", "inputs", "reported")
+
+    def __init__(self, node: Any) -> None:
+        self.node = node
+        self.inputs = _inputs.get(node, tuple(node._prev))
+        self.reported: set[int] = set()
+
+    def sent(self, child: Any, contribution: Any) -> None:
+        """``child.grad`` grew by ``contribution``: report it at its first position not yet
+        reported (a Value that is no input of the node, which micrograd never changes, is
+        not reported)."""
+        for position, value in enumerate(self.inputs):
+            if value is child and position not in self.reported:
+                self.reported.add(position)
+                source.edge_grad(self.node, child, position, contribution)
+                return
+
+
+_running: list[_Step] = []  # the _backward running (one at a time; a list for safety)
+
+
+class _ReportsContributions:
+    """``Value.grad`` while watched: stored where micrograd stores it (the instance's dict);
+    a change made while a node's ``_backward`` runs is what that edge carried (NOTE [how
+    micrograd is watched])."""
+
+    def __get__(self, value: Any, owner: Any = None) -> Any:
+        if value is None:
+            return self
+        return value.__dict__["grad"]
+
+    def __set__(self, value: Any, grad: Any) -> None:
+        if _running and source.listening:
+            _running[-1].sent(value, grad - value.__dict__.get("grad", 0))
+        value.__dict__["grad"] = grad
 
 
 def _wrap_init(init: Any) -> Any:
@@ -148,12 +200,13 @@ def watching() -> Iterator[None]:
 
 
 def _wrap() -> None:
-    names = ["__init__", "backward", "_backward",
+    names = ["__init__", "backward", "_backward", "grad",
              *(name for name in OP_METHODS if name in vars(Value))]
     _originals.update({name: vars(Value).get(name) for name in names})
     Value.__init__ = _wrap_init(_originals["__init__"])
     Value.backward = _wrap_backward(_originals["backward"])
     Value._backward = _ReportsGradient()
+    Value.grad = _ReportsContributions()
     for name in OP_METHODS:
         if _originals.get(name) is not None:
             setattr(Value, name, _wrap_op(_originals[name]))

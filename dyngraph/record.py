@@ -402,7 +402,18 @@ class _TensorDiagram:
         return mimebundle(self.recording, repr(self), **self.options)
 
     def __repr__(self) -> str:
-        return f"<diagram: {self.recording.summary()}>"
+        # NOTE: not Recording.summary(): that counts the backward passes of a timeline, and a
+        # graph walked back from a tensor has none; the gradients it shows are the .grad its
+        # leaves hold from passes run before (it said "0 backward passes" above them).
+        model = self.recording
+        text = f"<diagram: {len(model.nodes)} nodes, {len(model.edges)} edges, walked back " \
+               "from the tensor"
+        holding = sum(1 for node in model.nodes.values() if node.grad_preview is not None)
+        if holding == 1:
+            text += "; 1 leaf shows its .grad"
+        elif holding:
+            text += f"; {holding} leaves show their .grad"
+        return text + ">"
 
 
 def from_tensor(tensor: Any) -> Recording:

@@ -3,12 +3,13 @@ not dyngraph's - one a learner writes in a notebook, micrograd, PyTorch - tells 
 it does, so that ``dg.watch()``, ``dg.record()``, ``dg.diff`` and pages draw it as they draw
 dyngraph's own.
 
-An engine reports four facts, the ones of the event spine (events.py):
+An engine reports these facts, the ones of the event spine (events.py):
 
 =====================================  ==================================================
 ``src.node(out, "Mul", (a, b))``       an op made ``out`` from ``a`` and ``b`` (leaves: no inputs)
 ``src.backward_started(root)``         backward begins at ``root``
 ``src.grad(v)``                        ``v``'s gradient is complete, in the engine's order
+``src.edge_grad(out, a, 0, g)``        ``out``'s backward sent ``g`` to its input ``a`` (argument 0)
 ``src.backward_finished(root)``        backward ended (``error=`` when it failed)
 ``src.freed(nodes)``                   what backward saved for these nodes was released
 ``src.version_bumped(v, version)``     an in-place change of ``v``
@@ -160,6 +161,30 @@ class EventSource:
         if accumulated is None:
             accumulated = self._uses.get(node_id, 0) > 1
         events.emit(events.GradComputed(node_id, values, norm, bool(accumulated)))
+
+    def edge_grad(self, obj: Any, to: Any, position: int, contribution: Any,
+                  reduced_from: tuple[int, ...] | None = None) -> None:
+        """What one edge carried back: ``obj``'s backward sent ``contribution`` (upstream
+        gradient times local derivative, a number or an array) to ``to``, its input number
+        ``position`` as ``node()`` was told them. Report it after ``grad(obj)`` and before
+        ``grad(to)``; the contributions into an input add up to its gradient (NOTE [edge
+        gradients] in events.py). ``reduced_from``: the shape the contribution had before the
+        engine summed it back to ``to``'s shape (a broadcast), if it did. An engine that
+        reports none of these still shows each node's total: the chain-rule panel then says
+        that the engine does not report edges.
+
+        >>> def _backward():                          # out = a * b
+        ...     a.grad += b.data * out.grad
+        ...     src.edge_grad(out, a, 0, b.data * out.grad)
+        """
+        if not this_thread.state.active:
+            return
+        array = _as_array(contribution)
+        events.emit(events.EdgeGrad(
+            node=self._announced(obj), input=self._announced(to), position=int(position),
+            preview=events.preview(array) if array is not None else (),
+            reduced_from=None if reduced_from is None else tuple(int(n) for n in reduced_from),
+        ))
 
     def backward_finished(self, root: Any, error: BaseException | str | None = None) -> None:
         """Backward ended at ``root``; ``error``: the exception (or its text) it failed with."""

@@ -3,10 +3,13 @@
 Imported on request (``import dyngraph.torch``), and by ``dg.watch()`` / ``dg.record()`` only
 when the learner has imported torch already: ``import dyngraph`` never imports torch. While
 watching, every torch op that joins the autograd graph emits the same ``node_created`` as
-dyngraph's own ops, and ``loss.backward()`` emits ``backward_started``, one ``grad_computed``
-per node in PyTorch's own execution order, ``graph_freed`` and ``backward_finished`` (or
-``backward_failed`` with PyTorch's error text). So every tool here - the live view, recordings,
-``dg.draw``, diffs, ``to_html`` - works on real PyTorch code.
+dyngraph's own ops (named after the variable the line assigns), and ``loss.backward()`` emits
+``backward_started``, one ``grad_computed`` per node in PyTorch's own execution order, each
+followed by the ``edge_grad`` of every input it sent a gradient, ``graph_freed`` and
+``backward_finished`` (or ``backward_failed`` with PyTorch's error text). A plain
+``loss.backward()`` after the block plays in the view that drew the graph (NOTE [a watched
+graph stays watched, in PyTorch]). So every tool here - the live view, recordings, ``dg.draw``,
+diffs, ``to_html`` - works on real PyTorch code.
 
 >>> import torch, dyngraph as dg
 >>> x = torch.ones(3, requires_grad=True)
@@ -16,14 +19,20 @@ per node in PyTorch's own execution order, ``graph_freed`` and ``backward_finish
 >>> [n.op for n in rec.nodes.values()]
 ['leaf', 'MulBackward0', 'TanhBackward0', 'SumBackward0']
 
-NOTE [which torch mechanisms] Only public ones, and nothing of torch is patched:
+NOTE [which torch mechanisms] Public ones, but for the three named last, and nothing of torch
+is patched:
 - ``torch.overrides.TorchFunctionMode`` sees each torch call the learner makes (and
   ``Tensor.backward`` / ``torch.autograd.backward`` / ``torch.autograd.grad`` themselves): after
   the call, the graph behind its outputs is walked back through ``grad_fn.next_functions`` to the
   nodes already told about, so an op that made several autograd nodes (``F.linear`` makes
   ``TBackward0`` and ``AddmmBackward0``) shows them all.
-- ``torch.autograd.graph.Node.register_prehook`` on each node (``AccumulateGrad`` for leaves):
-  it runs when the node's gradient is complete, in the engine's order: ``grad_computed``.
+- ``torch.autograd.graph.Node.register_hook`` on each op's node: this post hook runs once the
+  node's backward ran, in the engine's order, with the gradient it received and the one it
+  sent each of its ``next_functions``: ``grad_computed``, then one ``edge_grad`` per input
+  (PyTorch's engine has already summed a broadcast gradient back to the input's shape, as
+  dyngraph's does; ``_BROADCASTING`` says which nodes did so). ``register_prehook`` on a
+  leaf's ``AccumulateGrad``: its ``grad_computed``, before it is added into ``.grad``. One
+  hook per node either way: a second one costs about as much as the op (benchmarks, W6).
 - ``grad_fn.metadata``, the dict PyTorch keeps on each node, carries the node's dyngraph id
   (see ``_node_info``); leaves and data tensors get theirs from ``_leaves``. Ids come from
   dyngraph's own counter.
@@ -33,6 +42,16 @@ NOTE [which torch mechanisms] Only public ones, and nothing of torch is patched:
   (``docs: autograd mechanics, saved tensors``), not with ``saved_tensors_hooks``: with a pack
   hook installed PyTorch no longer checks the version counters of saved tensors, and the
   in-place error a learner should see would silently disappear.
+- A pass run outside any watch block, for the views that follow its graph (NOTE [a watched
+  graph stays watched, in PyTorch]), uses three things of the engine's that have no public
+  name, each used by PyTorch's own Python code: ``torch.autograd.Variable._execution_engine.
+  queue_callback`` (a callback at the end of the running pass; DDP and FSDP end their backward
+  with it), ``torch._C._current_graph_task_id()`` (which pass a hook runs in;
+  ``torch.autograd.graph.register_multi_grad_hook`` tells passes apart with it) and
+  ``torch._C._autograd._get_current_graph_task_keep_graph()`` (whether the pass keeps the
+  graph: ``retain_graph`` cannot be read from the hooks' arguments, and PyTorch's AOT
+  autograd reads it so). The grad mode inside the pass is its ``create_graph``. Without the
+  last one (another PyTorch), such a pass claims to free nothing.
 
 NOTE [op names] A node shows PyTorch's ``grad_fn`` name (``MulBackward0``), not dyngraph's op
 name (``Mul``): it is what ``print(y.grad_fn)`` shows, what PyTorch's error messages name, and
@@ -45,7 +64,8 @@ NOTE [honest limits] What autograd records without the mode seeing it (the insid
 ``autograd.Function``, a ``torch.compile``d region, a C++ extension) is found by the walk back
 and shown as the one node autograd made for it (``CompiledFunctionBackward``, ``MyOpBackward``),
 with no source line. Ops that run outside autograd (``no_grad``, data that needs no gradient)
-make no node, as in dyngraph; their results appear as data leaves where an op uses them.
+make no node, as in dyngraph; their results appear as data (constants, as the legend names a
+tensor needing no grad) where an op uses them.
 What else the watcher does not show, and why:
 - Code that PyTorch runs *inside* a backward pass runs with no mode (the mode is off while
   it handles ``backward``): a reentrant checkpoint's recomputation and the backward pass it
@@ -55,10 +75,11 @@ What else the watcher does not show, and why:
   (``clip_grad_norm_``, ``GradScaler.unscale_``, a ``register_post_accumulate_grad_hook``,
   an optimizer's ``zero_grad(set_to_none=False)``) makes no event; ``clip_grad_norm_``
   returns the norm of the gradients shown.
-- The gradient shown is the one that reached the node's hook, registered when the op ran: a
-  hook the learner registers on the node itself later (``y.grad_fn.register_prehook``) runs
-  after it, and what it returns is not shown (hooks on tensors, ``y.register_hook``, run first
-  and are).
+- An op's gradient shown is the one its backward received, after every hook on the node and
+  on its tensor. A leaf's is the one that reached the prehook registered on its
+  ``AccumulateGrad`` when the op ran: a prehook the learner registers there later runs after
+  it, and what it returns is not shown (hooks on the leaf tensor, ``x.register_hook``, run
+  first and are). A node whose backward raises shows no gradient: the hook runs after it.
 - ``torch.export.export(..., strict=True)`` refuses a module while global module hooks are
   registered (its tracer will not inline the module's call then), and the watcher's scopes
   come from such hooks: export outside the watched block, or with the default strict=False.
@@ -67,7 +88,11 @@ What else the watcher does not show, and why:
   built or a backward run in another thread is not announced, though its gradients reach the
   nodes' hooks: watch in the thread that runs. (The hooks PyTorch runs on a thread of its own,
   a CUDA graph's backward, report to the thread whose backward it is: NOTE [backward on
-  PyTorch's threads].)
+  PyTorch's threads]. Not so for a pass run after the block (NOTE [a watched graph stays
+  watched, in PyTorch]): that thread's hooks do not know whose followers to wake, so a GPU
+  graph's later backward is not played; run it inside ``dg.watch(view)``.)
+- A pass run after the block does not show PyTorch's error text when it fails (it reaches the
+  learner's cell, not the hooks): ``backward_failed`` says that it failed.
 - Under any torch function mode, ``nn.MultiheadAttention`` and ``nn.TransformerEncoder(Layer)``
   skip their fused inference path (``has_torch_function``, PyTorch's rule): in ``eval()``
   with no gradient they compute the same results by their ordinary ops, which may differ in
@@ -126,37 +151,73 @@ _KEY = "dyngraph"  # the key of a node's dyngraph _Info in grad_fn.metadata
 
 class _Info:
     """What dyngraph knows of one node or leaf: plain numbers, nothing of the graph. It is also
-    the node's grad prehook (``__call__``): the graph holds no cycle through it, at most a weak
-    reference to a leaf."""
+    the node's grad hook (``__call__`` for an op, ``reached`` for a leaf's ``AccumulateGrad``):
+    the graph holds no cycle through it, at most a weak reference to a leaf."""
 
-    __slots__ = ("id", "announced", "consumers", "saved_bytes", "hooked", "leaf", "__weakref__")
+    __slots__ = ("id", "announced", "consumers", "saved_bytes", "hooked", "leaf", "inputs",
+                 "positions", "broadcasts", "__weakref__")
 
     def __init__(self) -> None:
         self.id = 0  # given when it is first told about (or drawn): ids follow creation order
         self.announced = -1  # the epoch when the subscribers were last told about it
         self.consumers = 0  # how many ops use it: more than one means gradients are summed
         self.saved_bytes: int | None = None  # None: not read yet
-        self.hooked = False  # it is its node's grad prehook
+        self.hooked = False  # it is its node's grad hook
         self.leaf: Any = None  # a weakref to the leaf tensor, for a leaf's
+        # an op's inputs as its node_created named them, and the position of each of its
+        # next_functions among them (None: the same, slot i is input i): _in_order
+        self.inputs: tuple = ()
+        self.positions: tuple | None = None
+        self.broadcasts = False  # its backward returns gradients of the output's shape (below)
 
-    def __call__(self, grad_outputs: tuple) -> None:
-        """The node's gradient is complete (PyTorch calls this, in its backward order)."""
-        _grad_computed(self, grad_outputs)
+    def __call__(self, grad_inputs: tuple, grad_outputs: tuple) -> None:
+        """The op's node ran its backward (PyTorch calls this post hook, in its backward
+        order): its gradient, then what it sent each input (NOTE [edge gradients] in
+        events.py: after the node's grad_computed, before the input's own, which comes when
+        the input's node runs)."""
+        state = _listeners(self)
+        if state is not None:
+            shown = _grad_computed(self, grad_outputs, state)
+            _edge_grads(self, grad_inputs, grad_outputs, shown, state)
+
+    def reached(self, grad_outputs: tuple) -> None:
+        """A leaf's gradient is complete (the prehook of its ``AccumulateGrad`` node)."""
+        state = _listeners(self)
+        if state is not None:
+            _grad_computed(self, grad_outputs, state)
 
 
-def _grad_computed(info: _Info, grad_outputs: tuple) -> None:
-    """grad_computed for the node of ``info``, whose gradient is ``grad_outputs``: one tensor
-    per output of the node (None for an output no gradient reached)."""
+def _listeners(info: _Info) -> Any:
+    """The ThreadState whose listeners hear about the backward step of ``info``'s node, or
+    None when nobody listens: the calling thread's; the thread whose watched backward runs on
+    PyTorch's thread (NOTE [backward on PyTorch's threads]); or, for a pass started outside
+    any watch, the views that follow this node's graph, woken now (NOTE [a watched graph
+    stays watched, in PyTorch])."""
     state = this_thread.state
-    if not state.active:
-        if not _callers or _callers[-1] is state:
-            return
-        state = _callers[-1]  # NOTE [backward on PyTorch's threads]
-        if not state.active:
-            return
+    if state.active:
+        return state
+    if _callers:
+        caller = _callers[-1]
+        return caller if caller is not state and caller.active else None
+    if state.followers:  # only the first hook of a pass asks (a graph task has an id)
+        task = torch._C._current_graph_task_id()
+        if task != _asked[0]:
+            _asked[0] = task
+            if info.leaf is None:  # a pass that first meets a leaf began in another graph
+                return _follow_pass(info, state)
+    return None
+
+
+_asked = [-1]  # the graph task whose first hook asked the followers (_listeners)
+
+
+def _grad_computed(info: _Info, grad_outputs: tuple, state: Any) -> tuple | None:
+    """grad_computed for the node of ``info``, whose gradient is ``grad_outputs``: one tensor
+    per output of the node (None for an output no gradient reached). Returns the tensor shown
+    and its preview (an edge that passes it on as it is shows the same)."""
     grads = [grad for grad in grad_outputs if grad is not None]
     if not grads:
-        return
+        return None
     grad = grads[0] if len(grads) == 1 else _joined(grads)
     accumulated = info.consumers > 1
     if info.leaf is not None:
@@ -166,10 +227,51 @@ def _grad_computed(info: _Info, grad_outputs: tuple) -> None:
         # second backward through a retained graph is summed into .grad, seen above).
         info.consumers = 0
     preview, norm = _preview_and_norm(grad)
-    events.emit(events.GradComputed(id=info.id, preview=preview, norm=norm,
-                                    accumulated=accumulated), state)
+    _emit(events.GradComputed(id=info.id, preview=preview, norm=norm, accumulated=accumulated),
+          state)
     if _pass and info.saved_bytes:
         _pass[-1].append(info.id)
+    return grad, preview
+
+
+# The nodes whose backward formula returns the gradient of each input in the output's
+# (broadcast) shape, which PyTorch's engine then sums back to the input's shape before the
+# node's post hook sees it: for these, an edge_grad of another shape than the upstream
+# gradient was summed over the broadcast (``reduced_from``). For any other node the shape
+# before the engine's sum is not known, and none is claimed.
+_BROADCASTING = frozenset({"AddBackward0", "SubBackward0", "MulBackward0", "DivBackward0",
+                           "PowBackward1", "MaximumBackward0", "MinimumBackward0",
+                           "WhereBackward0"})
+
+
+def _edge_grads(info: _Info, grad_inputs: tuple, grad_outputs: tuple, shown: tuple | None,
+                state: Any) -> None:
+    """edge_grad for each input of ``info``'s node that its backward sent a gradient: the
+    input and position its node_created named (``info.inputs``, ``info.positions``).
+    ``shown``: the node's gradient and its preview, as grad_computed showed them.
+
+    NOTE [speed] A preview is the costly part of an event (some 20 reads of torch attributes):
+    an edge that carries the very tensor shown last (``AddBackward0`` hands its gradient to
+    both inputs as it is) shows the same preview."""
+    inputs, positions = info.inputs, info.positions
+    upstream = None
+    if info.broadcasts and grad_outputs and grad_outputs[0] is not None:
+        upstream = _shape(grad_outputs[0])
+    last, last_preview = shown if shown is not None else (None, ())
+    emit = _emit if _held or _module_stack else events.emit  # (nothing held back: at once)
+    for index, grad in enumerate(grad_inputs):
+        if grad is None:
+            continue
+        position = index if positions is None else positions[index]
+        if position < 0 or position >= len(inputs):
+            continue  # (an empty slot: PyTorch sends nothing there)
+        if grad is not last:
+            last, last_preview = grad, _preview(grad)
+        reduced_from = None
+        if upstream is not None and _shape(grad) != upstream:
+            reduced_from = upstream
+        emit(events.EdgeGrad(node=info.id, input=inputs[position], position=position,
+                             preview=last_preview, reduced_from=reduced_from), state)
 
 
 def _joined(grads: list) -> torch.Tensor:
@@ -221,9 +323,10 @@ _callers: list[Any] = []  # the ThreadState of the thread that started each of t
 
 # NOTE [backward on PyTorch's threads] PyTorch runs the backward of a graph on CPU in the thread
 # that called it, and that of a CUDA graph on a thread of its own per device while the caller
-# waits: the nodes' hooks (``_Info.__call__``) run there. Listeners are per thread (NOTE
-# [listeners are per thread] in events.py), and nobody listens to PyTorch's thread, so a hook
-# that finds its thread unwatched reports to the thread whose watched backward is running.
+# waits: the nodes' hooks (``_Info.__call__``, ``_Info.reached``) run there. Listeners are per
+# thread (NOTE [listeners are per thread] in events.py), and nobody listens to PyTorch's
+# thread, so a hook that finds its thread unwatched reports to the thread whose watched
+# backward is running.
 _saved_names: dict[type, tuple[str, ...]] = {}  # node type -> its _saved_* attributes of tensors
 
 
@@ -251,7 +354,7 @@ def _node_info(node: Any, hook: bool = True) -> _Info:
     """The _Info of an autograd node, made on first sight and kept in ``grad_fn.metadata``, the
     dict PyTorch keeps on each node: a Python wrapper of a node comes and goes and cannot be
     weakly referenced, so ``id()`` would not do, and holding the nodes would keep the graph
-    alive. ``hook``: the _Info becomes the node's grad prehook (dg.draw registers none). A
+    alive. ``hook``: the _Info becomes the node's grad hook (dg.draw registers none). A
     leaf's _Info lives in ``_leaves``, and in its AccumulateGrad node's metadata too."""
     metadata = node.metadata
     info = metadata.get(_KEY)
@@ -268,7 +371,11 @@ def _node_info(node: Any, hook: bool = True) -> _Info:
         metadata[_KEY] = info
     if hook and not info.hooked:
         info.hooked = True
-        node.register_prehook(info)
+        if info.leaf is not None:  # a leaf's AccumulateGrad: its gradient, before it is added
+            node.register_prehook(info.reached)
+        else:  # an op: its gradient and what it sends each input, once its backward ran
+            info.broadcasts = type(node).__name__ in _BROADCASTING
+            node.register_hook(info)
     return info
 
 
@@ -494,18 +601,66 @@ def _is_freed(node: Any) -> bool:
 
 
 def _where() -> events.SourceLine | None:
-    """The learner's line: the first frame outside dyngraph and torch (torch's own files are
-    added to the spine's table of internal files the first time one is found)."""
-    where = events.where_from_stack(2)  # from the caller's frame (1 would be this one)
+    """The learner's line: the first frame outside dyngraph and torch above the mode's call
+    (torch's own files are added to the spine's table of internal files the first time one is
+    found). Its ``target`` is kept only when every torch frame on the way hands the op's
+    result back as it is (NOTE [names of torch nodes])."""
+    frame, depth = sys._getframe(1), 2  # where_from_stack(depth) from here reads that frame
+    while frame is not None and frame.f_code is not _MODE_CODE:
+        frame, depth = frame.f_back, depth + 1
+    if frame is None:  # (not under the mode: from the caller's frame, and no name)
+        depth, named = 2, False
+    else:  # from the frame that called the mode: the mode's own frames are not on the way
+        depth, named = depth + 1, True
+    where = events.where_from_stack(depth, named=named)
     if where is None or not where.file.startswith(_TORCH_DIR):
         return where
     internal = events._is_internal_file
     for _ in range(64):
-        where = events.where_from_stack(1)
+        where = events.where_from_stack(depth, named=named)
         if where is None or not where.file.startswith(_TORCH_DIR):
             return where
         internal[where.file] = True
     return None
+
+
+# NOTE [names of torch nodes] A node is named after the variable its line assigns, as
+# dyngraph's own nodes are (NOTE [variable names] in events.py): ``h = x * w`` names the
+# MulBackward0 ``h``. Only the node whose value the line itself receives gets the name: the
+# op's result, when every torch frame between the learner's line and the mode returns it as it
+# is (``loss = F.cross_entropy(z, y)`` goes through torch's ``handle_torch_function``, which
+# does: it is marked so). A module's result is not returned that way (``Module.__call__``
+# runs hooks after forward, ``nn.Sequential`` loops), so ``logits = model(x)`` is named when
+# the module returns: while a module's forward runs, the node_created of its newest node is
+# held back (``_emit``), and the module's forward hook names it if it is the node of the
+# module's result and the line that called the module assigns it (``_module_targets``); a
+# module whose caller assigns nothing (``return self.fc2(h)``) leaves that to the module that
+# called it. Every other event delivers the held one first, so the order of events is kept.
+events.passes_result_back(torch.overrides.handle_torch_function)
+
+_held: list = []  # the (node_created, ThreadState) held back while a module's forward runs
+_module_targets: list = []  # per running module: what its caller's line assigns, or None
+
+
+def _emit(event: Any, state: Any = None) -> None:
+    """``events.emit``, for every event of this module: a node_created made while a module's
+    forward runs is held back until the next event (NOTE [names of torch nodes])."""
+    if _held:
+        held, held_state = _held.pop()
+        events.emit(held, held_state)
+    if _module_stack and event.kind == "node_created":
+        _held.append((event, this_thread.state if state is None else state))
+        return
+    events.emit(event, state)
+
+
+def _name(output: torch.Tensor, where: Any) -> str | None:
+    """The name of the node that made ``output``: the learner's (``dgt.name``), or the
+    variable the line assigns it to."""
+    named = _names.get(output)
+    if named is not None:
+        return named[0]
+    return None if where is None else where.target
 
 
 # --------------------------------------------------------------------------- announcing
@@ -554,7 +709,7 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
         for parent, _ in reversed(item.next_functions):
             if parent is None:
                 continue
-            if _node_info(parent).announced == epoch:  # (a leaf's gets its prehook here)
+            if _node_info(parent).announced == epoch:  # (a leaf gets its hook here)
                 continue
             if type(parent).__name__ == "AccumulateGrad":
                 stack.append((parent.variable, False))
@@ -562,7 +717,7 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
                 stack.append((parent, False))
     for item, info in order:
         if isinstance(item, torch.Tensor):
-            events.emit(_leaf_event(item, _numbered(info), where))
+            _emit(_leaf_event(item, _numbered(info), where))
             continue
         slots = [_node_info(parent) if parent is not None else None
                  for parent, _ in item.next_functions]
@@ -608,29 +763,37 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
             n_tensors += 1
             if not tensor.requires_grad:
                 data.append(_data_leaf(tensor, where))
-    inputs = _in_order(slots, data, n_tensors)
+    info.inputs, info.positions = _in_order(slots, data, n_tensors)
     if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
     if not info.id:
         info.id = new_node_id()
-    events.emit(events.NodeCreated(
-        id=info.id, op=_op_name(node), inputs=tuple(inputs), shape=_shape(output),
+    _emit(events.NodeCreated(
+        id=info.id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
         dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
-        requires_grad=True, is_leaf=False, name=_names.get(output, (None,))[0], scope=_scope(),
+        requires_grad=True, is_leaf=False, name=_name(output, where), scope=_scope(),
         where=where, preview=_preview(output), saved_bytes=info.saved_bytes,
     ))
 
 
-def _in_order(slots: list, data: list, n_tensors: int) -> list:
-    """The ids of a node's inputs in the order of the op's arguments, where that is known.
+def _in_order(slots: list, data: list, n_tensors: int) -> tuple[tuple, tuple | None]:
+    """The ids of a node's inputs in the order of the op's arguments, where that is known,
+    and the position among them of each slot's gradient (None: slot i is input i).
     PyTorch keeps an empty slot (None in ``next_functions``) for an argument that needs no
     gradient: when the op's ``n_tensors`` tensor arguments are as many as the slots, and its
     ``data`` (their ids) as many as the empty ones, each data tensor goes in its slot
     (``d - a``: d, then a). Otherwise the data come after the inputs that need a gradient."""
     if len(slots) == n_tensors and slots.count(None) == len(data):
         data_ids = iter(data)
-        return [next(data_ids) if slot is None else slot.id for slot in slots]
-    return [slot.id for slot in slots if slot is not None] + data
+        return tuple(next(data_ids) if slot is None else slot.id for slot in slots), None
+    inputs = tuple(slot.id for slot in slots if slot is not None) + tuple(data)
+    if None not in slots:
+        return inputs, None
+    positions, taken = [], 0  # -1 for an empty slot
+    for slot in slots:
+        positions.append(-1 if slot is None else taken)
+        taken += slot is not None
+    return inputs, tuple(positions)
 
 
 def _announce_walking(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> None:
@@ -643,7 +806,7 @@ def _data_leaf(tensor: torch.Tensor, where: Any) -> int:
     info = _leaf_info(tensor)
     if info.announced != this_thread.state.epoch:
         info.announced = this_thread.state.epoch
-        events.emit(_leaf_event(tensor, _numbered(info), where))
+        _emit(_leaf_event(tensor, _numbered(info), where))
     return info.id
 
 
@@ -659,29 +822,33 @@ def _emit_node(node: Any, info: _Info, slots: list, output: torch.Tensor | None,
     data = []
     if output is not None:
         data = [_data_leaf(tensor, where) for tensor in arguments if not tensor.requires_grad]
-    inputs = _in_order(slots, data, len(arguments) if output is not None else -1)
+    info.inputs, info.positions = _in_order(slots, data,
+                                            len(arguments) if output is not None else -1)
     if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
     node_id = _numbered(info)
     if output is None:  # made inside a composite op, or before watching: no value known
         event = events.NodeCreated(
-            id=node_id, op=_op_name(node), inputs=tuple(inputs), shape=(), dtype="", device="cpu",
+            id=node_id, op=_op_name(node), inputs=info.inputs, shape=(), dtype="", device="cpu",
             requires_grad=True, is_leaf=False, name=None, scope=scope, where=where, preview=(),
             saved_bytes=info.saved_bytes)
     else:
         event = events.NodeCreated(
-            id=node_id, op=_op_name(node), inputs=tuple(inputs), shape=_shape(output),
+            id=node_id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
             dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
-            requires_grad=True, is_leaf=False, name=_names.get(output, (None,))[0],
+            requires_grad=True, is_leaf=False, name=_name(output, where),
             scope=scope, where=where, preview=_preview(output), saved_bytes=info.saved_bytes)
-    events.emit(event)
+    _emit(event)
 
 
 def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
     label, leaf_scope = _names.get(tensor, (None, None))
-    is_parameter = isinstance(tensor, torch.nn.Parameter)
+    if isinstance(tensor, torch.nn.Parameter):
+        op = "parameter"
+    else:  # data needing no gradient is drawn as dyngraph draws it: a constant
+        op = "leaf" if tensor.requires_grad else "constant"
     return events.NodeCreated(
-        id=node_id, op="parameter" if is_parameter else "leaf", inputs=(),
+        id=node_id, op=op, inputs=(),
         shape=_shape(tensor), dtype=_dtype(tensor),
         device="cpu" if tensor.is_cpu else _device(tensor),
         requires_grad=tensor.requires_grad, is_leaf=True, name=label,
@@ -744,8 +911,11 @@ class _EventMode(TorchFunctionMode):
         else:
             _announce_outputs(arguments, out)
         if before is not None and before.announced == this_thread.state.epoch:
-            events.emit(events.VersionBumped(before.id, args[0]._version))
+            _emit(events.VersionBumped(id=before.id, version=args[0]._version))
         return out
+
+
+_MODE_CODE = _EventMode.__torch_function__.__code__  # where the mode's frames begin (_where)
 
 
 def _with_keyword_tensors(args: tuple, kwargs: dict) -> tuple:
@@ -860,22 +1030,101 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
     _announce(starts, {}, None, ())  # built before watching? (the nodes get their hooks too)
     root = starts[0]
     root_id = (_leaf_info(root) if isinstance(root, torch.Tensor) else _node_info(root)).id
-    events.emit(events.BackwardStarted(root=root_id, retain_graph=retain_graph,
-                                       create_graph=create_graph, where=_where()))
+    _emit(events.BackwardStarted(root=root_id, retain_graph=retain_graph,
+                                 create_graph=create_graph, where=_where()))
     _pass.append([])
     _callers.append(this_thread.state)
     try:
         result = _called(func, args, kwargs)
     except BaseException as exc:
-        events.emit(events.BackwardFailed(root_id, f"{type(exc).__name__}: {exc}"))
+        _emit(events.BackwardFailed(root=root_id, error=f"{type(exc).__name__}: {exc}"))
         raise
     finally:
         ran = _pass.pop()
         _callers.pop()
     if ran and not retain_graph:
-        events.emit(events.GraphFreed(tuple(ran)))
-    events.emit(events.BackwardFinished(root_id))
+        _emit(events.GraphFreed(ids=tuple(ran)))
+    _emit(events.BackwardFinished(root=root_id))
     return result
+
+
+# --------------------------------------------------------------------------- followed passes
+
+# NOTE [a watched graph stays watched, in PyTorch] A learner watches the forward pass and calls
+# ``loss.backward()`` in a later cell, outside any watch block (NOTE [a watched graph stays
+# watched] in events.py). The mode is off there, so ``_run_backward`` does not run; but the
+# hooks registered on each node while watching still do. The first of them to run in a pass
+# while nobody listens (the pass's first node, or the first one made while watching: the
+# loss may have been computed in the later cell) asks the thread's followers whether they
+# claim its node (``_follow_pass``): that node is the pass's root as far as a view knows. A
+# pass whose first hooked node is a leaf's began in another graph that merely uses the leaf
+# (the next training step, unwatched): nobody is asked. Those that claim are subscribed for
+# the pass: ``backward_started`` (what the
+# pass keeps and records is read from PyTorch at that moment, NOTE [which torch mechanisms]),
+# then every gradient and edge, as a watched pass; at the end ``graph_freed`` and
+# ``backward_finished``, and the followers rest (they stop following once the pass freed the
+# graph). The end comes from PyTorch's engine: a callback queued for the end of the pass
+# (``queue_callback``) runs when it has run to the end; a pass that fails never runs it, but
+# releases it then, and a finalizer on it reports ``backward_failed`` (PyTorch's error itself
+# reaches the learner's cell, not the hooks). Code with no follower pays nothing for this: no
+# hook runs in its forward, and a hook of a watched graph checks one dict.
+
+
+class _Followed:
+    """A backward pass that followers of its graph were woken for (see the NOTE above)."""
+
+    __slots__ = ("root", "state", "woken", "retain_graph", "ran", "ended")
+
+    def __init__(self, root: int, state: Any, woken: list, retain_graph: bool) -> None:
+        self.root = root
+        self.state = state  # the thread whose followers these are
+        self.woken = woken  # what events.rest_followers needs at the end
+        self.retain_graph = retain_graph
+        self.ran: list[int] = []  # ids of the nodes that ran and had saved something
+        self.ended = False
+
+
+def _follow_pass(info: _Info, state: Any) -> Any:
+    """A pass outside any watch block reached ``info``'s node: wake the followers that claim
+    it, report the start and have the end reported. Returns ``state`` if any woke, else None."""
+    woken = events.wake_followers((info.id,))
+    if not woken:
+        return None
+    create_graph = torch.is_grad_enabled()  # the engine runs backward in create_graph's mode
+    keep_graph = getattr(torch._C._autograd, "_get_current_graph_task_keep_graph", None)
+    # (unknown in a PyTorch without it: then nothing is claimed to be freed)
+    retain_graph = bool(keep_graph()) if keep_graph is not None else True
+    followed = _Followed(info.id, state, woken, retain_graph)
+    _pass.append(followed.ran)
+    _emit(events.BackwardStarted(root=info.id, retain_graph=retain_graph,
+                                 create_graph=create_graph, where=_where()), state)
+
+    def ran_to_the_end() -> None:
+        _end_followed(followed, None)
+
+    ended = weakref.finalize(ran_to_the_end, _end_followed, followed,
+                             "the backward pass raised an error (shown in the cell's output)")
+    ended.atexit = False
+    torch.autograd.Variable._execution_engine.queue_callback(ran_to_the_end)
+    return state
+
+
+def _end_followed(followed: _Followed, error: str | None) -> None:
+    """The end of a followed pass: graph_freed and backward_finished, or backward_failed; the
+    followers rest."""
+    if followed.ended:
+        return  # (PyTorch releases the callback after it ran)
+    followed.ended = True
+    if _pass and _pass[-1] is followed.ran:
+        _pass.pop()
+    state = followed.state
+    if error is not None:
+        _emit(events.BackwardFailed(root=followed.root, error=error), state)
+    else:
+        if followed.ran and not followed.retain_graph:
+            _emit(events.GraphFreed(ids=tuple(followed.ran)), state)
+        _emit(events.BackwardFinished(root=followed.root), state)
+    events.rest_followers(followed.woken, freed=error is None and not followed.retain_graph)
 
 
 # --------------------------------------------------------------------------- modules
@@ -885,6 +1134,7 @@ def _enter_module(module: Any, args: Any) -> None:
     """A module's forward begins: its name joins the scope, and its parameters and buffers
     (``running_mean``, data an op reads) get names."""
     label = _module_label(module, _module_stack[-1] if _module_stack else None)
+    _module_targets.append(_caller_target())
     _module_stack.append(module)
     _module_path.append(label)
     path = this_thread.state.scope + tuple(_module_path)
@@ -910,11 +1160,45 @@ def _module_label(module: Any, caller: Any) -> str:
 
 
 def _leave_module(module: Any, args: Any, output: Any) -> None:
-    if _module_stack and _module_stack[-1] is module:
-        _module_stack.pop()
-        _module_path.pop()
+    """A module's forward returned ``output``: the node held back is named if it made the
+    output and the caller's line assigns it (NOTE [names of torch nodes])."""
+    if not (_module_stack and _module_stack[-1] is module):
+        return
+    _module_stack.pop()
+    _module_path.pop()
+    target = _module_targets.pop()
+    if not _held:
+        return
+    event, state = _held[0]
+    node = _grad_fn(output) if isinstance(output, torch.Tensor) else None
+    info = _known(node) if node is not None else None
+    made_output = info is not None and info.id == event.id
+    if made_output and target is not None and event.name is None:
+        _held.clear()
+        events.emit(event._replace(name=target), state)
+    elif not made_output or not _module_stack:
+        _held.clear()
+        events.emit(event, state)
+    # else: the result of a module whose caller does not assign it: the caller's caller may
 
 
+def _caller_target() -> str | None:
+    """In a module's forward pre-hook: the variable the line that called the module assigns
+    its result to, when that line is the learner's (not torch's: ``nn.Sequential`` calling
+    its layers names none of them). None while compiling: Dynamo reads this hook as Python
+    (NOTE [compiled code]), and nothing is named there."""
+    if _compiling():
+        return None
+    frame, depth = sys._getframe(2), 3  # from the caller of _enter_module (this one's caller)
+    while frame is not None and frame.f_code.co_filename == _MODULE_FILE:
+        frame, depth = frame.f_back, depth + 1  # Module.__call__ and its hooks
+    if frame is None or frame.f_code.co_filename.startswith((_TORCH_DIR, events._PACKAGE_DIR)):
+        return None
+    where = events.where_from_stack(depth)
+    return None if where is None else where.target
+
+
+_MODULE_FILE = _torch_module.__file__
 _module_stack: list = []
 
 
@@ -947,6 +1231,9 @@ def watching() -> Iterator[None]:
         post.remove()
         _module_stack.clear()
         _module_path.clear()
+        _module_targets.clear()
+        if _held:
+            events.emit(*_held.pop())
 
 
 # --------------------------------------------------------------------------- dg.draw

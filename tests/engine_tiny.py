@@ -42,8 +42,9 @@ class Value:
         self.grad = 1.0
         for v in reversed(order):
             src.grad(v)  # complete: every value made from v has sent its share
-            for i, local in zip(v.inputs, v.local_grads):
+            for position, (i, local) in enumerate(zip(v.inputs, v.local_grads)):
                 i.grad += local * v.grad  # the chain rule, summed at fan-in
+                src.edge_grad(v, i, position, local * v.grad)  # what this edge carried
         src.backward_finished(self)
 
 

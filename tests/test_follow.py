@@ -141,3 +141,18 @@ def test_a_follower_that_raises_is_dropped_with_a_warning():
 def test_follow_refuses_what_is_not_callable():
     with pytest.raises(TypeError, match="two callables"):
         events.follow(None, print)
+
+
+def test_a_view_whose_events_were_all_still_batched_follows_its_graph():
+    """The nodes a view keeps are known once their batch is packed; a view detached before any
+    batch of the block was packed (events come fast, the next flush not due) follows them too:
+    it decides to follow after the last flush. (In a kernel, displaying the view flushed it
+    just before the block, so a short cell's events all waited for detach.)"""
+    view = GraphView(rate=0.001)  # the next flush is not due for 1000 s
+    view.flush()  # (what displaying it does: the clock starts now)
+    x = dg.tensor([1.0, -2.0], requires_grad=True, name="x")
+    with dg.watch(view, display=False):
+        loss = (x * 3).sum()
+    assert len(this_thread.state.followers) == 1
+    loss.backward()
+    assert "backward_finished" in kinds(view)

@@ -402,3 +402,18 @@ def test_draw_walks_a_20000_op_chain_iteratively():
     assert "nodes hidden" in dot
     assert f"n{h.id} [" in dot  # the output stays visible
     assert "20001 nodes" in repr(diagram)
+
+
+def test_a_diagram_walked_back_from_a_tensor_says_what_its_gradients_are():
+    """dg.draw walks back from a tensor: it knows no backward pass, so it names none (lesson 18
+    printed "0 backward passes" above leaves drawn with their gradients); it says which nodes
+    show the .grad their tensors hold."""
+    x = dg.tensor([1.0, 2.0], requires_grad=True, name="x")
+    w = dg.tensor([3.0, 4.0], requires_grad=True, name="w")
+    y = (x * w).sum()
+    assert repr(dg.draw(y)) == "<diagram: 4 nodes, 3 edges, walked back from the tensor>"
+    y.backward()
+    drawn = dg.draw(y)
+    assert "backward pass" not in repr(drawn)
+    assert repr(drawn).endswith("; 2 leaves show their .grad>")
+    assert drawn.recording.nodes[x.id].grad_preview == (3.0, 4.0)

@@ -531,10 +531,14 @@ def test_torch_hooks_run_on_a_thread_of_pytorch_report_to_the_thread_that_called
 
     expected = grads(program())
     assert sum(1 for _, preview in expected if preview) >= 4
-    on_this_thread = dgt._Info.__call__
+    op_ran, leaf_reached = dgt._Info.__call__, dgt._Info.reached  # an op's hook, a leaf's
 
-    def on_another_thread(info, grad_outputs):
-        run_in_threads(lambda: on_this_thread(info, grad_outputs))
+    def op_on_another_thread(info, grad_inputs, grad_outputs):
+        run_in_threads(lambda: op_ran(info, grad_inputs, grad_outputs))
 
-    monkeypatch.setattr(dgt._Info, "__call__", on_another_thread)
+    def leaf_on_another_thread(info, grad_outputs):
+        run_in_threads(lambda: leaf_reached(info, grad_outputs))
+
+    monkeypatch.setattr(dgt._Info, "__call__", op_on_another_thread)
+    monkeypatch.setattr(dgt._Info, "reached", leaf_on_another_thread)
     assert grads(program()) == expected

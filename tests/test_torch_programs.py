@@ -621,11 +621,12 @@ def test_a_recording_inside_a_watched_cell():
 
 def test_a_modules_buffers_are_named_like_its_parameters():
     """BatchNorm's running statistics are data its op reads: they are drawn with their names
-    and the module's scope, as its weight and bias are, not as anonymous leaves."""
+    and the module's scope, as its weight and bias are, not as anonymous data (constants)."""
     model = nn.Sequential(nn.Linear(2, 3), nn.BatchNorm1d(3))
     with dg.record() as recording:
         model(torch.randn(4, 2)).sum().backward()
-    named = {(node.name, node.scope) for node in recording.nodes.values() if node.op == "leaf"}
+    named = {(node.name, node.scope) for node in recording.nodes.values()
+             if node.op == "constant"}
     scope = ("Sequential", "1 \u00b7 BatchNorm1d")  # a bare position gets its class (issue 29)
     assert {("running_mean", scope), ("running_var", scope)} <= named
 

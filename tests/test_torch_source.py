@@ -85,8 +85,8 @@ def test_mlp_event_sequence_ops_scopes_names_and_lines():
 
     seen = watched(step)
     assert ops(seen) == [
-        "parameter", "parameter", "TBackward0", "leaf", "AddmmBackward0", "TanhBackward0",
-        "parameter", "parameter", "TBackward0", "AddmmBackward0", "leaf", "MseLossBackward0",
+        "parameter", "parameter", "TBackward0", "constant", "AddmmBackward0", "TanhBackward0",
+        "parameter", "parameter", "TBackward0", "AddmmBackward0", "constant", "MseLossBackward0",
     ]
     made = nodes(seen)
     assert [e.id for e in made] == sorted(e.id for e in made)  # ids follow creation order
@@ -285,7 +285,7 @@ def test_ops_outside_autograd_make_no_node_and_show_as_data():
         (w * scale).sum().backward()
 
     seen = watched(run)
-    assert ops(seen) == ["leaf", "leaf", "MulBackward0", "SumBackward0"]
+    assert ops(seen) == ["leaf", "constant", "MulBackward0", "SumBackward0"]
     data = nodes(seen)[1]
     assert data.requires_grad is False and data.preview == (2.0, 2.0, 2.0)
 
@@ -296,6 +296,59 @@ def test_learner_names():
     assert [e.name for e in nodes(seen)] == ["x", None, None]  # named after the op ran
     seen = watched(lambda: (x * 2).sum())
     assert nodes(seen)[0].name == "x"
+
+
+class TwoLayers(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(3, 4)
+        self.fc2 = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        hidden = torch.tanh(self.fc1(x))
+        return self.fc2(hidden)
+
+
+def test_nodes_are_named_after_the_variable_the_line_assigns():
+    """NOTE [names of torch nodes]: as dyngraph names its own ops (NOTE [variable names]), the
+    node whose value a line assigns is named, through modules and torch's functions too; the
+    other nodes of the line are not."""
+    torch.manual_seed(0)
+    x, y = torch.randn(5, 3), torch.tensor([0, 1, 0, 1, 1])
+    seq = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    mine = TwoLayers()
+    w = torch.ones(2, requires_grad=True)
+
+    def program():
+        logits = seq(x)
+        loss = torch.nn.functional.cross_entropy(logits, y)
+        out = mine(x)
+        h = out * w
+        h += 1
+        (loss + h.sum()).backward()
+
+    made = nodes(watched(program))
+    names = [(e.op, e.name) for e in made if e.kind == "node_created" and e.name
+             and e.op not in ("parameter", "leaf", "constant")]
+    assert names == [("AddmmBackward0", "logits"), ("NllLossBackward0", "loss"),
+                     ("TanhBackward0", "hidden"), ("AddmmBackward0", "out"),
+                     ("MulBackward0", "h"), ("AddBackward0", "h")]
+    by_name = {e.name: e for e in made if e.name}
+    seq_addmm = [e for e in made if e.op == "AddmmBackward0"][:2]
+    assert seq_addmm[0].name is None and seq_addmm[1] is by_name["logits"]  # the last layer's
+    assert [e.name for e in made if e.op == "LogSoftmaxBackward0"] == [None]
+
+
+def test_data_needing_no_gradient_is_drawn_as_a_constant():
+    """A tensor that needs no gradient (the batch, the targets, a buffer) is data: a constant,
+    as the legend says ("a number or tensor needing no grad"); named if the learner named it."""
+    x = dgt.name(torch.ones(2, 3), "x")
+    w = torch.ones(3, requires_grad=True)
+    with dg.record() as rec:
+        (x * w).sum().backward()
+    kinds = {node.op: (node.kind, node.name) for node in rec.nodes.values()
+             if node.kind != "op"}
+    assert kinds == {"constant": ("constant", "x"), "leaf": ("leaf", None)}
 
 
 # ----------------------------------------------------------------------------- memory
@@ -417,7 +470,7 @@ def test_data_inputs_in_lists_and_keywords_of_inplace_ops():
         z.sum().backward()
 
     seen = watched(run)
-    assert ops(seen)[:3] == ["leaf", "leaf", "CatBackward0"]
+    assert ops(seen)[:3] == ["leaf", "constant", "CatBackward0"]
     cat = next(e for e in nodes(seen) if e.op == "CatBackward0")
     assert len(cat.inputs) == 2
     assert "version_bumped" in kinds(seen)
@@ -472,6 +525,8 @@ def replay(events):
             e = e._replace(root=renumber(e.root))
         elif e.kind == "graph_freed":
             e = e._replace(ids=tuple(renumber(i) for i in e.ids))
+        elif e.kind == "edge_grad":
+            e = e._replace(node=renumber(e.node), input=renumber(e.input))
         if e.kind == "grad_computed":
             e = e._replace(norm=float(f"{e.norm:.12g}"))
         rows.append(repr(e))

@@ -798,16 +798,18 @@ _TORCH_STEMS = {"Mm": "MatMul", "Bmm": "MatMul", "T": "Permute", "Transpose": "P
 
 
 def derivative_rules() -> dict[str, str]:
-    """Each built-in op's local derivative: the first line of its docstring
-    (``Mul``: ``z = x * y;  dz/dx = y,  dz/dy = x``), shown by the inspector; also under the
+    """Each built-in op's local derivative: the first paragraph of its docstring, its lines
+    joined (``Mul``: ``z = x * y;  dz/dx = y,  dz/dy = x``), shown by the inspector and the
+    chain-rule panel (one part per input: ``dz/dbase = ...;  dz/dsrc = ...``); also under the
     names PyTorch gives the same op's backward node (``MulBackward0``, ``CumsumBackward0``),
     for graphs watched in PyTorch."""
     if not _RULES:
         for name, cls in vars(ops).items():
             if isinstance(cls, type) and issubclass(cls, Function):
                 doc = inspect.getdoc(cls)
-                if doc:
-                    _RULES[name] = doc.splitlines()[0]
+                if doc:  # NOTE: a rule wraps over lines; its first line alone cut parts off
+                    paragraph = doc.split("\n\n", 1)[0]
+                    _RULES[name] = " ".join(line.strip() for line in paragraph.splitlines())
         stems = {name: name for name in _RULES}
         stems.update({name[0] + name[1:].lower(): name for name in _RULES})  # Cumsum, Topk
         stems.update(_TORCH_STEMS)

@@ -83,7 +83,7 @@ def _geometry(ctx, x, kernel, stride, padding, dilation):
 
 class Conv(Function):
     """z[n, o, h, w] = b[o] + sum_{c, i, j} W[o, c, i, j] x_pad[n, c, h*s + i, w*s + j];
-    dL/dW = einsum(gz, patches),  dL/dx = gz times W added back over the patches,  dL/db = sum gz
+    dL/dx = gz times W added back over the patches,  dL/dW = einsum(gz, patches),  dL/db = sum gz
     (1 or 2 spatial dims: F.conv1d and F.conv2d; with groups, each group of channels on its own)"""
 
     @staticmethod

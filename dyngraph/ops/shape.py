@@ -157,8 +157,15 @@ class SetItem(Function):
 
 
 class CopySlices(Function):
-    """base[region] = src, in base's memory (an in-place op through a view);  dz/dbase = gz
-    outside the region, 0 inside;  dz/dsrc = gz[region]
+    """base[region] = src, in base's memory (an in-place op through a view);  dz/dbase = 1
+    outside the region, 0 inside (PyTorch's CopySlices of an op such as y[0].mul_(w): that op's
+    derivative inside);  dz/dsrc = 1 inside the region: gz[region] (PyTorch's: that op's
+    derivative for its input w)
+
+    The rule's parenthesised clauses are for PyTorch's node of the same name (dyngraph.torch
+    draws it): PyTorch folds an in-place op through a view other than a plain copy into its
+    CopySlices, whose inputs are then the base and that op's other inputs; dyngraph writes the
+    op's result with a CopySlices of its own, so here the region always receives ``src``.
 
     NOTE [views and in-place] in tensor.py tells the story. The region is where the view lies
     in the base: its view ops (``steps``) replayed, then ``key`` (``x[1:] = y`` writes the key

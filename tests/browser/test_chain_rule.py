@@ -4,12 +4,18 @@ has the setup): stepping through the backward of ``b = a * a`` shows, on the act
 added up ("fan-in"); a layer's broadcast bias names the un-broadcast sum; the same recording
 saved with ``to_html`` plays the same arithmetic from a file. The screenshot of the fan-in step
 is docs/fanin_step.png (1400 x 1000).
+
+PyTorch too (issue 36): a graph watched in one cell and ``loss.backward()`` run plainly in the
+next plays in the same view, with each edge's product, the fan-in sum at ``a``, and "where
+backward starts" only at the root (tests/browser/artifacts/chain_rule_torch.png).
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+
+import pytest
 
 from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
 
@@ -66,6 +72,11 @@ def _walk(page, root):
         before = now["position"]
         wait_for(lambda before=before: root.evaluate(READ)["position"] != before, timeout=10)
     raise AssertionError("the timeline did not end")
+
+
+def _total(root) -> int:
+    """How many steps the view's timeline has."""
+    return int(root.evaluate(READ)["position"].split("/")[1].split()[0])
 
 
 def _fan_in_steps(seen):
@@ -130,3 +141,64 @@ def test_stepping_through_backward_shows_the_chain_rule_arithmetic(lab, page):
     standalone = page.locator(".dg-root").first
     standalone.wait_for(timeout=30_000)
     _check_fan_in(_walk(page, standalone))
+
+
+TORCH_FORWARD_CELL = """\
+import torch
+import dyngraph as dg
+import dyngraph.torch as dgt
+a = dgt.name(torch.tensor([2.0, 3.0], requires_grad=True), "a")
+b = dgt.name(torch.tensor([4.0, 5.0], requires_grad=True), "b")
+with dg.watch(title="PyTorch: c = a * b, d = c + a") as view:
+    c = a * b
+    d = c + a
+    loss = d.sum()
+"""
+
+TORCH_BACKWARD_CELL = """\
+loss.backward()  # a later cell, outside the watch block
+print(a.grad.tolist(), b.grad.tolist())
+"""
+
+
+def test_pytorch_backward_in_a_later_cell_shows_each_edge_and_the_fan_in(lab, page):
+    pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
+    write_notebook(lab.root / "chain_rule_torch.ipynb", [TORCH_FORWARD_CELL, TORCH_BACKWARD_CELL])
+    open_notebook(page, lab, "chain_rule_torch.ipynb")
+    run_cell(page, 0)
+    wait_idle(page)
+    run_cell(page, 1)
+    wait_idle(page)
+    view = page.locator(".dg-root").first
+    # 5 nodes; then started, 5 gradients, 5 edges, freed, finished: the backward reached the view
+    wait_for(lambda: _total(view) == 18, timeout=60)
+
+    seen = _walk(page, view)
+    titles = [s["title"] for s in seen if s["title"]]
+    assert "chain rule at loss (SumBackward0)" in titles, titles
+    at_mul = next(s for s in seen if s["title"] == "chain rule at c (MulBackward0)"
+                  and len(s["rows"]) == 3)
+    assert at_mul["rows"] == [
+        ["upstream gradient", "[1, 1] (2,)"],
+        ["\u2192 a (leaf) (input 0)", "[1, 1] (2,) \u00D7 [4, 5] (2,) (dz/dx = y) = [4, 5] (2,)"],
+        ["\u2192 b (leaf) (input 1)", "[1, 1] (2,) \u00D7 [2, 3] (2,) (dz/dy = x) = [2, 3] (2,)"],
+    ], at_mul
+    at_a = next(s for s in seen if s["title"] == "chain rule at a (leaf)")
+    assert at_a["rows"][0] == ["fan-in", "[1, 1] (2,) + [4, 5] (2,) = [5, 6] (2,)"], at_a
+    assert at_a["rows"][1] == ["from", "d (AddBackward0) + c (MulBackward0)"], at_a
+    starts = {s["title"] for s in seen
+              if s["rows"] and any("where backward starts" in text for _, text in s["rows"])}
+    assert starts == {"chain rule at loss (SumBackward0)"}, starts  # the root alone
+    assert not any(s["rows"] and any(label == "per edge" for label, _ in s["rows"]) for s in seen)
+
+    # the fan-in step, for the picture
+    view.focus()
+    page.keyboard.press("Home")
+    target = next(i for i, s in enumerate(seen) if s["title"] == "chain rule at a (leaf)")
+    for _ in range(target):
+        page.keyboard.press("ArrowRight")
+    wait_for(lambda: view.evaluate(READ)["title"] == "chain rule at a (leaf)", timeout=10)
+    page.evaluate("document.querySelector('.dg-root').scrollIntoView({block: 'start'})")
+    view.get_by_role("button", name="fit").click()
+    time.sleep(1.0)  # let the last transition end before the picture
+    screenshot(page, "chain_rule_torch.png")

@@ -90,8 +90,9 @@ def test_torch_graph_drawn_mid_backward(lab, page):
     assert titles.count("weight") == 2 and titles.count("bias") == 2, titles
     assert {"fc1", "fc2"} <= set(drawn["clusters"]), drawn["clusters"]
 
-    # Step back into the middle of backward: some gradients shown, not all of them.
-    for _ in range(GRADS // 2 + 2):  # back over finished, freed and half the gradients
+    # Step back into the middle of backward: some gradients shown, not all of them. Backward
+    # has a step per gradient and one per edge (what each node sent each input).
+    for _ in range(GRADS + 2):  # back over finished, freed and the last gradients and edges
         page.keyboard.press("ArrowLeft")
 
     def midway():

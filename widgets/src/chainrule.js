@@ -5,6 +5,12 @@
 // node that several edges sent to, "a + b = total". Numbers come from the steps themselves
 // (edge_grad carries each contribution) and are shown as the texts Python wrote with them;
 // nothing here computes a gradient or writes a number.
+//
+// The panel claims only what the steps show. "Where backward starts" is said of the root the
+// pass's backward_started step names, and of no other node. An engine may report no edge_grad
+// at all (an EventSource that reports only each node's gradient): a pass with none says so at
+// its nodes instead of showing a node as a start; a pass with edges, at a node no recorded edge
+// reached (its sender was past the recording's budget), says that.
 
 import { formatValues, shapeText } from "./vocabulary.js";
 import { nodeTitle } from "./timeline.js";
@@ -31,6 +37,7 @@ export function chainRuleAt(steps, nodes, graphEdges, t) {
     if (kind === "backward_started") { start = i; break; }
   }
   if (start < 0) return null;
+  const root = steps[start][1];
   /** @type {Map<number, {texts: string[], summed: boolean}>} */
   const grads = new Map();
   /** @type {EdgeStep[]} */
@@ -59,7 +66,21 @@ export function chainRuleAt(steps, nodes, graphEdges, t) {
     rows.push(["from", into.map((e) => label(nodes.get(e.node), e.node)).join(" + ")]);
   }
   const upstream = grad ? values(grad.texts, node) : "not yet";
-  rows.push(["upstream gradient", into.length === 0 && grad ? `${upstream} (where backward starts)` : upstream]);
+  if (into.length === 0 && grad) {
+    const reports = passReportsEdges(steps, start);
+    if (active === root) {
+      rows.push(["upstream gradient", `${upstream} (where backward starts)`]);
+    } else if (reports) {
+      rows.push(["upstream gradient", `${upstream} (no edge into it was recorded)`]);
+    } else {
+      rows.push(["upstream gradient", upstream]);
+    }
+    if (!reports && (active !== root || passEnded(steps, start))) {
+      rows.push(["per edge", NO_EDGES]);
+    }
+  } else {
+    rows.push(["upstream gradient", upstream]);
+  }
   /** @type {number[]} */
   const inputs = [];
   for (const e of graphEdges) if (e.dst === active) inputs[e.pos] = e.src;
@@ -78,10 +99,40 @@ export function chainRuleAt(steps, nodes, graphEdges, t) {
   return { title: `chain rule at ${label(node, active)}`, rows };
 }
 
+/** What the panel says at the nodes of a pass that carries no edge_grad step. */
+export const NO_EDGES = "this engine does not report per-edge gradients: shown is each node's total";
+
+/**
+ * Does the backward pass begun at steps[start] carry any edge_grad step (as far as it is
+ * known)? An engine that reports edges sends one into every node but the root before that
+ * node's gradient (NOTE [edge gradients] in dyngraph/events.py).
+ * @param {Array<any[]>} steps @param {number} start
+ */
+function passReportsEdges(steps, start) {
+  for (let i = start + 1; i < steps.length; i++) {
+    const kind = steps[i][0];
+    if (kind === "edge_grad") return true;
+    if (kind === "backward_started" || kind === "backward_finished" || kind === "backward_failed") return false;
+  }
+  return false;
+}
+
+/** Has the pass begun at steps[start] ended (finished or failed)? @param {Array<any[]>} steps @param {number} start */
+function passEnded(steps, start) {
+  for (let i = start + 1; i < steps.length; i++) {
+    const kind = steps[i][0];
+    if (kind === "backward_finished" || kind === "backward_failed") return true;
+    if (kind === "backward_started") return false;
+  }
+  return false;
+}
+
 /**
  * The local derivative of `node` with respect to its input `position`, as text: the part of the
  * op's rule (`dz/dy = x`), with the input's numbers where the rule names one variable of the
- * forward formula (`z = x * y`: x is input 0, y input 1, z the node itself).
+ * forward formula (`z = x * y`: x is input 0, y input 1, z the node itself). The rule's parts
+ * are separated by "," or ";" before the next `d.../d...` (`dz/dbase = ...;  dz/dsrc = ...`);
+ * one part per input is matched by position, else the whole section is shown.
  * @param {NodeData|undefined} node
  * @param {number} position
  * @param {number} inputCount
@@ -93,7 +144,7 @@ export function localDerivative(node, position, inputCount, inputs) {
   const semi = rule.indexOf(";");
   if (semi < 0) return "(local derivative)";
   const section = rule.slice(semi + 1).trim();
-  const parts = section.split(/,\s+(?=d\w*\/d)/).map((p) => p.trim().replace(/,$/, ""));
+  const parts = section.split(/[,;]\s+(?=d\w*\/d)/).map((p) => p.trim().replace(/[,;]$/, ""));
   const part = parts.length === inputCount ? parts[position] : inputCount === 1 ? parts[0] : section;
   const sides = part.split("=").map((s) => s.trim());
   const last = sides[sides.length - 1];

@@ -2,7 +2,7 @@
 // them: b = a * a (fan-in) and a bias broadcast over a batch.
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
-import { chainRuleAt, localDerivative } from "../src/chainrule.js";
+import { chainRuleAt, localDerivative, NO_EDGES } from "../src/chainrule.js";
 import { Timeline } from "../src/timeline.js";
 import { foldEvents } from "../src/events.js";
 import { createView } from "../src/view.js";
@@ -117,6 +117,70 @@ describe("chain rule panel", () => {
     assert.deepEqual(tl.stateAt(8).lastEdge, [1, 2]);
     assert.equal(tl.stateAt(10).lastEdge, null);
     assert.equal(tl.describeStep(7), "b (Mul) sends to a (leaf)");
+  });
+});
+
+// base = x * 1; base[1:] = v * 2 (an in-place write through a view: CopySlices), summed. The
+// rule is the one derivative_rules() sends for CopySlices (its docstring's first paragraph).
+const COPY_SLICES = "base[region] = src, in base's memory (an in-place op through a view);  "
+  + "dz/dbase = 1 outside the region, 0 inside (PyTorch's CopySlices of an op such as "
+  + "y[0].mul_(w): that op's derivative inside);  dz/dsrc = 1 inside the region: gz[region] "
+  + "(PyTorch's: that op's derivative for its input w)";
+const COPY = {
+  nodes: [node(1, "leaf", [3], [1, 2, 3], "base"), node(2, "leaf", [2], [10, 20], "src"),
+    node(3, "CopySlices", [3], [1, 10, 20], "base", COPY_SLICES), node(4, "Sum", [], [31], "loss", SUM)],
+  edges: [[1, 3, 0], [2, 3, 1], [3, 4, 0]],
+  steps: [["node", 1], ["node", 2], ["node", 3], ["node", 4], ["backward_started", 4],
+    grad(4, [1], 1, false), edgeGrad(4, 3, 0, [1, 1, 1], null),
+    grad(3, [1, 1, 1], 1.732, false), edgeGrad(3, 1, 0, [1, 0, 0], null), edgeGrad(3, 2, 1, [1, 1], null),
+    grad(1, [1, 0, 0], 1, false), grad(2, [1, 1], 1.414, false), ["backward_finished", 4]],
+};
+
+describe("the chain rule panel tells only what the steps show", () => {
+  test("only the root of the pass is where backward starts", () => {
+    // a pass entering at Mul b (a torch graph whose loss was made unwatched): b is its root
+    const tl = timelineOf({ ...FAN_IN, steps: [["node", 1], ["node", 2], ["backward_started", 2],
+      grad(2, [1, 1], 1.414, false), edgeGrad(2, 1, 0, [2, 3], null), edgeGrad(2, 1, 1, [2, 3], null),
+      grad(1, [4, 6], 7.2, true), ["backward_finished", 2]] });
+    assert.deepEqual(at(tl, 4).rows, [["upstream gradient", "[1, 1] (2,) (where backward starts)"]]);
+    // the same nodes, but the pass names Sum as its root and its edge into b is not recorded
+    const cut = timelineOf({ ...FAN_IN, steps: FAN_IN.steps.filter((s, i) => i !== 5) });
+    const atB = at(cut, 6);
+    assert.equal(atB.title, "chain rule at b (Mul)");
+    assert.deepEqual(atB.rows[0], ["upstream gradient", "[1, 1] (2,) (no edge into it was recorded)"]);
+    for (let t = 5; t < cut.steps.length; t++) {
+      const rule = at(cut, t);
+      if (rule && rule.title !== "chain rule at loss (Sum)") {
+        assert.ok(!rule.rows.some(([, text]) => text.includes("where backward starts")), `step ${t}`);
+      }
+    }
+  });
+
+  test("a pass with no edge_grad at all says that the engine does not report them", () => {
+    const tl = timelineOf({ ...FAN_IN, steps: FAN_IN.steps.filter((s) => s[0] !== "edge_grad") });
+    // steps: nodes 0-2, started 3, grad loss 4, grad b 5, grad a 6, finished 7
+    assert.deepEqual(at(tl, 5).rows, [["upstream gradient", "[1] (where backward starts)"],
+      ["per edge", NO_EDGES]]);
+    assert.deepEqual(at(tl, 6).rows, [["upstream gradient", "[1, 1] (2,)"], ["per edge", NO_EDGES]]);
+    assert.deepEqual(at(tl, 7).rows, [["upstream gradient", "[4, 6] (2,)"], ["per edge", NO_EDGES]]);
+    // while such a pass is still arriving, its root claims nothing more than where it starts
+    const arriving = timelineOf({ ...FAN_IN, steps: FAN_IN.steps.slice(0, 5) });
+    assert.deepEqual(at(arriving, 5).rows, [["upstream gradient", "[1] (where backward starts)"]]);
+  });
+
+  test("CopySlices: one rule per input, each matching its numbers", () => {
+    const tl = timelineOf(COPY);
+    const rows = at(tl, 10).rows; // both edges of CopySlices sent
+    assert.deepEqual(rows[1], ["\u2192 base (leaf) (input 0)", "[1, 1, 1] (3,) \u00D7 (dz/dbase = 1 "
+      + "outside the region, 0 inside (PyTorch's CopySlices of an op such as y[0].mul_(w): that op's "
+      + "derivative inside)) = [1, 0, 0] (3,)"]);
+    assert.deepEqual(rows[2], ["\u2192 src (leaf) (input 1)", "[1, 1, 1] (3,) \u00D7 (dz/dsrc = 1 inside "
+      + "the region: gz[region] (PyTorch's: that op's derivative for its input w)) = [1, 1] (2,)"]);
+    const copy = COPY.nodes[2];
+    assert.notEqual(localDerivative(copy, 0, 2, []), localDerivative(copy, 1, 2, []));
+    // SetItem's rule is split at ";" too
+    const setItem = node(9, "SetItem", [3], [], null, "z = x with z[key] = value;  dz/dx = 1 outside key, 0 inside;  dz/dvalue = gz[key]");
+    assert.equal(localDerivative(setItem, 1, 2, []), "(dz/dvalue = gz[key])");
   });
 });
 

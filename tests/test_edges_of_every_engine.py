@@ -1,0 +1,191 @@
+"""Every engine reports what each edge carried back (issue 36): PyTorch through dyngraph.torch,
+micrograd through dyngraph.micrograd, and any engine through ``EventSource.edge_grad``, in the
+order NOTE [edge gradients] (events.py) states, with the inputs and positions their
+node_created named, and contributions that add up to each input's gradient."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+from engine_tiny import Value
+
+import dyngraph as dg
+from dyngraph import events
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+needs_torch = pytest.mark.skipif(not HAS_TORCH,
+                                 reason="torch is not installed (pip install -e '.[torch]')")
+needs_micrograd = pytest.mark.skipif(importlib.util.find_spec("micrograd") is None,
+                                     reason="micrograd is not installed (pip install micrograd)")
+
+
+def heard(program) -> list:
+    """The events of ``program`` run under dg.record() (which watches torch and micrograd
+    too, once imported)."""
+    seen: list = []
+    with events.subscribe(seen.append), dg.record():
+        program()
+    return seen
+
+
+def check_edges(seen: list) -> dict:
+    """Asserts NOTE [edge gradients] of a stream: each edge_grad comes after its node's
+    grad_computed and before its input's; its input is the node's input number ``position`` as
+    node_created named them; and where previews show whole gradients, the contributions into an
+    input add up to its gradient. Returns {(node, input, position): preview}."""
+    inputs = {e.id: e.inputs for e in seen if e.kind == "node_created"}
+    computed: set[int] = set()
+    into: dict[int, list] = {}
+    edges = {}
+    for e in seen:
+        if e.kind == "backward_started":  # a new pass: gradients computed afresh
+            computed.clear()
+            into.clear()
+        elif e.kind == "grad_computed":
+            computed.add(e.id)
+            sent = into.pop(e.id, [])
+            if sent and len(e.preview) < events.PREVIEW_SIZE:  # the whole gradient is shown
+                total = [sum(values) for values in zip(*sent)]
+                assert total == pytest.approx(list(e.preview), rel=1e-6, abs=1e-7)
+        elif e.kind == "edge_grad":
+            assert e.node in computed, "an edge after its node's gradient"
+            assert e.input not in computed, "an edge before its input's gradient"
+            assert inputs[e.node][e.position] == e.input
+            into.setdefault(e.input, []).append(e.preview)
+            edges[(e.node, e.input, e.position)] = e.preview
+    return edges
+
+
+def named(seen: list) -> dict:
+    return {e.name: e.id for e in seen if e.kind == "node_created" and e.name}
+
+
+# ----------------------------------------------------------------------------- any engine
+
+
+def test_an_engine_reports_its_edges_through_event_source():
+    """The README's engine (tests/engine_tiny.py) reports each edge with src.edge_grad."""
+    def program():
+        a = Value(2.0)
+        b = Value(-3.0)
+        c = a * b
+        d = c + a
+        d.backward()
+
+    seen = heard(program)
+    edges = check_edges(seen)
+    ids = named(seen)
+    assert edges[(ids["c"], ids["a"], 0)] == (-3.0,)  # upstream 1 x local b
+    assert edges[(ids["c"], ids["b"], 1)] == (2.0,)
+    assert edges[(ids["d"], ids["a"], 1)] == (1.0,)
+    grads = {e.id: e for e in seen if e.kind == "grad_computed"}
+    assert grads[ids["a"]].preview == (-2.0,) and grads[ids["a"]].accumulated
+
+
+def test_edge_grad_is_silent_unwatched_and_takes_a_broadcast_shape():
+    a, b = Value(1.0), Value(2.0)
+    out = a * b
+    from engine_tiny import src
+
+    src.edge_grad(out, a, 0, 2.0)  # nobody listens: nothing, no error
+    seen: list = []
+    with events.subscribe(seen.append):
+        src.edge_grad(out, a, 0, [[1.0, 2.0]], reduced_from=[3, 2])
+    (edge,) = [e for e in seen if e.kind == "edge_grad"]
+    assert edge.preview == (1.0, 2.0) and edge.reduced_from == (3, 2)
+    assert edge.node == src.id_of(out) and edge.input == src.id_of(a) and edge.position == 0
+
+
+# ----------------------------------------------------------------------------- micrograd
+
+
+@needs_micrograd
+def test_micrograd_reports_what_each_backward_closure_adds():
+    from micrograd.engine import Value as MValue
+
+    import dyngraph.micrograd  # noqa: F401 - registers micrograd as a source
+
+    def program():
+        a = MValue(2.0)
+        b = MValue(3.0)
+        c = a * b
+        e = a * a
+        f = (c + e).relu()
+        f.backward()
+
+    seen = heard(program)
+    edges = check_edges(seen)
+    ids = named(seen)
+    assert edges[(ids["c"], ids["a"], 0)] == (3.0,) and edges[(ids["c"], ids["b"], 1)] == (2.0,)
+    # a * a: one edge per argument, each what its own `+=` added
+    assert edges[(ids["e"], ids["a"], 0)] == (2.0,) and edges[(ids["e"], ids["a"], 1)] == (2.0,)
+    grads = {e.id: e.preview for e in seen if e.kind == "grad_computed"}
+    assert grads[ids["a"]] == (7.0,)  # 3 + 2 + 2, as micrograd summed it
+    assert "grad" not in vars(MValue) and "_backward" not in vars(MValue)  # unwrapped
+
+
+# ----------------------------------------------------------------------------- PyTorch
+
+
+@needs_torch
+def test_pytorch_reports_each_edge_in_engine_order():
+    import torch
+
+    def program():
+        a = torch.tensor([2.0, 3.0], requires_grad=True)
+        b = torch.tensor([4.0, 5.0], requires_grad=True)
+        c = a * b
+        d = c + a
+        d.sum().backward()
+
+    seen = heard(program)
+    edges = check_edges(seen)
+    made = [e for e in seen if e.kind == "node_created"]
+    a, b = made[0].id, made[1].id
+    ids = named(seen)
+    assert edges[(ids["c"], a, 0)] == (4.0, 5.0)  # upstream [1, 1] x b
+    assert edges[(ids["c"], b, 1)] == (2.0, 3.0)
+    assert edges[(ids["d"], ids["c"], 0)] == (1.0, 1.0)
+    assert edges[(ids["d"], a, 1)] == (1.0, 1.0)
+    grads = {e.id: e for e in seen if e.kind == "grad_computed"}
+    assert grads[a].preview == (5.0, 6.0) and grads[a].accumulated
+
+
+@needs_torch
+def test_pytorch_edges_of_a_square_data_first_and_a_broadcast():
+    import torch
+
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    data = torch.tensor([10.0, 20.0, 30.0])
+    rows = torch.ones(2, 3)
+
+    def program():
+        s = x * x  # two edges into x
+        t = data - s  # data takes position 0: s is input 1
+        u = rows * t  # t broadcast over 2 rows: its gradient summed back
+        u.sum().backward()
+
+    seen = heard(program)
+    edges = check_edges(seen)
+    ids = named(seen)
+    xid = next(e.id for e in seen if e.kind == "node_created" and e.op == "leaf")
+    assert edges[(ids["s"], xid, 0)] == edges[(ids["s"], xid, 1)] == (-2.0, -4.0, -6.0)
+    assert (ids["t"], ids["s"], 1) in edges
+    assert not [key for key in edges if key[0] == ids["t"] and key[2] == 0]  # no grad to data
+    made = {e.id: e for e in seen if e.kind == "node_created"}
+    assert made[ids["t"]].inputs[1] == ids["s"] and made[made[ids["t"]].inputs[0]].op == "constant"
+    broadcast = next(e for e in seen if e.kind == "edge_grad" and e.node == ids["u"])
+    assert broadcast.input == ids["t"] and broadcast.reduced_from == (2, 3)
+    assert broadcast.preview == (2.0, 2.0, 2.0)
+
+
+@needs_torch
+def test_pytorch_edges_of_whole_programs_match_their_nodes():
+    """On the lesson programs of the fast-path test (modules, RNN cells, lists, keywords,
+    in-place ops): every edge names its node's inputs as node_created did, in order."""
+    from test_torch_source import _lesson_programs
+
+    seen = heard(_lesson_programs())
+    edges = check_edges(seen)
+    assert len(edges) > 50

@@ -1272,6 +1272,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     const s = state.drawn;
     const group = s ? s.groups.find((g) => g.key === key) : undefined;
     if (state.busy || !s || !group) return;
+    // the learner takes over: a replay ends here (NOTE [replay]), so that it does not pan the
+    // view away from what was opened, nor hide it as still to come
+    if (state.playing && state.following) moveTo(timeline.length);
     relayout(() => {
       if (action === "roll up") {
         state.expanded.delete(key);

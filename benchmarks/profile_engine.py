@@ -16,8 +16,8 @@ For each workload it prints:
    with the most time of their own. cProfile adds a cost per Python call, so its shares
    overstate the parts that make many small calls: read them next to the times of (1).
 3. **Memory per node** while a forward graph is alive (the garbage collector off): objects the
-   cycle collector tracks (``gc.get_objects()``) and memory blocks (``sys.getallocatedblocks()``),
-   per node, and which types they are.
+   cycle collector tracks (``gc.get_objects()``), as the nodes are made and after a collection,
+   and memory blocks (``sys.getallocatedblocks()``), per node, and which types they are.
 
 ``OPT`` times the optimizers' update on W2's parameters against the same update in numpy.
 """
@@ -239,7 +239,9 @@ def report_profile(workload: Workload, repeat: int, top: int) -> None:
 
 
 def report_memory(workload: Workload) -> None:
-    """gc-tracked objects and allocated blocks per node while a forward graph is alive."""
+    """gc-tracked objects and allocated blocks per node while a forward graph is alive: as the
+    nodes are made, and after a collection, which stops tracking the tuples that hold only
+    numbers or arrays (what stays tracked is what every full collection walks again)."""
     workload.build()  # warm up caches and free lists
     gc.collect()
     gc.disable()
@@ -248,17 +250,23 @@ def report_memory(workload: Workload) -> None:
         blocks_before = sys.getallocatedblocks()
         graph = workload.build()
         blocks = sys.getallocatedblocks() - blocks_before
-        objects = Counter(type(o).__name__ for o in gc.get_objects())
-        objects.subtract(objects_before)
+        made = Counter(type(o).__name__ for o in gc.get_objects())
+        made.subtract(objects_before)
+        gc.collect()
+        kept = Counter(type(o).__name__ for o in gc.get_objects())
+        kept.subtract(objects_before)
         del graph
     finally:
         gc.enable()
     n = workload.nodes
-    tracked = sum(objects.values())
-    kinds = ", ".join(f"{name} {count / n:.2g}" for name, count in objects.most_common(6)
-                      if count > 0)
-    print(f"  graph alive, {n} nodes: {tracked / n:.3g} gc-tracked objects/node ({kinds}); "
-          f"{blocks / n:.3g} allocated blocks/node")
+
+    def per_node(objects: Counter) -> str:
+        kinds = ", ".join(f"{name} {count / n:.2g}" for name, count in objects.most_common(6)
+                          if count > 0)
+        return f"{sum(objects.values()) / n:.3g} ({kinds})"
+
+    print(f"  graph alive, {n} nodes: gc-tracked objects/node as made {per_node(made)}, after "
+          f"a collection {per_node(kept)}; {blocks / n:.3g} allocated blocks/node")
 
 
 # ---------------------------------------------------------------------------- optimizers

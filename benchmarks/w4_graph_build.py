@@ -1,9 +1,15 @@
 """W4: building large graphs (forward only, no backward).
 
 A chain ``h = h * w`` / ``h = h + b`` (alternating) on (1, 8) float32, starting from a leaf
-that requires grad, with 1e3, 1e4 and 1e5 nodes. Three things are measured per size:
+that requires grad, with 1e3, 1e4, 1e5 and 1e6 nodes. Measured per size:
 
 * time per node to build the graph. Target (issue 19): dyngraph <= 1.0x torch.
+* how that time grows with the graph: the time of one graph of n nodes over the time of the
+  same n nodes built as graphs of 1e3 nodes, one after the other, timed in turn; with the cycle
+  collector on (Python's default). Target (issue 40): <= 1.3x, about the same per node at any
+  size. What grows it is the collector: every object it tracks that a graph keeps alive costs
+  its share of each full collection, which walks every tracked object of the process (NOTE
+  [what the collector walks] in dyngraph/function.py).
 * memory per node while the graph is alive (tracemalloc: traced memory with the graph alive
   minus before, divided by the node count). Target: <= 400 bytes/node.
 * whether reference counting alone frees the graph: with the garbage collector disabled,
@@ -17,10 +23,14 @@ lives in C++ (autograd nodes, saved variables), which tracemalloc does not see; 
 tracemalloc's count plus the growth of the C heap in use (glibc's ``mallinfo2``, on Linux only),
 and "freed" for torch means the cycle collector finds nothing and both are back near where they
 started (a weak reference would prove nothing: torch's graph holds no Python tensor here).
+
+Memory and freeing are measured up to 1e5 nodes (``WEIGHED_UP_TO``): per node they do not
+change with size, and under tracemalloc the 1e6-node graphs of the three would add a minute.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import gc
@@ -37,15 +47,17 @@ from benchmarks.harness import (
     check_torch_ratio,
     check_value,
     import_torch,
-    scaled,
-    side_by_side_median_seconds,
+    interleaved_median_seconds,
+    torch_threads_like_numpy,
 )
 
-SIZES = (1_000, 10_000, 100_000)
+SIZES = (1_000, 10_000, 100_000, 1_000_000)
 QUICK_SIZES = (1_000, 10_000)
+WEIGHED_UP_TO = 100_000  # memory and freeing: not at 1e6 (see above)
 WIDTH = 8
 TARGET_TORCH_RATIO = 1.0
 TARGET_BYTES_PER_NODE = 400.0
+TARGET_GROWTH = 1.3  # time per node at any size / time per node at the smallest
 EARLY_NODES = 2  # the weak reference points at the graph after this many nodes
 
 
@@ -220,29 +232,74 @@ def freed_by_refcount(n_nodes: int) -> tuple[bool, int, str]:
     return early_dead and not in_cycles and back_to_baseline, left, "; ".join(problems)
 
 
+def size_label(n: int) -> str:
+    """1000 -> "1e3"."""
+    return f"{n:.0e}".replace("e+0", "e")
+
+
+def in_small_graphs(chain: Callable[[int], object], n: int, size: int) -> None:
+    """Build ``n`` nodes as ``n // size`` chains of ``size`` nodes, each dropped before the next
+    (the collector's state carries over from one to the next, as in a loop of small graphs)."""
+    for _ in range(n // size):
+        chain(size)
+
+
+def time_in_turn(
+    chains: dict[str, Callable[[int], object]], n: int, smallest: int, repeat: int
+) -> dict[str, tuple[float, float]]:
+    """Median seconds of each implementation's chain of ``n`` nodes and of the same ``n`` nodes
+    in graphs of ``smallest`` nodes (``in_small_graphs``), all timed in turn: the growth of the
+    time per node is read from one interleaved measurement, where a busy machine's drift falls
+    on both alike (measured one size after the other, a load spike during the small size alone
+    read as growth below 1x)."""
+    fns = []
+    for chain in chains.values():
+        fns.append(functools.partial(chain, n))
+        fns.append(functools.partial(in_small_graphs, chain, n, smallest))
+    with contextlib.ExitStack() as stack:
+        torch = import_torch() if "torch" in chains else None
+        if torch is not None:
+            stack.enter_context(torch_threads_like_numpy(torch))
+        seconds = interleaved_median_seconds(fns, repeat=repeat, warmup=1)
+    return {name: (seconds[2 * i], seconds[2 * i + 1]) for i, name in enumerate(chains)}
+
+
 def run(quick: bool = False) -> list[Result]:
-    """Time, weigh and free graphs of each size, beside the numpy floor and PyTorch."""
+    """Time, weigh and free graphs of each size, beside the numpy floor and PyTorch, and how the
+    time per node grows from graphs of the smallest size to each larger one."""
     x_np, w_np, b_np = make_inputs()
     x, w, b = make_tensors()
     dyngraph_chain(x, w, b, 100)  # warm up, so one-time allocations are not counted below
+    chains = {  # each implementation's chain of n nodes
+        "dyngraph": lambda n: dyngraph_chain(x, w, b, n),
+        "floor": lambda n: numpy_chain(x_np, w_np, b_np, n),
+    }
     torch = import_torch()
     if torch is not None:
         x_t, w_t, b_t = torch_tensors(torch)
         torch_chain(x_t, w_t, b_t, 100)
+        chains["torch"] = lambda n: torch_chain(x_t, w_t, b_t, n)
+    sizes = QUICK_SIZES if quick else SIZES
+    smallest = sizes[0]
     results = []
-    for n in QUICK_SIZES if quick else SIZES:
-        t_dg, t_np, t_torch = side_by_side_median_seconds(
-            lambda n=n: dyngraph_chain(x, w, b, n),
-            lambda n=n: numpy_chain(x_np, w_np, b_np, n),
-            lambda torch, n=n: lambda: torch_chain(x_t, w_t, b_t, n),
-            repeat=3 if quick else max(5, 100_000 // n),
-            warmup=1,
-        )
-        label = f"n={n:.0e}".replace("e+0", "e")
+    for n in sizes:
+        repeat = 3 if quick or n > 100_000 else max(5, 100_000 // n)
+        seconds = time_in_turn(chains, n, smallest, repeat)
+        us_per_node = {name: t * 1e6 / n for name, (t, _) in seconds.items()}
+        growth = {name: t / t_small for name, (t, t_small) in seconds.items()}
+        label = f"n={size_label(n)}"
         results.append(check_torch_ratio(
-            f"W4 build, {label}", t_dg * 1e6 / n, t_np * 1e6 / n,
-            scaled(t_torch, 1e6 / n), "us/node", TARGET_TORCH_RATIO,
+            f"W4 build, {label}", us_per_node["dyngraph"], us_per_node["floor"],
+            us_per_node.get("torch"), "us/node", TARGET_TORCH_RATIO,
         ))
+        if n > smallest:
+            results.append(Result(
+                f"W4 growth, {label} / {n // smallest} x {size_label(smallest)}",
+                growth["dyngraph"], growth["floor"], "x", f"<= {TARGET_GROWTH:g}x",
+                growth["dyngraph"] <= TARGET_GROWTH, torch=growth.get("torch"),
+            ))
+        if n > WEIGHED_UP_TO:
+            continue
 
         dg_bytes = traced_bytes_alive(lambda n=n: dyngraph_chain(x, w, b, n))
         np_bytes = traced_bytes_alive(lambda n=n: numpy_chain(x_np, w_np, b_np, n))

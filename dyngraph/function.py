@@ -45,7 +45,7 @@ import time
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
@@ -76,7 +76,8 @@ class Function:
         "dtype",  # the dtype of the output tensor (its gradient's, NOTE [gradient dtype])
         "needs_input_grad",  # per positional input: does backward need its gradient?
         "saved_arrays",  # what forward saved; None once backward released it
-        "_saved_sources",  # a SavedSource per saved array that an in-place op could change
+        "_saved_from",  # per saved array: the input Tensor it is the array of, _OUTPUT, or None
+        "_saved_versions",  # per saved array: that tensor's version when forward saved it
         "_inplace_clock",  # tensor.inplace_clock when forward saved them
         "__dict__",  # rarer state: hooks, options ops keep on ctx (axis, key, ...)
         "__weakref__",
@@ -158,7 +159,7 @@ class Function:
             return tensor
 
         ctx.id = new_node_id()
-        ctx.shape, ctx.dtype = out.shape, out.dtype
+        ctx.shape, ctx.dtype = _shared_shape(out.shape), out.dtype
         tensor = wrap_output(out, ctx)
         if ctx.saved_arrays:
             _remember_saved_versions(ctx, args, arrays, out)
@@ -213,27 +214,25 @@ class Function:
         ``array`` (that memory) at the counter's present version."""
         self.output_counter = counter
         if self.saved_arrays:
-            sources = []
-            for source in self._saved_sources:
-                if source.tensor is _OUTPUT:
+            saved, versions = list(self.saved_arrays), list(self._saved_versions)
+            for position, source in enumerate(self._saved_from):
+                if source is _OUTPUT:
                     if array is not None:
-                        saved = list(self.saved_arrays)
-                        saved[source.position] = array
-                        self.saved_arrays = tuple(saved)
-                    source = source._replace(version=counter.value)
-                sources.append(source)
-            self._saved_sources = tuple(sources)
+                        saved[position] = array
+                    versions[position] = counter.value
+            self.saved_arrays, self._saved_versions = tuple(saved), tuple(versions)
 
     def _check_saved_versions(self) -> None:
-        for source in self._saved_sources:
-            is_output = source.tensor is _OUTPUT
+        for source, version in zip(self._saved_from, self._saved_versions):
+            if source is None:
+                continue  # an array forward made: nobody else holds it
+            is_output = source is _OUTPUT
             if is_output:
                 now = 0 if self.output_counter is None else self.output_counter.value
             else:
-                now = source.tensor.version
-            version = source.version
+                now = source.version
             if now != version:
-                what = "its output" if is_output else f"an input of shape {source.tensor.shape}"
+                what = "its output" if is_output else f"an input of shape {source.shape}"
                 raise RuntimeError(
                     "one of the variables needed for gradient computation has been modified by "
                     f"an inplace operation: {what} saved by {self.name} is at version {now}; "
@@ -328,16 +327,16 @@ function_hooks: tuple[FunctionHook, ...] = ()
 _OUTPUT = "output"  # marks a saved array that is the op's own output
 
 
-class SavedSource(NamedTuple):
-    """A saved array that a later in-place op could change: whose array it is, and that
-    tensor's version when forward saved it."""
+# NOTE [saved versions] For each array forward saved, a node remembers where it came from and
+# that memory's version then, in two tuples beside ``saved_arrays`` (one entry per position):
+# ``_saved_from`` holds the input Tensor it is the array of, ``_OUTPUT`` for the op's own output,
+# or None for an array forward made itself (nobody else can change it); ``_saved_versions`` holds
+# the versions. Two flat tuples, not a small record per saved array: a record that holds a Tensor
+# would be one more object for the cycle collector to track and walk again at every full
+# collection for as long as the graph lives (NOTE [what the collector walks]). A tuple of
+# numbers it stops tracking, and the usual versions, all zero, are one tuple shared by all.
 
-    position: int  # its index in saved_arrays
-    tensor: Any  # the input Tensor it is the array of, or _OUTPUT (the node must not hold that)
-    version: int
-
-
-_OUTPUT_ONLY = (SavedSource(0, _OUTPUT, 0),)  # forward saved its output alone
+_OUTPUT_ONLY = (_OUTPUT,)  # forward saved its output alone (tanh, exp, sigmoid): shared
 
 
 def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any) -> None:
@@ -347,31 +346,41 @@ def _remember_saved_versions(ctx: Function, args: tuple, arrays: list, out: Any)
     so the output's counter lives on the node: NOTE [version counters] in tensor.py.)"""
     ctx._inplace_clock = tensor_module.inplace_clock
     saved_arrays = ctx.saved_arrays
-    if len(saved_arrays) == 1 and saved_arrays[0] is out:  # tanh, exp, sigmoid: shared
-        ctx._saved_sources = _OUTPUT_ONLY
+    if len(saved_arrays) == 1 and saved_arrays[0] is out:
+        ctx._saved_from, ctx._saved_versions = _OUTPUT_ONLY, _all_zero(1)
         return
-    sources = []
-    for position, saved in enumerate(saved_arrays):
-        if saved is None:
-            continue
+    saved_from = []
+    versions = []
+    for saved in saved_arrays:
+        source, version = None, 0  # None: made inside forward (or no array at all)
         if saved is out:
-            sources.append(SavedSource(position, _OUTPUT, 0))
-            continue
-        for arg, array in zip(args, arrays):
-            if array is saved and arg is not array:  # it came from this input Tensor
-                counter = arg._counter
-                sources.append(SavedSource(position, arg, 0 if counter is None else counter.value))
-                break
-    ctx._saved_sources = tuple(sources)
+            source = _OUTPUT
+        elif saved is not None:
+            for arg, array in zip(args, arrays):
+                if array is saved and arg is not array:  # it came from this input Tensor
+                    counter = arg._counter
+                    source, version = arg, 0 if counter is None else counter.value
+                    break
+        saved_from.append(source)
+        versions.append(version)
+    ctx._saved_from = tuple(saved_from)
+    ctx._saved_versions = tuple(versions) if any(versions) else _all_zero(len(versions))
+
+
+_ZEROS: dict[int, tuple] = {}
+
+
+def _all_zero(length: int) -> tuple:
+    """(0, ..., 0): the versions of arrays no in-place op has touched, the usual case; one
+    tuple per length, shared by every node."""
+    return _ZEROS.setdefault(length, (0,) * length)
 
 
 def _saved_as_tensors(ctx: Function, arrays: tuple) -> tuple:
     """create_graph=True: saved arrays as Tensors connected to the graph, so that the backward
     formulas (written with operators and ``ctx.xp``) are themselves recorded."""
-    origin = {source.position: source.tensor for source in ctx._saved_sources}
     result = []
-    for position, array in enumerate(arrays):
-        source = origin.get(position)
+    for source, array in zip(ctx._saved_from, arrays):
         if source is _OUTPUT:  # a fresh handle on the same node, and on its counter
             handle = wrap_output(array, ctx)
             handle._counter = ctx.output_counter
@@ -503,6 +512,24 @@ def refuse_sequence(op: str, value: Any) -> None:
     )
 
 
+# NOTE [what the collector walks] A graph lives as long as its output, and Python's cycle
+# collector tracks every object in it that can refer to other objects: each node, its
+# ``parents`` tuple, a tuple that holds a Tensor. (A tuple of numbers, strings or arrays it tracks
+# only until its first collection.) A collection of the oldest generation walks everything
+# tracked in the process, and CPython runs one whenever the objects that reached that generation
+# since the last one exceed a quarter of those already there; so each tracked object a graph
+# keeps costs about four walks over an average object of the process (the learner's imports
+# included), however big the graph, and a graph of a million nodes pays that a million times
+# over (benchmarks/README.md, W4). dyngraph neither turns the collector off nor changes its
+# thresholds: they belong to the learner's process, and a graph needs no collector anyway
+# (reference counting frees it). It keeps the objects per node few instead: a node is itself
+# and its ``parents`` tuple, plus ``_saved_from`` when forward saved an input's array (NOTE
+# [saved versions]). What many nodes have alike - the ``needs_input_grad`` pattern, the output's
+# shape, versions that are all zero - is one tuple they share, not a fresh tuple per node (which
+# the collector would track until its first collection and visit from its node at every walk,
+# and which would take memory). tests/test_memory.py counts the tracked objects per node, so
+# that the count cannot silently grow back.
+
 _NEEDS_PATTERNS: dict[tuple, tuple] = {}
 
 
@@ -511,6 +538,23 @@ def _shared_pattern(needs: tuple) -> tuple:
     node that has it: a graph holds millions of nodes and only a handful of patterns, so each
     node keeps a reference instead of a tuple of its own."""
     return _NEEDS_PATTERNS.setdefault(needs, needs)
+
+
+_SHAPES: dict[tuple, tuple] = {}
+_MAX_SHARED_SHAPES = 10_000
+
+
+def _shared_shape(shape: tuple) -> tuple:
+    """One tuple per output shape, shared by the nodes that have it (as ``_shared_pattern``):
+    ``out.shape`` is a fresh tuple on every call, and a graph of a million (1, 8) nodes needs
+    one. A program that makes ever new shapes (a sequence growing by one each step) stops
+    adding after the first ten thousand: later ones keep their own tuple."""
+    shared = _SHAPES.get(shape)
+    if shared is None:
+        if len(_SHAPES) >= _MAX_SHARED_SHAPES:
+            return shape
+        _SHAPES[shape] = shared = shape
+    return shared
 
 
 def _check_one_device(cls: type, args: tuple) -> None:

@@ -156,6 +156,40 @@ def test_retain_graph_keeps_saved_arrays():
     assert h.grad_fn.saved_arrays is not None and len(h.grad_fn.saved_arrays) > 0
 
 
+def _tracked_per_node(step, n_nodes=2000):
+    """Objects the cycle collector tracks per node of a chain ``h = step(h)``, while the chain
+    is alive: as the nodes are made, and after a collection (which stops tracking the tuples
+    that hold only numbers or arrays). NOTE [what the collector walks] in function.py."""
+    x = dg.randn(1, 8, requires_grad=True)
+    with cycle_collector_off():
+        before = len(gc.get_objects())
+        h = x
+        for _ in range(n_nodes):
+            h = step(h)
+        made = len(gc.get_objects()) - before
+        gc.collect()
+        kept = len(gc.get_objects()) - before
+        del h
+    return made / n_nodes, kept / n_nodes
+
+
+W = dg.full((1, 8), 0.5)
+B = dg.full((1, 8), 0.1)
+
+
+@pytest.mark.parametrize("step, made, kept", [
+    # the node and its parents; Mul also its _saved_from (it saved W's array), and its
+    # saved_arrays, which the collector stops tracking; the shape and versions are shared
+    (lambda h: h * W, 4, 3),
+    (lambda h: h + B, 2, 2),  # nothing saved
+    (lambda h: h.tanh(), 3, 2),  # saved its output: saved_arrays, and the shared _saved_from
+], ids=["mul", "add", "tanh"])
+def test_each_node_adds_few_objects_for_the_cycle_collector(step, made, kept):
+    """A structural count, not a timing: every tracked object a graph keeps costs its share of
+    each full collection, so a bigger count would make building big graphs slower per node."""
+    assert _tracked_per_node(step) == pytest.approx((made, kept), abs=0.01)
+
+
 @pytest.mark.parametrize("retain_graph", [False, True])
 def test_graph_freed_is_emitted_once_per_backward_unless_retained(retain_graph):
     log = []

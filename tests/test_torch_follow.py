@@ -5,6 +5,8 @@ dyngraph/torch.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
@@ -51,7 +53,7 @@ def test_a_plain_backward_after_the_block_is_heard_whole():
     assert started.root in ids and not started.retain_graph and not started.create_graph
     # the line that ran it: the source panel highlights it during the pass
     assert started.where is not None and started.where.file == __file__
-    assert "loss.backward()" in open(__file__).read().splitlines()[started.where.line - 1]
+    assert "loss.backward()" in Path(__file__).read_text().splitlines()[started.where.line - 1]
     grads = {e.id: e.preview for e in heard if e.kind == "grad_computed"}
     assert set(grads) == ids  # every node it drew
     leaves = [e for e in heard if e.kind == "grad_computed" and e.preview == (5.0, 6.0)]

@@ -120,7 +120,10 @@ def run_backward(
     state = this_thread.state  # this thread's modes and listeners (thread_state.py)
     woken = None  # views that drew this graph and follow it (NOTE [a watched graph stays ...])
     if not state.active and state.followers:
-        woken = events.wake_followers(tuple(root.id for root in roots))
+        # a view claims the pass by its root, else by a node it drew behind the root (a loss
+        # computed in a later cell from watched outputs)
+        woken = (events.wake_followers(tuple(root.id for root in roots))
+                 or events.wake_followers(ids_behind(roots)))
     if state.active:
         announce_graph(roots)  # built before anyone listened? (NOTE [graphs built before ...])
         events.emit(events.BackwardStarted(  # where: the learner's backward() line
@@ -149,6 +152,20 @@ def run_backward(
     if woken:
         events.rest_followers(woken, freed=not retain_graph)
     return task.captured
+
+
+def ids_behind(roots: list[Tensor]) -> tuple[int, ...]:
+    """The ids of every node and leaf in the graph behind ``roots`` (iterative: any depth)."""
+    seen: set[int] = set()
+    stack = [root.grad_fn or root for root in roots]
+    while stack:
+        item = stack.pop()
+        if item.id in seen:
+            continue
+        seen.add(item.id)
+        if not isinstance(item, Tensor):
+            stack.extend(parent for parent in item.parents if parent is not None)
+    return tuple(seen)
 
 
 class BackwardPass:

@@ -252,10 +252,12 @@ def subscribe(fn: Callable[[Event], Any]) -> RemovableHandle:
 # forward pass would never show its backward. A view that stops listening therefore *follows*
 # the graph it drew: ``follow(claims, listener)`` registers it with the thread, costing nothing
 # per op (it is not a subscriber). When a backward pass starts while nobody listens, the engine
-# asks each follower whether it claims the pass's roots (``wake_followers``); those that do are
-# subscribed for that pass alone, so they hear the graph announced, every gradient and the
-# freeing, exactly as a watched backward. A follower is dropped once a pass it followed freed
-# the graph (``rest_followers``), when its view listens again, or when its view is collected.
+# asks each follower whether it claims the pass's roots, and if none does, whether it claims a
+# node behind them (a loss computed later from watched outputs) (``wake_followers``). Those
+# that claim are subscribed for that pass alone, so they hear the graph announced, every
+# gradient and the freeing, exactly as a watched backward. A follower is dropped once a pass it
+# followed freed the graph (``rest_followers``), when its view listens again, or when its view
+# is collected.
 
 
 def follow(claims: Callable[[tuple[int, ...]], bool],
@@ -274,7 +276,8 @@ def follow(claims: Callable[[tuple[int, ...]], bool],
 
 def wake_followers(root_ids: tuple[int, ...]) -> list[tuple[int, RemovableHandle]]:
     """A backward pass from ``root_ids`` starts while nobody listens (engines call this only
-    then): subscribe, for this pass, each follower of the calling thread that claims them.
+    then; ``root_ids`` may also be every node id of the graph behind the roots): subscribe, for
+    this pass, each follower of the calling thread that claims one of them.
     Returns what ``rest_followers`` needs at the end of the pass. A follower whose ``claims``
     raises is dropped with a warning, as a subscriber that raises is."""
     state = this_thread.state

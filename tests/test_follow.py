@@ -96,6 +96,20 @@ def test_autograd_grad_plays_too():
     assert gx.shape == x.shape
 
 
+def test_a_loss_computed_later_from_the_watched_graph_plays_in_the_view():
+    view, x, _w, out = forward_watched()
+    loss = (out * 3).sum()  # the next cell builds the loss from the watched output, unwatched
+    loss.backward()
+    rows = unpack(view.snapshot)["events"]
+    kinds_ = [kind for kind, _fields in rows]
+    assert "backward_started" in kinds_ and kinds_[-1] == "backward_finished"
+    announced = {fields[0] for kind, fields in rows if kind == "node_created"}
+    assert loss.id in announced  # the part built later is shown too
+    grads = {fields[0] for kind, fields in rows if kind == "grad_computed"}
+    assert {x.id, loss.id} <= grads
+    assert this_thread.state.followers == {}
+
+
 def test_a_graph_the_view_never_drew_is_not_claimed():
     view, _x, _w, _loss = forward_watched()
     a = dg.tensor([1.0], requires_grad=True)
@@ -156,3 +170,12 @@ def test_a_view_whose_events_were_all_still_batched_follows_its_graph():
     assert len(this_thread.state.followers) == 1
     loss.backward()
     assert "backward_finished" in kinds(view)
+
+
+def test_the_page_is_told_when_the_block_ends():
+    """An empty view that ended says how to see a graph built before it (view.js
+    NOTHING_WATCHED): the page reads ``watching`` in the options."""
+    view = GraphView()
+    with dg.watch(view, display=False):
+        assert view.options["watching"] is True
+    assert view.options["watching"] is False

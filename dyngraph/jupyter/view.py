@@ -226,7 +226,14 @@ class GraphView(anywidget.AnyWidget):
         if self._handle is None:
             self._handle = events.subscribe(_listener(self))
             weakref.finalize(self, self._handle.remove)
+            self._set_watching(True)
         return self
+
+    def _set_watching(self, watching: bool) -> None:
+        """Tell the page whether a watch block is open (an empty view that ended says how to
+        see a graph built before it)."""
+        if self.options.get("watching") is not watching:
+            self.options = {**self.options, "watching": watching}
 
     def detach(self, follow: bool = True) -> None:
         """Stop listening and deliver the final state: the last delta, and the whole state in
@@ -237,6 +244,7 @@ class GraphView(anywidget.AnyWidget):
         if listened:
             self._handle.remove()
             self._handle = None
+            self._set_watching(False)
         # NOTE: flushed first: the nodes received since the last batch are kept (_node_ids)
         # only when packed, and a small block's nodes all come between two flushes
         self.flush()

@@ -93,3 +93,22 @@ def wait_for(predicate, timeout: float = 60, interval: float = 0.1):
             return value
         time.sleep(interval)
     raise TimeoutError(f"condition not reached in {timeout} s")
+
+
+def walk_timeline(page, root, read: str, limit: int = 400) -> list:
+    """What ``read`` (a function of the widget's root, evaluated in the page) returns at every
+    position of the timeline, from the start to the end, stepping with the arrow key. ``read``
+    must return an object with the position text under "position"."""
+    root.focus()
+    page.keyboard.press("Home")
+    seen = []
+    for _ in range(limit):
+        now = root.evaluate(read)
+        seen.append(now)
+        total = now["position"].split("/")[1].split()[0]
+        if now["position"].startswith(f"{total} /"):
+            return seen
+        page.keyboard.press("ArrowRight")
+        before = now["position"]
+        wait_for(lambda before=before: root.evaluate(read)["position"] != before, timeout=10)
+    raise AssertionError("the timeline did not end")

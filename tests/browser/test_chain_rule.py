@@ -17,7 +17,15 @@ from pathlib import Path
 
 import pytest
 
-from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
+from .labtools import (
+    open_notebook,
+    run_cell,
+    screenshot,
+    wait_for,
+    wait_idle,
+    walk_timeline,
+    write_notebook,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,20 +66,8 @@ READ = """(root) => {
 
 
 def _walk(page, root):
-    """Every position of the timeline from the start: what the page shows at each."""
-    root.focus()
-    page.keyboard.press("Home")
-    seen = []
-    for _ in range(200):
-        now = root.evaluate(READ)
-        seen.append(now)
-        total = now["position"].split("/")[1].split()[0]
-        if now["position"].startswith(f"{total} /"):
-            return seen
-        page.keyboard.press("ArrowRight")
-        before = now["position"]
-        wait_for(lambda before=before: root.evaluate(READ)["position"] != before, timeout=10)
-    raise AssertionError("the timeline did not end")
+    """What the page shows at every position of the timeline, from the start."""
+    return walk_timeline(page, root, READ, limit=200)
 
 
 def _total(root) -> int:

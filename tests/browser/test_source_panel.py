@@ -13,7 +13,15 @@ from __future__ import annotations
 
 import time
 
-from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
+from .labtools import (
+    open_notebook,
+    run_cell,
+    screenshot,
+    wait_for,
+    wait_idle,
+    walk_timeline,
+    write_notebook,
+)
 
 MODELS = '''\
 """A small model for the lesson: two layers, and the loss it is trained with."""
@@ -83,20 +91,8 @@ READ = """(root) => {
 
 
 def _walk(page, root):
-    """What the panel shows at every position of the timeline, from the start."""
-    root.focus()
-    page.keyboard.press("Home")
-    seen = []
-    for _ in range(400):
-        now = root.evaluate(READ)
-        seen.append(now)
-        total = now["position"].split("/")[1].split()[0]
-        if now["position"].startswith(f"{total} /"):
-            return seen
-        page.keyboard.press("ArrowRight")
-        before = now["position"]
-        wait_for(lambda before=before: root.evaluate(READ)["position"] != before, timeout=10)
-    raise AssertionError("the timeline did not end")
+    """What the page shows at every position of the timeline, from the start."""
+    return walk_timeline(page, root, READ, limit=400)
 
 
 def _line(marker: str) -> int:

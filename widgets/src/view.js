@@ -64,6 +64,11 @@ function nextFrame() {
   });
 }
 
+/** What an empty view says once its watch block ended: how to see a graph built before it. */
+export const NOTHING_WATCHED = "Nothing was built while this view watched. A graph built "
+  + "earlier shows here when its backward runs inside the watch (with dg.watch(): "
+  + "loss.backward()); dg.draw(loss) draws it at once.";
+
 /** Labels are readable from this size on screen (px); "values & grads" never goes below it. */
 export const READABLE_PX = 9;
 /** Graphs of at most this many nodes show values and gradients by default (NOTE [numbers]). */
@@ -1112,8 +1117,10 @@ function controller({ model, el, createRenderer, reducedMotion }) {
 
   /** @param {import("./timeline.js").GraphState} g */
   function updateEmpty(g) {
+    // a watch block that ended with nothing drawn: say how to see a graph built before it
+    const ended = options().watching === false;
     const text = timeline.length === 0
-      ? "Waiting for the first node\u2026"
+      ? ended ? NOTHING_WATCHED : "Waiting for the first node\u2026"
       : g.shown.length === 0 ? "Nothing drawn yet at this position: step forward or play." : "";
     setText(empty, text);
     empty.hidden = !text;

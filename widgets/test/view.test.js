@@ -509,3 +509,16 @@ describe("replay: a view that missed the live steps plays them at reading pace (
     c();
   });
 });
+
+describe("an empty view", () => {
+  test("waits while its block runs; once the block ended with nothing drawn, says how to see a graph built before it", () => {
+    const s = sample();
+    const { view, root, model } = setup({ snapshot: {}, options: { ...s.options, watching: true } });
+    const empty = /** @type {HTMLElement} */ (root.querySelector(".dg-empty"));
+    assert.equal(empty.textContent, "Waiting for the first node\u2026");
+    model.set("options", { ...s.options, watching: false });
+    assert.equal(empty.hidden, false);
+    assert.match(empty.textContent, /^Nothing was built while this view watched\..*with dg\.watch\(\): loss\.backward\(\)/);
+    assert.equal(view.timeline.length, 0);
+  });
+});

@@ -115,13 +115,14 @@ def widget_count(page) -> int:
 
 
 def wait_drawn(page, i: int, timeout: float = 60) -> None:
-    """Until widget i has a drawing showing its slider's position."""
+    """Until widget i has a drawing showing its slider's position, done replaying (view.js
+    NOTE [replay])."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         done = page.evaluate(
             """(i) => { const r = document.querySelectorAll('.dg-root')[i]; if (!r) return false;
             const g = r.querySelector('.dg-graph');
-            return !!g.querySelector('svg g.node')
+            return !!g.querySelector('svg g.node') && !r.classList.contains('dg-replaying')
                 && g.dataset.shownStep === r.querySelector('.dg-scrub').value; }""",
             i,
         )

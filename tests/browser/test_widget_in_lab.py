@@ -63,16 +63,18 @@ def svg_texts(page, widget: int = 0) -> list[str]:
     )
 
 
-SHOWN = (
+SHOWN = (  # the slider's position, the position drawn, and whether the view still replays
     "(i) => { const r = document.querySelectorAll('.dg-root')[i];"
     " return [r.querySelector('.dg-scrub').value,"
-    " r.querySelector('.dg-graph').dataset.shownStep]; }"
+    " r.querySelector('.dg-graph').dataset.shownStep, r.classList.contains('dg-replaying')]; }"
 )
 
 
 def settle(page, widget: int = 0) -> None:
-    """Until the drawing shows the slider's position (renders are asynchronous)."""
-    wait_for(lambda: (lambda pair: pair[0] == pair[1])(page.evaluate(SHOWN, widget)), timeout=15)
+    """Until the drawing shows the slider's position (renders are asynchronous) and the view
+    has replayed what it missed (view.js NOTE [replay])."""
+    wait_for(lambda: (lambda shown: shown[0] == shown[1] and not shown[2])(
+        page.evaluate(SHOWN, widget)), timeout=15)
 
 
 def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):

@@ -108,7 +108,7 @@ from typing import Any
 
 from . import events
 from .extras import needs
-from .nn.module import scope_label
+from .nn.module import call_label, scope_label
 from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
 from .tensor import new_node_id
 from .thread_state import this_thread
@@ -884,8 +884,14 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
 def _enter_module(module: Any, args: Any) -> None:
     """A module's forward begins: its name joins the scope, and its parameters and buffers
     (``running_mean``, data an op reads) get names."""
-    label = _module_label(module, _module_stack[-1] if _module_stack else None)
+    if any(running is module for running in _module_stack):
+        # a recursion: each call is a scope of its own (nn/module.py NOTE [scopes])
+        _calls_made[-1] += 1
+        label = call_label(_calls_made[-1], type(module).__name__)
+    else:
+        label = _module_label(module, _module_stack[-1] if _module_stack else None)
     _module_stack.append(module)
+    _calls_made.append(0)
     _module_path.append(label)
     path = this_thread.state.scope + tuple(_module_path)
     for tensors in (module._parameters, module._buffers):
@@ -912,10 +918,12 @@ def _module_label(module: Any, caller: Any) -> str:
 def _leave_module(module: Any, args: Any, output: Any) -> None:
     if _module_stack and _module_stack[-1] is module:
         _module_stack.pop()
+        _calls_made.pop()
         _module_path.pop()
 
 
 _module_stack: list = []
+_calls_made: list[int] = []  # per running module: the recursive calls it has made so far
 
 
 # --------------------------------------------------------------------------- watching
@@ -946,6 +954,7 @@ def watching() -> Iterator[None]:
         pre.remove()
         post.remove()
         _module_stack.clear()
+        _calls_made.clear()
         _module_path.clear()
 
 

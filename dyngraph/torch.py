@@ -108,7 +108,7 @@ from typing import Any
 
 from . import events
 from .extras import needs
-from .nn.module import call_label, scope_label
+from .nn.module import call_label, is_call_label, scope_label
 from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
 from .tensor import new_node_id
 from .thread_state import this_thread
@@ -893,7 +893,8 @@ def _enter_module(module: Any, args: Any) -> None:
     _module_stack.append(module)
     _calls_made.append(0)
     _module_path.append(label)
-    path = this_thread.state.scope + tuple(_module_path)
+    # a module's weights belong to the module, not to the call of a recursion that first ran it
+    path = this_thread.state.scope + tuple(p for p in _module_path if not is_call_label(p))
     for tensors in (module._parameters, module._buffers):
         for tensor_name, tensor in tensors.items():
             if tensor is not None and tensor not in _names:

@@ -41,6 +41,7 @@ always called with ``allow_pickle=False``, which refuses pickled files and objec
 from __future__ import annotations
 
 import os
+import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
@@ -516,6 +517,14 @@ def scope_label(path: str, class_name: str) -> str:
     class after a bare position (NOTE [scopes]): "fc1", "0 · Linear", "rnn.0 · LSTMCell".
     dyngraph.torch names PyTorch's modules by the same rule."""
     return f"{path} \u00b7 {class_name}" if path.rsplit(".", 1)[-1].isdigit() else path
+
+
+_CALL_LABEL = re.compile("^call [0-9]+ \u00b7 ")
+
+
+def is_call_label(name: str) -> bool:
+    """Is ``name`` the scope of a recursive call (``call_label``)?"""
+    return _CALL_LABEL.match(name) is not None
 
 
 def call_label(number: int, class_name: str) -> str:

@@ -404,9 +404,9 @@ def drawing(
     if marks:
         _mark_groups(boxes, marks)
 
+    edges = _edges(model, nodes, owner, grads, edge_marks or {}, boxes, mapped)
     lines = ["digraph dyngraph {", *graph_header(rankdir, title, compact=not detail)]
     lines.extend(_clusters(boxes, _cluster_titles(_scope_tree(nodes)), compact=not detail))
-    edges = _edges(model, nodes, owner, grads, edge_marks or {}, boxes, mapped)
     lines.extend(line for line, _, _ in edges)
     if model.dropped_nodes:  # NOTE: in a learner's words, what ran and is in no picture
         kept = _count_nodes(len(model.nodes))
@@ -503,8 +503,10 @@ GROUP_STYLE = {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": LI
                "color": GREY}
 LOOP_STYLE = {"shape": "box3d", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY}
 # A box of the map (NOTE [map]) has one line: no taller than it needs (the compact node height
-# is 0.3 in), so a chain of them fits a pane.
+# is 0.3 in), so a chain of them fits a pane; and the live map's ranks leave room for the
+# shape the widget writes beside each edge (widgets/src/structure.js NOTE [shapes on edges]).
 MAP_BOX_STYLE = {"height": "0.22"}
+MAP_GRAPH_STYLE = {"ranksep": "0.25"}
 # The shape written on an edge leaving a module's box, in the labels' font (NOTE [map]).
 EDGE_LABEL_STYLE = {"fontname": "Helvetica", "fontsize": "10", "fontcolor": "#555555"}
 
@@ -541,6 +543,7 @@ def vocabulary() -> dict[str, Any]:
         "group": _body(GROUP_STYLE),
         "loop": _body(LOOP_STYLE),
         "map_box": _body(MAP_BOX_STYLE),  # NOTE [map]
+        "map_graph": _body(MAP_GRAPH_STYLE),
         "edge_label": _EDGE_LABEL_BODY,
         "min_alike": MIN_ALIKE,
         "compact_values": COMPACT_VALUES,
@@ -726,12 +729,14 @@ def _edges(
     readers: dict[str, int] = {}
     for src, _, _ in pairs:
         readers[src] = readers.get(src, 0) + 1
-    modules = {box.name for box in boxes if box.kind == "scope"}
+    modules = {box.name: box for box in boxes if box.kind == "scope"}
     lines = []
+    left_out: dict[str, int] = {}
     for src, dst, edge in pairs:
-        if mapped and readers[src] >= FAN_OUT and all(
+        if mapped and readers[src] >= FAN_OUT and src in modules and all(
                 by_id[i].kind == PARAMETER for i in sources[(src, dst)] if i in by_id):
-            continue  # NOTE [map], shared weights: no edges from weights read all over
+            left_out[src] = left_out.get(src, 0) + 1  # NOTE [map], shared weights
+            continue
         node = by_id.get(edge.src)
         norm = node.grad_norm if grads and node is not None else None
         label = edge_shape([by_id.get(i) for i in sources[(src, dst)]]) if src in modules else ""
@@ -742,6 +747,9 @@ def _edges(
                      if mark == "only in A" else attributes(color=BLUE, penwidth="2.5"))
             statement = statement[:-1] + " " + style + ";"
         lines.append(("  " + statement, (src, dst), label))
+    for name, count in left_out.items():  # the box says who reads it, its edges left out
+        box = modules[name]
+        box.label = [*box.label[:-1], f"{box.label[-1]} \u00b7 read by {count} boxes"]
     return lines
 
 

@@ -685,7 +685,7 @@ def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
         shape=_shape(tensor), dtype=_dtype(tensor),
         device="cpu" if tensor.is_cpu else _device(tensor),
         requires_grad=tensor.requires_grad, is_leaf=True, name=label,
-        scope=leaf_scope if leaf_scope is not None else (),  # data: no module
+        scope=leaf_scope if leaf_scope is not None else (),  # data made outside any module
         where=where, preview=_preview(tensor))
 
 
@@ -736,6 +736,11 @@ class _EventMode(TorchFunctionMode):
         out = _called(func, args, kwargs)
         if not this_thread.state.active:
             return out
+        if _module_path and type(out) is torch.Tensor and out.grad_fn is None \
+                and out not in _names:
+            # data a module's forward makes (an index, a mask, positions) is drawn in the
+            # module, not among the model's inputs (issue 40: a map's boxes hold it)
+            _names[out] = (None, _scope())
         arguments = _with_keyword_tensors(args, kwargs) if kwargs else args
         if type(out) is torch.Tensor:  # NOTE: most calls return one tensor; a quicker path
             _announce_output(arguments, out)

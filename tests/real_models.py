@@ -197,9 +197,9 @@ class TreeNet(nn.Module):
         return torch.tanh(self.combine(torch.cat([left, right], dim=1)))
 
 
-# two parse trees of the same ten words, bracketed differently
-TREE_A = (((1, 2), (3, (4, 5))), ((6, (1, 7)), (8, (9, (1, 10)))))
-TREE_B = (((1, 2), ((3, 4), 5)), (((6, 1), 7), ((8, 9), (1, 10))))
+# two parse trees of the same six words, bracketed differently
+TREE_A = ((1, 2), (3, (4, (1, 5))))
+TREE_B = (((1, 2), 3), ((4, 1), 5))
 
 
 def treenet_case(tree=TREE_A):

@@ -416,8 +416,8 @@ def map_boxes(drawn: dot.Drawing) -> list[tuple[tuple[str, ...], str]]:
     ("a GPT of six Blocks: one roll", "gpt", {"n_layer": 6}, 150, ()),
     ("a GPT of six Blocks, the roll and a Block opened", "gpt", {"n_layer": 6}, 150,
      ("roll:GPT / h.0 \u00b7 Block", "scope:GPT / h.2 \u00b7 Block")),
-    ("a TreeNet: its tree of calls", "treenet", {}, 40, ()),
-    ("a TreeNet, a call opened", "treenet", {}, 40,
+    ("a TreeNet: its tree of calls", "treenet", {}, 20, ()),
+    ("a TreeNet, a call opened", "treenet", {}, 20,
      ("scope:TreeNet / TreeNet call 2.2",)),
 ])
 @needs_node[0]
@@ -462,26 +462,28 @@ def test_a_transformer_shows_its_blocks_and_rolls_many_alike_into_one_box():
     four = dot.drawing(real_model("gpt"))
     assert [label for _, label in map_boxes(four)] == [
         "wte \u00b7 2 nodes", "wpe \u00b7 2 nodes",
-        *[f"h.{k} \u00b7 Block \u00b7 4 modules \u00b7 59 nodes" for k in range(4)],
+        *[f"h.{k} \u00b7 Block \u00b7 4 modules \u00b7 60 nodes" for k in range(4)],
         "ln_f \u00b7 3 nodes", "lm_head \u00b7 5 nodes"]
     six = dot.drawing(real_model("gpt", n_layer=6))
-    assert "\u00d76 Block \u00b7 h.0 \u2013 h.5 \u00b7 354 nodes" in [label for _, label
+    assert "\u00d76 Block \u00b7 h.0 \u2013 h.5 \u00b7 360 nodes" in [label for _, label
                                                                      in map_boxes(six)]
     assert any(box.attrs.get("shape") == "box3d" for box in six.boxes), "drawn as a stack"
 
 
 def test_a_recursion_is_drawn_as_its_tree_of_calls():
-    """TreeNet over ten words: in the map each call is a box with its depth, in the first
+    """TreeNet over six words: in the map each call is a box with its depth, in the first
     call's cluster, which says how far the recursion went; drawn whole, the calls are clusters
-    side by side, not nested twenty deep."""
+    side by side, not nested ten deep."""
     rec = real_model("treenet", backward=True)
-    drawn = dot.drawing(rec, collapse_over=40)
+    drawn = dot.drawing(rec, collapse_over=20)
     calls = [box.label for box in drawn.boxes if box.label[0].startswith("call ")]
-    assert len(calls) == 22 and ["call 1.2.2", "depth 3 \u00b7 4 nodes"] in calls
-    assert max(int(lines[1].split()[1]) for lines in calls) == 5
-    assert 'label="TreeNet \u00b7 recursion: 22 calls, 5 deep"' in drawn.dot
+    assert len(calls) == 10 and ["call 2.2.2", "depth 3 \u00b7 4 nodes"] in calls
+    assert max(int(lines[1].split()[1]) for lines in calls) == 4
+    assert 'label="TreeNet \u00b7 recursion: 10 calls, 4 deep"' in drawn.dot
+    # the weights every word's call reads: their edges left out of the map, the box says so
+    assert ["embed \u00b7 1 node \u00b7 read by 6 boxes"] in [box.label for box in drawn.boxes]
     whole = dot.drawing(rec)
     titles = re.findall(r'graph \[label="([^"]*)"', whole.dot)
-    assert "TreeNet call 1.2.2" in titles and "embed" in titles
+    assert "TreeNet call 2.2.2" in titles and "embed" in titles
     assert all(box.scope[:1] in ((), ("TreeNet",)) and len(box.scope) <= 3
                for box in whole.boxes), "calls flattened into one level"

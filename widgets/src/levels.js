@@ -31,9 +31,10 @@
 //   level is 15 boxes in a chain, which fits a 600 px pane at 9 px labels only so. A call's
 //   box is narrow instead, two short lines ("call 1.2", "depth 2 · 6 nodes"): a tree of calls
 //   is wide, ten words are ten boxes side by side.
-// - Shared weights. The weights a recursion's calls all read (its `combine` layer's) are in
-//   the box of their module; the edges from a box holding only parameters to FAN_OUT boxes or
-//   more are left out of the map (structure.js), or the tree would be lost under them.
+// - Shared weights. The weights a recursion's calls all read (its `embed` layer's) are in the
+//   box of their module; the edges from a box holding only parameters to FAN_OUT boxes or more
+//   are left out of the map (structure.js), or the tree would be lost under them, and the box
+//   says instead how many read it: "embed · 1 node · read by 6 boxes".
 // - A rolled-up loop (structure.js NOTE [roll-up]) stays only in the open part of the map: a
 //   loop inside a closed box is in that box.
 

@@ -62,6 +62,7 @@ export const COMPACT_VALUES = 1;
  *   title?: string,         a group's first line (for the notes)
  *   key?: string,           a group's key in `expanded` (l<id>, "scope:<path>", "roll:<path>")
  *   output?: number,        a module's box: the node whose value leaves it (levels.js)
+ *   style?: string,         a group's attribute body
  * }} Box
  * @typedef {{name: string, src: string, dst: string, sources: number[], label?: string}} BoxEdge
  *   label: the shape flowing out of a module's box (NOTE [shapes on edges])
@@ -207,12 +208,15 @@ export function buildStructure(timeline, opts) {
   /** @type {Box[]} */
   const groups = [];
   const taken = new Set();
-  const groupBox = (/** @type {string} */ name, /** @type {"loop"|"scope"} */ kind, /** @type {string[]} */ lines, /** @type {number[]} */ members, /** @type {string} */ style) => {
+  const statementOf = (/** @type {string} */ name, /** @type {string[]} */ lines, /** @type {string} */ style) => {
     const label = lines.map((l) => escape(l, maxChars)).join("\\n");
+    return `${name} [label="${label}"${style ? `, ${style}` : ""}];`;
+  };
+  const groupBox = (/** @type {string} */ name, /** @type {"loop"|"scope"} */ kind, /** @type {string[]} */ lines, /** @type {number[]} */ members, /** @type {string} */ style) => {
     const first = Math.min(...members.map((id) => order.get(id) ?? Infinity));
     return {
-      name, kind, members, scope: [], lines, gradLine: -1, savedLine: -1, title: lines[0], order: first,
-      statement: `${name} [label="${label}"${style ? `, ${style}` : ""}];`,
+      name, kind, members, scope: [], lines, gradLine: -1, savedLine: -1, title: lines[0], order: first, style,
+      statement: statementOf(name, lines, style),
     };
   };
 
@@ -311,16 +315,24 @@ export function buildStructure(timeline, opts) {
   const readers = new Map();
   for (const e of edgeMap.values()) readers.set(e.src, (readers.get(e.src) || 0) + 1);
   const fanOut = vocabulary.fan_out ?? FAN_OUT;
-  // levels.js NOTE [map], shared weights: in a map, no edges from weights read all over
+  // levels.js NOTE [map], shared weights: in a map, no edges from a box of weights read all over
   const weights = (/** @type {BoxEdge} */ e) => e.sources.every((id) => (timeline.nodes.get(id) || {}).kind === "parameter");
-  const edges = [...edgeMap.values()].filter((e) => !(map && (readers.get(e.src) || 0) >= fanOut && weights(e)));
+  const kindOf = new Map(boxes.map((b) => [b.name, b.kind]));
+  const shared = (/** @type {BoxEdge} */ e) => map && kindOf.get(e.src) === "scope" && (readers.get(e.src) || 0) >= fanOut && weights(e);
+  const edges = [...edgeMap.values()].filter((e) => !shared(e));
+  for (const box of boxes) {
+    const left = box.kind === "scope" ? [...edgeMap.values()].filter((e) => e.src === box.name && shared(e)).length : 0;
+    if (!left) continue; // else it says who reads it, its edges left out
+    const at = box.lines.length - 1;
+    box.lines = box.lines.map((line, i) => (i === at ? line.replace(/( \u00B7 click to open)?$/, ` \u00B7 read by ${left} boxes$1`) : line));
+    box.statement = statementOf(box.name, box.lines, box.style || "");
+  }
   // NOTE [shapes on edges] An edge leaving a module's box carries the shape of the tensor that
   // flows along it (a node's label shows its own shape already). The widget writes it beside
   // the edge once the drawing is laid out (view.js labelEdges), not as a Graphviz label: a
   // labelled edge takes a rank of its own, and ranks are then doubled across the whole
   // drawing (ResNet-18's map went from 604 to 811 pt tall, unreadable in a 600 px pane). A
   // static picture, which scrolls, has them as Graphviz labels (dot.py `_edges`).
-  const kindOf = new Map(boxes.map((b) => [b.name, b.kind]));
   for (const e of edges) {
     if (kindOf.get(e.src) !== "scope") continue;
     const text = edgeShape(e.sources.map((id) => timeline.nodes.get(id)));
@@ -329,6 +341,7 @@ export function buildStructure(timeline, opts) {
 
   const lines = ["digraph dyngraph {", ...(opts.lines || []).map(String)];
   if (opts.rankdir === "LR") lines.push('  graph [rankdir="LR"];');
+  if (map && vocabulary.map_graph) lines.push(`  graph [${vocabulary.map_graph}];`); // NOTE [shapes on edges]
   /** @type {Map<string, string[]>} cluster title -> the boxes inside it (at any depth) */
   const clusters = new Map();
   lines.push(...clusterStatements(boxes, indices, clusterTitles(tree), vocabulary, clusters));

@@ -207,6 +207,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     activeName: /** @type {string|null} */ (null),
     /** a small graph's numbers (NOTE [numbers]) would make it unreadable at fit: compact */
     numbersTooBig: false,
+    /** the next layout is the view's own answer to an unreadable drawing: no NOTE [rate] wait */
+    hurry: false,
     /** drawn as a map of the modules, because the whole drawing would be unreadable at fit
      * (levels.js NOTE [map]; past collapse_over the structure is a map by itself) */
     map: false,
@@ -357,7 +359,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
         // the page at least twice that long between two layouts.
         // A layout the learner asked for (NOTE [busy]) does not wait: the learner is waiting.
         const wait = state.layoutEnded + 2 * state.layoutMs - performance.now();
-        if (wait > 0 && state.renderedDot !== null && !state.busy) await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 1000)));
+        if (wait > 0 && state.renderedDot !== null && !state.busy && !state.hurry) await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 1000)));
+        state.hurry = false;
         if (state.disposed) return;
         try {
           const started = performance.now();
@@ -427,8 +430,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       text.setAttribute("class", "dg-edge-shape");
       text.setAttribute("font-size", String(size));
       text.setAttribute("text-anchor", turned() ? "middle" : "start");
-      text.setAttribute("x", String(turned() ? mid.x : mid.x + 4));
-      text.setAttribute("y", String(turned() ? mid.y - 3 : mid.y + size * 0.35));
+      // beside the edge: right of it, vertically centred; turned, above the boxes it joins
+      text.setAttribute("x", String(turned() ? mid.x : mid.x + 5));
+      text.setAttribute("y", String(turned() ? mid.y - size : mid.y + size * 0.35));
       setText(text, edge.label);
       item.el.appendChild(text);
     }
@@ -510,11 +514,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   }
 
   /**
-   * NOTE [readable] in structure.js: when the whole drawing fitted into the pane would have
-   * labels under READABLE_PX, first turn it (NOTE [turn]), then drop the numbers a small graph
-   * shows unasked (NOTE [numbers]; not a graph of scalars, whose numbers are the point), then
-   * draw the map of its modules (levels.js NOTE [map]; once: the learner opens its boxes by a
-   * click), and lay out again. True when it did.
+   * NOTE [readable] When the whole drawing fitted into the pane would have labels under
+   * READABLE_PX: a drawing of modules becomes their map (levels.js NOTE [map]; once: the
+   * learner opens its boxes by a click), after dropping the numbers a small graph shows unasked
+   * (NOTE [numbers]; not a graph of scalars, whose numbers are the point); any other is first
+   * turned (NOTE [turn]), then loses those numbers. Each is one more layout, laid out at once
+   * (`hurry`: no NOTE [rate] wait, the learner is looking at an unreadable drawing); a map
+   * stays as it is. True when it asked for a layout.
    *
    * NOTE [turn] A drawing that would be unreadable fitted into the pane, limited along its
    * ranks (laid out top to bottom, its height the limit: a long chain such as micrograd's
@@ -536,30 +542,39 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       state.turnFrom = null;
       if (whole.scale < before.scale) {
         state.rankdir = before.rankdir; // back to a layout the renderer has kept
+        state.hurry = true;
         update();
         return true;
       }
     }
-    if (state.map || whole.scale >= readableScale()) return false;
+    if (state.map || s.map || whole.scale >= readableScale()) return false;
+    const numbers = state.detail === null && detailShown() && !scalarGraph();
+    if (s.mappable) {
+      // a drawing of modules: its map, one layout (the numbers of a small one go first)
+      if (numbers) state.numbersTooBig = true;
+      else state.map = true;
+      state.hurry = true;
+      update();
+      return true;
+    }
     const tall = state.size.height * room.width > state.size.width * room.height;
     const structure = s.dot.replace(TURNED_LINE, "");
     if (tall !== turned() && !state.turnTried.includes(structure) && s.boxes.length <= TURN_UP_TO) {
       state.turnTried = [...state.turnTried.slice(-7), structure];
       state.turnFrom = { scale: whole.scale, rankdir: state.rankdir };
       state.rankdir = turned() ? "TB" : "LR";
+      state.hurry = true;
       update();
       return true;
     }
-    if (state.detail === null && detailShown() && !scalarGraph()) {
+    if (numbers) {
       // numbers the learner did not ask for, too big for the pane: compact labels first
       state.numbersTooBig = true;
+      state.hurry = true;
       update();
       return true;
     }
-    if (!s.mappable || s.map) return false;
-    state.map = true;
-    update();
-    return true;
+    return false;
   }
 
   /** Is the drawing laid out left to right (NOTE [turn])? */

@@ -141,8 +141,9 @@ test("a recursion is drawn as its tree of calls: a box per call, with its depth,
   assert.equal(name("call 1.2"), s.boxes.find((b) => b.lines[0] === "call 1.2")?.name);
   assert.ok(s.edges.some((e) => e.src === name("call 1.2") && e.dst === name("call 1")));
   assert.ok(s.edges.some((e) => e.src === name("call 1") && e.dst === "n10"));
-  const embed = /** @type {any} */ (s.boxes.find((b) => b.key === `scope:${T} / embed`)).name;
-  assert.ok(!s.edges.some((e) => e.src === embed), "the shared weight's edges are left out of the map");
+  const embed = /** @type {any} */ (s.boxes.find((b) => b.key === `scope:${T} / embed`));
+  assert.ok(!s.edges.some((e) => e.src === embed.name), "the shared weight's edges are left out of the map");
+  assert.deepEqual(embed.lines, [`embed ${DOT} 1 node ${DOT} read by 6 boxes ${DOT} click to open`], "and it says so");
   assert.match(s.dot, new RegExp(`label="${T} ${DOT} recursion: 8 calls, 2 deep"`));
   // in the full drawing the calls are clusters side by side in the first call's
   const full = buildStructure(tl, {});

@@ -78,7 +78,8 @@ export const COMPACT_VALUES = 1;
  *   clusters: Map<string, string[]>, hidden: number, loops: Loop[],
  *   groups: Group[],
  *   map: boolean,           drawn as a map of the modules (levels.js NOTE [map])
- *   mappable: boolean,      some node is in a scope: a map would change the drawing
+ *   mappable: boolean,      the view may draw it as a map when unreadable: some node is in a
+ *                           scope, and no loop is rolled up
  * }} Structure
  * @typedef {{
  *   key: string, title: string,
@@ -232,8 +233,11 @@ export function buildStructure(timeline, opts) {
   const maxNodes = Math.max(1, Math.floor(opts.maxNodes ?? Infinity));
   const loopOpened = loops.some((loop) => expanded.has(loop.key) || (opened.get(loop.key) || 0) > 0);
   const rolledUp = loops.reduce((sum, loop) => sum + loop.members.length - 1, 0);
-  const mappable = nodes.some((n) => n.scope.length > 0);
-  const map = mappable && (Boolean(opts.map) || (!loopOpened && nodes.length - rolledUp > Math.min(collapseOver, maxNodes)));
+  const scoped = nodes.some((n) => n.scope.length > 0);
+  const map = scoped && (Boolean(opts.map) || (!loopOpened && nodes.length - rolledUp > Math.min(collapseOver, maxNodes)));
+  // the view maps an unreadable drawing only without a loop in it: every iteration of an RNN
+  // is in its cell's scope, and the cell's box would swallow the loop (view.js NOTE [readable])
+  const mappable = scoped && loops.length === 0;
   const { boxes: mapBoxes, opened: mapOpened, tree } = map
     ? moduleMap(nodes, timeline.edges.values(), expanded, vocabulary.min_alike ?? MIN_ALIKE)
     : { boxes: [], opened: [], tree: scopeTree(nodes) };

@@ -170,6 +170,7 @@ test("a map keeps a loop only where it is drawn open; a loop over several module
   const tl = timeline(spec);
   const free = buildStructure(tl, {});
   assert.equal(free.loops.length, 1);
+  assert.equal(free.mappable, false, "unreadable, it is not mapped by the view: the cell's box would swallow the loop");
   assert.ok(free.boxes.some((b) => b.kind === "loop"));
   const mapped = buildStructure(tl, { map: true });
   assert.deepEqual(mapped.boxes.filter((b) => b.kind !== "node").map((b) => [b.kind, b.lines]),

@@ -108,7 +108,7 @@ from typing import Any
 
 from . import events
 from .extras import needs
-from .nn.module import call_label, is_call_label, scope_label
+from .nn.module import scope_label
 from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
 from .tensor import new_node_id
 from .thread_state import this_thread
@@ -892,14 +892,15 @@ def _enter_module(module: Any, args: Any) -> None:
     if any(running is module for running in _module_stack):
         # a recursion: each call is a scope of its own (nn/module.py NOTE [scopes])
         _calls_made[-1] += 1
-        label = call_label(_calls_made[-1], type(module).__name__)
+        label = events.call_label(_calls_made[-1], type(module).__name__)
     else:
         label = _module_label(module, _module_stack[-1] if _module_stack else None)
     _module_stack.append(module)
     _calls_made.append(0)
     _module_path.append(label)
     # a module's weights belong to the module, not to the call of a recursion that first ran it
-    path = this_thread.state.scope + tuple(p for p in _module_path if not is_call_label(p))
+    path = this_thread.state.scope + tuple(
+        p for p in _module_path if not events.is_call_label(p))
     for tensors in (module._parameters, module._buffers):
         for tensor_name, tensor in tensors.items():
             if tensor is not None and tensor not in _names:

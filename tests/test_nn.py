@@ -606,11 +606,14 @@ def test_each_call_of_a_recursion_is_a_scope_of_its_own():
                 return dg.tensor([[float(tree), 1.0]])
             return self.combine(dg.cat([self(tree[0]), self(tree[1])], axis=1)).tanh()
 
-    nodes = _scopes_by_op(lambda: Tree()(((1, 2), 3)))
+    model = Tree()  # made before listening: its parameters are announced where they are read
+    nodes = _scopes_by_op(lambda: model(((1, 2), 3)))
     scopes = {scope for op, scope in nodes if op not in ("leaf", "parameter", "constant")}
     call = "call {} \u00b7 Tree".format
     assert scopes == {("Tree",), ("Tree", "combine"), ("Tree", call(1)),
                       ("Tree", call(1), "combine")}, scopes
+    # its weights belong to the module, not to the call that read them first
+    assert {scope for op, scope in nodes if op == "parameter"} == {("Tree", "combine")}
     assert dg.events.current_scope() == () and this_thread.state.calls == []
 
 

@@ -29,9 +29,9 @@ owner's forward goes through) is named under the container's name, as PyTorch's
 the scope ``("MLP", "fc1")`` and diagrams can draw (or collapse) them as one box. A module
 registered in two parents keeps the name of the latest registration. A module called again while
 its own forward runs (a recursion over a tree) is scoped by the call: the running call's first
-such call is "call 1 · TreeNet", its second "call 2 · TreeNet" (``call_label``), so the scopes
-nest as the calls do and a diagram can draw the tree of calls (widgets/src/structure.js NOTE
-[recursion]).
+such call is "call 1 · TreeNet", its second "call 2 · TreeNet" (``events.call_label``), so the
+scopes nest as the calls do and a diagram can draw the tree of calls (widgets/src/levels.js
+NOTE [map]); its parameters keep their module's own scope.
 
 NOTE [saving] ``save`` / ``load`` go through numpy's ``.npz`` format (a zip of plain arrays) and
 never through pickle: loading a file from someone else must not run their code. ``np.load`` is
@@ -41,7 +41,6 @@ always called with ``allow_pickle=False``, which refuses pickled files and objec
 from __future__ import annotations
 
 import os
-import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
@@ -128,7 +127,7 @@ class Module:
         name = self._scope_name or type(self).__name__
         if any(running is self for running, _ in calls):
             calls[-1][1] += 1  # a recursion: each call is a scope of its own (NOTE [scopes])
-            name = call_label(calls[-1][1], type(self).__name__)
+            name = events.call_label(calls[-1][1], type(self).__name__)
         calls.append([self, 0])
         try:
             with events.scope(name):
@@ -517,22 +516,6 @@ def scope_label(path: str, class_name: str) -> str:
     class after a bare position (NOTE [scopes]): "fc1", "0 · Linear", "rnn.0 · LSTMCell".
     dyngraph.torch names PyTorch's modules by the same rule."""
     return f"{path} \u00b7 {class_name}" if path.rsplit(".", 1)[-1].isdigit() else path
-
-
-_CALL_LABEL = re.compile("^call [0-9]+ \u00b7 ")
-
-
-def is_call_label(name: str) -> bool:
-    """Is ``name`` the scope of a recursive call (``call_label``)?"""
-    return _CALL_LABEL.match(name) is not None
-
-
-def call_label(number: int, class_name: str) -> str:
-    """The scope of a module called again while its forward runs (a recursion, NOTE [scopes]):
-    the ``number``-th such call made by the running call, "call 1 · TreeNet", "call 2 ·
-    TreeNet". Each call is a scope of its own, so the drawings can show the tree of calls; the
-    same name for every call would merge the two halves of a parse tree into one scope."""
-    return f"call {number} \u00b7 {class_name}"
 
 
 def _calls_no_children(module: Module) -> bool:

@@ -4,7 +4,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createView } from "../src/view.js";
+import { createView, MAP_BUTTONS_UP_TO } from "../src/view.js";
 import { dom, fakeModel, sample, stubRenderer } from "./helpers.js";
 
 /**
@@ -74,12 +74,18 @@ test("a box of the map opens in place with the busy sign, shows its module, and 
   cleanup();
 });
 
-test("a drawing unreadable at fit becomes a map once, and its boxes open by a click", async () => {
-  const { view, cleanup } = setup();
+test("a map of a few boxes has a button for each in the groups bar; of many, only roll-ups", async () => {
+  const { root, view, cleanup } = setup();
   await view.scheduler.idle();
   const s = /** @type {any} */ (view.state.drawn);
-  // few boxes: the groups bar has a button for each (past MAP_BUTTONS_UP_TO they open by a click)
   assert.deepEqual(s.groups.map((/** @type {any} */ g) => g.title), ["layer1", "act"]);
   assert.equal(view.state.map, false, "the structure drew a map by itself, past collapse_over");
+  const buttons = () => [...root.querySelectorAll(".dg-groups button")].map((b) => b.textContent);
+  assert.deepEqual(buttons(), ["expand: layer1", "expand: act"], `at most ${MAP_BUTTONS_UP_TO}: a button each`);
+  // many boxes (ResNet-18's map has ten): they say "click to open", the bar stays short
+  const many = { ...s, groups: Array.from({ length: MAP_BUTTONS_UP_TO + 1 }, (_, k) => ({ key: `scope:M / m${k}`, title: `m${k}`, expanded: false, loop: false, opened: 0, iterations: 0 })) };
+  view.state.drawn = many;
+  view.step(0);
+  assert.deepEqual(buttons(), []);
   cleanup();
 });

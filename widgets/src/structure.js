@@ -4,7 +4,7 @@
 // NOTE [layout once] A playback step only changes which nodes are visible, which have a
 // gradient, which are freed and which edge carries the newest gradient. None of that moves a
 // box, so Graphviz lays out the *whole* recording once (every node of the timeline, with loops
-// rolled up, scopes collapsed past a threshold and the budget applied), and each position of
+// rolled up, a map of the modules past a threshold and the budget applied), and each position of
 // the timeline is a restyle of that drawing (view.js `restyle`): classes and a few text lines
 // on the g.node / g.edge elements, found by their Graphviz names (n7, n3->n7, l12, s0, hidden).
 // The layout runs again only when the structure changes: new data while a cell runs, the

@@ -420,7 +420,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
    * @param {import("./structure.js").Structure} s
    */
   function labelEdges(s) {
-    const size = state.labelUnits = smallestFont(graphEl.querySelector("svg") || graphEl);
+    const size = smallestFont(graphEl.querySelector("svg") || graphEl);
     for (const edge of s.edges) {
       const item = edge.label ? state.elements.get(edge.name) : undefined;
       const path = item ? /** @type {SVGPathElement|null} */ (item.el.querySelector("path")) : null;

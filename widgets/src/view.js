@@ -1218,7 +1218,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       clear(inspectorBody);
       inspectorBody.appendChild(make(doc, "div", {
         className: "dg-muted",
-        text: "Click a node to see its op, shape, values, gradient, saved bytes, source line and local derivative rule.",
+        text: "Click a node to see its op, shape, values, gradient, saved bytes, source line and local derivative rule; "
+          + "a box, to open it and see its module's output and gradient.",
       }));
       return;
     }

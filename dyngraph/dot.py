@@ -90,8 +90,8 @@ DETAIL_MAX_NODES = 12
 # four-digit numbers made a lesson's 12-node MLP 2,191 px wide, three keep it within a notebook.
 DETAIL_VALUES = 3
 DEFAULT_MAX_NODES = 200  # the node budget of one diagram
-# Past this many boxes every top-level scope (nn.Module, dg.scope) becomes one box: the live
-# view's default too (GraphView(collapse_over=...), sent in its options).
+# Past this many boxes the drawing is a map of the modules, one level at a time (NOTE [map]):
+# the live view's default too (GraphView(collapse_over=...), sent in its options).
 COLLAPSE_OVER = 150
 
 # ----------------------------------------------------------------------------- escaping
@@ -219,12 +219,15 @@ class _Box:
     members: list[int] = field(default_factory=list)
     statement: str = ""  # the DOT statement, when already made
     kind: str = "node"  # "node", "loop", "scope" or "hidden" (widgets/src/structure.js Box.kind)
+    mark: dict[str, str] = field(default_factory=dict)  # dg.diff: drawn on top (_mark_groups)
 
     def dot(self) -> str:
         if self.statement:
             return self.statement
         label = "\\n".join([escape(line) for line in self.label])
-        return f'{self.name} [label="{label}", {_attribute_list(tuple(self.attrs.items()))}];'
+        body = _attribute_list(tuple(self.attrs.items()))
+        mark = f" [{_attribute_list(tuple(self.mark.items()))}]" if self.mark else ""
+        return f'{self.name} [label="{label}", {body}]{mark};'
 
 
 def graph_header(rankdir: str = "TB", title: str | None = None, *, compact: bool = False
@@ -288,13 +291,15 @@ def node_statement(
     return " ".join(parts) + ";"
 
 
-def edge_statement(src: str, dst: str, grad_norm: float | None = None, shared: bool = False
-                   ) -> str:
+def edge_statement(src: str, dst: str, grad_norm: float | None = None, shared: bool = False,
+                   label: str = "") -> str:
     """``src -> dst [...]``; with the gradient flowing back along it, its colour and width;
-    ``shared``: from an input read by many ops (NOTE [reading order])."""
+    ``shared``: from an input read by many ops (NOTE [reading order]); ``label``: the shape
+    flowing out of a module's box (NOTE [map])."""
     body = ", ".join(part for part in (
         SHARED_EDGE_BODY if shared else "",
-        "" if grad_norm is None else _GRAD_EDGE_BODIES[magnitude_level(grad_norm)]) if part)
+        "" if grad_norm is None else _GRAD_EDGE_BODIES[magnitude_level(grad_norm)],
+        f'label="{escape(label)}", {_EDGE_LABEL_BODY}' if label else "") if part)
     return f"{src} -> {dst} [{body}];"
 
 
@@ -317,9 +322,12 @@ def to_dot(model: Graph, **options: Any) -> str:
     rankdir                   "TB" (inputs on top) or "LR" (inputs on the left)
     collapse                  True: every top-level scope (dg.scope, nn.Module) becomes one box;
                               a name or tuple of names: just those scopes
-    max_nodes                 the budget: past it, scopes are collapsed, then the oldest nodes are
-                              hidden behind one "N nodes hidden" note
-    collapse_over             past this many boxes, every top-level scope becomes one box
+    max_nodes                 the budget: past it, the drawing is a map of the modules, then the
+                              oldest boxes are hidden behind one "N nodes hidden" note
+    collapse_over             past this many boxes, the drawing is a map of the modules, one
+                              level at a time (NOTE [map])
+    expanded                  keys of the map's boxes drawn open, as the live view names them:
+                              "scope:ResNet / layer1", "roll:GPT / h.0 · Block"
     summarize_loops           repeated iterations of the same lines are drawn once, first and last,
                               with a note for the ones between
     marks, edge_marks         node id (or (src, dst)) -> "only in A" / "only in B" (dg.diff)
@@ -338,6 +346,7 @@ class Drawing:
     edges: list[tuple[str, str]]
     styles: tuple[str, ...]
     detail: bool
+    labels: dict[tuple[str, str], str] = field(default_factory=dict)  # edge -> shape on it
 
 
 def drawing(
@@ -355,6 +364,7 @@ def drawing(
     title: str | None = None,
     detail: bool | None = None,
     collapse_over: int = COLLAPSE_OVER,
+    expanded: tuple[str, ...] | list[str] | frozenset[str] = (),
 ) -> Drawing:
     """The diagram of ``to_dot`` (the options are listed there) with what it is made of (see
     Drawing)."""
@@ -372,8 +382,8 @@ def drawing(
     owner: dict[int, str] = {}  # model node id -> the DOT name of the box that shows it
     boxes: list[_Box] = []
 
-    hidden_groups = _plan_hiding(nodes, model, collapse, max_nodes, summarize_loops,
-                                 collapse_over)
+    hidden_groups, mapped = _plan_hiding(nodes, model, collapse, max_nodes, summarize_loops,
+                                         collapse_over, frozenset(expanded))
     for group in hidden_groups:
         boxes.append(group)
         for member in group.members:
@@ -389,12 +399,15 @@ def drawing(
         if node.id not in consumed:
             statement = statement[:-1] + " " + OUTPUT_ATTRIBUTES + ";"
         text = _label_lines(node, values, grads, shapes, node.anomaly, limit, cut)
-        boxes.append(_Box(f"n{node.id}", text, {}, node.scope, [node.id], statement))
+        boxes.append(_Box(f"n{node.id}", text, {}, display_path(node.scope), [node.id],
+                          statement))
+    if marks:
+        _mark_groups(boxes, marks)
 
+    edges = _edges(model, nodes, owner, grads, edge_marks or {}, boxes, mapped)
     lines = ["digraph dyngraph {", *graph_header(rankdir, title, compact=not detail)]
-    lines.extend(_clusters(boxes, compact=not detail))
-    edges = _edges(model, nodes, owner, grads, edge_marks or {})
-    lines.extend(line for line, _ in edges)
+    lines.extend(_clusters(boxes, _cluster_titles(_scope_tree(nodes)), compact=not detail))
+    lines.extend(line for line, _, _ in edges)
     if model.dropped_nodes:  # NOTE: in a learner's words, what ran and is in no picture
         kept = _count_nodes(len(model.nodes))
         label = (f"{_count_nodes(model.dropped_nodes)} not recorded\n(they ran, but the recording"
@@ -405,7 +418,8 @@ def drawing(
     lines.append("}")
     styles = _styles_drawn(model, boxes, owner, grads, limit,
                            {**(marks or {}), **(edge_marks or {})})
-    return Drawing("\n".join(lines) + "\n", boxes, [pair for _, pair in edges], styles, detail)
+    return Drawing("\n".join(lines) + "\n", boxes, [pair for _, pair, _ in edges], styles, detail,
+                   {pair: label for _, pair, label in edges if label})
 
 
 def shape_known(is_op: bool, dtype: str, shape: tuple | None) -> bool:
@@ -488,6 +502,13 @@ HIDDEN_STYLE = {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "co
 GROUP_STYLE = {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": LIGHT_GREY,
                "color": GREY}
 LOOP_STYLE = {"shape": "box3d", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY}
+# A box of the map (NOTE [map]) has one line: no taller than it needs (the compact node height
+# is 0.3 in), so a chain of them fits a pane; and the live map's ranks leave room for the
+# shape the widget writes beside each edge (widgets/src/structure.js NOTE [shapes on edges]).
+MAP_BOX_STYLE = {"height": "0.22"}
+MAP_GRAPH_STYLE = {"ranksep": "0.25"}
+# The shape written on an edge leaving a module's box, in the labels' font (NOTE [map]).
+EDGE_LABEL_STYLE = {"fontname": "Helvetica", "fontsize": "10", "fontcolor": "#555555"}
 
 
 def _body(style: dict[str, str]) -> str:
@@ -499,6 +520,7 @@ _SAVED_BODY = _body(SAVED_STYLE)
 _FREED_BODIES = {kind: _body(style) for kind, style in FREED_STYLES.items()}
 _ANOMALY_BODY = _body(ANOMALY_STYLE)
 _CLUSTER_BODY = _body(CLUSTER_STYLE)
+_EDGE_LABEL_BODY = _body(EDGE_LABEL_STYLE)
 _GRAD_EDGE_BODIES = [
     _body({"color": colour, "penwidth": str(1 + level * 0.75)})
     for level, colour in enumerate(GRAD_SCALE)
@@ -520,6 +542,10 @@ def vocabulary() -> dict[str, Any]:
         "hidden": _body(HIDDEN_STYLE),
         "group": _body(GROUP_STYLE),
         "loop": _body(LOOP_STYLE),
+        "map_box": _body(MAP_BOX_STYLE),  # NOTE [map]
+        "map_graph": _body(MAP_GRAPH_STYLE),
+        "edge_label": _EDGE_LABEL_BODY,
+        "min_alike": MIN_ALIKE,
         "compact_values": COMPACT_VALUES,
         "max_label_chars": MAX_LABEL_CHARS,
         "min_repeats": MIN_REPEATS,  # NOTE [roll-up]
@@ -551,6 +577,7 @@ LEGEND = (
      "dark 10"),
     ("only in A", "only in A", "a node or edge of run A only"),
     ("only in B", "only in B", "a node or edge of run B only"),
+    ("differs", "differs inside", "a box holding nodes of run A only and of run B only"),
 )
 
 
@@ -586,6 +613,7 @@ def legend(styles: tuple[str, ...]) -> list[dict[str, Any]]:
                       "scale": list(GRAD_SCALE)},
         "only in A": look("ellipse", op, MARK_STYLES["only in A"]),
         "only in B": look("ellipse", op, MARK_STYLES["only in B"]),
+        "differs": look("box", GROUP_STYLE, MARK_STYLES["differs"]),
     }
     return [{"key": key, "name": name, "help": help_text, **swatches[key]}
             for key, name, help_text in LEGEND if key in styles]
@@ -602,6 +630,10 @@ def _styles_drawn(
     for box in boxes:
         if box.kind in ("loop", "scope"):
             used.add("group")
+        if box.mark.get("color") == MARK_STYLES["differs"]["color"]:
+            used.add("differs")
+        elif box.mark:
+            used.add("only in A" if box.mark.get("color") == VERMILLION else "only in B")
         if box.kind != "node":
             continue
         node = model.nodes[box.members[0]]
@@ -630,6 +662,8 @@ def _styles_drawn(
 MARK_STYLES = {
     "only in A": {"color": VERMILLION, "penwidth": "2.5", "style": "dashed"},
     "only in B": {"color": BLUE, "penwidth": "2.5", "style": "bold"},
+    # a box holding nodes of both (dg.diff at every level): reddish purple, dashed
+    "differs": {"color": "#CC79A7", "penwidth": "2.5", "style": "dashed"},
 }
 
 
@@ -640,8 +674,10 @@ def _mark_body(node: Node, mark: str) -> str:
     return _body({**style, "style": f"{base},{style['style']}"})
 
 
-def _clusters(boxes: list[_Box], compact: bool = False) -> list[str]:
-    """Node statements, nested in one cluster per (non-collapsed) scope path."""
+def _clusters(boxes: list[_Box], titles: dict[tuple[str, ...], str], compact: bool = False
+              ) -> list[str]:
+    """Node statements, nested in one cluster per (non-collapsed) scope path (``titles``: the
+    cluster titles that say more than the scope's name, NOTE [map])."""
     lines: list[str] = []
     open_path: tuple[str, ...] = ()
     clusters = 0
@@ -657,7 +693,8 @@ def _clusters(boxes: list[_Box], compact: bool = False) -> list[str]:
             name = box.scope[len(open_path)]
             open_path = (*open_path, name)
             indent = "  " * len(open_path)
-            lines.extend(indent + line for line in cluster_header(clusters, name, compact))
+            lines.extend(indent + line for line in cluster_header(
+                clusters, titles.get(open_path, name), compact))
             clusters += 1
         lines.append("  " * (len(open_path) + 1) + box.dot())
     while open_path:
@@ -667,36 +704,70 @@ def _clusters(boxes: list[_Box], compact: bool = False) -> list[str]:
 
 
 def _edges(
-    model: Graph, nodes: list[Node], owner: dict[int, str], grads: bool, marks: dict
-) -> list[tuple[str, tuple[str, str]]]:
-    """Each edge between two boxes once: (its DOT statement, (source box, destination box)),
-    in the order the ops were made and each op's inputs in argument order (NOTE [reading
-    order]). An edge inside one group box, or from an input that was not recorded, is not
-    drawn."""
+    model: Graph, nodes: list[Node], owner: dict[int, str], grads: bool, marks: dict,
+    boxes: list[_Box] = (), mapped: bool = False,
+) -> list[tuple[str, tuple[str, str], str]]:
+    """Each edge between two boxes once: (its DOT statement, (source box, destination box),
+    the shape on it), in the order the ops were made and each op's inputs in argument order
+    (NOTE [reading order]). An edge inside one group box, or from an input that was not
+    recorded, is not drawn. An edge leaving a module's box is labelled with the shape flowing
+    along it (widgets/src/structure.js NOTE [shapes on edges]; a static picture scrolls, so
+    here they are Graphviz labels)."""
     by_id = {n.id: n for n in nodes}
     pairs: list[tuple[str, str, Any]] = []  # (source box, destination box, the model's edge)
-    seen = set()
+    sources: dict[tuple[str, str], list[int]] = {}
     for edge in model.edges:
         src, dst = owner.get(edge.src), owner.get(edge.dst)
-        if src is None or dst is None or src == dst or (src, dst) in seen:
+        if src is None or dst is None or src == dst:
             continue  # an input that was not recorded, or an edge inside one group
-        seen.add((src, dst))
-        pairs.append((src, dst, edge))
+        carried = sources.get((src, dst))
+        if carried is None:
+            sources[(src, dst)] = [edge.src]
+            pairs.append((src, dst, edge))
+        elif edge.src not in carried:
+            carried.append(edge.src)
     readers: dict[str, int] = {}
     for src, _, _ in pairs:
         readers[src] = readers.get(src, 0) + 1
+    modules = {box.name: box for box in boxes if box.kind == "scope"}
     lines = []
+    left_out: dict[str, int] = {}
     for src, dst, edge in pairs:
+        if mapped and readers[src] >= FAN_OUT and src in modules and all(
+                by_id[i].kind == PARAMETER for i in sources[(src, dst)] if i in by_id):
+            left_out[src] = left_out.get(src, 0) + 1  # NOTE [map], shared weights
+            continue
         node = by_id.get(edge.src)
         norm = node.grad_norm if grads and node is not None else None
-        statement = edge_statement(src, dst, norm, shared=readers[src] >= FAN_OUT)
+        label = edge_shape([by_id.get(i) for i in sources[(src, dst)]]) if src in modules else ""
+        statement = edge_statement(src, dst, norm, shared=readers[src] >= FAN_OUT, label=label)
         mark = marks.get((edge.src, edge.dst))
         if mark is not None:  # a second attribute list on top: this edge is in one run only
             style = (attributes(color=VERMILLION, style="dashed", penwidth="2")
                      if mark == "only in A" else attributes(color=BLUE, penwidth="2.5"))
             statement = statement[:-1] + " " + style + ";"
-        lines.append(("  " + statement, (src, dst)))
+        lines.append(("  " + statement, (src, dst), label))
+    for name, count in left_out.items():  # the box says who reads it, its edges left out
+        box = modules[name]
+        box.label = [*box.label[:-1], f"{box.label[-1]} \u00b7 read by {count} boxes"]
     return lines
+
+
+def edge_shape(sources: list[Node | None]) -> str:
+    """The text on an edge from the nodes it carries (widgets/src/structure.js ``edgeShape``):
+    the shape of the first whose shape is known, "(2, 64, 8, 8)", and "+2" when it carries
+    tensors of two other shapes."""
+    shapes: list[str] = []
+    for node in sources:
+        if node is None or node.shape is None or not shape_known(node.kind == OP, node.dtype,
+                                                                  node.shape):
+            continue
+        text = str(tuple(node.shape))
+        if text not in shapes:
+            shapes.append(text)
+    if not shapes:
+        return ""
+    return shapes[0] if len(shapes) == 1 else f"{shapes[0]} +{len(shapes) - 1}"
 
 
 def magnitude_level(norm: float) -> int:
@@ -720,23 +791,35 @@ def _plan_hiding(
     max_nodes: int,
     summarize_loops: bool,
     collapse_over: int = COLLAPSE_OVER,
-) -> list[_Box]:
-    """Group boxes that stand for several nodes: loop summaries, collapsed scopes, and the
-    honest "N nodes hidden" note that keeps a diagram within its budget of ``max_nodes``."""
+    expanded: frozenset[str] = frozenset(),
+) -> tuple[list[_Box], bool]:
+    """Group boxes that stand for several nodes: loop summaries, the boxes of the map of the
+    modules (or the scopes ``collapse`` names), and the honest "N nodes hidden" note that keeps
+    a diagram within its budget of ``max_nodes`` (widgets/src/structure.js buildStructure draws
+    the same); and whether the drawing is a map."""
     groups: list[_Box] = []
     taken: set[int] = set()
     grey = GROUP_STYLE
+    loops = _repeated_iterations(nodes, model) if summarize_loops else []
 
-    if summarize_loops:
-        for k, (lines, members) in enumerate(_repeated_iterations(nodes, model)):
+    # NOTE [map] (widgets/src/levels.js): past collapse_over boxes, counted with the loops
+    # rolled up, the modules one level at a time; a loop inside a closed box is in the box.
+    names = _collapsed_scopes(collapse) if collapse is not True else ()
+    rolled_up = sum(len(members) - 1 for _, members in loops)
+    mapped = (collapse is False or collapse is None) and any(n.scope for n in nodes) and \
+        len(nodes) - rolled_up > min(collapse_over, max_nodes)
+    if mapped:
+        for box in _module_map(nodes, model, expanded):
+            groups.append(box)
+            taken.update(box.members)
+    for k, (lines, members) in enumerate(loops):
+        if taken.isdisjoint(members):
             groups.append(_Box(f"l{k}", lines, LOOP_STYLE, (), members, kind="loop"))
             taken.update(members)
 
     visible = [n for n in nodes if n.id not in taken]
-    every_scope = tuple(dict.fromkeys(n.scope[0] for n in visible if n.scope))
-    names = every_scope if collapse is True else _collapsed_scopes(collapse)
-    if not names and len(visible) + len(groups) > min(collapse_over, max_nodes):
-        names = every_scope
+    if collapse is True:
+        names = tuple(dict.fromkeys(n.scope[0] for n in visible if n.scope))
     for k, scope_name in enumerate(names):
         members = [n.id for n in visible if n.scope and n.scope[0] == scope_name]
         if members:
@@ -746,10 +829,11 @@ def _plan_hiding(
 
     # Everything still visible, each group standing in for its members, in creation order.
     order = {n.id: n.order for n in nodes}
-    items: list[tuple[int, _Box | Node]] = [(order[g.members[0]], g) for g in groups]
+    items: list[tuple[int, _Box | Node]] = [
+        (min(order[m] for m in g.members), g) for g in groups]
     items += [(n.order, n) for n in nodes if n.id not in taken]
     if len(items) <= max_nodes:
-        return groups
+        return groups, mapped
     items.sort(key=lambda item: item[0])
     hidden_items = items[: len(items) - (max_nodes - 1)]  # keep the newest: nearest the loss
     hidden: list[int] = []
@@ -760,7 +844,224 @@ def _plan_hiding(
                            f"(the oldest: this picture draws at most {max_nodes} boxes)"],
                 {"shape": "note", "style": "filled", "fillcolor": LIGHT_GREY, "color": GREY},
                 (), hidden, kind="hidden")
-    return [*kept_groups, note]
+    return [*kept_groups, note], mapped
+
+
+# ----------------------------------------------------------------------------- the map
+
+# NOTE [map] A drawing too large to read is a map of the modules, one level at a time: each
+# child scope of an open scope a box, MIN_ALIKE or more alike siblings one stacked box ("×12
+# Block"), a recursion drawn as its tree of calls. The rule is written out, with its reasons,
+# in widgets/src/levels.js NOTE [map]; this is its port for the static pictures, and
+# tests/test_static_pictures.py holds the two to one drawing.
+MIN_ALIKE = 5
+_CALL = re.compile("^call (\\d+) \u00b7 (.+)$")
+
+
+@dataclass
+class _Scope:
+    """A scope of the flattened tree (levels.js Entry): every node under it, its own nodes,
+    its children (in the order met), its depth in a recursion (0: not a call), and for a
+    recursion's first call how many calls it holds and how deep they go."""
+
+    path: tuple[str, ...]
+    depth: int = 0
+    members: list[Node] = field(default_factory=list)
+    direct: list[Node] = field(default_factory=list)
+    children: dict[str, _Scope] = field(default_factory=dict)
+    first: float = math.inf
+    calls: int = 0
+    deepest: int = 0
+
+
+def _display_steps(path: tuple[str, ...]) -> list[tuple[str, int]]:
+    """display_path with the depth in its recursion of each name (0: not a call)."""
+    out: list[tuple[str, int]] = []
+    chain: list[str] = []
+    for name in path:
+        call = _CALL.match(name)
+        if call is None:
+            chain = []
+            out.append((name, 0))
+            continue
+        if chain:
+            out.pop()
+        chain.append(call[1])
+        out.append((f"{call[2]} call {'.'.join(chain)}", len(chain)))
+    return out
+
+
+def display_path(path: tuple[str, ...]) -> tuple[str, ...]:
+    """Where a node of scope ``path`` is drawn: each chain of recursive calls ("call 1 ·
+    TreeNet", "call 2 · TreeNet") flattened into one name, "TreeNet call 1.2" (NOTE [map])."""
+    return tuple(name for name, _ in _display_steps(tuple(path)))
+
+
+def scope_class(name: str) -> str | None:
+    """The class of a scope named with one ("0 · Linear", "h.3 · Block"), else None."""
+    head, sep, cls = name.rpartition(" \u00b7 ")
+    return cls if sep else None
+
+
+def _scope_tree(nodes: list[Node]) -> _Scope:
+    """The scopes of ``nodes`` (in creation order) as a tree of display paths."""
+    root = _Scope(())
+    for node in nodes:
+        at = root
+        at.members.append(node)
+        at.first = min(at.first, node.order)
+        for name, depth in _display_steps(tuple(node.scope)):
+            child = at.children.get(name)
+            if child is None:
+                child = at.children[name] = _Scope((*at.path, name), depth)
+            at = child
+            at.members.append(node)
+            at.first = min(at.first, node.order)
+        at.direct.append(node)
+    stack = [root]
+    while stack:
+        at = stack.pop()
+        for child in at.children.values():
+            if child.depth > 0:
+                at.calls += 1
+                at.deepest = max(at.deepest, child.depth)
+            stack.append(child)
+    return root
+
+
+def _recursion_text(at: _Scope) -> str:
+    return f"recursion: {at.calls} call{'' if at.calls == 1 else 's'}, {at.deepest} deep"
+
+
+def _cluster_titles(root: _Scope) -> dict[tuple[str, ...], str]:
+    """The cluster titles that say more than a scope's name: a recursion's first call,
+    "TreeNet · recursion: 19 calls, 4 deep"."""
+    titles = {}
+    stack = [root]
+    while stack:
+        at = stack.pop()
+        if at.calls and at.path:
+            titles[at.path] = f"{at.path[-1]} \u00b7 {_recursion_text(at)}"
+        stack.extend(at.children.values())
+    return titles
+
+
+def _module_map(nodes: list[Node], model: Graph, expanded: frozenset[str] = frozenset()
+                ) -> list[_Box]:
+    """The boxes of the map (levels.js ``moduleMap``): every closed scope, or roll of alike
+    scopes, under an open one; ``expanded``: the keys of boxes drawn open."""
+    tree = _scope_tree(nodes)
+    boxes: list[tuple[float, _Box]] = []
+    stack = [tree]
+    while stack:
+        open_scope = stack.pop()
+        children = sorted(open_scope.children.values(), key=lambda c: c.first)
+        if len(children) == 1:  # the only child scope of an open scope opens too
+            stack.append(children[0])
+            continue
+        for run in _alike_runs(open_scope, children):
+            key = f"roll:{' / '.join(run[0].path)}"
+            if len(run) > 1 and key not in expanded:
+                boxes.append((run[0].first, _roll_box(open_scope, run, len(boxes))))
+                continue
+            for child in run:
+                if f"scope:{' / '.join(child.path)}" in expanded:
+                    stack.append(child)
+                else:
+                    boxes.append((child.first, _scope_box(open_scope, child, len(boxes))))
+    return [box for _, box in sorted(boxes, key=lambda item: item[0])]
+
+
+def _alike_runs(open_scope: _Scope, children: list[_Scope]) -> list[list[_Scope]]:
+    """The children of ``open_scope`` in runs: MIN_ALIKE or more consecutive alike scopes (the
+    same class, the same ops on the same lines, no op of ``open_scope`` itself between them)
+    make one run; any other child is a run of its own."""
+    own_ops = [n.order for n in open_scope.direct if n.kind == OP]
+    runs: list[list[_Scope]] = []
+    run: list[_Scope] = []
+    signature = None
+
+    def flush() -> None:
+        nonlocal run, signature
+        runs.extend([run] if len(run) >= MIN_ALIKE else [[child] for child in run])
+        run, signature = [], None
+
+    for child in children:
+        mine = _alike(child)
+        between = bool(run) and any(run[-1].first < order < child.first for order in own_ops)
+        if mine is None or mine != signature or between:
+            flush()
+        if mine is None:
+            runs.append([child])
+        else:
+            run.append(child)
+            signature = mine
+    flush()
+    return runs
+
+
+def _alike(child: _Scope) -> tuple | None:
+    """What makes two sibling scopes alike: their class and the ops they run, on which lines;
+    None for one never rolled (no class in its name, or a recursive call)."""
+    cls = scope_class(child.path[-1])
+    if cls is None or child.depth > 0:
+        return None
+    return (cls, *[(n.op, *(n.where or ("", None))[:2]) if n.kind == OP else n.kind
+                   for n in child.members])
+
+
+def _scope_box(open_scope: _Scope, child: _Scope, k: int) -> _Box:
+    """The box of one closed scope: "layer1 · 2 BasicBlocks · 34 nodes"."""
+    holds = ""
+    if child.calls:
+        holds = _recursion_text(child)
+    elif child.depth:
+        holds = f"depth {child.depth}"
+    elif child.children:
+        classes = [scope_class(c.path[-1]) for c in child.children.values()]
+        n = len(classes)
+        one = classes[0]
+        holds = (f"{n} {one}{'' if n == 1 else 's'}" if one is not None and
+                 all(c == one for c in classes) else f"{n} module{'' if n == 1 else 's'}")
+    members = sorted(n.id for n in child.members)
+    name = child.path[-1]
+    title = name[name.rfind(" call ") + 1:] if child.depth else name  # "call 1.2"
+    if child.depth and not child.calls:  # a call: two short lines, a tree of calls is wide
+        lines = [title, f"{holds} \u00b7 {_count_nodes(len(members))}"]
+    else:
+        lines = [" \u00b7 ".join(part for part in (title, holds, _count_nodes(len(members)))
+                                if part)]
+    return _Box(f"s{k}", lines, {**GROUP_STYLE, **MAP_BOX_STYLE}, open_scope.path, members,
+                kind="scope")
+
+
+def _roll_box(open_scope: _Scope, run: list[_Scope], k: int) -> _Box:
+    """The stacked box of a run of alike scopes: "×12 Block · h.0 – h.11 · 432 nodes"."""
+    first, last = run[0].path[-1], run[-1].path[-1]
+    members = sorted(n.id for child in run for n in child.members)
+    bare = [name.rpartition(" \u00b7 ")[0] or name for name in (first, last)]
+    label = (f"\u00d7{len(run)} {scope_class(first)} \u00b7 {bare[0]} \u2013 {bare[1]} \u00b7 "
+             f"{_count_nodes(len(members))}")
+    return _Box(f"r{k}", [label], {**LOOP_STYLE, **MAP_BOX_STYLE}, open_scope.path, members,
+                kind="scope")
+
+
+def _mark_groups(boxes: list[_Box], marks: dict[int, str]) -> None:
+    """dg.diff at every level: a box standing for nodes of one run only says how many, and is
+    drawn in that run's mark ("differs inside" when it holds nodes of both)."""
+    for box in boxes:
+        if box.kind == "node":
+            continue
+        inside = [marks[m] for m in box.members if m in marks]
+        if not inside:
+            continue
+        a, b = inside.count("only in A"), inside.count("only in B")
+        box.label = [*box.label, " \u00b7 ".join(
+            part for part in (f"{a} only in A" if a else "", f"{b} only in B" if b else "")
+            if part)]
+        key = "only in A" if not b else "only in B" if not a else "differs"
+        style = MARK_STYLES[key]
+        box.mark = {**style, "style": f"{box.attrs.get('style', 'filled')},{style['style']}"}
 
 
 def loop_lines(repeats: int, line: int | None, members: int) -> list[str]:
@@ -798,11 +1099,13 @@ MIN_REPEATS = 4
 def _repeated_iterations(
     nodes: list[Node], model: Graph, min_repeats: int = MIN_REPEATS
 ) -> list[tuple[list[str], list[int]]]:
-    """Find runs of a loop body: the same (op, source line) sequence repeated back to back at
-    least ``min_repeats`` times. The first and last iterations stay visible; the ones between
-    become one summary box (with the constants that only they used)."""
+    """Find runs of a loop body: the same (op, source line, scope) sequence repeated back to
+    back at least ``min_repeats`` times. The first and last iterations stay visible; the ones
+    between become one summary box (with the constants that only they used)."""
     ops = [n for n in nodes if n.kind == OP and n.where is not None]
-    keys = [(n.op, n.where[0], n.where[1]) for n in ops]
+    # the same lines in the same scope: the same module called again (an RNN cell), not the
+    # next of several modules (a transformer's Blocks: siblings of the map, NOTE [map])
+    keys = [(n.op, n.where[0], n.where[1], n.scope) for n in ops]
     consumers: dict[int, set[int]] = {}
     for edge in model.edges:
         consumers.setdefault(edge.src, set()).add(edge.dst)

@@ -31,6 +31,7 @@ import functools
 import itertools
 import math
 import os
+import re
 import sys
 import threading
 import warnings
@@ -402,6 +403,23 @@ def scope(name: str) -> Iterator[None]:
         yield
     finally:
         state.scope = outer
+
+
+_CALL_LABEL = re.compile("^call [0-9]+ \u00b7 ")
+
+
+def is_call_label(name: str) -> bool:
+    """Is ``name`` the scope of a recursive call (``call_label``)?"""
+    return _CALL_LABEL.match(name) is not None
+
+
+def call_label(number: int, class_name: str) -> str:
+    """The scope of a module called again while its forward runs (a recursion, nn/module.py
+    NOTE [scopes]): the ``number``-th such call made by the running call, "call 1 · TreeNet",
+    "call 2 · TreeNet". Each call is a scope of its own, so the drawings can show the tree of
+    calls; the same name for every call would merge the two halves of a parse tree into one
+    scope. dyngraph's modules and dyngraph.torch's watcher name calls by this rule."""
+    return f"call {number} \u00b7 {class_name}"
 
 
 def current_scope() -> tuple[str, ...]:

@@ -611,7 +611,9 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
     for arg in args:
         if isinstance(arg, Tensor):
             if arg._announced != epoch:  # made before anyone listened: a parameter belongs
-                announce_tensor(arg, where, scope if arg.is_parameter else ())  # to its module
+                # to its module (not to the call of a recursion that first read it)
+                home = tuple(name for name in scope if not events.is_call_label(name))
+                announce_tensor(arg, where, home if arg.is_parameter else ())
             input_ids.append(arg.id)
         else:
             input_ids.append(_announce_constant(arg, where, scope))

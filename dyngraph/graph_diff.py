@@ -1,9 +1,11 @@
 """dg.diff: two runs of the same code in one diagram, with what exists in only one run marked.
 
 Nodes are matched by where they were made, never by id: the k-th node that an op made on a line
-in run A is the k-th node that op made on that line in run B (``match_keys``). What is left over
-is drawn in the marks of the visual vocabulary (dot.py): "only in A" dashed vermillion, "only in
-B" bold blue.
+in a scope in run A is the k-th node that op made on that line in that scope in run B
+(``match_keys``). What is left over is drawn in the marks of the visual vocabulary (dot.py):
+"only in A" dashed vermillion, "only in B" bold blue; at every level: a box of the map (dot.py
+NOTE [map]) holding nodes of one run only says how many, in that run's mark ("differs inside"
+when it holds both).
 """
 
 from __future__ import annotations
@@ -19,12 +21,15 @@ from .graphviz_render import picture, render_svg
 
 def match_keys(model: Graph) -> dict[int, tuple]:
     """A key per node that is the same in two runs of the same code: (kind, op, file, line,
-    occurrence) - the k-th node made by that op on that line - never the id."""
+    scope, occurrence) - the k-th node made by that op on that line in that scope - never the
+    id. The scope tells the calls of a recursion apart (nn/module.py NOTE [scopes]): over two
+    parse trees, the k-th Cat of the code is a different phrase in each run, and the Cat of
+    call 1.2 is the same phrase only where both trees have that call."""
     seen: Counter = Counter()
     keys = {}
     for node in sorted(model.nodes.values(), key=lambda n: n.order):
         where = node.where or ("", 0)
-        base = (node.kind, node.op, node.name, where[0], where[1])
+        base = (node.kind, node.op, node.name, where[0], where[1], tuple(node.scope))
         keys[node.id] = (*base, seen[base])
         seen[base] += 1
     return keys

@@ -32,6 +32,7 @@ class ThreadState:
         "grad_enabled",  # grad mode: are ops recorded into a graph? (grad_mode.py)
         "anomaly",  # anomaly mode: remember forward lines, check gradients (anomaly.py)
         "scope",  # the names of the open dg.scope() blocks, outermost first (events.py)
+        "calls",  # [module, recursive calls it made] per running nn.Module (nn/module.py)
         "timing",  # node_created events carry the op's forward time (events.timing())
         "recomputing",  # dg.checkpoint is recomputing a segment during backward
         "subscribers",  # key -> what emit() calls: this thread's listeners (events.py)
@@ -47,6 +48,7 @@ class ThreadState:
         self.grad_enabled = True
         self.anomaly = False
         self.scope: tuple[str, ...] = ()
+        self.calls: list[list[Any]] = []
         self.timing = False
         self.recomputing = False
         self.subscribers: dict[int, Callable[[Any], Any]] = {}

@@ -852,7 +852,7 @@ def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
         shape=_shape(tensor), dtype=_dtype(tensor),
         device="cpu" if tensor.is_cpu else _device(tensor),
         requires_grad=tensor.requires_grad, is_leaf=True, name=label,
-        scope=leaf_scope if leaf_scope is not None else (),  # data: no module
+        scope=leaf_scope if leaf_scope is not None else (),  # data made outside any module
         where=where, preview=_preview(tensor))
 
 
@@ -903,6 +903,11 @@ class _EventMode(TorchFunctionMode):
         out = _called(func, args, kwargs)
         if not this_thread.state.active:
             return out
+        if _module_path and type(out) is torch.Tensor and out.grad_fn is None \
+                and out not in _names:
+            # data a module's forward makes (an index, a mask, positions) is drawn in the
+            # module, not among the model's inputs (issue 40: a map's boxes hold it)
+            _names[out] = (None, _scope())
         arguments = _with_keyword_tensors(args, kwargs) if kwargs else args
         if type(out) is torch.Tensor:  # NOTE: most calls return one tensor; a quicker path
             _announce_output(arguments, out)
@@ -1133,11 +1138,19 @@ def _end_followed(followed: _Followed, error: str | None) -> None:
 def _enter_module(module: Any, args: Any) -> None:
     """A module's forward begins: its name joins the scope, and its parameters and buffers
     (``running_mean``, data an op reads) get names."""
-    label = _module_label(module, _module_stack[-1] if _module_stack else None)
+    if any(running is module for running in _module_stack):
+        # a recursion: each call is a scope of its own (nn/module.py NOTE [scopes])
+        _calls_made[-1] += 1
+        label = events.call_label(_calls_made[-1], type(module).__name__)
+    else:
+        label = _module_label(module, _module_stack[-1] if _module_stack else None)
     _module_targets.append(_caller_target())
     _module_stack.append(module)
+    _calls_made.append(0)
     _module_path.append(label)
-    path = this_thread.state.scope + tuple(_module_path)
+    # a module's weights belong to the module, not to the call of a recursion that first ran it
+    path = this_thread.state.scope + tuple(
+        p for p in _module_path if not events.is_call_label(p))
     for tensors in (module._parameters, module._buffers):
         for tensor_name, tensor in tensors.items():
             if tensor is not None and tensor not in _names:
@@ -1165,6 +1178,7 @@ def _leave_module(module: Any, args: Any, output: Any) -> None:
     if not (_module_stack and _module_stack[-1] is module):
         return
     _module_stack.pop()
+    _calls_made.pop()
     _module_path.pop()
     target = _module_targets.pop()
     if not _held:
@@ -1200,6 +1214,7 @@ def _caller_target() -> str | None:
 
 _MODULE_FILE = _torch_module.__file__
 _module_stack: list = []
+_calls_made: list[int] = []  # per running module: the recursive calls it has made so far
 
 
 # --------------------------------------------------------------------------- watching
@@ -1230,6 +1245,7 @@ def watching() -> Iterator[None]:
         pre.remove()
         post.remove()
         _module_stack.clear()
+        _calls_made.clear()
         _module_path.clear()
         _module_targets.clear()
         if _held:

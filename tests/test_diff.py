@@ -207,3 +207,36 @@ def test_the_legend_explains_an_edge_of_one_run_even_when_every_node_is_in_both(
     change = GraphDiff(a, b)
     assert change.only_in_a == 0 and "only in A" in change.edge_marks.values()
     assert "only in A" in change.drawing().styles
+
+
+# ----------------------------------------------------------------------------- at every level
+
+
+def test_two_parse_trees_differ_by_their_calls_and_the_boxes_holding_them_say_so():
+    """A recursive TreeNet over two bracketings of the same six words (issue 40): nodes are
+    matched by op, line, scope and occurrence, so a phrase of one tree is not taken for another
+    phrase of the other (matched by occurrence alone, every node had a twin and only the
+    edges differed), and in the map each call's box holding nodes of one run only says how
+    many, in that run's mark ("differs inside" holding both)."""
+    pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
+    import real_models
+    from test_static_pictures import real_model
+
+    a = real_model("treenet", tree=real_models.TREE_A)
+    b = real_model("treenet", tree=real_models.TREE_B)
+    diff = dg.diff(a, b)
+    assert diff.only_in_a > 0 and diff.only_in_b > 0, diff
+    assert dg.diff(a, real_model("treenet", tree=real_models.TREE_A)).only_in_a == 0
+    drawn = diff.drawing(collapse_over=20)  # a map of the calls
+    marked = {box.label[0]: (box.label[-1], box.mark["color"]) for box in drawn.boxes
+              if box.kind == "scope" and box.mark}
+    # call 1.1 is the word 1 in A, the phrase (1, 2) in B; (1, 2) is in both, as call 1 of A
+    # and call 1.1 of B: a phrase is matched by where it is in the tree, not by its words
+    # (a word's call holds its index and its embedding: two nodes)
+    assert marked["call 1.1"] == ("2 only in A \u00b7 4 only in B", "#CC79A7")
+    assert marked["call 2.2.1"] == ("2 only in A", VERMILLION)  # the word 4, under (4, (1, 5))
+    assert marked["call 1.1.1"] == ("2 only in B", BLUE)  # the word 1, under (1, 2)
+    assert "call 1" not in marked and "call 2" not in marked  # a phrase of two halves in both
+    assert {"only in A", "only in B", "differs"} <= set(drawn.styles)
+    assert "differs inside" in [entry["name"] for entry in dg.dot.legend(drawn.styles)]
+    assert f"{diff.only_in_a} nodes only in A, {diff.only_in_b} only in B" in drawn.dot

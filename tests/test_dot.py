@@ -469,7 +469,7 @@ def test_collapse_by_name_collapses_just_that_scope():
 
 # ----------------------------------------------------------------------------- the budget
 
-_GROUP_COUNT = re.compile(r"(\d+) nodes?")  # a group box's second line
+_GROUP_COUNT = re.compile(r"(\d+) nodes?\b")  # a group box's count: its last "N nodes"
 _HIDDEN = re.compile(r"^(\d+) nodes? hidden$")
 
 
@@ -486,7 +486,7 @@ def _account(dot: str) -> tuple[int, int, int, int]:
         if match:
             hidden += int(match.group(1))
         else:
-            grouped += int(_GROUP_COUNT.fullmatch(lines[1]).group(1))
+            grouped += int(_GROUP_COUNT.findall(" ".join(lines))[-1])
     return len(nodes), single, grouped, hidden
 
 

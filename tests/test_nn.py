@@ -16,6 +16,7 @@ import pytest
 
 import dyngraph as dg
 from dyngraph import nn
+from dyngraph.thread_state import this_thread
 
 FLOAT64 = {"rtol": 1e-7, "atol": 1e-10}
 
@@ -588,6 +589,32 @@ def test_children_of_a_module_list_are_scoped_under_its_name():
     scopes = {scope for op, scope in nodes if op not in ("leaf", "parameter", "constant")}
     assert scopes == {("Stacked", "rnn.0 \u00b7 Linear"), ("Stacked", "rnn.1 \u00b7 Linear"),
                       ("Stacked", "late.0 \u00b7 Tanh")}
+
+
+def test_each_call_of_a_recursion_is_a_scope_of_its_own():
+    """A module calling itself on the halves of a tree: the running call's first call is
+    "call 1 · Tree", its second "call 2 · Tree", so the two halves are two scopes and the scopes
+    nest as the calls do (NOTE [scopes]; issue 40)."""
+
+    class Tree(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.combine = nn.Linear(4, 2)
+
+        def forward(self, tree):
+            if not isinstance(tree, tuple):
+                return dg.tensor([[float(tree), 1.0]])
+            return self.combine(dg.cat([self(tree[0]), self(tree[1])], axis=1)).tanh()
+
+    model = Tree()  # made before listening: its parameters are announced where they are read
+    nodes = _scopes_by_op(lambda: model(((1, 2), 3)))
+    scopes = {scope for op, scope in nodes if op not in ("leaf", "parameter", "constant")}
+    call = "call {} \u00b7 Tree".format
+    assert scopes == {("Tree",), ("Tree", "combine"), ("Tree", call(1)),
+                      ("Tree", call(1), "combine")}, scopes
+    # its weights belong to the module, not to the call that read them first
+    assert {scope for op, scope in nodes if op == "parameter"} == {("Tree", "combine")}
+    assert dg.events.current_scope() == () and this_thread.state.calls == []
 
 
 def test_a_scope_is_closed_even_when_forward_raises():

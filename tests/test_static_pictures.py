@@ -260,6 +260,7 @@ let input = "";
 process.stdin.on("data", (chunk) => { input += chunk; });
 process.stdin.on("end", () => {
   const data = JSON.parse(input);
+  data.options.expanded = new Set(data.options.expanded || []);
   const timeline = {
     nodes: new Map(data.nodes.map((n) => [n.id, n])),
     edges: new Map(data.edges.map(([src, dst, pos]) => [`${src},${dst},${pos}`, {src, dst, pos}])),
@@ -271,13 +272,15 @@ process.stdin.on("end", () => {
     boxes: s.boxes.map((b) => ({name: b.name, kind: b.kind, members: b.members, lines: b.lines,
                                 scope: b.scope})),
     edges: s.edges.map((e) => [e.src, e.dst]),
+    labels: s.edges.filter((e) => e.label).map((e) => [e.src, e.dst, e.label]),
     dot: s.dot,
   }));
 });
 """
 
 
-def _widget_structure(rec: Recording, collapse_over: int, max_nodes: int) -> dict:
+def _widget_structure(rec: Recording, collapse_over: int, max_nodes: int,
+                      expanded: tuple[str, ...] = ()) -> dict:
     """What widgets/src/structure.js buildStructure makes of ``rec`` (compact labels, as the
     live view lays it out), run by Node."""
     vocabulary_fixture = pytest.importorskip(
@@ -294,7 +297,8 @@ def _widget_structure(rec: Recording, collapse_over: int, max_nodes: int) -> dic
         "edges": [[e.src, e.dst, e.position] for e in rec.edges if e.src in rec.nodes],
         "clusters": list(clusters.items()),
         "options": {"vocabulary": dot.vocabulary(), "detail": False,
-                    "collapseOver": collapse_over, "maxNodes": max_nodes},
+                    "collapseOver": collapse_over, "maxNodes": max_nodes,
+                    "expanded": list(expanded)},
     }
     module = json.dumps((ROOT / "widgets" / "src" / "structure.js").as_uri())
     done = subprocess.run(["node", "--input-type=module", "-e", _HARNESS % module],
@@ -304,18 +308,19 @@ def _widget_structure(rec: Recording, collapse_over: int, max_nodes: int) -> dic
     return json.loads(done.stdout)
 
 
-def _canonical(boxes: list[dict], edges: list[tuple[str, str]], dot_text: str
-               ) -> tuple[set, set, dict, set]:
+def _canonical(boxes: list[dict], edges: list[tuple[str, str]], dot_text: str,
+               labels: list[tuple[str, str, str]] = ()) -> tuple[set, set, dict, set, set]:
     """Boxes as (kind, members, label lines, scope), edges between member sets, each box's
-    inputs in the order the DOT text states them (what ``ordering="in"`` draws), and the
-    edges with the shared-input body: the names of group boxes differ (l<k> here, l<first id>
-    there) and the widget adds "click to expand"."""
+    inputs in the order the DOT text states them (what ``ordering="in"`` draws), the edges
+    with the shared-input body, and the shapes on edges: the names of group boxes differ (l<k>
+    here, l<first id> there) and the widget adds "click to expand" ("click to open")."""
     key = {}
     shown = set()
     for box in boxes:
         members = tuple(sorted(box["members"]))
         key[box["name"]] = members
-        lines = [line.replace(" \u00b7 click to expand", "") for line in box["lines"]]
+        lines = [line.replace(" \u00b7 click to expand", "").replace(" \u00b7 click to open", "")
+                 for line in box["lines"]]
         if box["kind"] == "hidden":
             lines = lines[:1]  # "N nodes hidden"; the picture adds a line saying why
         shown.add((box["kind"], members, tuple(lines), tuple(box["scope"])))
@@ -325,14 +330,38 @@ def _canonical(boxes: list[dict], edges: list[tuple[str, str]], dot_text: str
         inputs.setdefault(key[dst], []).append(key[src])
         if dot.SHARED_EDGE_BODY in attrs:
             shared.add((key[src], key[dst]))
-    return shown, {(key[src], key[dst]) for src, dst in edges}, inputs, shared
+    return (shown, {(key[src], key[dst]) for src, dst in edges}, inputs, shared,
+            {(key[src], key[dst], text) for src, dst, text in labels})
 
 
-@pytest.mark.skipif(shutil.which("node") is None,
-                    reason="Node.js is not installed: the widget's structure.js runs in it")
-@pytest.mark.skipif(not (ROOT / "widgets" / "node_modules" / "@msgpack").is_dir(),
-                    reason="the widget's npm packages are not installed: run `npm ci` in "
-                    "widgets/ (make test does, before pytest)")
+needs_node = [
+    pytest.mark.skipif(shutil.which("node") is None,
+                       reason="Node.js is not installed: the widget's structure.js runs in it"),
+    pytest.mark.skipif(not (ROOT / "widgets" / "node_modules" / "@msgpack").is_dir(),
+                       reason="the widget's npm packages are not installed: run `npm ci` in "
+                       "widgets/ (make test does, before pytest)"),
+]
+
+
+def _same_structure(case: str, rec: Recording, collapse_over: int, max_nodes: int,
+                    expanded: tuple[str, ...] = ()) -> dot.Drawing:
+    """Assert that dot.py and structure.js draw ``rec`` alike; the static drawing."""
+    drawn = dot.drawing(rec, detail=False, collapse_over=collapse_over, max_nodes=max_nodes,
+                        expanded=expanded)
+    python = _canonical(
+        [{"name": b.name, "kind": b.kind, "members": b.members, "lines": b.label,
+          "scope": b.scope} for b in drawn.boxes], drawn.edges, drawn.dot,
+        [(src, dst, text) for (src, dst), text in drawn.labels.items()])
+    widget = _widget_structure(rec, collapse_over, max_nodes, expanded)
+    live = _canonical(widget["boxes"], widget["edges"], widget["dot"], widget["labels"])
+    assert python[0] == live[0], (case, sorted(python[0] ^ live[0])[:6])
+    assert python[1] == live[1], (case, sorted(python[1] ^ live[1])[:6])
+    assert python[2] == live[2], case  # each box's inputs in the same order
+    assert python[3] == live[3], (case, sorted(python[3] ^ live[3])[:6])  # shared inputs
+    assert python[4] == live[4], (case, sorted(python[4] ^ live[4])[:6])  # shapes on edges
+    return drawn
+
+
 @pytest.mark.parametrize("case, build, collapse_over, max_nodes", [
     ("an MLP, every module a cluster", lambda: mlp(backward=False), 150, 200),
     ("an MLP, past collapse_over", lambda: mlp(backward=False), 10, 200),
@@ -340,21 +369,121 @@ def _canonical(boxes: list[dict], edges: list[tuple[str, str]], dot_text: str
     ("a chain past the budget", lambda: chain(60), 500, 12),
     ("micrograd's README example", lambda: micrograd_readme(backward=False), 150, 200),
 ])
+@needs_node[0]
+@needs_node[1]
 def test_static_and_live_pictures_have_the_same_structure(case, build, collapse_over, max_nodes):
     rec = build()
-    drawn = dot.drawing(rec, detail=False, collapse_over=collapse_over, max_nodes=max_nodes)
+    drawn = _same_structure(case, rec, collapse_over, max_nodes)
     python = _canonical(
         [{"name": b.name, "kind": b.kind, "members": b.members, "lines": b.label,
           "scope": b.scope} for b in drawn.boxes], drawn.edges, drawn.dot)
-    widget = _widget_structure(rec, collapse_over, max_nodes)
-    live = _canonical(widget["boxes"], widget["edges"], widget["dot"])
-    assert python[0] == live[0], (case, sorted(python[0] ^ live[0])[:6])
-    assert python[1] == live[1], (case, sorted(python[1] ^ live[1])[:6])
-    assert python[2] == live[2], case  # each box's inputs in the same order
-    assert python[3] == live[3], (case, sorted(python[3] ^ live[3])[:6])  # shared inputs
     if case == "an RNN over 30 steps, rolled up":  # its weights are read by three boxes
         assert len(python[3]) >= 4, python[3]
     kinds = {box.kind for box in drawn.boxes}
     expected = {"an MLP, past collapse_over": "scope", "an RNN over 30 steps, rolled up": "loop",
                 "a chain past the budget": "hidden"}.get(case, "node")
     assert expected in kinds, (case, kinds)  # the case shows what it is about
+
+
+# ------------------------------------------------------------------------ a map at every size
+
+
+def real_model(name: str, backward: bool = False, **kwargs) -> Recording:
+    """One of tests/real_models.py recorded: forward (with its loss), and backward if asked."""
+    pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
+    import real_models
+
+    import dyngraph.torch  # noqa: F401  (dg.record() watches torch once it is imported)
+
+    model, inputs, loss_fn = real_models.CASES[name](**kwargs)
+    with dg.record() as rec:
+        loss = loss_fn(model(*inputs))
+        if backward:
+            loss.backward()
+    return rec
+
+
+def map_boxes(drawn: dot.Drawing) -> list[tuple[tuple[str, ...], str]]:
+    """The boxes of the map: (where drawn, label), in the drawing's order."""
+    return [(box.scope, box.label[0]) for box in drawn.boxes if box.kind == "scope"]
+
+
+@pytest.mark.parametrize("case, name, kwargs, collapse_over, expanded", [
+    ("ResNet-18: stem, four stages, pooling, classifier", "resnet18", {}, 150, ()),
+    ("ResNet-18, a stage and its first block opened", "resnet18", {}, 150,
+     ("scope:ResNet / layer2", "scope:ResNet / layer2 / 0 \u00b7 BasicBlock")),
+    ("a GPT of four Blocks: four boxes", "gpt", {}, 150, ()),
+    ("a GPT of six Blocks: one roll", "gpt", {"n_layer": 6}, 150, ()),
+    ("a GPT of six Blocks, the roll and a Block opened", "gpt", {"n_layer": 6}, 150,
+     ("roll:GPT / h.0 \u00b7 Block", "scope:GPT / h.2 \u00b7 Block")),
+    ("a TreeNet: its tree of calls", "treenet", {}, 20, ()),
+    ("a TreeNet, a call opened", "treenet", {}, 20,
+     ("scope:TreeNet / TreeNet call 2.2",)),
+])
+@needs_node[0]
+@needs_node[1]
+def test_the_map_of_a_real_model_is_the_same_static_and_live(case, name, kwargs, collapse_over,
+                                                             expanded):
+    """NOTE [map]: dot.py draws the hierarchy as widgets/src/levels.js does, for the three real
+    models of tests/real_models.py, closed and opened."""
+    rec = real_model(name, **kwargs)
+    drawn = _same_structure(case, rec, collapse_over, 200, expanded)
+    assert any(box.kind == "scope" for box in drawn.boxes), case
+
+
+def test_resnet18_is_drawn_as_its_stem_four_stages_pooling_and_classifier():
+    """Past collapse_over, the map: the whole model is one scope, so the picture starts inside
+    it, each child a box saying what it holds, the shape flowing out of each on its edge."""
+    rec = real_model("resnet18", backward=True)
+    assert len(rec.nodes) > dot.COLLAPSE_OVER
+    drawn = dot.drawing(rec)
+    assert map_boxes(drawn) == [(("ResNet",), label) for label in [
+        "conv1 \u00b7 2 nodes", "bn1 \u00b7 5 nodes", "relu \u00b7 1 node", "maxpool \u00b7 1 node",
+        "layer1 \u00b7 2 BasicBlocks \u00b7 34 nodes",
+        *[f"layer{k} \u00b7 2 BasicBlocks \u00b7 41 nodes" for k in (2, 3, 4)],
+        "avgpool \u00b7 1 node", "fc \u00b7 4 nodes"]]
+    shapes = {drawn.boxes[[b.name for b in drawn.boxes].index(src)].label[0].split(" ")[0]: text
+              for (src, _), text in drawn.labels.items()}
+    assert shapes["layer1"] == "(2, 64, 8, 8)" and shapes["layer4"] == "(2, 512, 1, 1)"
+    assert shapes["fc"] == "(2, 10)"
+    assert 'label="(2, 128, 4, 4)", fontname="Helvetica"' in drawn.dot  # a Graphviz label here
+    assert 'graph [label="ResNet"' in drawn.dot  # its cluster
+    # a stage opened: its blocks, each a box; a block opened: its modules
+    opened = dot.drawing(rec, expanded=("scope:ResNet / layer2",
+                                        "scope:ResNet / layer2 / 0 \u00b7 BasicBlock"))
+    inside = [label for where, label in map_boxes(opened) if where[:2] == ("ResNet", "layer2")]
+    assert inside == ["conv1 \u00b7 2 nodes", "bn1 \u00b7 5 nodes", "relu \u00b7 2 nodes",
+                      "conv2 \u00b7 2 nodes", "bn2 \u00b7 5 nodes",
+                      "downsample \u00b7 2 modules \u00b7 7 nodes",
+                      "1 \u00b7 BasicBlock \u00b7 5 modules \u00b7 17 nodes"]
+
+
+def test_a_transformer_shows_its_blocks_and_rolls_many_alike_into_one_box():
+    four = dot.drawing(real_model("gpt"))
+    assert [label for _, label in map_boxes(four)] == [
+        "wte \u00b7 2 nodes", "wpe \u00b7 2 nodes",
+        *[f"h.{k} \u00b7 Block \u00b7 4 modules \u00b7 60 nodes" for k in range(4)],
+        "ln_f \u00b7 3 nodes", "lm_head \u00b7 5 nodes"]
+    six = dot.drawing(real_model("gpt", n_layer=6))
+    assert "\u00d76 Block \u00b7 h.0 \u2013 h.5 \u00b7 360 nodes" in [label for _, label
+                                                                     in map_boxes(six)]
+    assert any(box.attrs.get("shape") == "box3d" for box in six.boxes), "drawn as a stack"
+
+
+def test_a_recursion_is_drawn_as_its_tree_of_calls():
+    """TreeNet over six words: in the map each call is a box with its depth, in the first
+    call's cluster, which says how far the recursion went; drawn whole, the calls are clusters
+    side by side, not nested ten deep."""
+    rec = real_model("treenet", backward=True)
+    drawn = dot.drawing(rec, collapse_over=20)
+    calls = [box.label for box in drawn.boxes if box.label[0].startswith("call ")]
+    assert len(calls) == 10 and ["call 2.2.2", "depth 3 \u00b7 4 nodes"] in calls
+    assert max(int(lines[1].split()[1]) for lines in calls) == 4
+    assert 'label="TreeNet \u00b7 recursion: 10 calls, 4 deep"' in drawn.dot
+    # the weights every word's call reads: their edges left out of the map, the box says so
+    assert ["embed \u00b7 1 node \u00b7 read by 6 boxes"] in [box.label for box in drawn.boxes]
+    whole = dot.drawing(rec)
+    titles = re.findall(r'graph \[label="([^"]*)"', whole.dot)
+    assert "TreeNet call 2.2.2" in titles and "embed" in titles
+    assert all(box.scope[:1] in ((), ("TreeNet",)) and len(box.scope) <= 3
+               for box in whole.boxes), "calls flattened into one level"

@@ -696,3 +696,19 @@ def test_each_module_instance_is_its_own_scope_named_as_pytorch_names_it():
     assert scopes >= {("Stacked", "rnn.0 \u00b7 LSTMCell"), ("Stacked", "rnn.1 \u00b7 LSTMCell"),
                       ("Stacked", "head", "0 \u00b7 Linear"), ("Stacked", "head", "1 \u00b7 Tanh")}
     assert not any(scope and scope[-1] in ("0", "1", "LSTMCell") for scope in scopes), scopes
+
+
+def test_each_call_of_a_recursion_is_a_scope_of_its_own():
+    """A TreeNet calling itself on the halves of a parse tree: the running call's first call
+    is "call 1 · TreeNet", its second "call 2 · TreeNet", as dyngraph's own modules name them,
+    so the tree of calls is in the scopes (issue 40)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    from real_models import treenet_case
+
+    model, (tree,), _ = treenet_case(((1, 2), 3))
+    scopes = {e.scope for e in nodes(watched(lambda: model(tree).sum())) if e.op != "leaf"}
+    call = "call {} \u00b7 TreeNet".format
+    assert scopes >= {("TreeNet",), ("TreeNet", "combine"), ("TreeNet", call(1)),
+                      ("TreeNet", call(1), "combine"), ("TreeNet", call(1), call(1), "embed"),
+                      ("TreeNet", call(1), call(2), "embed"), ("TreeNet", call(2), "embed")}, scopes
+    assert not any(scope[-2:] == ("TreeNet", "TreeNet") for scope in scopes), scopes

@@ -27,7 +27,11 @@ owner's forward goes through) is named under the container's name, as PyTorch's
 ``named_modules`` names it: two LSTMCells in ``self.rnn`` are "rnn.0 · LSTMCell" and
 "rnn.1 · LSTMCell", two boxes. Scopes nest, so the nodes of ``fc1`` in the model above carry
 the scope ``("MLP", "fc1")`` and diagrams can draw (or collapse) them as one box. A module
-registered in two parents keeps the name of the latest registration.
+registered in two parents keeps the name of the latest registration. A module called again while
+its own forward runs (a recursion over a tree) is scoped by the call: the running call's first
+such call is "call 1 · TreeNet", its second "call 2 · TreeNet" (``events.call_label``), so the
+scopes nest as the calls do and a diagram can draw the tree of calls (widgets/src/levels.js
+NOTE [map]); its parameters keep their module's own scope.
 
 NOTE [saving] ``save`` / ``load`` go through numpy's ``.npz`` format (a zip of plain arrays) and
 never through pickle: loading a file from someone else must not run their code. ``np.load`` is
@@ -45,6 +49,7 @@ import numpy as np
 
 from .. import backend, events, factories, grad_mode
 from ..tensor import Tensor, resolve_dtype
+from ..thread_state import this_thread
 
 
 class Parameter(Tensor):
@@ -118,8 +123,17 @@ class Module:
         )
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        with events.scope(self._scope_name or type(self).__name__):
-            return self.forward(*args, **kwargs)
+        calls = this_thread.state.calls
+        name = self._scope_name or type(self).__name__
+        if any(running is self for running, _ in calls):
+            calls[-1][1] += 1  # a recursion: each call is a scope of its own (NOTE [scopes])
+            name = events.call_label(calls[-1][1], type(self).__name__)
+        calls.append([self, 0])
+        try:
+            with events.scope(name):
+                return self.forward(*args, **kwargs)
+        finally:
+            calls.pop()
 
     # ------------------------------------------------------------------ registration
 

@@ -4,7 +4,7 @@
 // NOTE [layout once] A playback step only changes which nodes are visible, which have a
 // gradient, which are freed and which edge carries the newest gradient. None of that moves a
 // box, so Graphviz lays out the *whole* recording once (every node of the timeline, with loops
-// rolled up, scopes collapsed past a threshold and the budget applied), and each position of
+// rolled up, a map of the modules past a threshold and the budget applied), and each position of
 // the timeline is a restyle of that drawing (view.js `restyle`): classes and a few text lines
 // on the g.node / g.edge elements, found by their Graphviz names (n7, n3->n7, l12, s0, hidden).
 // The layout runs again only when the structure changes: new data while a cell runs, the
@@ -28,15 +28,16 @@
 // first), as many as the pane shows readably (view.js `openMore`), and the box keeps the rest
 // ("×25 iterations"); each further click opens the next few, like turning pages.
 
-import { nodeStatement, labelLines, escape, MAX_LABEL_CHARS } from "./vocabulary.js";
+import { nodeStatement, labelLines, escape, shapeKnown, shapeText, MAX_LABEL_CHARS } from "./vocabulary.js";
 import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
+import { moduleMap, scopeTree, clusterTitles, displayPath, countNodes, MIN_ALIKE } from "./levels.js";
 
 /** dot.py MIN_REPEATS, used when the vocabulary does not say (`min_repeats`): fewest
  * back-to-back repeats that make a loop. MAX_PERIOD: its longest body. */
 export const MIN_REPEATS = 4;
 export const MAX_PERIOD = 64;
 /** dot.py COLLAPSE_OVER, used when the options do not say (a view sends `collapse_over`):
- * past this many boxes, top-level scopes collapse. */
+ * past this many boxes, the drawing is a map of the modules (levels.js NOTE [map]). */
 export const COLLAPSE_OVER = 150;
 /** dot.py FAN_OUT, used when the vocabulary does not say (`fan_out`): an edge from a box read by
  * this many boxes or more gets the vocabulary's `shared_edge` body (dot.py NOTE [reading order]). */
@@ -59,9 +60,12 @@ export const COMPACT_VALUES = 1;
  *   gradLine: number,       index of the label line showing the gradient, or -1
  *   savedLine: number,      index of the "saved 32 B" line (it reads "freed" once freed), or -1
  *   title?: string,         a group's first line (for the notes)
- *   key?: string,           a group's key in `expanded` (l<id>, "scope:<path>")
+ *   key?: string,           a group's key in `expanded` (l<id>, "scope:<path>", "roll:<path>")
+ *   output?: number,        a module's box: the node whose value leaves it (levels.js)
+ *   style?: string,         a group's attribute body
  * }} Box
- * @typedef {{name: string, src: string, dst: string, sources: number[]}} BoxEdge
+ * @typedef {{name: string, src: string, dst: string, sources: number[], label?: string}} BoxEdge
+ *   label: the shape flowing out of a module's box (NOTE [shapes on edges])
  * @typedef {{
  *   key: string, file: string|null, line: number|null, repeats: number, period: number,
  *   members: number[],
@@ -71,9 +75,11 @@ export const COMPACT_VALUES = 1;
  * }} Loop
  * @typedef {{
  *   dot: string, boxes: Box[], edges: BoxEdge[], owner: Map<number, string>,
- *   clusters: Map<string, string[]>, hidden: number, loops: Loop[], scopes: string[],
+ *   clusters: Map<string, string[]>, hidden: number, loops: Loop[],
  *   groups: Group[],
- *   modules: number,        how many innermost scopes `collapseModules` rolls (or rolled) up
+ *   map: boolean,           drawn as a map of the modules (levels.js NOTE [map])
+ *   mappable: boolean,      the view may draw it as a map when unreadable: some node is in a
+ *                           scope, and no loop is rolled up
  * }} Structure
  * @typedef {{
  *   key: string, title: string,
@@ -85,7 +91,7 @@ export const COMPACT_VALUES = 1;
  */
 
 /**
- * Runs of a loop body (port of dot.py `_repeated_iterations`): the same (op, file, line)
+ * Runs of a loop body (port of dot.py `_repeated_iterations`): the same (op, file, line, scope)
  * sequence of ops repeated back to back at least `minRepeats` times. Each run gives the ops of
  * its iterations between the first and the last, plus the non-op nodes consumed only by them.
  * @param {NodeRecord[]} nodes  in creation order
@@ -95,7 +101,9 @@ export const COMPACT_VALUES = 1;
  */
 export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
   const ops = nodes.filter((n) => n.kind === "op" && n.file != null);
-  const keys = ops.map((n) => `${n.op}\u0000${n.file}\u0000${n.line}`);
+  // the same lines in the same scope: the same module called again (an RNN cell), not the
+  // next of several modules (a transformer's Blocks: the map's siblings, levels.js)
+  const keys = ops.map((n) => `${n.op}\u0000${n.file}\u0000${n.line}\u0000${scopeKey(n.scope)}`);
   /** @type {Map<number, Set<number>>} */
   const consumers = new Map();
   for (const e of edges) {
@@ -156,10 +164,7 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
   return found;
 }
 
-/** `1 node`, `5 nodes`. @param {number} n */
-export function countNodes(n) {
-  return n === 1 ? "1 node" : `${n} nodes`;
-}
+export { countNodes };
 
 /**
  * The label lines of a rolled-up loop, `opened` of its iterations drawn open (NOTE [a loop opens
@@ -180,15 +185,15 @@ export function loopLines(loop, opened = 0) {
  * @param {{
  *   lines?: string[], vocabulary?: Vocabulary, maxNodes?: number, collapseOver?: number,
  *   detail?: boolean, expanded?: Set<string>, opened?: Map<string, number>,
- *   finalGrads?: Map<number, any>, collapseModules?: boolean, rankdir?: "TB"|"LR",
+ *   finalGrads?: Map<number, any>, map?: boolean, rankdir?: "TB"|"LR",
  * }} opts
  *   detail: labels with every value and a gradient line ("values & grads"); else compact.
- *   expanded: group keys the learner opened (l<id> loops, "scope:<name>" scopes).
+ *   expanded: group keys the learner opened (l<id> loops, "scope:<path>" and "roll:<path>"
+ *     boxes of the map).
  *   opened: loop key -> how many of its box's iterations are drawn open, from the first (NOTE
  *     [a loop opens a few iterations at a time]); all of them: as if expanded.
  *   finalGrads: each node's latest gradient in the timeline (sizes the gradient lines).
- *   collapseModules: roll each innermost scope of 2 nodes or more (a module instance: "0 ·
- *     Linear") into one box, drawn in its parent's cluster (NOTE [readable]).
+ *   map: draw the modules one level at a time (levels.js NOTE [map]), as past collapseOver.
  *   rankdir: "LR" lays the ranks out left to right over the header's direction (view.js
  *     NOTE [turn]).
  * @returns {Structure}
@@ -204,25 +209,43 @@ export function buildStructure(timeline, opts) {
   /** @type {Box[]} */
   const groups = [];
   const taken = new Set();
-  const groupBox = (/** @type {string} */ name, /** @type {"loop"|"scope"} */ kind, /** @type {string[]} */ lines, /** @type {number[]} */ members, /** @type {string} */ style) => {
+  const statementOf = (/** @type {string} */ name, /** @type {string[]} */ lines, /** @type {string} */ style) => {
     const label = lines.map((l) => escape(l, maxChars)).join("\\n");
+    return `${name} [label="${label}"${style ? `, ${style}` : ""}];`;
+  };
+  const groupBox = (/** @type {string} */ name, /** @type {"loop"|"scope"} */ kind, /** @type {string[]} */ lines, /** @type {number[]} */ members, /** @type {string} */ style) => {
     const first = Math.min(...members.map((id) => order.get(id) ?? Infinity));
     return {
-      name, kind, members, scope: [], lines, gradLine: -1, savedLine: -1, title: lines[0], order: first,
-      statement: `${name} [label="${label}"${style ? `, ${style}` : ""}];`,
+      name, kind, members, scope: [], lines, gradLine: -1, savedLine: -1, title: lines[0], order: first, style,
+      statement: statementOf(name, lines, style),
     };
   };
 
   /** @type {Group[]} */
   const groupList = [];
-  const listGroup = (/** @type {string} */ key, /** @type {string} */ title) => {
-    const open = expanded.has(key);
-    groupList.push({ key, title, expanded: open, loop: false, opened: 0, iterations: 0 });
-    return open;
-  };
   const opened = opts.opened || new Map();
   const loops = repeatedIterations(nodes, timeline.edges.values(), vocabulary.min_repeats ?? MIN_REPEATS);
+
+  // NOTE [map] in levels.js: past collapse_over boxes (counted with the loops rolled up), or
+  // when the view finds the drawing unreadable (opts.map), the modules one level at a time.
+  // A loop the learner opened is an explicit choice: it is not folded away into a box.
+  const collapseOver = Math.max(1, Math.floor(opts.collapseOver ?? COLLAPSE_OVER));
+  const maxNodes = Math.max(1, Math.floor(opts.maxNodes ?? Infinity));
+  const loopOpened = loops.some((loop) => expanded.has(loop.key) || (opened.get(loop.key) || 0) > 0);
+  const rolledUp = loops.reduce((sum, loop) => sum + loop.members.length - 1, 0);
+  const scoped = nodes.some((n) => n.scope.length > 0);
+  const map = scoped && (Boolean(opts.map) || (!loopOpened && nodes.length - rolledUp > Math.min(collapseOver, maxNodes)));
+  // the view maps an unreadable drawing only without a loop in it: every iteration of an RNN
+  // is in its cell's scope, and the cell's box would swallow the loop (view.js NOTE [readable])
+  const mappable = scoped && loops.length === 0;
+  const { boxes: mapBoxes, opened: mapOpened, tree } = map
+    ? moduleMap(nodes, timeline.edges.values(), expanded, vocabulary.min_alike ?? MIN_ALIKE)
+    : { boxes: [], opened: [], tree: scopeTree(nodes) };
+  const indices = displayIndices(timeline.clusters);
+  for (const box of mapBoxes) for (const id of box.members) taken.add(id);
+
   for (const loop of loops) {
+    if (loop.members.some((id) => taken.has(id))) continue; // inside a closed box of the map
     const total = loop.iterations.length;
     const shown = Math.min(Math.max(Math.floor(opened.get(loop.key) || 0), 0), total);
     const open = expanded.has(loop.key) || shown >= total;
@@ -232,45 +255,17 @@ export function buildStructure(timeline, opts) {
     groups.push(groupBox(loop.key, "loop", loopLines(loop, shown), members, vocabulary.loop || vocabulary.group || ""));
     for (const id of members) taken.add(id);
   }
-
-  let visible = nodes.filter((n) => !taken.has(n.id));
-  const everyScope = [...new Set(visible.filter((n) => n.scope.length).map((n) => n.scope[0]))];
-  const collapseOver = Math.max(1, Math.floor(opts.collapseOver ?? COLLAPSE_OVER));
-  const maxNodes = Math.max(1, Math.floor(opts.maxNodes ?? Infinity));
-  const scopes = [];
-  // A loop the learner opened is an explicit choice: it is not folded away again by a scope.
-  const loopOpened = loops.some((loop) => expanded.has(loop.key) || (opened.get(loop.key) || 0) > 0);
-  if (!loopOpened && visible.length + groups.length > Math.min(collapseOver, maxNodes)) {
-    for (const name of everyScope) {
-      const key = `scope:${name}`;
-      const members = visible.filter((n) => n.scope.length && n.scope[0] === name).map((n) => n.id);
-      const index = timeline.clusters.get(scopeKey([name])) ?? scopes.length;
-      const title = `${name}`;
-      if (listGroup(key, title)) continue;
-      scopes.push(name);
-      groups.push({ ...groupBox(`s${index}`, "scope", [title, `${countNodes(members.length)} \u00B7 click to expand`], members, vocabulary.group || ""), key });
-      for (const id of members) taken.add(id);
-    }
-    visible = visible.filter((n) => !taken.has(n.id));
+  for (const box of mapBoxes) {
+    const index = indices.get(scopeKey(box.path)) ?? `m${groups.length}`;
+    const lines = box.call ? box.lines : [`${box.lines[0]} \u00B7 click to open`];
+    const base = box.roll ? vocabulary.loop || vocabulary.group || "" : vocabulary.group || "";
+    const style = [base, vocabulary.map_box].filter(Boolean).join(", ");
+    groups.push({ ...groupBox(`${box.roll ? "r" : "s"}${index}`, "scope", lines, box.members, style), scope: box.scope, key: box.key, output: box.output, title: box.title });
   }
-
-  // NOTE [readable] A drawing whose labels would be unreadable at fit (view.js decides, after a
-  // layout) rolls each module instance up into one box, inside its parent's cluster: a 3-layer
-  // MLP in a narrow pane becomes Linear, Tanh, Linear, ... boxes that open on a click. Not with
-  // a loop in the drawing (all its iterations share one scope: one box would swallow them).
-  const modules = loops.length ? [] : innermostScopes(visible);
-  if (opts.collapseModules) {
-    for (const { path, ids } of modules) {
-      const key = `scope:${path.join(" / ")}`;
-      const title = path[path.length - 1];
-      if (listGroup(key, title)) continue;
-      const index = timeline.clusters.get(scopeKey(path)) ?? `m${groupList.length}`;
-      const box = groupBox(`s${index}`, "scope", [title, `${countNodes(ids.length)} \u00B7 click to expand`], ids, vocabulary.group || "");
-      groups.push({ ...box, scope: path.slice(0, -1), key });
-      for (const id of ids) taken.add(id);
-    }
-    visible = visible.filter((n) => !taken.has(n.id));
-  }
+  // the boxes of the map the learner opened (each with its roll-up), then those still closed
+  for (const group of mapOpened) groupList.push({ ...group, expanded: true, loop: false, opened: 0, iterations: 0 });
+  for (const box of mapBoxes) groupList.push({ key: box.key, title: box.title, expanded: false, loop: false, opened: 0, iterations: 0 });
+  const visible = nodes.filter((n) => !taken.has(n.id));
 
   /** @type {Box[]} */
   let boxes = [...groups];
@@ -280,7 +275,7 @@ export function buildStructure(timeline, opts) {
     const lines = labelLines(node, state, { limit });
     const saved = Number(node.saved) > 0;
     boxes.push({
-      name: `n${node.id}`, kind: "node", members: [node.id], scope: node.scope, order: node.order,
+      name: `n${node.id}`, kind: "node", members: [node.id], scope: displayPath(node.scope), order: node.order,
       statement: nodeStatement(node, state, vocabulary, { limit }),
       lines,
       gradLine: grad ? lines.findIndex((l) => l.startsWith("grad")) : -1,
@@ -320,17 +315,40 @@ export function buildStructure(timeline, opts) {
       if (!edge.sources.includes(e.src)) edge.sources.push(e.src);
     } else edgeMap.set(name, { name, src, dst, sources: [e.src] });
   }
-  const edges = [...edgeMap.values()];
   /** @type {Map<string, number>} box -> how many boxes read it (dot.py NOTE [reading order]) */
   const readers = new Map();
-  for (const e of edges) readers.set(e.src, (readers.get(e.src) || 0) + 1);
+  for (const e of edgeMap.values()) readers.set(e.src, (readers.get(e.src) || 0) + 1);
   const fanOut = vocabulary.fan_out ?? FAN_OUT;
+  // levels.js NOTE [map], shared weights: in a map, no edges from a box of weights read all over
+  const weights = (/** @type {BoxEdge} */ e) => e.sources.every((id) => (timeline.nodes.get(id) || {}).kind === "parameter");
+  const kindOf = new Map(boxes.map((b) => [b.name, b.kind]));
+  const shared = (/** @type {BoxEdge} */ e) => map && kindOf.get(e.src) === "scope" && (readers.get(e.src) || 0) >= fanOut && weights(e);
+  const edges = [...edgeMap.values()].filter((e) => !shared(e));
+  for (const box of boxes) {
+    const left = box.kind === "scope" ? [...edgeMap.values()].filter((e) => e.src === box.name && shared(e)).length : 0;
+    if (!left) continue; // else it says who reads it, its edges left out
+    const at = box.lines.length - 1;
+    box.lines = box.lines.map((line, i) => (i === at ? line.replace(/( \u00B7 click to open)?$/, ` \u00B7 read by ${left} boxes$1`) : line));
+    box.statement = statementOf(box.name, box.lines, box.style || "");
+  }
+  // NOTE [shapes on edges] An edge leaving a module's box carries the shape of the tensor that
+  // flows along it (a node's label shows its own shape already). The widget writes it beside
+  // the edge once the drawing is laid out (view.js labelEdges), not as a Graphviz label: a
+  // labelled edge takes a rank of its own, and ranks are then doubled across the whole
+  // drawing (ResNet-18's map went from 604 to 811 pt tall, unreadable in a 600 px pane). A
+  // static picture, which scrolls, has them as Graphviz labels (dot.py `_edges`).
+  for (const e of edges) {
+    if (kindOf.get(e.src) !== "scope") continue;
+    const text = edgeShape(e.sources.map((id) => timeline.nodes.get(id)));
+    if (text) e.label = text;
+  }
 
   const lines = ["digraph dyngraph {", ...(opts.lines || []).map(String)];
   if (opts.rankdir === "LR") lines.push('  graph [rankdir="LR"];');
+  if (map && vocabulary.map_graph) lines.push(`  graph [${vocabulary.map_graph}];`); // NOTE [shapes on edges]
   /** @type {Map<string, string[]>} cluster title -> the boxes inside it (at any depth) */
   const clusters = new Map();
-  lines.push(...clusterStatements(boxes, timeline.clusters, vocabulary, clusters));
+  lines.push(...clusterStatements(boxes, indices, clusterTitles(tree), vocabulary, clusters));
   for (const e of edges) {
     const shared = (readers.get(e.src) || 0) >= fanOut ? vocabulary.shared_edge || "" : "";
     lines.push(`  ${e.src} -> ${e.dst} [${shared}];`);
@@ -344,32 +362,42 @@ export function buildStructure(timeline, opts) {
     clusters,
     hidden: hiddenCount,
     loops,
-    scopes,
     groups: groupList,
-    modules: modules.length,
+    map,
+    mappable,
   };
 }
 
 /**
- * The innermost scopes of `nodes` (no other scope nested in them) holding 2 nodes or more, in
- * the order of their first node: what NOTE [readable] rolls up.
- * @param {NodeRecord[]} nodes  in creation order
- * @returns {Array<{path: string[], ids: number[]}>}
+ * The text on an edge from the nodes it carries (NOTE [map]): the shape of the first whose
+ * shape is known, "(2, 64, 8, 8)", and "+2" when it carries tensors of two other shapes.
+ * @param {Array<NodeRecord|undefined>} sources
  */
-export function innermostScopes(nodes) {
-  /** @type {Map<string, {path: string[], ids: number[]}>} */
-  const byPath = new Map();
-  for (const n of nodes) {
-    if (!n.scope.length) continue;
-    const key = scopeKey(n.scope);
-    let entry = byPath.get(key);
-    if (!entry) byPath.set(key, (entry = { path: n.scope, ids: [] }));
-    entry.ids.push(n.id);
+export function edgeShape(sources) {
+  const shapes = [];
+  for (const node of sources) {
+    if (!node || !Array.isArray(node.shape) || !shapeKnown(node)) continue;
+    const text = shapeText(node.shape);
+    if (!shapes.includes(text)) shapes.push(text);
   }
-  const paths = [...byPath.values()].map((e) => e.path);
-  const encloses = (/** @type {string[]} */ outer, /** @type {string[]} */ inner) =>
-    inner.length > outer.length && outer.every((name, i) => inner[i] === name);
-  return [...byPath.values()].filter((e) => e.ids.length >= 2 && !paths.some((p) => encloses(e.path, p)));
+  if (!shapes.length) return "";
+  return shapes.length === 1 ? shapes[0] : `${shapes[0]} +${shapes.length - 1}`;
+}
+
+/**
+ * Scope path key -> cluster index, for the display paths of levels.js (a recursion's calls
+ * flattened): each takes the index of the first real scope path drawn there.
+ * @param {Map<string, number>} clusters  the timeline's: real scope path key -> index
+ * @returns {Map<string, number>}
+ */
+function displayIndices(clusters) {
+  /** @type {Map<string, number>} */
+  const out = new Map();
+  for (const [key, index] of clusters) {
+    const shown = scopeKey(displayPath(key.split("\u0000")));
+    if (!out.has(shown)) out.set(shown, index);
+  }
+  return out;
 }
 
 /**
@@ -377,11 +405,12 @@ export function innermostScopes(nodes) {
  * path, stable in creation order); records which boxes each cluster holds.
  * @param {Box[]} boxes
  * @param {Map<string, number>} indices  scope path key -> cluster index
+ * @param {Map<string, string>} titles  scope path key -> its title, where more than its name
  * @param {Vocabulary} vocabulary
  * @param {Map<string, string[]>} members  filled: "cluster_<i>" -> box names
  * @returns {string[]}
  */
-function clusterStatements(boxes, indices, vocabulary, members) {
+function clusterStatements(boxes, indices, titles, vocabulary, members) {
   const maxChars = vocabulary.max_label_chars ?? MAX_LABEL_CHARS;
   const sorted = boxes.map((box, index) => ({ box, index }))
     .sort((a, b) => compareScopes(a.box.scope, b.box.scope) || a.index - b.index);
@@ -397,12 +426,13 @@ function clusterStatements(boxes, indices, vocabulary, members) {
     }
     while (open.length < box.scope.length) {
       const name = box.scope[open.length];
-      const index = indices.get(scopeKey(box.scope.slice(0, open.length + 1)));
+      const key = scopeKey(box.scope.slice(0, open.length + 1));
+      const index = indices.get(key);
       const indent = "  ".repeat(open.length + 1);
       const title = index === undefined ? null : `cluster_${index}`;
       if (title) {
         lines.push(`${indent}subgraph ${title} {`);
-        const label = `label="${escape(name, maxChars)}"`;
+        const label = `label="${escape(titles.get(key) ?? name, maxChars)}"`;
         const style = [label, vocabulary.cluster, vocabulary.compact_cluster].filter(Boolean).join(", ");
         lines.push(`${indent}  graph [${style}];`);
       }

@@ -168,6 +168,37 @@ export function inspectorRows(node, at, sources) {
   ];
 }
 
+/**
+ * The inspector's rows for a module's box of the map (levels.js NOTE [map]): the module, its
+ * output (the node whose value leaves it) with the gradient that flowed out of it, and the
+ * bytes its nodes keep for backward, summed (a whole number of bytes: the browser writes no
+ * number of Python's, and units would need dot.py's format_bytes).
+ * @param {string} title
+ * @param {import("./vocabulary.js").NodeData[]} members
+ * @param {import("./vocabulary.js").NodeData|undefined} output
+ * @param {{grad: import("./vocabulary.js").GradData|null, gradLater?: boolean, freed: Set<number>}} at
+ * @returns {Array<[string, string]>}
+ */
+export function moduleRows(title, members, output, at) {
+  const shape = output && Array.isArray(output.shape) ? output.shape : [];
+  const grad = at.grad;
+  const saving = members.filter((n) => Number(n.saved) > 0);
+  const kept = saving.filter((n) => !at.freed.has(n.id));
+  const bytes = kept.reduce((sum, n) => sum + Number(n.saved), 0);
+  const savedText = kept.length
+    ? `${bytes} B in ${kept.length} node${kept.length === 1 ? "" : "s"}`
+    : saving.length ? "freed" : NONE;
+  return [
+    ["module", title],
+    ["nodes", String(members.length)],
+    ["output", output ? nodeTitle(output) : NONE],
+    ["shape", output && Array.isArray(output.shape) && shapeKnown(output) ? shapeText(shape) : NONE],
+    ["gradient out", grad ? formatValues(grad.previewText, shape) : at.gradLater ? "not yet (later in the timeline)" : "not yet"],
+    ["grad norm", text(grad && grad.normText)],
+    ["saved for backward", savedText],
+  ];
+}
+
 /** @param {unknown} value */
 function text(value) {
   return value == null || value === "" ? NONE : String(value);

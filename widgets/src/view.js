@@ -6,7 +6,7 @@ import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
 import { chainRuleAt } from "./chainrule.js";
 import { decodeTrait } from "./events.js";
 import { createScheduler, useTweens, nextTask } from "./coalesce.js";
-import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, renderRows, basename } from "./text.js";
+import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, moduleRows, renderRows, basename } from "./text.js";
 import { buildStructure, svgStyle, COLLAPSE_OVER } from "./structure.js";
 import { formatValues, magnitudeLevel, anomalyOf, numel } from "./vocabulary.js";
 import { fitView, zoomAt, viewBox, panToShow, ZOOM_STEP, FIT_MAX } from "./zoom.js";
@@ -79,6 +79,9 @@ export const SCALARS_UP_TO = 60;
 export const TURN_UP_TO = 120;
 /** The line a turned structure adds to the header's (structure.js, opts.rankdir). */
 const TURNED_LINE = '  graph [rankdir="LR"];\n';
+/** The groups bar has an "expand" button for each closed box of the map up to this many boxes
+ * (levels.js NOTE [map]); past it, the boxes open by a click (they say so). */
+export const MAP_BUTTONS_UP_TO = 4;
 /** A click on a rolled-up loop opens at most this many iterations (NOTE [a loop opens a few
  * iterations at a time] in structure.js). */
 export const MAX_OPEN = 8;
@@ -209,8 +212,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     activeName: /** @type {string|null} */ (null),
     /** a small graph's numbers (NOTE [numbers]) would make it unreadable at fit: compact */
     numbersTooBig: false,
-    /** module instances rolled up, because the whole drawing would be unreadable at fit */
-    collapseModules: false,
+    /** the next layout is the view's own answer to an unreadable drawing: no NOTE [rate] wait */
+    hurry: false,
+    /** drawn as a map of the modules, because the whole drawing would be unreadable at fit
+     * (levels.js NOTE [map]; past collapse_over the structure is a map by itself) */
+    map: false,
+    /** the box of the map the learner clicked: the inspector shows its module (NOTE [map]) */
+    selectedGroup: /** @type {{key: string, title: string, members: number[], output: number}|null} */ (null),
     /** the direction of the drawing's ranks: "TB" (inputs on top) or "LR" (NOTE [turn]) */
     rankdir: /** @type {"TB"|"LR"} */ ("TB"),
     /** the structures (their DOT, unturned) laid out both ways already; while the other way is
@@ -356,7 +364,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
         // the page at least twice that long between two layouts.
         // A layout the learner asked for (NOTE [busy]) does not wait: the learner is waiting.
         const wait = state.layoutEnded + 2 * state.layoutMs - performance.now();
-        if (wait > 0 && state.renderedDot !== null && !state.busy) await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 1000)));
+        if (wait > 0 && state.renderedDot !== null && !state.busy && !state.hurry) await new Promise((resolve) => setTimeout(resolve, Math.min(wait, 1000)));
+        state.hurry = false;
         if (state.disposed) return;
         try {
           const started = performance.now();
@@ -374,6 +383,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
           // other direction) compares with this drawing, not the one before it
           state.renderedDot = job.dot;
           indexDrawing();
+          labelEdges(job.structure);
           placeDrawing();
           if (!scheduler.pending) setBusy(false);
           updateGroups(job.structure); // the buttons change with the drawing, not before it
@@ -405,6 +415,31 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       const shapes = Array.from(el.children).filter((c) => c.localName !== "title" && c.localName !== "text");
       const texts = Array.from(el.querySelectorAll("text"));
       state.elements.set(titleOf(el), { el, shapes, texts, applied: "" });
+    }
+  }
+
+  /**
+   * structure.js NOTE [shapes on edges]: the shape flowing out of a module's box, written
+   * beside the middle of its edge (right of it, or above it when the drawing is turned), in
+   * the labels' font; as text, like every label.
+   * @param {import("./structure.js").Structure} s
+   */
+  function labelEdges(s) {
+    const size = smallestFont(graphEl.querySelector("svg") || graphEl);
+    for (const edge of s.edges) {
+      const item = edge.label ? state.elements.get(edge.name) : undefined;
+      const path = item ? /** @type {SVGPathElement|null} */ (item.el.querySelector("path")) : null;
+      if (!item || !path || typeof path.getTotalLength !== "function") continue;
+      const mid = path.getPointAtLength(path.getTotalLength() / 2);
+      const text = doc.createElementNS("http://www.w3.org/2000/svg", "text");
+      text.setAttribute("class", "dg-edge-shape");
+      text.setAttribute("font-size", String(size));
+      text.setAttribute("text-anchor", turned() ? "middle" : "start");
+      // beside the edge: right of it, vertically centred; turned, above the boxes it joins
+      text.setAttribute("x", String(turned() ? mid.x : mid.x + 5));
+      text.setAttribute("y", String(turned() ? mid.y - size : mid.y + size * 0.35));
+      setText(text, edge.label);
+      item.el.appendChild(text);
     }
   }
 
@@ -484,11 +519,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   }
 
   /**
-   * NOTE [readable] in structure.js: when the whole drawing fitted into the pane would have
-   * labels under READABLE_PX, first turn it (NOTE [turn]), then drop the numbers a small graph
-   * shows unasked (NOTE [numbers]; not a graph of scalars, whose numbers are the point), then
-   * roll module instances up (once; the learner opens them by a click), and lay out again.
-   * True when it did.
+   * NOTE [readable] When the whole drawing fitted into the pane would have labels under
+   * READABLE_PX: a drawing of modules becomes their map (levels.js NOTE [map]; once: the
+   * learner opens its boxes by a click), after dropping the numbers a small graph shows unasked
+   * (NOTE [numbers]; not a graph of scalars, whose numbers are the point); any other is first
+   * turned (NOTE [turn]), then loses those numbers. Each is one more layout, laid out at once
+   * (`hurry`: no NOTE [rate] wait, the learner is looking at an unreadable drawing); a map
+   * stays as it is. True when it asked for a layout.
    *
    * NOTE [turn] A drawing that would be unreadable fitted into the pane, limited along its
    * ranks (laid out top to bottom, its height the limit: a long chain such as micrograd's
@@ -510,30 +547,39 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       state.turnFrom = null;
       if (whole.scale < before.scale) {
         state.rankdir = before.rankdir; // back to a layout the renderer has kept
+        state.hurry = true;
         update();
         return true;
       }
     }
-    if (state.collapseModules || whole.scale >= readableScale()) return false;
+    if (state.map || s.map || whole.scale >= readableScale()) return false;
+    const numbers = state.detail === null && detailShown() && !scalarGraph();
+    if (s.mappable) {
+      // a drawing of modules: its map, one layout (the numbers of a small one go first)
+      if (numbers) state.numbersTooBig = true;
+      else state.map = true;
+      state.hurry = true;
+      update();
+      return true;
+    }
     const tall = state.size.height * room.width > state.size.width * room.height;
     const structure = s.dot.replace(TURNED_LINE, "");
     if (tall !== turned() && !state.turnTried.includes(structure) && s.boxes.length <= TURN_UP_TO) {
       state.turnTried = [...state.turnTried.slice(-7), structure];
       state.turnFrom = { scale: whole.scale, rankdir: state.rankdir };
       state.rankdir = turned() ? "TB" : "LR";
+      state.hurry = true;
       update();
       return true;
     }
-    if (state.detail === null && detailShown() && !scalarGraph()) {
+    if (numbers) {
       // numbers the learner did not ask for, too big for the pane: compact labels first
       state.numbersTooBig = true;
+      state.hurry = true;
       update();
       return true;
     }
-    if (!s.modules) return false;
-    state.collapseModules = true;
-    update();
-    return true;
+    return false;
   }
 
   /** Is the drawing laid out left to right (NOTE [turn])? */
@@ -654,11 +700,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       if (!item) continue;
       const id = box.members[0];
       const node = box.kind === "node" ? timeline.nodes.get(id) : null;
-      const grad = node ? g.grads.get(id) : undefined;
+      // a module's box: the gradient that flowed out of the module, at its output (NOTE [map])
+      const grad = node ? g.grads.get(id) : box.output !== undefined ? g.grads.get(box.output) : undefined;
       const freed = node ? g.freed.has(id) : false;
       const output = Boolean(node) && visible && !consumed.has(id);
       const anomaly = node ? anomalyOf(node, { grad: grad || null, freed }) !== null : false;
-      const selected = state.selected !== null && box.members.includes(state.selected);
+      const selected = state.selectedGroup !== null ? box.key === state.selectedGroup.key
+        : state.selected !== null && box.members.includes(state.selected);
       if (g.lastGrad !== null && box.members.includes(g.lastGrad)) active = box.name;
       else if (active === null && g.lastGrad === null && g.newest !== null && box.members.includes(g.newest)) active = box.name;
       const key = `${visible}|${grad ? grad.step : -1}|${freed}|${output}|${anomaly}|${selected}`;
@@ -818,7 +866,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     const h = header();
     const detail = detailShown();
     const opened = [...state.openIterations].map(([k, n]) => `${k}:${n}`).sort().join(",");
-    const key = [timeline.version, detail, state.collapseModules, state.rankdir, [...state.expanded].sort().join(","), opened, opts.max_nodes,
+    const key = [timeline.version, detail, state.map, state.rankdir, [...state.expanded].sort().join(","), opened, opts.max_nodes,
       opts.collapse_over, h.vocabulary ? Object.keys(h.vocabulary).length : 0, (h.lines || []).join("\n")].join("|");
     if (state.structure && state.structure.key === key && state.structure.vocabulary === h.vocabulary) {
       return state.structure.structure;
@@ -826,7 +874,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     const structure = buildStructure(timeline, {
       lines: h.lines || [], vocabulary: h.vocabulary || {}, maxNodes: opts.max_nodes,
       collapseOver: opts.collapse_over ?? COLLAPSE_OVER, detail, expanded: state.expanded, opened: state.openIterations,
-      finalGrads: detail ? timeline.finalGrads() : undefined, collapseModules: state.collapseModules,
+      finalGrads: detail ? timeline.finalGrads() : undefined, map: state.map,
       rankdir: state.rankdir,
     });
     state.structure = { key, structure, vocabulary: h.vocabulary };
@@ -1054,6 +1102,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   /** @param {number|null} id */
   function select(id) {
     state.selected = id;
+    state.selectedGroup = null;
     update();
   }
 
@@ -1162,13 +1211,22 @@ function controller({ model, el, createRenderer, reducedMotion }) {
 
   /** @param {import("./timeline.js").GraphState} g */
   function updateInspector(g) {
+    const group = state.selectedGroup;
+    if (group !== null) {
+      const out = timeline.nodes.get(group.output);
+      const { grad, later } = gradAt(timeline.steps, group.output, g.t);
+      const members = group.members.map((m) => timeline.nodes.get(m)).filter((n) => n !== undefined);
+      renderRows(doc, inspectorBody, moduleRows(group.title, /** @type {any[]} */ (members), out, { grad, gradLater: later, freed: g.freed }));
+      return;
+    }
     const id = state.selected;
     const node = id === null ? null : timeline.nodes.get(id);
     if (!node || id === null) {
       clear(inspectorBody);
       inspectorBody.appendChild(make(doc, "div", {
         className: "dg-muted",
-        text: "Click a node to see its op, shape, values, gradient, saved bytes, source line and local derivative rule.",
+        text: "Click a node to see its op, shape, values, gradient, saved bytes, source line and local derivative rule; "
+          + "a box, to open it and see its module's output and gradient.",
       }));
       return;
     }
@@ -1234,13 +1292,16 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       setDisabled(b, state.busy);
       groupsBar.appendChild(b);
     };
+    const map = s.groups.filter((group) => !group.loop && !group.expanded).length > MAP_BUTTONS_UP_TO;
     for (const group of s.groups) {
       const partly = group.loop && !group.expanded && group.opened > 0;
-      if (!group.expanded) add(`${partly ? "expand more" : "expand"}: ${group.title}`, group.key, "open", partly);
+      // NOTE [map]: a map's closed boxes say "click to open"; past a few the bar lists only
+      // what is open, to roll it up (a button per box of ResNet-18's map is a wall of them)
+      if (!group.expanded && (group.loop || !map)) add(`${partly ? "expand more" : "expand"}: ${group.title}`, group.key, "open", partly);
       if (group.loop && !group.expanded) add(`expand all: ${group.title}`, group.key, "all", partly);
       if (group.expanded || partly) add(`roll up: ${group.title}`, group.key, "roll up", true);
     }
-    groupsBar.hidden = s.groups.length === 0;
+    groupsBar.hidden = !groupsBar.firstChild;
   }
 
   /**
@@ -1286,6 +1347,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       if (action === "roll up") {
         state.expanded.delete(key);
         state.openIterations.delete(key);
+        // the boxes opened inside it close with it (NOTE [map])
+        const inside = `${key.slice(key.indexOf(":") + 1)} / `;
+        for (const k of [...state.expanded]) if (k.slice(k.indexOf(":") + 1).startsWith(inside)) state.expanded.delete(k);
         state.zoom = { ...state.zoom, user: false }; // rolled up again: back to the whole drawing
         return;
       }
@@ -1459,6 +1523,11 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (!match && name && state.drawn) {
       // A group box: open it (a rolled-up loop, a collapsed scope).
       const box = state.drawn.boxes.find((b) => b.name === name);
+      if (box && box.kind === "scope" && box.output !== undefined && !state.busy) {
+        // a module's box: the inspector shows the module, and it opens (NOTE [map])
+        state.selected = null;
+        state.selectedGroup = { key: String(box.key), title: String(box.title), members: box.members, output: box.output };
+      }
       if (box && (box.kind === "loop" || box.kind === "scope")) {
         toggleGroup(box.key || box.name, "open");
         return;

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { NUMBERS_UP_TO, hidePicture, tallestPane, zoomModifier } from "../src/view.js";
-import { repeatedIterations, buildStructure, innermostScopes, MIN_REPEATS } from "../src/structure.js";
+import { repeatedIterations, buildStructure, MIN_REPEATS } from "../src/structure.js";
 import { dom, mountView, sample } from "./helpers.js";
 
 function setup(overrides = {}) {
@@ -105,7 +105,7 @@ test("a loop rolls up only when two iterations or more go into its box (no \u00D
   assert.equal(loop.repeats - 2, 2);
 });
 
-test("module instances roll up into boxes in their parent's cluster, each opens alone", () => {
+test("a map draws module instances as boxes in their parent's cluster, each opens alone", () => {
   const node = (id, scope, kind = "op") => ({ id, kind, op: kind === "op" ? "MatMul" : kind, scope, order: id, shape: [2], preview: [], previewText: [] });
   const nodes = [
     node(1, [], "leaf"),
@@ -113,8 +113,6 @@ test("module instances roll up into boxes in their parent's cluster, each opens 
     node(4, ["Sequential", "1 \u00B7 Tanh"]),
     node(5, ["Sequential", "2 \u00B7 Linear"], "parameter"), node(6, ["Sequential", "2 \u00B7 Linear"]),
   ];
-  assert.deepEqual(innermostScopes(nodes).map((s) => s.path.join("/")),
-    ["Sequential/0 \u00B7 Linear", "Sequential/2 \u00B7 Linear"], "a one-node scope stays as it is");
   const timeline = {
     nodes: new Map(nodes.map((n) => [n.id, n])),
     edges: new Map([[1, { src: 1, dst: 3 }], [2, { src: 2, dst: 3 }], [3, { src: 3, dst: 4 }], [4, { src: 4, dst: 6 }], [5, { src: 5, dst: 6 }]]),
@@ -122,17 +120,20 @@ test("module instances roll up into boxes in their parent's cluster, each opens 
     steps: [],
   };
   const open = buildStructure(timeline, {});
-  assert.equal(open.modules, 2);
+  assert.ok(open.mappable && !open.map);
   assert.equal(open.boxes.length, 6);
-  const rolled = buildStructure(timeline, { collapseModules: true });
+  const rolled = buildStructure(timeline, { map: true });
+  // the model is one scope: the map starts inside it; a one-node module is a box too
   assert.deepEqual(rolled.boxes.filter((b) => b.kind === "scope").map((b) => [b.name, b.key, b.scope, b.members]), [
     ["s1", "scope:Sequential / 0 \u00B7 Linear", ["Sequential"], [2, 3]],
+    ["s2", "scope:Sequential / 1 \u00B7 Tanh", ["Sequential"], [4]],
     ["s3", "scope:Sequential / 2 \u00B7 Linear", ["Sequential"], [5, 6]],
   ]);
-  assert.ok(rolled.edges.some((e) => e.name === "s1->n4") && rolled.edges.some((e) => e.name === "n4->s3"));
-  assert.match(rolled.dot, /subgraph cluster_0 \{[^}]*s1 \[label="0 \u00B7 Linear\\n2 nodes/);
-  const one = buildStructure(timeline, { collapseModules: true, expanded: new Set(["scope:Sequential / 0 \u00B7 Linear"]) });
-  assert.deepEqual(one.boxes.filter((b) => b.kind === "scope").map((b) => b.name), ["s3"]);
+  assert.ok(rolled.edges.some((e) => e.name === "s1->s2") && rolled.edges.some((e) => e.name === "s2->s3"));
+  assert.match(rolled.dot, /subgraph cluster_0 \{[^}]*s1 \[label="0 \u00B7 Linear \u00B7 2 nodes \u00B7 click to open"/);
+  const one = buildStructure(timeline, { map: true, expanded: new Set(["scope:Sequential / 0 \u00B7 Linear"]) });
+  assert.deepEqual(one.boxes.filter((b) => b.kind === "scope").map((b) => b.name), ["s2", "s3"]);
+  assert.deepEqual(one.groups.filter((g) => g.expanded).map((g) => g.title), ["0 \u00B7 Linear"]);
 });
 
 test("over the box budget the notes say how many of how many nodes are drawn, and how to see more", async () => {

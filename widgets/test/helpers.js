@@ -80,7 +80,7 @@ export function stubRenderer() {
       };
       for (const line of dot.split("\n")) {
         const edge = /^\s*(\w+) -> (\w+)/.exec(line);
-        const node = /^\s*(n\d+|hidden|l\d+|s\d+) \[/.exec(line);
+        const node = /^\s*(n\d+|hidden|l\d+|s\w+|r\d+) \[/.exec(line);
         if (edge) add("edge", `${edge[1]}->${edge[2]}`);
         else if (node) add("node", node[1]);
       }

@@ -56,10 +56,23 @@ test("the structure rolls the loop up into one box, wired in between; opened, ev
   assert.match(open.dot, /\[1, 2, 3, 4, \.\.\.\]/);
 });
 
-test("past collapse_over, scopes collapse; past max_nodes, an honest note", () => {
+test("past collapse_over, a map of the modules; past max_nodes, an honest note", () => {
   const tl = loopTimeline(2, ["layer"]);
+  // one scope: the map opens it (levels.js NOTE [map]), and it holds no other: every node
+  const one = buildStructure(tl, { collapseOver: 3 });
+  assert.ok(one.map && one.boxes.every((b) => b.kind === "node"));
+  for (const k of [0, 1]) {
+    for (const id of [2 + 2 * k, 3 + 2 * k]) tl.nodes.get(id).scope = ["layer", `${k} \u00B7 Block`];
+    tl.clusters.set(`layer\u0000${k} \u00B7 Block`, 1 + k);
+  }
   const s = buildStructure(tl, { collapseOver: 3 });
-  assert.ok(s.boxes.some((b) => b.kind === "scope" && b.members.length === 6));
+  assert.deepEqual(s.boxes.filter((b) => b.kind === "scope").map((b) => [b.name, b.members, b.scope, b.lines]), [
+    ["s1", [2, 3], ["layer"], ["0 \u00B7 Block \u00B7 2 nodes \u00B7 click to open"]],
+    ["s2", [4, 5], ["layer"], ["1 \u00B7 Block \u00B7 2 nodes \u00B7 click to open"]],
+  ]);
+  assert.deepEqual(s.edges.map((e) => [e.name, e.label]), [["n1->s1", undefined], ["s1->s2", "(6,)"], ["s2->n6", "(6,)"]],
+    "an edge leaving a module's box carries the shape flowing out (NOTE [shapes on edges])");
+  assert.equal(buildStructure(tl, { collapseOver: 30 }).map, false, "within collapse_over: every node");
   const b = buildStructure(loopTimeline(2), { maxNodes: 3 });
   assert.equal(b.boxes.length, 3);
   assert.equal(b.hidden, 4);

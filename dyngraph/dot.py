@@ -481,8 +481,8 @@ NODE_STYLES = {
     OP: {"shape": "ellipse", "style": "filled", "fillcolor": WHITE, "color": TEXT},
     PARAMETER: {"shape": "box", "style": "rounded,filled,bold", "fillcolor": PALE_BLUE,
                 "color": BLUE, "penwidth": "1.5"},
-    CONSTANT: {"shape": "box", "style": "dashed,filled", "fillcolor": LIGHT_GREY, "color": GREY,
-               "fontsize": "8"},
+    # (a constant's label is the size of every other: data such as a model's input is read too)
+    CONSTANT: {"shape": "box", "style": "dashed,filled", "fillcolor": LIGHT_GREY, "color": GREY},
     LEAF: {"shape": "box", "style": "rounded,filled", "fillcolor": SKY_BLUE, "color": TEXT},
 }
 SAVED_STYLE = {"color": ORANGE, "penwidth": "2"}

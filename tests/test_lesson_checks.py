@@ -55,6 +55,7 @@ def test_the_solution_version_raises_on_an_int_for_a_bool(monkeypatch, capsys):
 def test_a_check_as_a_cells_last_line_adds_no_out_under_its_line():
     """In a notebook, ``lessons.check_answer(...)`` as a cell's last line printed its PASS and
     then IPython echoed ``Out: True``; a Verdict displays nothing (its line is printed)."""
+    pytest.importorskip("IPython", reason="IPython is not installed (the jupyter extra)")
     from IPython.core.interactiveshell import InteractiveShell
 
     shell = InteractiveShell.instance()

@@ -1057,9 +1057,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   /** The kind of the beat that ends at the position shown (what is on screen now). */
   function beatShownKind() {
     const ends = timeline.beatEnds();
-    const i = firstBeatAfter(ends, state.t - 1) - 1; // the beat ending at t
-    const from = i >= 0 ? ends[i] : 0;
-    return timeline.beatKind(Math.min(from, Math.max(state.t - 1, 0))) || "other";
+    const i = firstBeatAfter(ends, state.t - 1); // the beat that holds step t - 1
+    return timeline.beatKind(i > 0 ? ends[i - 1] : 0) || "other";
   }
 
   /** One beat forward (NOTE [replay]); a replay waits while a drawing is being laid out. */

@@ -124,6 +124,7 @@ from __future__ import annotations
 import inspect
 import math
 import os
+import re
 import sys
 import warnings
 import weakref
@@ -215,10 +216,15 @@ def _grad_computed(info: _Info, grad_outputs: tuple, state: Any) -> tuple | None
     """grad_computed for the node of ``info``, whose gradient is ``grad_outputs``: one tensor
     per output of the node (None for an output no gradient reached). Returns the tensor shown
     and its preview (an edge that passes it on as it is shows the same)."""
-    grads = [grad for grad in grad_outputs if grad is not None]
-    if not grads:
-        return None
-    grad = grads[0] if len(grads) == 1 else _joined(grads)
+    if len(grad_outputs) == 1:  # the commonest case: a node of one output
+        grad = grad_outputs[0]
+        if grad is None:
+            return None
+    else:
+        grads = [grad for grad in grad_outputs if grad is not None]
+        if not grads:
+            return None
+        grad = grads[0] if len(grads) == 1 else _joined(grads)
     accumulated = info.consumers > 1
     if info.leaf is not None:
         tensor = info.leaf()
@@ -499,12 +505,34 @@ def _shown(tensor: torch.Tensor) -> torch.Tensor | None:
     return tensor
 
 
+# The dtypes whose numbers ``tolist()`` gives as plain Python numbers (not complex, quantized
+# or float8, which _preview handles its own way).
+_REAL = frozenset({torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8,
+                   torch.uint8, torch.int16, torch.int32, torch.int64, torch.bool})
+
+
+def _plain_values(tensor: torch.Tensor) -> list | None:
+    """Every number of a small, real, dense CPU tensor with memory of its own, row-major, read
+    in one call; None for any other tensor (``_preview`` then asks ``_shown`` what it can show).
+
+    NOTE [speed] The commonest preview of all, so it reads only what decides it: three or four
+    attribute reads and one ``tolist()``, against ``_shown``'s eight (1.5 us)."""
+    try:
+        if not (tensor.is_cpu and tensor.layout is torch.strided and tensor.dtype in _REAL
+                and not tensor.is_nested and tensor.data_ptr()):
+            return None
+        return _small_values(tensor)
+    except RuntimeError:  # no storage of its own (a functorch wrapper): _shown says so
+        return None
+
+
 def _preview(tensor: torch.Tensor) -> tuple:
+    values = _plain_values(tensor)
+    if values is not None:
+        return tuple(values[: events.PREVIEW_SIZE])
     tensor = _shown(tensor)
     if tensor is None:
         return ()
-    if tensor.dim() == 1 and tensor.numel() <= events.SMALL_PREVIEW and not tensor.is_cuda:
-        return tuple(tensor.tolist()[: events.PREVIEW_SIZE])  # the commonest case, at once
     values = _small_values(tensor)
     if values is not None:
         return tuple(values[: events.PREVIEW_SIZE])
@@ -516,12 +544,11 @@ def _preview(tensor: torch.Tensor) -> tuple:
 
 
 def _preview_and_norm(tensor: torch.Tensor) -> tuple[tuple, float]:
-    tensor = _shown(tensor)
-    if tensor is None:
-        return (), math.nan
-    if tensor.dim() == 1 and tensor.numel() <= events.SMALL_PREVIEW and not tensor.is_cuda:
-        values = tensor.tolist()  # the commonest case, at once
-    else:
+    values = _plain_values(tensor)
+    if values is None:
+        tensor = _shown(tensor)
+        if tensor is None:
+            return (), math.nan
         values = _small_values(tensor)
     if values is not None and (not values or type(values[0]) is float):
         norm = math.hypot(*values)
@@ -757,18 +784,15 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
         if parent_info is not None:
             parent_info.consumers += 1
     where = _where()
-    data, n_tensors = [], 0  # data (needing no gradient) among the arguments: inputs too
-    for arg in args:
-        for tensor in (arg,) if isinstance(arg, torch.Tensor) else _tensors(arg):
-            n_tensors += 1
-            if not tensor.requires_grad:
-                data.append(_data_leaf(tensor, where))
-    info.inputs, info.positions = _in_order(slots, data, n_tensors)
+    tensors = _arguments(args)
+    # data (needing no gradient) among the arguments: inputs too
+    data = [_data_leaf(tensor, where) for tensor in tensors if not tensor.requires_grad]
+    info.inputs, info.positions = _in_order(slots, data, len(tensors))
     if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
     if not info.id:
         info.id = new_node_id()
-    _emit(events.NodeCreated(
+    (_emit if _held or _module_stack else events.emit)(events.NodeCreated(
         id=info.id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
         dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
         requires_grad=True, is_leaf=False, name=_name(output, where), scope=_scope(),
@@ -783,6 +807,8 @@ def _in_order(slots: list, data: list, n_tensors: int) -> tuple[tuple, tuple | N
     gradient: when the op's ``n_tensors`` tensor arguments are as many as the slots, and its
     ``data`` (their ids) as many as the empty ones, each data tensor goes in its slot
     (``d - a``: d, then a). Otherwise the data come after the inputs that need a gradient."""
+    if not data and len(slots) == n_tensors and None not in slots:  # the commonest case
+        return tuple([slot.id for slot in slots]), None
     if len(slots) == n_tensors and slots.count(None) == len(data):
         data_ids = iter(data)
         return tuple(next(data_ids) if slot is None else slot.id for slot in slots), None
@@ -900,7 +926,7 @@ class _EventMode(TorchFunctionMode):
             target = args[0]
             node = _grad_fn(target)
             before = _known(node) if node is not None else _leaves.get(target)
-        out = _called(func, args, kwargs)
+        out = func(*args, **kwargs)  # NOTE [the mode's entry]
         if not this_thread.state.active:
             return out
         if _module_path and type(out) is torch.Tensor and out.grad_fn is None \
@@ -962,49 +988,69 @@ def _arguments(values: Any) -> list:
     return tensors
 
 
-def _called(func: Any, args: tuple, kwargs: dict) -> Any:
-    """``func(*args, **kwargs)``, with the warnings PyTorch raises from it placed where they are
-    when nobody watches.
+# NOTE [the mode's entry] Python places a warning of PyTorch's C++ at the innermost Python frame,
+# and one of a torch function written in Python (``stacklevel=2``) at its caller's: with the mode
+# running the function, that frame is the mode's, in this file. The learner would read
+# "dyngraph/torch.py: UserWarning" without their line, and miss the same warning from their next
+# line (Python shows a warning once per place). So, while the mode is in place, a warning placed
+# in this file is placed again at the learner's line, where Python's filters then decide as they
+# would unwatched (``_placed_at_the_learners_line``). Two things of the ``warnings`` module do
+# it, for the whole block rather than per op (catching each op's warnings with
+# ``catch_warnings`` cost 3-7 us an op, a third of watching's cost, benchmarks/README.md):
+# - a filter "always" for this module, first in ``warnings.filters``, so that this file's own
+#   once-per-place registry never hides a repeat: each one reaches the next step;
+# - ``warnings._showwarnmsg``, the function both the C and the Python halves of ``warnings``
+#   call to show a warning that passed the filters. It is private but stable (Python 3.6 to
+#   3.13), and the one step that ``catch_warnings`` itself leaves alone: a learner's
+#   ``catch_warnings(record=True)`` or ``pytest.warns`` inside the block records the warning at
+#   their line, as unwatched.
+# A learner who resets the filters inside the block (``warnings.resetwarnings()``) removes the
+# first: a repeated warning may then be shown once only.
+_PLACED_HERE = ("always", None, Warning, re.compile(re.escape(__name__) + r"\Z"), 0)
+_HERE = os.path.abspath(__file__)
 
-    NOTE [the mode's entry] Python places a warning of PyTorch's C++ at the innermost Python
-    frame, and one of a torch function written in Python (``stacklevel=2``) at its caller's:
-    with the mode running the function, that frame is dyngraph's. The learner would read
-    "dyngraph/torch.py: UserWarning" without their line, and miss the same warning from their
-    next line (Python shows a warning once per place). So the warnings are caught here and
-    raised again at the learner's line."""
-    caught: list = []
+
+def _placed_at_the_learners_line(show: Any) -> Any:
+    """``warnings._showwarnmsg`` for the watched block: a warning placed in this file is warned
+    again at the learner's line (NOTE [the mode's entry]); any other goes on to ``show``."""
+
+    def placed(message: Any) -> None:
+        if os.path.abspath(message.filename) != _HERE:
+            show(message)
+            return
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code.co_filename.startswith(
+                (events._PACKAGE_DIR, _TORCH_DIR)):
+            frame = frame.f_back
+        if frame is None:  # (no learner's frame: PyTorch called back from a thread of its own)
+            show(message)
+            return
+        scope = frame.f_globals
+        warnings.warn_explicit(message.message, message.category, frame.f_code.co_filename,
+                               frame.f_lineno, module=scope.get("__name__"),
+                               registry=scope.setdefault("__warningregistry__", {}),
+                               module_globals=scope, source=message.source)
+
+    return placed
+
+
+@contextmanager
+def _warnings_at_the_learners_line() -> Iterator[None]:
+    """NOTE [the mode's entry], for the duration of the block."""
+    show = warnings._showwarnmsg
+    placed = warnings._showwarnmsg = _placed_at_the_learners_line(show)
+    warnings.filters.insert(0, _PLACED_HERE)
+    warnings._filters_mutated()
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")  # each one: the filters are applied when raised again
-            return func(*args, **kwargs)
+        yield
     finally:
-        for warning in caught:
-            _warn_again(warning)
+        if _PLACED_HERE in warnings.filters:
+            warnings.filters.remove(_PLACED_HERE)
+        warnings._filters_mutated()
+        if warnings._showwarnmsg is placed:
+            warnings._showwarnmsg = show
 
 
-def _warn_again(warning: Any) -> None:
-    """Raise a caught warning again: at the learner's line if it was placed in dyngraph."""
-    if not warning.filename.startswith(events._PACKAGE_DIR):  # where it was, once per place
-        registry = _registries.setdefault(warning.filename, {})
-        warnings.warn_explicit(warning.message, warning.category, warning.filename,
-                               warning.lineno, registry=registry, source=warning.source)
-        return
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_code.co_filename.startswith(
-            (events._PACKAGE_DIR, _TORCH_DIR)):
-        frame = frame.f_back
-    if frame is None:  # (no learner's frame: PyTorch called back from a thread of its own)
-        warnings.warn_explicit(warning.message, warning.category, warning.filename,
-                               warning.lineno)
-        return
-    scope = frame.f_globals
-    warnings.warn_explicit(warning.message, warning.category, frame.f_code.co_filename,
-                           frame.f_lineno, module=scope.get("__name__"),
-                           registry=scope.setdefault("__warningregistry__", {}),
-                           module_globals=scope, source=warning.source)
-
-
-_registries: dict[str, dict] = {}  # file -> the registry of the warnings raised again there
 _inplace: dict[Any, bool] = {}  # a torch function (not backward) -> does it change its input?
 
 
@@ -1040,7 +1086,7 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
     _pass.append([])
     _callers.append(this_thread.state)
     try:
-        result = _called(func, args, kwargs)
+        result = func(*args, **kwargs)
     except BaseException as exc:
         _emit(events.BackwardFailed(root=root_id, error=f"{type(exc).__name__}: {exc}"))
         raise
@@ -1238,7 +1284,7 @@ def watching() -> Iterator[None]:
     pre = _torch_module.register_module_forward_pre_hook(_enter_module)
     post = _torch_module.register_module_forward_hook(_leave_module, always_call=True)
     try:
-        with _EventMode():
+        with _EventMode(), _warnings_at_the_learners_line():
             yield
     finally:
         _depth = 0

@@ -648,6 +648,29 @@ def test_torch_warnings_are_placed_at_the_learners_lines():
     assert _warning_places(watch=True) == bare
 
 
+def test_warnings_inside_the_block_reach_the_learners_own_catching_and_filters():
+    """NOTE [the mode's entry], for code that handles warnings itself inside the watched block:
+    ``catch_warnings(record=True)`` (pytest.warns) records them at the learner's line, an
+    "error" filter turns one into the exception it is unwatched, and the block leaves the
+    warnings module as it found it."""
+    import warnings
+
+    x = torch.ones(3, requires_grad=True)
+    filters, show = list(warnings.filters), warnings._showwarnmsg
+    with dg.record():
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = x * 2
+            line = sys._getframe().f_lineno + 1
+            torch.nn.functional.softmax(y)  # a UserWarning from torch's Python: no dim given
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(UserWarning, match="dim"):
+                torch.nn.functional.softmax(y)
+    assert [(Path(w.filename).name, w.lineno) for w in caught] == [(Path(__file__).name, line)]
+    assert warnings.filters == filters and warnings._showwarnmsg is show
+
+
 def test_dynamo_imported_after_dyngraph_torch_compiles_as_unwatched():
     """NOTE [compiled code], also when Dynamo is first imported after dyngraph.torch
     (torch.compile in a later cell): one compiled region, no warning about dyngraph."""

@@ -1037,16 +1037,20 @@ def _placed_at_the_learners_line(show: Any) -> Any:
 @contextmanager
 def _warnings_at_the_learners_line() -> Iterator[None]:
     """NOTE [the mode's entry], for the duration of the block."""
-    show = warnings._showwarnmsg
+    show = getattr(warnings, "_showwarnmsg", None)
+    if show is None:  # (a Python whose warnings module has another shape: placed as they come)
+        yield
+        return
+    mutated = getattr(warnings, "_filters_mutated", lambda: None)  # registries see new filters
     placed = warnings._showwarnmsg = _placed_at_the_learners_line(show)
     warnings.filters.insert(0, _PLACED_HERE)
-    warnings._filters_mutated()
+    mutated()
     try:
         yield
     finally:
         if _PLACED_HERE in warnings.filters:
             warnings.filters.remove(_PLACED_HERE)
-        warnings._filters_mutated()
+        mutated()
         if warnings._showwarnmsg is placed:
             warnings._showwarnmsg = show
 

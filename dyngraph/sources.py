@@ -49,7 +49,9 @@ wraps it only while someone watches: ``while_watched`` (see dyngraph.micrograd).
 from __future__ import annotations
 
 import math
+import operator
 import types
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import ExitStack, contextmanager
@@ -181,7 +183,8 @@ class EventSource:
             return
         array = _as_array(contribution)
         events.emit(events.EdgeGrad(
-            node=self._announced(obj), input=self._announced(to), position=int(position),
+            node=self._announced(obj), input=self._announced(to),
+            position=self._whole(position, "position"),
             preview=events.preview(array) if array is not None else (),
             reduced_from=None if reduced_from is None else tuple(int(n) for n in reduced_from),
         ))
@@ -209,7 +212,7 @@ class EventSource:
         if this_thread.state.active:
             node_id = self.id_of(obj)
             if node_id is not None:
-                events.emit(events.VersionBumped(node_id, int(version)))
+                events.emit(events.VersionBumped(node_id, self._whole(version, "version")))
 
     # ------------------------------------------------------------------ inside
 
@@ -230,11 +233,11 @@ class EventSource:
                 if id(item) in visited:
                     continue
                 visited.add(id(item))
-                made = self.made_by(item) if self.made_by is not None else None
+                made = self._made(item)
                 if made is None:
                     self._emit_node(item, "leaf", (), None, None, None)
                     continue
-                op, inputs = made[0], tuple(made[1])
+                op, inputs = made
                 stack.append((item, (op, inputs)))
                 stack.extend((x, None) for x in reversed(inputs))
                 continue
@@ -242,6 +245,24 @@ class EventSource:
             input_ids = tuple(i for i in map(self.id_of, inputs) if i is not None)
             self._emit_node(item, op, input_ids, None, None, None)
         return self.id_of(obj)
+
+    def _made(self, obj: Any) -> tuple[str, tuple] | None:
+        """``made_by(obj)`` as ``(op, inputs)``, or None for a leaf; a clear error naming the
+        source and what it returned for anything else (NOTE [a source that misbehaves])."""
+        if self.made_by is None:
+            return None
+        made = self.made_by(obj)
+        if made is None:
+            return None
+        if (type(made) in (tuple, list) and len(made) == 2 and isinstance(made[0], str)
+                and made[0] and not isinstance(made[1], (str, bytes))):
+            try:
+                return made[0], tuple(made[1])
+            except TypeError:
+                pass
+        raise TypeError(f"{self.name}: made_by() must return (op, inputs), the op's name and "
+                        f"the objects it was made from, or None for a leaf; for a "
+                        f"{type(obj).__name__} it returned {_shown_value(made)}")
 
     def _emit_node(self, obj: Any, op: str, input_ids: tuple[int, ...], value: Any,
                    name: str | None, where: events.SourceLine | None) -> int:
@@ -279,6 +300,14 @@ class EventSource:
         entry = self._ids.pop(key, None)
         if entry is not None:
             self._uses.pop(entry[1], None)
+
+    def _whole(self, value: Any, what: str) -> int:
+        """``value`` as an int (a counter, a position), or a clear error naming the source."""
+        try:
+            return operator.index(value)
+        except TypeError:
+            raise TypeError(f"{self.name}: the {what} must be a whole number (an int), got "
+                            f"{_shown_value(value)}") from None
 
     def _is_engine_code(self, code: types.CodeType) -> bool:
         return code in self._code or code.co_filename in self._files
@@ -356,7 +385,14 @@ _registered: dict[str, EventSource] = {}  # by name, the sources with a while_wa
 def watching_sources() -> Iterator[None]:
     """What every ``dg.watch()`` / ``dg.record()`` block enters: PyTorch as a source when the
     learner has imported torch (dyngraph never imports it itself), and each registered
-    source's ``while_watched()``."""
+    source's ``while_watched()``.
+
+    NOTE [a source that misbehaves] One engine's adapter must not break watching for the
+    others, dyngraph's own included: a ``while_watched`` that raises, or returns something that
+    is not a context manager, is warned about (naming the source and what it returned) and
+    unregistered, and the block goes on without it; one whose exit raises is warned about too,
+    after the others have exited. The learner's own exception, raised inside the block, passes
+    through unchanged."""
     import sys
 
     with ExitStack() as stack:
@@ -365,5 +401,55 @@ def watching_sources() -> Iterator[None]:
 
             stack.enter_context(watching())
         for source in list(_registered.values()):
-            stack.enter_context(source.while_watched())
+            stack.push(_entered(source))
         yield
+
+
+def _entered(source: EventSource) -> Callable[..., bool]:
+    """Enter ``source.while_watched()``; returns what leaves it (an exit for ExitStack.push).
+    A source that cannot be entered is dropped with a warning and leaves nothing to exit
+    (NOTE [a source that misbehaves])."""
+    try:
+        adapter = source.while_watched()
+    except Exception as exc:
+        return _dropped(source, f"its while_watched() raised {type(exc).__name__}: {exc}")
+    if not (hasattr(adapter, "__enter__") and hasattr(adapter, "__exit__")):
+        return _dropped(source, f"its while_watched() returned {_shown_value(adapter)}, not a "
+                        "context manager (decorate it with @contextlib.contextmanager, or "
+                        "return an object with __enter__ and __exit__)")
+    try:
+        adapter.__enter__()
+    except Exception as exc:
+        return _dropped(source, f"entering its while_watched() raised {type(exc).__name__}: "
+                        f"{exc}")
+
+    def leave(*exc_info: Any) -> bool:
+        try:
+            adapter.__exit__(*exc_info)
+        except Exception as exc:
+            if exc is not exc_info[1]:  # its own error, not the learner's passing through
+                _dropped(source, f"leaving its while_watched() raised {type(exc).__name__}: "
+                         f"{exc}")
+        return False  # the learner's exception, if any, goes on
+
+    return leave
+
+
+def _dropped(source: EventSource, what: str) -> Callable[..., bool]:
+    """Unregister ``source`` with a warning saying ``what`` it did; nothing to exit."""
+    _drop_source(source, what)
+    return lambda *exc_info: False
+
+
+def _drop_source(source: EventSource, what: str) -> None:
+    if _registered.get(source.name) is source:
+        del _registered[source.name]
+    warnings.warn(f"dyngraph: the event source {source.name!r} is not watched: {what}. Other "
+                  "engines are watched as before; fix it and create the EventSource again.",
+                  RuntimeWarning, stacklevel=2)
+
+
+def _shown_value(value: Any) -> str:
+    """A value as a message names it: its type, and its repr cut short."""
+    text = repr(value)
+    return f"{text[:60]}..." if len(text) > 60 else text

@@ -320,3 +320,74 @@ def test_the_readme_engine_is_this_one_and_is_watched():
     assert [n.op for n in rec.nodes.values()] == ["leaf", "leaf", "Mul", "Add", "Tanh"]
     assert [n.name for n in rec.nodes.values()] == ["a", "b", None, None, "c"]
     assert all(n.grad_preview for n in rec.nodes.values())
+
+
+# --------------------------------------------------------------------------- a source that misbehaves
+
+
+class _Box:
+    """An object of a made-up engine (weakly referable, as EventSource requires)."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+
+@pytest.mark.parametrize("while_watched, said", [
+    (lambda: 42, "returned 42, not a context manager"),
+    (lambda: 1 / 0, "raised ZeroDivisionError"),
+])
+def test_a_broken_while_watched_is_dropped_with_a_warning_and_others_are_still_watched(
+        while_watched, said):
+    """NOTE [a source that misbehaves]: the broken adapter is named and unregistered; dyngraph's
+    own ops and a sound engine are recorded in the same block, and in the next one."""
+    broken = dg.EventSource("broken-adapter", while_watched=while_watched)
+    with pytest.warns(RuntimeWarning, match=f"'broken-adapter' is not watched: its .*{said}"):
+        with dg.record() as rec:
+            y = dg.tensor([1.0, 2.0], requires_grad=True) * 2
+            c = Value(2.0) * Value(3.0)
+    assert [n.op for n in rec.nodes.values()].count("Mul") == 2, "both engines recorded"
+    with dg.record() as again:  # dropped: no second warning, watching as usual
+        y = y * 3
+    assert [n.op for n in again.nodes.values()][-1] == "Mul" and c.data == 6.0
+    assert broken.name not in dg.sources._registered
+
+
+def test_an_adapter_whose_exit_raises_warns_and_the_learners_error_passes_unchanged():
+    from contextlib import contextmanager
+
+    @contextmanager
+    def fails_on_exit():
+        yield
+        raise RuntimeError("adapter bug")
+
+    dg.EventSource("exit-bug", while_watched=fails_on_exit)
+    with pytest.warns(RuntimeWarning, match="'exit-bug' is not watched: leaving .*adapter bug"):
+        with dg.record():
+            pass
+    dg.EventSource("exit-bug-2", while_watched=fails_on_exit)
+    with pytest.raises(KeyError, match="the learner's"):  # theirs, not the adapter's
+        with dg.record():
+            raise KeyError("the learner's")
+    dg.sources._registered.pop("exit-bug-2", None)
+
+
+@pytest.mark.parametrize("made", ["Mul", ("Mul",), ("Mul", 3), (7, ()), ("Mul", "ab")])
+def test_made_by_returning_something_else_than_op_and_inputs_is_named(made):
+    source = dg.EventSource("odd-made-by", made_by=lambda obj: made)
+    with dg.record():
+        with pytest.raises(TypeError, match=r"odd-made-by: made_by\(\) must return \(op, inputs\)"
+                                            r".* for a _Box it returned"):
+            source.backward_started(_Box(1.0))
+
+
+@pytest.mark.parametrize("call", ["version", "position"])
+def test_a_version_or_position_that_is_not_a_whole_number_is_named(call):
+    source = dg.EventSource("odd-numbers")
+    a, b = _Box(1.0), _Box(2.0)
+    with dg.record():
+        source.node(b, "Neg", (a,))
+        with pytest.raises(TypeError, match=f"odd-numbers: the {call} must be a whole number"):
+            if call == "version":
+                source.version_bumped(a, "2")
+            else:
+                source.edge_grad(b, a, 0.5, 1.0)

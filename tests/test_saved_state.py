@@ -130,3 +130,16 @@ def test_a_displayed_view_is_followed_by_a_picture_of_its_final_state(monkeypatc
         assert "<svg" not in final["text/html"]  # a sanitizer that drops <svg> keeps the <img>
     finally:
         view.close()
+
+
+def test_a_picture_id_set_from_the_page_is_escaped_into_the_picture():
+    """picture_id is synced, so the page may set it: it reaches the picture's HTML as an
+    attribute's text, never as markup (issue 39: everything written into HTML is escaped)."""
+    view = GraphView()
+    try:
+        view.picture_id = '"><img src=x onerror=alert(1)>'
+        html = view._picture()["text/html"]
+        assert "<img src=x" not in html
+        assert 'data-dyngraph-picture="&quot;&gt;&lt;img src=x onerror=alert(1)&gt;"' in html
+    finally:
+        view.close()

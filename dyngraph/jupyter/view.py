@@ -479,7 +479,9 @@ class GraphView(anywidget.AnyWidget):
         # browser=False: the widget itself is the picture drawn in the browser
         bundle = dot.mimebundle(self.recording, repr(self), browser=False)
         body = bundle.get("text/html") or f"<pre>{html.escape(bundle['text/plain'])}</pre>"
-        marked = (f'<div class="dg-picture" data-dyngraph-picture="{self.picture_id}">'
+        # (picture_id is synced: the page could have set it to anything, so it is escaped)
+        marked = (f'<div class="dg-picture" '
+                  f'data-dyngraph-picture="{html.escape(self.picture_id, quote=True)}">'
                   f"{self.PICTURE_STYLE}{body}</div>")
         return {**bundle, "text/html": marked}
 

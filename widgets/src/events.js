@@ -57,15 +57,36 @@ function numberText(text, value, unit) {
 }
 
 /**
+ * `table[key]` when the table itself holds it and it passes `is`, else `fallback`. A state is
+ * untrusted input (a notebook file): a row of kind "constructor" or an op named "toString"
+ * must not read Object's prototype (issue 39).
+ * @template T
+ * @param {unknown} table @param {unknown} key @param {(v: unknown) => boolean} is @param {T} fallback
+ * @returns {any}
+ */
+export function own(table, key, is, fallback) {
+  if (table === null || typeof table !== "object" || typeof key !== "string" || !Object.hasOwn(table, key)) {
+    return fallback;
+  }
+  const value = /** @type {any} */ (table)[key];
+  return is(value) ? value : fallback;
+}
+
+/** The field names of events of `kind` (none for a kind the header does not name). @param {unknown} fields @param {unknown} kind @returns {string[]} */
+function fieldNames(fields, kind) {
+  return own(fields, kind, Array.isArray, []);
+}
+
+/**
  * Read fields by name from an event's array.
  * @param {Fields} fields @param {string} kind @param {unknown[]} row
  * @returns {Record<string, any>}
  */
 function named(fields, kind, row) {
   /** @type {Record<string, any>} */
-  const out = {};
-  const names = fields[kind] || [];
-  for (let i = 0; i < names.length; i++) out[names[i]] = row[i];
+  const out = Object.create(null);
+  const names = fieldNames(fields, kind);
+  for (let i = 0; i < names.length; i++) out[String(names[i])] = row[i];
   return out;
 }
 
@@ -108,7 +129,7 @@ export function foldEvents(events, header, isKnown) {
           savedText: numberText(e.saved_text, e.saved_bytes || null, " B"),
           recomputed: Boolean(e.recomputed), elapsed: e.elapsed ?? null,
           elapsedText: numberText(e.elapsed_text, e.elapsed, " s"),
-          rule: nodeKind === "op" ? rules[op] ?? "" : null,
+          rule: nodeKind === "op" ? own(rules, op, (v) => typeof v === "string", "") : null,
         });
         const inputs = Array.isArray(e.inputs) ? e.inputs : [];
         inputs.forEach((src, pos) => {
@@ -157,30 +178,66 @@ export function foldEvents(events, header, isKnown) {
   return folded;
 }
 
+/** A state the player cannot read: its message says what is wrong with it. */
+export class UnreadableState extends Error {}
+
 /**
  * A snapshot or delta trait as an object: MessagePack bytes (a DataView, ArrayBuffer or typed
  * array, as ipywidgets delivers a Bytes trait), `{base64: ...}` (the standalone page), or a
  * plain object (tests) used as it is. Empty bytes are the empty state `{}`. Its `events` arrive
  * as batches, each packed on its own: they are unpacked here into one list of rows, in order,
  * each row followed by the texts of its numbers (`withTexts`; `fields` is `header.fields`).
+ * Throws UnreadableState, saying why, for bytes that are not MessagePack or a state whose
+ * `seq` or `events` are not what the protocol says (the view shows that as a notice).
  * @param {unknown} value
  * @param {Fields} [fields]
  * @returns {any}
  */
 export function decodeTrait(value, fields) {
+  let bytes = null;
   if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
-    const bytes = value instanceof ArrayBuffer
+    bytes = value instanceof ArrayBuffer
       ? new Uint8Array(value)
       : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
-    return bytes.length ? unpackBatches(decode(bytes), fields) : {};
-  }
-  if (value && typeof value === "object" && typeof (/** @type {any} */ (value).base64) === "string") {
-    const text = atob(/** @type {any} */ (value).base64);
-    const bytes = new Uint8Array(text.length);
+  } else if (value && typeof value === "object" && typeof (/** @type {any} */ (value).base64) === "string") {
+    let text;
+    try {
+      text = atob(/** @type {any} */ (value).base64);
+    } catch {
+      throw new UnreadableState("its base64 text is broken");
+    }
+    bytes = new Uint8Array(text.length);
     for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
-    return bytes.length ? unpackBatches(decode(bytes), fields) : {};
   }
-  return value ?? {};
+  if (bytes === null) return checkedState(value ?? {});
+  if (!bytes.length) return {};
+  let state;
+  try {
+    state = unpackBatches(checkedState(decode(bytes)), fields);
+  } catch (err) {
+    if (err instanceof UnreadableState) throw err;
+    throw new UnreadableState(`its MessagePack is broken (${err instanceof Error ? err.message : String(err)})`);
+  }
+  return state;
+}
+
+/**
+ * `state` if it is a state object whose `seq` (when present) is a count and whose `events`
+ * (when present) a list; else UnreadableState.
+ * @param {unknown} state
+ */
+function checkedState(state) {
+  if (state === null || typeof state !== "object" || Array.isArray(state)) {
+    throw new UnreadableState("it is not a state object");
+  }
+  const seq = own(state, "seq", () => true, undefined);
+  if (seq !== undefined && !(Number.isInteger(seq) && seq >= 0)) {
+    throw new UnreadableState(`its seq is ${JSON.stringify(seq)}, not a count`);
+  }
+  if (own(state, "events", () => true, undefined) !== undefined && !Array.isArray(/** @type {any} */ (state).events)) {
+    throw new UnreadableState("its events are not a list");
+  }
+  return state;
 }
 
 /** @param {any} state @param {Fields | undefined} fields */
@@ -209,7 +266,7 @@ function withTexts(batch, fields) {
   let next = 0;
   for (const row of rows) {
     if (!Array.isArray(row) || !Array.isArray(row[1])) continue;
-    const names = fields[row[0]] || [];
+    const names = fieldNames(fields, row[0]);
     const at = names.indexOf("preview_text");
     if (at < 0) continue;
     const values = row[1];

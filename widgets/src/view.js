@@ -4,7 +4,7 @@
 
 import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
 import { chainRuleAt } from "./chainrule.js";
-import { decodeTrait } from "./events.js";
+import { decodeTrait, UnreadableState } from "./events.js";
 import { createScheduler, useTweens, nextTask } from "./coalesce.js";
 import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, moduleRows, renderRows, basename } from "./text.js";
 import { buildStructure, svgStyle, COLLAPSE_OVER } from "./structure.js";
@@ -174,6 +174,8 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     renderedDot: null,
     /** @type {string|null} */
     renderError: null,
+    /** @type {Record<string, string>} trait name -> why its last value could not be read */
+    unreadable: {},
     /** the position the graph was last scrolled to show (see decorate) */
     revealedAt: -1,
     /** @type {ReturnType<typeof setTimeout>|null} */
@@ -903,7 +905,14 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     if (name !== "snapshot" && name !== "delta") return value;
     const cached = parsed[name];
     if (cached && cached.raw === value) return cached.value;
-    const result = decodeTrait(value, (model.get("header") || {}).fields);
+    let result = null;
+    try {
+      result = decodeTrait(value, (model.get("header") || {}).fields);
+      delete state.unreadable[name];
+    } catch (error) {
+      if (!(error instanceof UnreadableState)) throw error;
+      state.unreadable[name] = error.message; // shown under the graph (updateNotes)
+    }
     parsed[name] = { raw: value, value: result };
     return result;
   }
@@ -918,6 +927,10 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   /** Apply the snapshot trait (on render, on change, and as Python's answer to a resync). */
   function onSnapshot() {
     const snapshot = trait("snapshot");
+    if (snapshot === null) { // unreadable: what is drawn stays, and the notice says why
+      update();
+      return;
+    }
     const seq = snapshot && typeof snapshot.seq === "number" ? snapshot.seq : null;
     if (state.resyncPendingSince === null && seq !== null && timeline.seq !== null) {
       // The same state we already have (Python may refresh the snapshot along with each delta).
@@ -939,6 +952,10 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   /** Apply the delta trait if it is the next one. @param {boolean} redraw */
   function applyDelta(redraw) {
     const delta = trait("delta");
+    if (delta === null) { // unreadable: nothing applied, the notice says why
+      if (redraw) update();
+      return;
+    }
     const follow = state.following || state.t >= timeline.length;
     let result = timeline.offer(delta);
     if (result === GAP) {
@@ -1256,6 +1273,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     }
     if (state.renderError) {
       notes.appendChild(make(doc, "div", { className: "dg-render-error", text: `Graphviz could not draw this graph: ${state.renderError}` }));
+    }
+    for (const [name, why] of Object.entries(state.unreadable)) {
+      notes.appendChild(make(doc, "div", {
+        className: "dg-data-error",
+        text: `This graph's ${name === "snapshot" ? "saved state" : "latest update"} could not be read: ${why}. `
+          + "What could be read is shown; run the cell again to redraw it.",
+      }));
     }
     const s = state.structure && state.structure.structure;
     if (s && s.hidden > 0) {

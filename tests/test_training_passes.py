@@ -178,7 +178,8 @@ def test_the_view_sends_each_pass_with_its_texts_once():
     rows = [row for delta in deltas for row in delta.get("passes", [])]
     assert rows == [pass_row(p) for p in rec.passes()]  # each once, in order
     assert unpack(view.snapshot)["passes"] == rows
-    step, loss, loss_text, norm, norm_text, leaves = rows[-1]
+    step, loss, loss_text, norm, norm_text, leaves, root = rows[-1]
+    assert root == rec.passes()[-1].root
     assert (step, leaves) == (4, 4)
     assert loss_text == format_value(loss) and norm_text == format_value(norm)
     assert view.recording.passes() == rec.passes()

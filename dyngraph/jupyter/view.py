@@ -677,11 +677,12 @@ def display_texts(event: Any) -> list[str]:
 
 
 def pass_row(p: BackwardPass) -> list:
-    """``[step, loss, loss text, grad norm, grad norm text, leaves]`` (None for an unknown
-    value and its text): a backward pass as the page's training chart reads it."""
+    """``[step, loss, loss text, grad norm, grad norm text, leaves, root]`` (None for an
+    unknown value and its text): a backward pass as the page's training chart reads it (the
+    root finds the pass in the timeline: the chart marks the one the graph is showing)."""
     return [p.step, p.loss, None if p.loss is None else dot.format_value(p.loss),
             p.grad_norm, None if p.grad_norm is None else dot.format_value(p.grad_norm),
-            p.leaves]
+            p.leaves, p.root]
 
 
 def preview_texts(preview: tuple) -> list[str]:

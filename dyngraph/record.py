@@ -151,6 +151,7 @@ class BackwardPass(NamedTuple):
 
 
 LEAF_OPS = frozenset({LEAF, PARAMETER})  # node_created ops whose gradient the norm is over
+_PASS_KINDS = frozenset({"backward_started", "backward_finished", "backward_failed"})
 SCALARS_KEPT = 4096  # the newest single-number nodes whose values the fold keeps (root candidates)
 
 
@@ -182,9 +183,20 @@ class PassFold:
             self._open.pop()
 
     def fold(self, received: Any) -> None:
-        """Fold a batch of events, in order."""
+        """Fold a batch of events, in order: ``__call__`` on each, with the two kinds most
+        events are (an op's node, a node's gradient) tested first, without a call per event
+        (the live view folds every event it receives: NOTE [kernel-side cost] in view.py)."""
+        leaves = self._leaves
         for event in received:
-            self(event)
+            kind = event.kind
+            if kind == "node_created":
+                if event.op in LEAF_OPS or len(event.preview) == 1:
+                    self.node(event)
+            elif kind == "grad_computed":
+                if self._open and event.id in leaves:
+                    self._open[-1][1][event.id] = event.norm
+            elif kind in _PASS_KINDS:
+                self(event)
 
     def node(self, event: Any) -> None:
         """A node_created: a leaf is remembered as one, a single number by its value."""

@@ -17,12 +17,13 @@ dropped instead of stored.
 from __future__ import annotations
 
 import linecache
+import math
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import backend, events, player
 from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Graph, Node  # noqa: F401 - re-exported
@@ -117,6 +118,105 @@ def source_text(file: str, used: Any) -> str:
     return shared_source(linecache.getlines(file), used)[:MAX_SOURCE_CHARS]
 
 
+# NOTE [loss and gradient norm per pass] A learner watching a training loop wants the loss and
+# the size of the gradient over the steps at hand, beside the graph of one step. Both are read
+# off each backward pass's events, with one definition for the recording (``passes()``) and the
+# live view's chart (GraphView sends these very records, with their texts):
+#
+# - the *loss* is the value of the pass's root (``BackwardStarted.root``) when the root holds
+#   a single number (its ``node_created`` preview: shape ``()`` or all ones); None otherwise
+#   (``y.backward(gradient=...)`` from a tensor), or when the root was never announced;
+# - the *gradient norm* is the global norm of this pass's gradients of the leaves it reached
+#   (parameters and leaf tensors: ``node_created`` op "parameter" or "leaf"), what
+#   ``torch.nn.utils.clip_grad_norm_`` measures: the square root of the sum of each leaf's
+#   squared ``grad_computed`` norm, the last one a leaf got in the pass (a leaf's grad_computed is
+#   this pass's gradient, not what ``.grad`` holds from earlier passes). None when the pass
+#   reached no leaf. ``leaves`` says how many it is over.
+#
+# Only passes that finished count (one that failed gave no gradient to step with); passes run
+# inside another one (a hook calling backward) count on their own. The fold keeps the values of
+# the newest single-number nodes (the candidates for a root) and the ids of the leaves, and it
+# sees every event before any budget, so the chart covers every step even where the graph keeps
+# only some of them.
+
+
+class BackwardPass(NamedTuple):
+    """One finished backward pass: what a training loop's chart shows per step."""
+
+    step: int  # 1, 2, ...: its number among the finished passes
+    loss: float | None  # the root's value, when the root is a single number
+    grad_norm: float | None  # the global norm of this pass's gradients of the leaves
+    leaves: int  # how many leaves (parameters, leaf tensors) received a gradient in the pass
+    root: int  # the root's node id
+
+
+LEAF_OPS = frozenset({LEAF, PARAMETER})  # node_created ops whose gradient the norm is over
+_PASS_KINDS = frozenset({"backward_started", "backward_finished", "backward_failed"})
+SCALARS_KEPT = 4096  # the newest single-number nodes whose values the fold keeps (root candidates)
+
+
+@dataclass
+class PassFold:
+    """The fold of NOTE [loss and gradient norm per pass]: give it every event (``__call__``, or
+    ``fold`` for a batch), read the finished passes from ``passes``. Plain data, as a
+    recording is."""
+
+    passes: list[BackwardPass] = field(default_factory=list)
+    _leaves: set[int] = field(default_factory=set)
+    _scalars: dict[int, float] = field(default_factory=dict)  # id -> value, newest SCALARS_KEPT
+    _open: list[tuple[int, dict[int, float]]] = field(default_factory=list)  # running passes:
+    # (root, leaf id -> the norm of its gradient in the pass)
+
+    def __call__(self, event: Any) -> None:
+        kind = event.kind
+        if kind == "grad_computed":
+            if self._open and event.id in self._leaves:
+                self._open[-1][1][event.id] = event.norm
+        elif kind == "node_created":
+            self.node(event)
+        elif kind == "backward_started":
+            self._open.append((event.root, {}))
+        elif kind == "backward_finished":
+            if self._open:
+                self._finish(*self._open.pop())
+        elif kind == "backward_failed" and self._open:
+            self._open.pop()
+
+    def fold(self, received: Any) -> None:
+        """Fold a batch of events, in order: ``__call__`` on each, with the two kinds most
+        events are (an op's node, a node's gradient) tested first, without a call per event
+        (the live view folds every event it receives: NOTE [kernel-side cost] in view.py)."""
+        leaves = self._leaves
+        for event in received:
+            kind = event.kind
+            if kind == "node_created":
+                if event.op in LEAF_OPS or len(event.preview) == 1:
+                    self.node(event)
+            elif kind == "grad_computed":
+                if self._open and event.id in leaves:
+                    self._open[-1][1][event.id] = event.norm
+            elif kind in _PASS_KINDS:
+                self(event)
+
+    def node(self, event: Any) -> None:
+        """A node_created: a leaf is remembered as one, a single number by its value."""
+        if event.op in LEAF_OPS:
+            self._leaves.add(event.id)
+        preview = event.preview
+        if len(preview) == 1 and all(n == 1 for n in event.shape):
+            value = preview[0]
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                scalars = self._scalars
+                scalars[event.id] = float(value)
+                if len(scalars) > SCALARS_KEPT:
+                    del scalars[next(iter(scalars))]  # the oldest (dicts keep insertion order)
+
+    def _finish(self, root: int, norms: dict[int, float]) -> None:
+        grad_norm = math.sqrt(sum(n * n for n in norms.values())) if norms else None
+        self.passes.append(BackwardPass(len(self.passes) + 1, self._scalars.get(root),
+                                        grad_norm, len(norms), root))
+
+
 @dataclass
 class Recording(Graph):
     """A bounded, array-free model of the graphs built (and backpropagated) while recording: the
@@ -129,6 +229,8 @@ class Recording(Graph):
     # file (as the nodes' ``where`` name it) -> the text kept of it (NOTE [own source text])
     sources: dict[str, str] = field(default_factory=dict)
     _live: bool = field(default=False, repr=False, compare=False)  # inside its dg.record() block
+    # each backward pass's loss and gradient norm (NOTE [loss and gradient norm per pass])
+    _passes: PassFold = field(default_factory=PassFold, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.max_nodes < 1 or self.max_events < 1:
@@ -140,8 +242,10 @@ class Recording(Graph):
         """The subscriber: fold one event into the model."""
         kind = event.kind
         if kind == "node_created":
+            self._passes.node(event)
             self._add_node(event)
         elif kind == "grad_computed":
+            self._passes(event)
             node = self.nodes.get(event.id)
             if node is not None:
                 node.grad_preview, node.grad_norm = event.preview, event.norm
@@ -162,12 +266,15 @@ class Recording(Graph):
                 node.version = event.version
                 self._step(("version", event.id, event.version))
         elif kind == "backward_started":  # with the line that called backward(), or None
+            self._passes(event)
             where = event.where
             self._step(("backward_started", event.root,
                         tuple(where) if where is not None else None))
         elif kind == "backward_finished":
+            self._passes(event)
             self._step(("backward_finished", event.root))
         elif kind == "backward_failed":
+            self._passes(event)
             self._step(("backward_failed", event.root, self._shared_paths_in(event.error)))
 
     def _shared_paths_in(self, text: str) -> str:
@@ -278,6 +385,20 @@ class Recording(Graph):
             tuple(valid_text(part) for part in node.scope), where, node.preview,
             node.saved_bytes, node.recomputed, node.elapsed,
         )
+
+    def passes(self) -> list[BackwardPass]:
+        """Each finished backward pass, in order: its loss and the global norm of the gradients
+        it gave the leaves (NOTE [loss and gradient norm per pass]). Every pass is here, also
+        past the recording's budget; a recording saved before schema 5 has none.
+
+        >>> with dg.record() as rec:
+        ...     for step in range(3):
+        ...         loss = ((model(x) - y) ** 2).mean()
+        ...         loss.backward(); opt.step(); opt.zero_grad()
+        >>> losses = [p.loss for p in rec.passes()]        # one per step
+        >>> norms = [p.grad_norm for p in rec.passes()]
+        """
+        return list(self._passes.passes)
 
     def mark(self, node_id: int, check: str) -> None:
         """Record a gradcheck verdict ('pass' or 'fail') on a node, for the diagram."""

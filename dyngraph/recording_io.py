@@ -20,6 +20,9 @@ A recording carries its own source text, ``sources`` (schema 3; NOTE [own source
 record.py): the loader checks it names only files its nodes or its backward passes name, within
 the limits above. A ``backward_started`` step names the line that called ``backward()``
 (schema 4: ``["backward_started", root, where or null]``; before, ``[..., root]`` alone).
+Each finished backward pass's loss and gradient norm are ``passes`` (schema 5: ``[[loss or
+null, grad_norm or null, leaves, root], ...]``, NOTE [loss and gradient norm per pass] in
+record.py; a file written before carries none).
 
 Non-finite numbers in previews (a NaN is exactly what a learner wants to see) are written as
 the strings "NaN", "Infinity" and "-Infinity". save -> load -> save is byte-identical.
@@ -34,12 +37,12 @@ from typing import Any
 
 from . import safe_json
 from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Node
-from .record import MAX_SOURCE_CHARS, Recording, shared_path
+from .record import MAX_SOURCE_CHARS, BackwardPass, Recording, shared_path
 
 FORMAT = "dyngraph-recording"
-SCHEMA_VERSION = 4  # 2: "edge_grad" timeline steps (what each edge carried back); 3: "sources";
-# 4: the backward() line in "backward_started" steps
-KNOWN_SCHEMA_VERSIONS = (1, 2, 3, 4)  # every schema version the loader reads; others are refused
+SCHEMA_VERSION = 5  # 2: "edge_grad" timeline steps (what each edge carried back); 3: "sources";
+# 4: the backward() line in "backward_started" steps; 5: "passes"
+KNOWN_SCHEMA_VERSIONS = (1, 2, 3, 4, 5)  # every schema version the loader reads; others are refused
 MAX_FILE_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 12  # the deepest a valid file goes is 5 ($ / nodes / [i] / where / [j])
 MAX_STRING = 100_000  # characters in a name, a file name, an error message
@@ -55,9 +58,10 @@ _NODE_FIELDS = {
 }
 _TOP_FIELDS = {
     "format", "schema_version", "max_nodes", "max_events", "dropped_nodes", "dropped_events",
-    "nodes", "edges", "timeline", "sources",
+    "nodes", "edges", "timeline", "sources", "passes",
 }
-_TOP_FIELDS_BEFORE_3 = _TOP_FIELDS - {"sources"}  # schema 1 and 2 carry no source text
+_TOP_FIELDS_BEFORE_5 = _TOP_FIELDS - {"passes"}  # schema 3 and 4: no passes
+_TOP_FIELDS_BEFORE_3 = _TOP_FIELDS_BEFORE_5 - {"sources"}  # schema 1 and 2 carry no source text
 _KINDS = {LEAF, PARAMETER, CONSTANT, OP}
 _STEP_ARITY = {  # timeline step kind -> the types of its fields after the kind ("node": an id
     # of one of the recording's nodes; a backward's root may be a node the recorder dropped)
@@ -152,6 +156,8 @@ def to_document(recording: Recording, source: bool = True) -> dict[str, Any]:
         "edges": [[e.src, e.dst, e.position] for e in recording.edges],
         "timeline": [_step_out(step) for step in recording.timeline],
         "sources": _sources_out(recording) if source else {},
+        "passes": [[json_number(p.loss), json_number(p.grad_norm), p.leaves, p.root]
+                   for p in recording.passes()],
     }
 
 
@@ -331,7 +337,8 @@ def _from_document(document: Any) -> Recording:
             f"reads {', '.join(map(str, KNOWN_SCHEMA_VERSIONS))}): the file is damaged or was "
             "not written by dyngraph",
         )
-    fields = _TOP_FIELDS if version >= 3 else _TOP_FIELDS_BEFORE_3
+    fields = (_TOP_FIELDS if version >= 5 else _TOP_FIELDS_BEFORE_5 if version >= 3
+              else _TOP_FIELDS_BEFORE_3)
     unknown = set(document) - fields
     if unknown:
         _fail(f"$.{sorted(unknown)[0]}", "unknown field")
@@ -377,7 +384,25 @@ def _from_document(document: Any) -> Recording:
         recording.timeline.append(step)
     if version >= 3:
         recording.sources = _sources_in(document["sources"], recording)
+    if version >= 5:
+        recording._passes.passes = _passes_in(document["passes"])
     return recording
+
+
+def _passes_in(value: Any) -> list[BackwardPass]:
+    """Each backward pass's ``[loss or null, grad_norm or null, leaves, root]``."""
+    _expect(value, list, "$.passes", "a list of passes")
+    passes = []
+    for i, item in enumerate(value):
+        path = f"$.passes[{i}]"
+        _expect(item, list, path, "[loss, grad_norm, leaves, root]")
+        if len(item) != 4:
+            _fail(path, "expected [loss, grad_norm, leaves, root]")
+        loss, grad_norm = (None if v is None else float(_number_in(v, f"{path}[{j}]"))
+                           for j, v in enumerate(item[:2]))
+        passes.append(BackwardPass(i + 1, loss, grad_norm, _count(item[2], f"{path}[2]"),
+                                   _count(item[3], f"{path}[3]")))
+    return passes
 
 
 def _sources_in(value: Any, recording: Recording) -> dict[str, str]:

@@ -174,7 +174,7 @@ def test_a_recording_keeps_the_backward_line_and_its_text(tmp_path, monkeypatch)
 
     rec.save(tmp_path / "run.json")
     saved = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
-    assert saved["schema_version"] == 4
+    assert saved["schema_version"] == 5
     (saved_step,) = [s for s in saved["timeline"] if s[0] == "backward_started"]
     assert saved_step == ["backward_started", loss.id, ["lesson.py", 12, "backward", None, None]]
     assert set(saved["sources"]) == {"lesson.py", "models.py"}

@@ -39,7 +39,7 @@ import traitlets
 
 from .. import dot, events, ops
 from ..function import Function
-from ..record import Recording, kept_stretches, shared_path, source_text
+from ..record import BackwardPass, PassFold, Recording, kept_stretches, shared_path, source_text
 from ..safe_json import valid_text
 
 STATIC = Path(__file__).parent / "static"
@@ -208,6 +208,11 @@ class GraphView(anywidget.AnyWidget):
         self._dropped_nodes = 0
         self._dropped_events = 0
         self._recording = Recording(max_nodes=max_nodes, max_events=max_events)
+        # each backward pass's loss and gradient norm, folded from every event received, before
+        # the budget (NOTE [the training chart]); a replayed recording brings its own
+        self._passes = PassFold()
+        self._fold_passes = True
+        self._passes_sent = 0  # how many of them deltas have carried
         self._folded = 0  # how many of _packed the recording has seen
         self._last_line: tuple | None = None
         self._handle: Any = None
@@ -304,18 +309,22 @@ class GraphView(anywidget.AnyWidget):
         self._pack_batch()
         batches = self._packed[self._sent:]
         sources = self._unsent_sources
-        if not batches and not sources:
+        passes = self._passes.passes[self._passes_sent:]
+        if not batches and not sources and not passes:
             return
         self._sent = len(self._packed)
+        self._passes_sent += len(passes)
         self._unsent_sources = {}
         self._seq += 1
-        self.delta = self._pack_delta(batches, sources)
+        self.delta = self._pack_delta(batches, sources, passes)
 
     def _pack_batch(self) -> None:
         """Keep what the budget allows of the events received so far and pack them (they are
         sent with the next delta)."""
         received = self._batch[:]
         self._batch.clear()
+        if self._fold_passes:
+            self._passes.fold(received)
         (rows, texts), sources = self._keep(received)
         if rows:
             self._packed.append(pack((rows, texts)))  # NOTE [display texts]
@@ -360,7 +369,8 @@ class GraphView(anywidget.AnyWidget):
             grown.add(file)
         return (shared, *where[1:])
 
-    def _pack_delta(self, batches: list[bytes], sources: dict[str, str]) -> bytes:
+    def _pack_delta(self, batches: list[bytes], sources: dict[str, str],
+                    passes: list[BackwardPass]) -> bytes:
         sent = {file: text for file, text in sources.items() if text}  # not empty ones
         return pack_delta({
             "seq": self._seq,
@@ -369,6 +379,7 @@ class GraphView(anywidget.AnyWidget):
             # the lines of each text that were kept: the panel shows one "…" row for the others
             "kept_lines": {file: self._kept_lines[file] for file in sent},
             "dropped": {"nodes": self._dropped_nodes, "steps": self._dropped_events},
+            "passes": [pass_row(p) for p in passes],  # NOTE [the training chart]
         })
 
     def resync(self) -> None:
@@ -386,7 +397,7 @@ class GraphView(anywidget.AnyWidget):
     def _rest(self) -> None:
         """Make the snapshot the whole state so far, unless it is already."""
         if self._snapshot_seq != self._seq or not self.snapshot:
-            self.snapshot = self._pack_delta(self._packed, self._sources)
+            self.snapshot = self._pack_delta(self._packed, self._sources, self._passes.passes)
             self._snapshot_seq = self._seq
 
     def _on_message(self, widget: Any, content: Any, buffers: Any) -> None:
@@ -409,6 +420,8 @@ class GraphView(anywidget.AnyWidget):
         recording.dropped_events = self._dropped_events
         recording.sources.update(  # its own text (NOTE [own source text])
             (file, text) for file, text in self._sources.items() if text)
+        # every pass the view heard, also those whose nodes the budget left out
+        recording._passes.passes = list(self._passes.passes)
         return recording
 
     @classmethod
@@ -423,6 +436,9 @@ class GraphView(anywidget.AnyWidget):
         view._recorded_sources = {  # never a file it names; text a page can encode, by
             valid_text(file): valid_text(text)  # the names its events give (Recording.events)
             for file, text in recording.sources.items()}
+        # its own passes: the events it replays hold each node's last gradient only
+        view._passes.passes = recording.passes()
+        view._fold_passes = False
         view._replay(recording.events())
         return view
 
@@ -651,6 +667,24 @@ def display_texts(event: Any) -> list[str]:
     elif kind == "grad_computed":
         texts.append(dot.format_value(event.norm))
     return texts
+
+
+# NOTE [the training chart] A view of a training loop shows, beside the graph, the loss and
+# gradient norm of each backward pass (NOTE [loss and gradient norm per pass] in record.py;
+# widgets/src/training.js draws them). They are folded here, from every event the view
+# receives, before the budget: the graph may keep only some steps, the chart keeps them all.
+# Once per batch, not per event (NOTE [kernel-side cost]). Each delta carries the passes
+# finished since the one before, the snapshot all of them, each as ``pass_row`` writes it:
+# the numbers to plot and their texts, written by dot.py (the browser writes no number).
+
+
+def pass_row(p: BackwardPass) -> list:
+    """``[step, loss, loss text, grad norm, grad norm text, leaves, root]`` (None for an
+    unknown value and its text): a backward pass as the page's training chart reads it (the
+    root finds the pass in the timeline: the chart marks the one the graph is showing)."""
+    return [p.step, p.loss, None if p.loss is None else dot.format_value(p.loss),
+            p.grad_norm, None if p.grad_norm is None else dot.format_value(p.grad_norm),
+            p.leaves, p.root]
 
 
 def preview_texts(preview: tuple) -> list[str]:

@@ -8,6 +8,7 @@
 
 import { nodeStatement, edgeStatement, clusterLines } from "./vocabulary.js";
 import { foldEvents } from "./events.js";
+import { passOf } from "./training.js";
 
 /**
  * @typedef {import("./vocabulary.js").NodeData} NodeData
@@ -23,7 +24,7 @@ import { foldEvents } from "./events.js";
  * @typedef {{lines?: string[], vocabulary?: Vocabulary}} Header
  * @typedef {{
  *   seq?: number, events?: any[], nodes?: any[], edges?: any[], sources?: Record<string, string>,
- *   kept_lines?: Record<string, Array<[number, number]>>,
+ *   kept_lines?: Record<string, Array<[number, number]>>, passes?: unknown[],
  *   steps?: Step[], dropped?: {nodes?: number, steps?: number}
  * }} Delta
  */
@@ -80,6 +81,9 @@ export class Timeline {
     /** @type {Step[]} */
     this.steps = [];
     this.dropped = { nodes: 0, steps: 0 };
+    /** @type {import("./training.js").Pass[]} each finished backward pass's loss and gradient
+     * norm, as Python folded them (training.js NOTE [the training chart]) */
+    this.passes = [];
     /** @type {Map<number, Map<string, string>>} statements composed, per node: "gradStep|freed" -> statement */
     this._statements = new Map();
     /** @type {Vocabulary|null} the vocabulary the cached statements were made with */
@@ -151,6 +155,11 @@ export class Timeline {
     }
     for (const step of delta.steps || []) {
       if (Array.isArray(step) && step.length > 0) this.steps.push(step);
+    }
+    for (const row of Array.isArray(delta.passes) ? delta.passes : []) {
+      const p = passOf(row); // a delta carries the passes finished since the one before
+      const last = this.passes[this.passes.length - 1];
+      if (p && (!last || p.step > last.step)) this.passes.push(p);
     }
     if (delta.dropped) {
       this.dropped = { nodes: delta.dropped.nodes || 0, steps: delta.dropped.steps || 0 };

@@ -4,6 +4,7 @@
 
 import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
 import { chainRuleAt } from "./chainrule.js";
+import { TrainingPanel, passAt } from "./training.js";
 import { decodeTrait, UnreadableState } from "./events.js";
 import { createScheduler, useTweens, nextTask } from "./coalesce.js";
 import { make, setText, clear, buildCodeLines, markCurrentLine, inspectorRows, moduleRows, renderRows, basename } from "./text.js";
@@ -344,7 +345,10 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   const chainBody = make(doc, "div", { className: "dg-inspector-body dg-chain-body" });
   chainPanel.append(chainHead, chainBody);
   chainPanel.hidden = true;
-  side.append(codePanel, chainPanel, inspector);
+  // the loss and gradient norm over the backward passes of a training loop (src/training.js)
+  const training = new TrainingPanel(doc);
+  disposers.push(() => training.dispose());
+  side.append(training.el, codePanel, chainPanel, inspector);
   main.append(graphWrap, side);
 
   const notes = make(doc, "div", { className: "dg-notes" });
@@ -1138,6 +1142,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     updateCode(g);
     updateInspector(g);
     updateChainRule(g);
+    training.update(timeline.passes, passAt(timeline.steps, timeline.passes, g.t));
     const structure = currentStructure();
     updateNotes(); // after the structure: its hidden count is this update's
     if (structure.dot !== state.renderedDot) {

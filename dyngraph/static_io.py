@@ -320,7 +320,18 @@ def check_option(name: str, value: Any, where: str) -> None:
 #   trace of 2), the same sizes are worked out from the real inputs before each step runs, and
 #   the step is refused when the values held so far plus its allocation pass MAX_RUN_BYTES.
 
+#
+# Memory is not the only cost a file can ask for: a 359-byte ``Einsum`` of "ab,cd->" over two
+# 3000 x 3000 inputs allocates a number but loops 3000**4 times (hours, deaf to Ctrl-C inside
+# numpy). So each step's *work* is bounded too (``step_work``: multiply-adds for the ops whose
+# work outgrows their output - MatMul, Einsum, Conv, Outer - and the allocation for the
+# others), within MAX_STEP_WORK, at load from the declared shapes and before each step runs.
+# And a step's numbers are counted at 8 bytes each at least (``_item_bytes``): its declared
+# dtype is a claim of the file, and one declaring ``bool`` for what numpy makes in float64
+# would pass an 8 times smaller budget; on the traced shapes the dtype made is checked too.
+
 MAX_RUN_BYTES = 4 * 1024**3  # everything a loaded graph's replay holds at once
+MAX_STEP_WORK = 2**36  # multiply-adds one step of a loaded graph may do (about a minute at most)
 
 _EXACT_SHAPE_OPS = ("Expand", "Repeat", "IndexAdd", "Outer", "MatMul")
 
@@ -362,6 +373,35 @@ def step_allocation(name: str, options: dict, shapes: list[tuple[int, ...]],
         return sum(map(_count, shapes)), None
 
 
+def step_work(name: str, options: dict, shapes: list[tuple[int, ...]], elements: int) -> int:
+    """About how many multiply-adds the op ``name`` does on inputs of these shapes, whose
+    allocation is ``elements`` (``step_allocation``): NOTE [sizes before running]."""
+    if name == "MatMul":
+        inner = shapes[0][-1] if shapes[0] else 1
+        return elements * max(inner, 1)
+    if name == "Einsum":  # numpy's einsum visits every combination of the equation's letters
+        return _einsum_letters(options["equation"], shapes) * max(len(shapes) - 1, 1)
+    if name == "Conv":  # the gathered windows, times the output channels of each group
+        weight = shapes[1]
+        groups = options.get("groups", 1) or 1
+        return elements * max(weight[0] // max(groups, 1), 1) if weight else elements
+    return elements
+
+
+def _item_bytes(dtype: Any) -> int:
+    """The bytes a step's number is counted at: its declared dtype's, and 8 at least (the
+    declared dtype is the file's claim: NOTE [sizes before running])."""
+    return max(np.dtype(dtype).itemsize, 8)
+
+
+def _work_refused(work: int, where: str) -> str | None:
+    if work <= MAX_STEP_WORK:
+        return None
+    return (f"{where}: it would do about {work:.3g} multiply-adds, over the {MAX_STEP_WORK:.3g} "
+            "a step of a loaded graph may do (static_io.MAX_STEP_WORK): the file asks for more "
+            "work than a lesson's graph needs")
+
+
 def _count(shape: tuple[int, ...]) -> int:
     return math.prod(shape)
 
@@ -398,7 +438,9 @@ def _matmul_shape(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(shape)
 
 
-def _einsum_count(equation: str, shapes: list[tuple[int, ...]]) -> int:
+def _einsum_sizes(equation: str, shapes: list[tuple[int, ...]]) -> tuple[dict[str, int], str]:
+    """The size of each letter of an einsum equation on inputs of these shapes, and the output's
+    letters."""
     from .ops.linalg import parse_equation
 
     inputs, output = parse_equation(equation, [len(s) for s in shapes])
@@ -407,7 +449,17 @@ def _einsum_count(equation: str, shapes: list[tuple[int, ...]]) -> int:
         for letter, n in zip(subscripts, shape):
             if sizes.setdefault(letter, n) != n:
                 raise ValueError(f"einsum {equation!r}: {letter} has sizes {sizes[letter]} and {n}")
+    return sizes, output
+
+
+def _einsum_count(equation: str, shapes: list[tuple[int, ...]]) -> int:
+    sizes, output = _einsum_sizes(equation, shapes)
     return math.prod(sizes[letter] for letter in output) + sum(map(_count, shapes))
+
+
+def _einsum_letters(equation: str, shapes: list[tuple[int, ...]]) -> int:
+    """How many combinations of its letters an einsum visits."""
+    return math.prod(_einsum_sizes(equation, shapes)[0].values())
 
 
 def _window_count(name: str, options: dict, shapes: list[tuple[int, ...]]) -> int:
@@ -491,7 +543,7 @@ def check_declared_sizes(ops: list[_Op], inputs: list[tuple], captured: list[tup
                 f"{where}.shape: the step makes shape {exact} from inputs of shapes {shapes} "
                 f"and its options, but declares {op.shape}"
             )
-        itemsize = max(op.dtype.itemsize, 1)
+        itemsize = _item_bytes(op.dtype)
         total += _count(op.shape) * itemsize
         if total + elements * itemsize > MAX_RUN_BYTES:
             raise ValueError(
@@ -499,6 +551,9 @@ def check_declared_sizes(ops: list[_Op], inputs: list[tuple], captured: list[tup
                 f"{total + elements * itemsize} bytes, over the {MAX_RUN_BYTES}-byte memory "
                 "budget of a loaded graph (static_io.MAX_RUN_BYTES)"
             )
+        refused = _work_refused(step_work(op.cls.__name__, op.options, shapes, elements), where)
+        if refused is not None:
+            raise ValueError(refused)
 
 
 _AXIS_OPTIONS = ("axis", "dim", "dims", "axes")
@@ -539,13 +594,15 @@ class RunBudget:
     within ``limit`` bytes."""
 
     def __init__(self, ops: list[_Op], input_shapes: list[tuple[int, ...]], n_captured: int,
-                 limit: int | None = None) -> None:
+                 limit: int | None = None, input_dtypes: list[Any] | None = None) -> None:
         self.ops = ops
         self.input_shapes = input_shapes
+        self.input_dtypes = input_dtypes  # as declared; None: the dtypes made are not checked
         self.n_values = len(input_shapes) + n_captured  # the values a replay starts from
         self.limit = MAX_RUN_BYTES if limit is None else limit
         self.held = 0
         self.as_traced = False  # do this run's inputs have the declared shapes?
+        self.dtypes_as_traced = False  # ... and the declared dtypes?
         self.passed: set[tuple] = set()  # signatures of the values of runs that passed
 
     # A step's sizes follow from the shapes and dtypes of the values a replay starts from, so a
@@ -566,15 +623,21 @@ class RunBudget:
         self.held = sum(_nbytes(v) for v in values if v is not None)
         self.as_traced = all(_shape_of(value) == shape
                              for value, shape in zip(values, self.input_shapes))
+        self.dtypes_as_traced = self.input_dtypes is not None and all(
+            _dtype_of(value) == dtype for value, dtype in zip(values, self.input_dtypes))
 
     def before_step(self, k: int, args: Sequence) -> None:
         op = self.ops[k]
         shapes = [_shape_of(a) for a in args]
         try:
             elements, _ = step_allocation(op.cls.__name__, op.options, shapes)
+            work = step_work(op.cls.__name__, op.options, shapes, elements)
         except (ValueError, TypeError, KeyError, IndexError):
             return  # the op itself will explain why these inputs do not fit
-        need = elements * max(op.dtype.itemsize, 1)
+        refused = _work_refused(work, f"inputs of shapes {shapes}")
+        if refused is not None:
+            raise MemoryError(refused)
+        need = elements * _item_bytes(op.dtype)
         if self.held + need > self.limit:
             raise MemoryError(
                 f"it would allocate about {need} bytes for inputs of shapes {shapes} while "
@@ -590,10 +653,23 @@ class RunBudget:
                 f"it made shape {_shape_of(out)} from inputs of the declared shapes, but the "
                 f"graph file declares {self.ops[k].shape}: the file is inconsistent"
             )
+        made = _dtype_of(out)
+        if self.as_traced and self.dtypes_as_traced and made is not None \
+                and made != self.ops[k].dtype:
+            raise ValueError(
+                f"it made {made} from inputs of the declared shapes and dtypes, but the graph "
+                f"file declares {self.ops[k].dtype}: the file is inconsistent"
+            )
 
 
 def _shape_of(value: Any) -> tuple[int, ...]:
     return tuple(value.shape) if hasattr(value, "shape") else tuple(np.shape(value))
+
+
+def _dtype_of(value: Any) -> np.dtype | None:
+    value = value.array if isinstance(value, Tensor) else value
+    dtype = getattr(value, "dtype", None)
+    return np.dtype(dtype) if dtype is not None else None
 
 
 def _nbytes(value: Any) -> int:
@@ -630,7 +706,8 @@ def load_static(path: str | os.PathLike, device: str = "cpu") -> StaticGraph:
         captured.append(Tensor(array, name=name) if kind == "tensor" else array)
     return StaticGraph(spec.ops, spec.inputs, captured, spec.outputs, spec.single_output,
                        budget=RunBudget(spec.ops, [shape for shape, _ in spec.inputs],
-                                        len(captured)))
+                                        len(captured),
+                                        input_dtypes=[dtype for _, dtype in spec.inputs]))
 
 
 class _Validated:
@@ -928,6 +1005,14 @@ def _read_member(path: Path, archive: zipfile.ZipFile, member: zipfile.ZipInfo, 
     """One .npy member: its header checked, then its data read straight into a new array."""
     _, _, shape, dtype = spec
     where = f"$.captured[{j}]"
+    if member.compress_type != zipfile.ZIP_STORED:
+        # (unpacking goes through buffers of its own: twice the memory a member declares, and
+        # zlib's own errors; dg.save_static writes members as they are, as np.savez does)
+        raise ValueError(
+            f"{path}: its member {member.filename} is compressed, and a dyngraph static graph's "
+            "weights are not (np.savez, not np.savez_compressed): save the graph again with "
+            "StaticGraph.save, or write the weights with np.savez"
+        )
     with archive.open(member) as file:
         try:
             version = np.lib.format.read_magic(file)

@@ -94,11 +94,11 @@ def test_each_step_is_checked_against_the_budget_before_it_runs(tmp_path, monkey
     graph = dg.load_static(path)
     np.testing.assert_allclose(graph(randn(100), randn(100)).item(),
                                dg.outer(randn(100), randn(100)).sum().item(), rtol=1e-4)
-    for grad in (False, True):  # the fast replay and the recorded one
+    for grad in (False, True):  # the fast replay and the recorded one; 8 bytes a number
         x = dg.tensor(randn(1000).numpy(), requires_grad=grad)
         with pytest.raises(MemoryError, match=r"replaying step 0 \(Outer, traced with output "
                                               r"shape \(3, 3\)\) was refused: it would allocate "
-                                              r"about 4000000 bytes.*1000000-byte memory budget"):
+                                              r"about 8000000 bytes.*1000000-byte memory budget"):
             graph(x, randn(1000))
 
 
@@ -395,3 +395,52 @@ def test_huge_integers_raise_overflow_errors_as_torch_does():
     with pytest.raises(RuntimeError, match="value 1099511627776 cannot be converted to type "
                                            "int32 without overflow"):
         dg.full((2,), 2**40, dtype="int32")
+
+
+# ----------------------------------------------------------------------------- work, dtypes, zip
+
+
+def test_an_einsum_asking_for_hours_of_work_is_refused_at_load_naming_the_step(tmp_path):
+    """issue 39: 359 bytes of JSON, "ab,cd->" over two 3000 x 3000 inputs, looped 3000**4 times
+    in numpy (hours, deaf to Ctrl-C): refused at load, in a moment."""
+    path = dg.trace(lambda a, b: dg.einsum("ab,cd->", a, b), randn(2, 2), randn(2, 2)).save(
+        tmp_path / "e")
+
+    def huge(document):
+        for entry in document["inputs"]:
+            entry["shape"] = [3000, 3000]
+    rewrite(path, huge)
+    started = time.perf_counter()
+    with pytest.raises(ValueError, match=r"\$\.steps\[0\] \(Einsum\): it would do about 8.1e\+13 "
+                                         r"multiply-adds, over the 6.87e\+10 a step"):
+        dg.load_static(path)
+    assert time.perf_counter() - started < 2
+    graph = dg.load_static(dg.trace(lambda a, b: dg.einsum("ab,cd->", a, b), randn(2, 2),
+                                    randn(2, 2)).save(tmp_path / "small"))
+    with pytest.raises(MemoryError, match=r"replaying step 0 \(Einsum.*multiply-adds"):
+        graph(dg.zeros(3000, 3000), dg.zeros(3000, 3000))  # and at run time, before it runs
+
+
+def test_a_step_declaring_a_narrower_dtype_than_it_makes_is_stopped(tmp_path):
+    """A file declaring bool for a float64 step passed an 8 times smaller budget (12.3 GB under
+    4 GiB): numbers count 8 bytes at least, and on the traced inputs the dtype made is checked."""
+    x = dg.tensor(np.ones(3), dtype=dg.float64)
+    path = dg.trace(lambda v: (v * 2).exp(), x).save(tmp_path / "d")
+    rewrite(path, lambda d: d["steps"][0].update(dtype="bool"))
+    graph = dg.load_static(path)
+    with pytest.raises(dg.InconsistentGraphError if hasattr(dg, "InconsistentGraphError")
+                       else Exception, match=r"step 0 \(Mul\) stopped: it made float64 .* "
+                                             r"declares bool: the file is inconsistent"):
+        graph(x)
+    as_float32 = graph(dg.ones(3))  # other dtypes than traced: run, not judged by the file
+    assert as_float32.shape == (3,)
+
+
+def test_a_compressed_weights_file_is_refused_with_the_fix(weighted):
+    npz = weighted.with_suffix(".npz")
+    with np.load(npz) as stored:
+        arrays = dict(stored)
+    np.savez_compressed(npz, **{name.removesuffix(".npy"): a for name, a in arrays.items()})
+    with pytest.raises(ValueError, match=r"captured_0.npy is compressed.*np.savez, not "
+                                         r"np.savez_compressed"):
+        dg.load_static(weighted)

@@ -254,13 +254,15 @@ def attached_ratio(
     per_second: float,
     unit: str,
     target: float,
+    warmup: int = 3,
 ) -> list[Result]:
     """The cost of ``bare`` with something attached (a subscriber, a live view) as a ratio to
-    ``bare`` alone, timed alternately; no result when ``attached`` is None (not installed).
-    ``per_second`` turns seconds per call into ``unit`` (1e6 / ops: microseconds per op)."""
+    ``bare`` alone, timed alternately after ``warmup`` calls of each; no result when
+    ``attached`` is None (not installed). ``per_second`` turns seconds per call into ``unit``
+    (1e6 / ops: microseconds per op)."""
     if attached is None:
         return []
-    t_attached, t_bare = paired_median_seconds(attached, bare, repeat=repeat)
+    t_attached, t_bare = paired_median_seconds(attached, bare, repeat=repeat, warmup=warmup)
     return [check_ratio(name, t_attached * per_second, t_bare * per_second, unit, target)]
 
 

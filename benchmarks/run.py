@@ -7,7 +7,9 @@
 Workloads: W1 (per-op overhead), W1E (W1 with a recording subscriber), W1V (W1 with a live
 GraphView), W2 (MLP step), W3 (RNN), W3E (W3 with a recording subscriber), W3V (W3 with a live
 GraphView), W4 (graph building), W5 (eager vs traced replay, dg.trace), W6 (PyTorch code watched
-through dyngraph.torch, against bare torch; no rows without torch).
+through dyngraph.torch, against bare torch; no rows without torch), W7 (real models watched:
+ResNet-18, a nanoGPT, a recursive TreeNet, and the nanoGPT's training loop; no rows without
+torch).
 W1 to W4 run PyTorch side by side with dyngraph and the numpy floor where torch imports; the
 table gives both ratios. numpy's BLAS and torch run with one thread unless --threads says
 otherwise (harness.blas_threads says why), timed by the process's CPU time unless --clock wall.
@@ -25,7 +27,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from benchmarks import w1_per_op, w2_mlp_step, w3_rnn, w4_graph_build, w5_trace, w6_torch_watch
+from benchmarks import (
+    w1_per_op,
+    w2_mlp_step,
+    w3_rnn,
+    w4_graph_build,
+    w5_trace,
+    w6_torch_watch,
+    w7_real_models,
+)
 from benchmarks.harness import (
     CLOCKS,
     NO_TORCH,
@@ -47,6 +57,7 @@ WORKLOADS: dict[str, Callable[[bool], list[Result]]] = {
     "W4": w4_graph_build.run,
     "W5": w5_trace.run,
     "W6": w6_torch_watch.run,
+    "W7": w7_real_models.run,
 }
 
 

@@ -24,31 +24,50 @@ tracemalloc's count plus the growth of the C heap in use (glibc's ``mallinfo2``,
 and "freed" for torch means the cycle collector finds nothing and both are back near where they
 started (a weak reference would prove nothing: torch's graph holds no Python tensor here).
 
+The growth depends on the process as much as on dyngraph: a full collection walks every object
+the collector tracks, torch's included (about 171 000 once torch is imported, against some
+26 000 without it). ``benchmarks.run`` imports torch, so the growth rows are measured twice:
+in this process, torch imported where it is installed (their note says how many objects the
+collector tracks), and, where torch is imported here, again in a fresh Python that never
+imports it (``python -m benchmarks.w4_graph_build --growth``, dyngraph and the floor only;
+rows "..., no torch in the process"). Same sizes, repeats and clock; nothing is done about the
+cost (dyngraph leaves the learner's collector as it is: benchmarks/README.md, "Flat as graphs
+grow").
+
 Memory and freeing are measured up to 1e5 nodes (``WEIGHED_UP_TO``): per node they do not
 change with size, and under tracemalloc the 1e6-node graphs of the three would add a minute.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import ctypes
 import functools
 import gc
+import json
+import os
+import subprocess
+import sys
 import tracemalloc
 import weakref
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 
 import dyngraph as dg
+from benchmarks import harness
 from benchmarks.harness import (
+    CLOCKS,
     Result,
     check_torch_ratio,
     check_value,
     import_torch,
     interleaved_median_seconds,
     torch_threads_like_numpy,
+    using_clock,
 )
 
 SIZES = (1_000, 10_000, 100_000, 1_000_000)
@@ -264,9 +283,75 @@ def time_in_turn(
     return {name: (seconds[2 * i], seconds[2 * i + 1]) for i, name in enumerate(chains)}
 
 
+def repeats(n: int, quick: bool) -> int:
+    """Timed rounds for graphs of ``n`` nodes."""
+    return 3 if quick or n > 100_000 else max(5, 100_000 // n)
+
+
+def tracked_objects() -> int:
+    """How many objects the cycle collector tracks in this process (after a collection): what
+    each full collection walks, a graph's objects apart."""
+    gc.collect()
+    return len(gc.get_objects())
+
+
+def growth_note(tracked: int, torch_imported: bool, us_small: float, us_one: float,
+                where: str = "") -> str:
+    """The note of a growth row: what the process's full collections walk besides the graph,
+    and dyngraph's time per node in graphs of the smallest size and in the one graph."""
+    return (f"{'torch imported' if torch_imported else 'no torch'}{where}: "
+            f"{tracked / 1000:.0f}k objects tracked; {us_small:.2f} -> {us_one:.2f} us/node")
+
+
+def numpy_and_dyngraph_chains() -> dict[str, Callable[[int], object]]:
+    """dyngraph's and the floor's chain of n nodes, warmed up."""
+    x_np, w_np, b_np = make_inputs()
+    x, w, b = make_tensors()
+    dyngraph_chain(x, w, b, 100)  # warm up, so one-time allocations are not counted below
+    return {  # each implementation's chain of n nodes
+        "dyngraph": lambda n: dyngraph_chain(x, w, b, n),
+        "floor": lambda n: numpy_chain(x_np, w_np, b_np, n),
+    }
+
+
+def growth_in_this_process(sizes: tuple[int, ...], quick: bool) -> dict:
+    """dyngraph's and the floor's growth for each size above the smallest, measured here as
+    ``run`` does, and what the process held: ``{"torch_imported", "tracked", "growth": {n:
+    {name: growth}}, "us_per_node": {n: [dyngraph in small graphs, in one]}}`` (JSON's keys:
+    n as a string)."""
+    chains = numpy_and_dyngraph_chains()
+    tracked = tracked_objects()
+    growth, us_per_node = {}, {}
+    for n in sizes[1:]:
+        seconds = time_in_turn(chains, n, sizes[0], repeats(n, quick))
+        growth[str(n)] = {name: t / t_small for name, (t, t_small) in seconds.items()}
+        us_per_node[str(n)] = [seconds["dyngraph"][1] * 1e6 / n, seconds["dyngraph"][0] * 1e6 / n]
+    return {"torch_imported": "torch" in sys.modules, "tracked": tracked, "growth": growth,
+            "us_per_node": us_per_node}
+
+
+def growth_without_torch(sizes: tuple[int, ...], quick: bool) -> dict:
+    """``growth_in_this_process`` in a fresh Python that never imports torch (``python -m
+    benchmarks.w4_graph_build --growth``), on the clock this process times with."""
+    clock_name = next(name for name, fn in CLOCKS.items() if fn is harness.clock)
+    root = str(Path(__file__).resolve().parents[1])
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "benchmarks.w4_graph_build", "--growth",
+               "--clock", clock_name, *(["--quick"] if quick else []), *map(str, sizes)]
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} failed:\n{done.stderr}")
+    measured = json.loads(done.stdout.splitlines()[-1])
+    if measured["torch_imported"]:
+        raise RuntimeError("the growth measured without torch had torch imported")
+    return measured
+
+
 def run(quick: bool = False) -> list[Result]:
     """Time, weigh and free graphs of each size, beside the numpy floor and PyTorch, and how the
-    time per node grows from graphs of the smallest size to each larger one."""
+    time per node grows from graphs of the smallest size to each larger one (here, and without
+    torch in the process where torch is imported here)."""
     x_np, w_np, b_np = make_inputs()
     x, w, b = make_tensors()
     dyngraph_chain(x, w, b, 100)  # warm up, so one-time allocations are not counted below
@@ -281,10 +366,12 @@ def run(quick: bool = False) -> list[Result]:
         chains["torch"] = lambda n: torch_chain(x_t, w_t, b_t, n)
     sizes = QUICK_SIZES if quick else SIZES
     smallest = sizes[0]
+    torch_here = "torch" in sys.modules
+    tracked_here = tracked_objects()
+    elsewhere = growth_without_torch(sizes, quick) if torch_here else None
     results = []
     for n in sizes:
-        repeat = 3 if quick or n > 100_000 else max(5, 100_000 // n)
-        seconds = time_in_turn(chains, n, smallest, repeat)
+        seconds = time_in_turn(chains, n, smallest, repeats(n, quick))
         us_per_node = {name: t * 1e6 / n for name, (t, _) in seconds.items()}
         growth = {name: t / t_small for name, (t, t_small) in seconds.items()}
         label = f"n={size_label(n)}"
@@ -293,11 +380,22 @@ def run(quick: bool = False) -> list[Result]:
             us_per_node.get("torch"), "us/node", TARGET_TORCH_RATIO,
         ))
         if n > smallest:
+            name = f"W4 growth, {label} / {n // smallest} x {size_label(smallest)}"
             results.append(Result(
-                f"W4 growth, {label} / {n // smallest} x {size_label(smallest)}",
-                growth["dyngraph"], growth["floor"], "x", f"<= {TARGET_GROWTH:g}x",
-                growth["dyngraph"] <= TARGET_GROWTH, torch=growth.get("torch"),
+                name, growth["dyngraph"], growth["floor"], "x", f"<= {TARGET_GROWTH:g}x",
+                growth["dyngraph"] <= TARGET_GROWTH,
+                growth_note(tracked_here, torch_here, seconds["dyngraph"][1] * 1e6 / n,
+                            us_per_node["dyngraph"]),
+                torch=growth.get("torch"),
             ))
+            if elsewhere is not None:
+                apart = elsewhere["growth"][str(n)]
+                results.append(Result(
+                    f"{name}, no torch in the process", apart["dyngraph"], apart["floor"], "x",
+                    f"<= {TARGET_GROWTH:g}x", apart["dyngraph"] <= TARGET_GROWTH,
+                    growth_note(elsewhere["tracked"], False, *elsewhere["us_per_node"][str(n)],
+                                " (a fresh Python)"),
+                ))
         if n > WEIGHED_UP_TO:
             continue
 
@@ -322,3 +420,22 @@ def run(quick: bool = False) -> list[Result]:
         results.append(Result(f"W4 freed by refcount, {label}", left, None, "B left",
                               "~0 B, no cycles", freed, note))
     return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``--growth [--quick] [--clock cpu|wall] SIZE...``: print ``growth_in_this_process`` as
+    one line of JSON (what ``growth_without_torch`` runs in a fresh Python)."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.w4_graph_build")
+    parser.add_argument("--growth", action="store_true", required=True)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
+    parser.add_argument("sizes", nargs="+", type=int)
+    args = parser.parse_args(argv)
+    with using_clock(args.clock):
+        measured = growth_in_this_process(tuple(args.sizes), args.quick)
+    print(json.dumps(measured))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

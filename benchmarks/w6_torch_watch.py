@@ -10,8 +10,9 @@ Two programs, run forward and backward in PyTorch on the CPU:
 Each is timed bare and watched - a recording subscriber (what ``dg.record()`` does) and a live
 GraphView (what ``dg.watch()`` does: see harness.with_live_view for what is timed) - with
 PyTorch's events on (``dyngraph.torch.watching()``), alternately in the same run. Reported:
-microseconds per op (chain) or per timestep (RNN), as a ratio to bare torch. Target (issue 28):
-<= 4.0x. Skipped (no rows) when torch is not installed.
+microseconds per op (chain) or per timestep (RNN), as a ratio to bare torch. Target (issue 40,
+live view included): <= 3.0x (issue 28 had allowed 4.0x). Skipped (no rows) when torch is not
+installed.
 
 A third row per program, with no target, times the floor of the design: the same program under
 a ``TorchFunctionMode`` that only registers one grad prehook (doing nothing) on each autograd
@@ -35,7 +36,7 @@ from benchmarks.harness import (
 )
 
 N_CHAIN_OPS = 1000
-TARGET_RATIO = 4.0  # issue 28, for the readable watcher alone (3.0x before)
+TARGET_RATIO = 3.0  # issue 40, live view included (issue 28 had allowed the readable watcher 4.0)
 
 
 def _torch():

@@ -95,6 +95,90 @@ def test_w6_floor_hooks_every_node_once_and_emits_nothing(torch) -> None:
     assert heard == []  # no dyngraph.torch: nothing is emitted
 
 
+# W7: real models watched
+
+
+def test_w7_watched_models_compute_what_bare_torch_does(torch) -> None:
+    """A watched pass (and a watched training loop) of the real models gives bare torch's loss
+    and gradients, and the watcher heard every node: W7 times the same work both ways."""
+    import copy
+
+    from benchmarks import real_models
+    from benchmarks import w7_real_models as w7
+
+    model, inputs, loss_fn = real_models.treenet_case()
+    bare_loss = w7.forward_backward(model, inputs, loss_fn)()
+    bare_grads = [p.grad.clone() for p in model.parameters()]
+    heard: list = []
+    watched = w7.watching(w7.forward_backward(model, inputs, loss_fn), lambda fn: fn)
+    with dg.events.subscribe(heard.append):  # what with_recording_subscriber does
+        assert watched() == bare_loss
+    assert all(torch.equal(p.grad, ref) for p, ref in zip(model.parameters(), bare_grads))
+    kinds = [type(event).__name__ for event in heard]
+    assert kinds.count("NodeCreated") > 10 and kinds[-1] == "BackwardFinished"
+
+    model, inputs, loss_fn = real_models.gpt_case(n_layer=1)
+    twin = copy.deepcopy(model)
+    bare = w7.training_loop(model, inputs, loss_fn, steps=2)
+    watched = w7.watching(w7.training_loop(twin, inputs, loss_fn, steps=2), lambda fn: fn)
+    with dg.events.subscribe(heard.append):
+        assert watched() == bare()  # AdamW moved both alike
+    assert all(torch.equal(p, q) for p, q in zip(model.parameters(), twin.parameters()))
+    assert all(p.grad is None for p in twin.parameters())  # zero_grad ran, watched too
+
+
+def test_w7_without_torch_has_no_rows(monkeypatch) -> None:
+    from benchmarks import w7_real_models as w7
+
+    monkeypatch.setattr(w7, "import_torch", lambda: None)
+    assert w7.run(quick=True) == []
+
+
+@pytest.mark.slow  # the three models and a training loop, watched and bare: several seconds
+def test_w7_quick_gives_a_row_per_model_and_way_of_watching(torch) -> None:
+    from benchmarks import w7_real_models as w7
+
+    threads_before = torch.get_num_threads()
+    rows = w7.run(quick=True)
+    assert torch.get_num_threads() == threads_before  # one thread inside, restored
+    try:
+        from dyngraph.jupyter import GraphView  # noqa: F401
+        ways = (" + recording (floor: bare torch)", " + live GraphView (floor: bare torch)")
+    except ImportError:  # no jupyter extra: no view rows, as in W6
+        ways = (" + recording (floor: bare torch)",)
+    passes = [f"W7 {title} forward+backward{way}" for title in w7.MODELS.values() for way in ways]
+    training = f"W7 nanoGPT 4 blocks, {w7.QUICK_TRAINING_STEPS} training steps (AdamW)"
+    expected = passes + [f"{training}{way}" for way in ways[1:]]
+    expected.append(f"{training}, mode + a prehook per node only (floor: bare torch)")
+    assert [row.name for row in rows] == expected
+    for row in rows:
+        assert row.value > 0 and row.floor is not None and row.floor > 0 and row.torch is None
+        assert row.unit == ("ms/step" if "training" in row.name else "ms/pass")
+        if "prehook" in row.name:
+            assert row.target == "-" and row.passed is None and row.note
+        else:
+            limit = w7.TARGET_TRAINING if "training" in row.name else w7.TARGET_RATIO
+            assert row.target == f"<= {limit:g}x"
+            assert row.passed == (row.value / row.floor <= limit)  # a MISS is reported
+    table = harness.format_table(rows)
+    assert len(table.splitlines()) == len(rows) + 2
+    assert re.search(r"<= 2\.5x +(MET|MISS)", table)
+
+
+# W4 growth without torch in the process
+
+
+def test_w4_growth_without_torch_is_measured_in_a_fresh_python() -> None:
+    measured = w4_graph_build.growth_without_torch((500, 1000), quick=True)
+    assert measured["torch_imported"] is False
+    assert 0 < measured["tracked"] < 100_000  # torch alone would add about 145 000
+    assert set(measured["growth"]) == {"1000"}
+    assert set(measured["growth"]["1000"]) == {"dyngraph", "floor"}
+    assert all(value > 0 for value in measured["growth"]["1000"].values())
+    small, one = measured["us_per_node"]["1000"]
+    assert small > 0 and one > 0
+
+
 # W1: per-op chain
 
 
@@ -404,6 +488,10 @@ def test_runner_quick_runs_every_workload(capsys: pytest.CaptureFixture[str]) ->
     assert "BLAS threads: numpy" in out.splitlines()[0] and "timing CPU time" in out
     for prefix in ("W1 per-op", "W1 + recording", "W2 MLP", "W3 RNN", "W3 + recording", "W4"):
         assert prefix in out
+    if harness.import_torch() is not None:  # torch's rows, and W4's growth without it
+        for prefix in ("W6 torch chain", "W7 ResNet-18", "W7 nanoGPT 4 blocks, 3 training steps",
+                       "W4 growth, n=1e4 / 10 x 1e3, no torch in the process"):
+            assert prefix in out
     rows = [line for line in out.splitlines() if line.startswith(("W1 per-op", "W2", "W3 RNN"))]
     assert len(rows) == 3
     assert all(re.search(r" (MET|MISS|n/a)( |$)", line) for line in rows)

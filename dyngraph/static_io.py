@@ -485,6 +485,15 @@ def _per_dim(value: Any, spatial: int) -> tuple[int, ...]:
     return values
 
 
+def _is_data(value: Any) -> bool:
+    """Is a constant argument of a step numbers (a number, None, an array, or lists of them)?"""
+    if value is None or isinstance(value, (bool, int, float, np.generic, np.ndarray)):
+        return True
+    if isinstance(value, (tuple, list)):
+        return all(_is_data(item) for item in value)
+    return backend.is_array(value)
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
@@ -828,6 +837,11 @@ class _Validated:
         if not isinstance(args, list) or len(args) > MAX_INPUTS:
             raise ValueError(f"{where}.args: expected a list of at most {MAX_INPUTS} inputs")
         refs = tuple(self._ref(ref, f"{where}.args[{i}]", k) for i, ref in enumerate(args))
+        for i, ref in enumerate(refs):
+            if ref.kind == "constant" and not _is_data(ref.value):
+                # (an op given a string would fail inside numpy with no step named)
+                raise ValueError(f"{where}.args[{i}].constant: an op's constant argument is a "
+                                 f"number or an array of numbers, got {ref.value!r}"[:300])
         options = entry["options"]
         if not isinstance(options, dict):
             raise ValueError(f"{where}.options: expected an object")

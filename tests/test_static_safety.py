@@ -444,3 +444,11 @@ def test_a_compressed_weights_file_is_refused_with_the_fix(weighted):
     with pytest.raises(ValueError, match=r"captured_0.npy is compressed.*np.savez, not "
                                          r"np.savez_compressed"):
         dg.load_static(weighted)
+
+
+def test_a_string_as_an_op_argument_is_refused_at_load_naming_the_argument(tmp_path):
+    path = dg.trace(lambda x: x * 2.0, randn(3)).save(tmp_path / "s")
+    rewrite(path, lambda d: d["steps"][0]["args"][1].update(constant="abc"))
+    with pytest.raises(ValueError, match=r"\$\.steps\[0\]\.args\[1\]\.constant: an op's constant "
+                                         r"argument is a number or an array of numbers, got 'abc'"):
+        dg.load_static(path)

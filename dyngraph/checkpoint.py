@@ -149,7 +149,7 @@ def _backpropagate(out: Tensor, gz: Any, wanted: list[Tensor]) -> list[Any]:
 
 def _tracing() -> bool:
     """Is dg.trace recording? (Its hook may be installed among others.)"""
-    return any(isinstance(hook, TraceRecorder) for hook in function.function_hooks)
+    return any(isinstance(hook, TraceRecorder) for hook in function.installed_hooks())
 
 
 class _ParameterFinder(FunctionHook):

@@ -153,8 +153,8 @@ class Function:
             out = _promote_like_torch(cls, arrays, out)
         if not record:
             tensor = wrap_output(out, None)
-            if function_hooks:  # observers of every op, graph or not: FunctionHook, below
-                for hook in function_hooks:
+            if state.function_hooks:  # observers of every op, graph or not: FunctionHook
+                for hook in state.function_hooks:
                     hook.forward_postprocess(cls, args, options, tensor)
             return tensor
 
@@ -165,8 +165,8 @@ class Function:
             _remember_saved_versions(ctx, args, arrays, out)
         if state.anomaly:
             ctx.where = events.where_from_stack()
-        if function_hooks:
-            for hook in function_hooks:
+        if state.function_hooks:
+            for hook in state.function_hooks:
                 hook.forward_postprocess(cls, args, options, tensor)
         if state.active:
             elapsed = None if started is None else time.perf_counter() - started
@@ -301,24 +301,30 @@ class FunctionHook:
         "item()" (also ``float(t)``, ``int(t)``) or "tolist()"."""
 
     def __enter__(self) -> FunctionHook:
-        global function_hooks
-        if any(hook is self for hook in function_hooks):
+        state = this_thread.state
+        if any(hook is self for hook in state.function_hooks):
             raise RuntimeError(
                 f"this {type(self).__name__} is already installed (a `with hook:` block inside "
                 "another one for the same hook); a hook is told about each op once, so use a "
                 "second hook object instead"
             )
-        function_hooks = (*function_hooks, self)
+        state.function_hooks = (*state.function_hooks, self)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
-        global function_hooks
-        function_hooks = tuple(hook for hook in function_hooks if hook is not self)
+        state = this_thread.state
+        state.function_hooks = tuple(hook for hook in state.function_hooks if hook is not self)
 
 
-# The installed FunctionHooks, outermost first: a tuple, empty when nobody watches, so that
-# apply pays one truthiness test. Only FunctionHook.__enter__ / __exit__ change it.
-function_hooks: tuple[FunctionHook, ...] = ()
+# The installed FunctionHooks are the calling thread's (``ThreadState.function_hooks``, NOTE
+# [modes are per thread]): a tuple, empty when nobody watches, so that apply pays one truthiness
+# test, and a hook entered in one thread (dg.trace recording a function) is told about that
+# thread's ops only. Only FunctionHook.__enter__ / __exit__ change it.
+
+
+def installed_hooks() -> tuple[FunctionHook, ...]:
+    """The FunctionHooks the calling thread has entered, outermost first."""
+    return this_thread.state.function_hooks
 
 
 # ---------------------------------------------------------------------------- helpers of apply

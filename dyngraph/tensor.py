@@ -473,7 +473,7 @@ class Tensor:
         return array
 
     def item(self) -> float | int | bool:
-        if function.function_hooks:
+        if this_thread.state.function_hooks:
             _tell_hooks_data_read(self, "item()")
         if self.array.size != 1:
             raise RuntimeError(
@@ -483,7 +483,7 @@ class Tensor:
         return backend.to_numpy(self.array).reshape(()).item()
 
     def tolist(self) -> Any:
-        if function.function_hooks:
+        if this_thread.state.function_hooks:
             _tell_hooks_data_read(self, "tolist()")
         return backend.to_numpy(self.array).tolist()
 
@@ -564,7 +564,7 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if function.function_hooks:
+        if this_thread.state.function_hooks:
             _tell_hooks_data_read(self, "bool()")
         return bool(self.array)
 
@@ -1631,7 +1631,7 @@ def _tell_hooks_data_read(tensor: Tensor, how: str) -> None:
     """Python reads ``tensor``'s values (``how``: "bool()", "item()", "tolist()"): tell the
     installed FunctionHooks (function.py). dg.trace's warns that control flow may depend on
     data, which a trace cannot record."""
-    for hook in function.function_hooks:
+    for hook in this_thread.state.function_hooks:
         hook.data_read(tensor, how)
 
 

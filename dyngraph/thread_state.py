@@ -41,6 +41,7 @@ class ThreadState:
         "dispatching",  # emit() is calling the subscribers: the engine does not re-enter
         "epoch",  # changed on every subscribe: which tensors these listeners were told about
         "followers",  # key -> (claims, listener): views that follow a graph they drew (events.py)
+        "function_hooks",  # the FunctionHooks this thread entered, outermost first (function.py)
         "thread",  # the name of the thread, for repr
     )
 
@@ -57,6 +58,7 @@ class ThreadState:
         self.dispatching = False
         self.epoch = 0
         self.followers: dict[int, tuple[Callable[[Any], bool], Callable[[Any], Any]]] = {}
+        self.function_hooks: tuple = ()
         self.thread = threading.current_thread().name
 
     def __repr__(self) -> str:

@@ -262,7 +262,7 @@ class StaticGraph:
                 f"this StaticGraph was traced with {len(self._inputs)} input(s), got {len(inputs)}"
             )
         if (
-            function.function_hooks
+            function.installed_hooks()
             or self._moves_devices
             or (grad_mode.is_grad_enabled() and self._wants_grad(inputs))
         ):

@@ -184,7 +184,7 @@ def test_recomputing_flag_is_restored_when_the_segment_fails():
     with pytest.raises(KeyError):
         y.sum().backward()
     assert not thread_state.current().recomputing
-    assert function.function_hooks == ()
+    assert function.installed_hooks() == ()
 
 
 # ----------------------------------------------------------------------------- memory
@@ -234,7 +234,7 @@ def test_nothing_requiring_grad_gives_no_node():
 def test_function_must_return_one_tensor():
     with pytest.raises(TypeError, match="must return one Tensor"):
         dg.checkpoint(lambda h: (h, h), data(2, requires_grad=True))
-    assert function.function_hooks == ()
+    assert function.installed_hooks() == ()
 
 
 def test_a_captured_tensor_with_a_graph_must_be_passed_as_an_argument():

@@ -322,7 +322,7 @@ def test_the_readme_engine_is_this_one_and_is_watched():
     assert all(n.grad_preview for n in rec.nodes.values())
 
 
-# --------------------------------------------------------------------------- a source that misbehaves
+# ------------------------------------------------------------------ a source that misbehaves
 
 
 class _Box:
@@ -341,10 +341,10 @@ def test_a_broken_while_watched_is_dropped_with_a_warning_and_others_are_still_w
     """NOTE [a source that misbehaves]: the broken adapter is named and unregistered; dyngraph's
     own ops and a sound engine are recorded in the same block, and in the next one."""
     broken = dg.EventSource("broken-adapter", while_watched=while_watched)
-    with pytest.warns(RuntimeWarning, match=f"'broken-adapter' is not watched: its .*{said}"):
-        with dg.record() as rec:
-            y = dg.tensor([1.0, 2.0], requires_grad=True) * 2
-            c = Value(2.0) * Value(3.0)
+    warned = pytest.warns(RuntimeWarning, match=f"'broken-adapter' is not watched: its .*{said}")
+    with warned, dg.record() as rec:
+        y = dg.tensor([1.0, 2.0], requires_grad=True) * 2
+        c = Value(2.0) * Value(3.0)
     assert [n.op for n in rec.nodes.values()].count("Mul") == 2, "both engines recorded"
     with dg.record() as again:  # dropped: no second warning, watching as usual
         y = y * 3
@@ -361,23 +361,22 @@ def test_an_adapter_whose_exit_raises_warns_and_the_learners_error_passes_unchan
         raise RuntimeError("adapter bug")
 
     dg.EventSource("exit-bug", while_watched=fails_on_exit)
-    with pytest.warns(RuntimeWarning, match="'exit-bug' is not watched: leaving .*adapter bug"):
-        with dg.record():
-            pass
+    warned = pytest.warns(RuntimeWarning, match="'exit-bug' is not watched: leaving .*adapter bug")
+    with warned, dg.record():
+        pass
     dg.EventSource("exit-bug-2", while_watched=fails_on_exit)
-    with pytest.raises(KeyError, match="the learner's"):  # theirs, not the adapter's
-        with dg.record():
-            raise KeyError("the learner's")
+    with pytest.raises(KeyError, match="the learner's"), dg.record():  # not the adapter's
+        raise KeyError("the learner's")
     dg.sources._registered.pop("exit-bug-2", None)
 
 
 @pytest.mark.parametrize("made", ["Mul", ("Mul",), ("Mul", 3), (7, ()), ("Mul", "ab")])
 def test_made_by_returning_something_else_than_op_and_inputs_is_named(made):
     source = dg.EventSource("odd-made-by", made_by=lambda obj: made)
-    with dg.record():
-        with pytest.raises(TypeError, match=r"odd-made-by: made_by\(\) must return \(op, inputs\)"
-                                            r".* for a _Box it returned"):
-            source.backward_started(_Box(1.0))
+    refused = pytest.raises(TypeError, match=r"odd-made-by: made_by\(\) must return "
+                                             r"\(op, inputs\).* for a _Box it returned")
+    with dg.record(), refused:
+        source.backward_started(_Box(1.0))
 
 
 @pytest.mark.parametrize("call", ["version", "position"])

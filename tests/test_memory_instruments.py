@@ -127,7 +127,7 @@ def test_memory_timeline_rises_in_forward_and_falls_to_zero_in_backward():
     held = [s.bytes for s in timeline]
     assert held[:3] == [128 + 256, 128 + 256 + 128, 128 + 256 + 128]
     assert held[-1] == 0
-    assert function.function_hooks == () and not dg.events.active
+    assert function.installed_hooks() == () and not dg.events.active
 
 
 def test_memory_timeline_shows_the_recomputation():

@@ -171,9 +171,9 @@ def test_the_recorder_is_uninstalled_even_when_fn_raises():
 
     with pytest.raises(KeyError):
         dg.trace(broken, randn(3))
-    assert function.function_hooks == ()
+    assert function.installed_hooks() == ()
     dg.trace(lambda x: x * 2, randn(3))
-    assert function.function_hooks == ()
+    assert function.installed_hooks() == ()
 
 
 # ----------------------------------------------------------------------------- the warning
@@ -318,7 +318,7 @@ def test_nested_traces_both_record_and_both_warn():
     assert len(caught) == 2  # the inner trace's warning, passed on to the outer one
     assert [s.op for s in inner_graphs[0].steps] == ["Mul"]
     assert [s.op for s in graph.steps] == ["Mul", "Exp"]  # the inner replay, then exp
-    assert function.function_hooks == ()
+    assert function.installed_hooks() == ()
 
 
 def test_draws_as_a_diagram():
@@ -329,7 +329,7 @@ def test_draws_as_a_diagram():
         assert op in dot
     bundle = graph._repr_mimebundle_()
     assert bundle["text/plain"] == repr(graph)
-    assert function.function_hooks == ()
+    assert function.installed_hooks() == ()
 
 
 def test_checkpoint_inside_a_trace_is_traced_as_its_ops():

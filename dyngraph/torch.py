@@ -126,10 +126,11 @@ import math
 import os
 import re
 import sys
+import threading
 import warnings
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 from . import events
@@ -264,7 +265,7 @@ def _edge_grads(info: _Info, grad_inputs: tuple, grad_outputs: tuple, shown: tup
     if info.broadcasts and grad_outputs and grad_outputs[0] is not None:
         upstream = _shape(grad_outputs[0])
     last, last_preview = shown if shown is not None else (None, ())
-    emit = _emit if _held or _module_stack else events.emit  # (nothing held back: at once)
+    emit = _emit if _here.held or _here.stack else events.emit  # (nothing held back: at once)
     for index, grad in enumerate(grad_inputs):
         if grad is None:
             continue
@@ -323,7 +324,6 @@ class _ByIdentity:
 
 _leaves = _ByIdentity()  # leaf or data tensor -> _Info
 _names = _ByIdentity()  # tensor -> (name, scope) the learner or a module gave it
-_module_path: list[str] = []  # the names of the modules whose forward is running
 _pass: list[Any] = []  # the backward passes running: [ids of nodes that freed what they saved]
 _callers: list[Any] = []  # the ThreadState of the thread that started each of them
 
@@ -660,23 +660,38 @@ def _where() -> events.SourceLine | None:
 # runs hooks after forward, ``nn.Sequential`` loops), so ``logits = model(x)`` is named when
 # the module returns: while a module's forward runs, the node_created of its newest node is
 # held back (``_emit``), and the module's forward hook names it if it is the node of the
-# module's result and the line that called the module assigns it (``_module_targets``); a
+# module's result and the line that called the module assigns it (``_here.targets``); a
 # module whose caller assigns nothing (``return self.fc2(h)``) leaves that to the module that
 # called it. Every other event delivers the held one first, so the order of events is kept.
 events.passes_result_back(torch.overrides.handle_torch_function)
 
-_held: list = []  # the (node_created, ThreadState) held back while a module's forward runs
-_module_targets: list = []  # per running module: what its caller's line assigns, or None
+
+class _ThisThreadsWatch(threading.local):
+    """What the watcher keeps of the calling thread, as the mode itself is the thread's
+    (NOTE [watching is per thread]): its nested watch blocks, the modules whose forward is
+    running there, and the node_created held back meanwhile (NOTE [names of torch nodes])."""
+
+    def __init__(self) -> None:
+        self.depth = 0  # nested watching() blocks of this thread (one mode for them all)
+        self.stack: list = []  # the modules whose forward is running, outermost first
+        self.path: list[str] = []  # their scope labels (_module_label, call_label)
+        self.calls_made: list[int] = []  # per running module: the recursive calls it made
+        self.targets: list = []  # per running module: what its caller's line assigns, or None
+        self.held: list = []  # the (node_created, ThreadState) held back while a module runs
+
+
+_here = _ThisThreadsWatch()
+
 
 
 def _emit(event: Any, state: Any = None) -> None:
     """``events.emit``, for every event of this module: a node_created made while a module's
     forward runs is held back until the next event (NOTE [names of torch nodes])."""
-    if _held:
-        held, held_state = _held.pop()
+    if _here.held:
+        held, held_state = _here.held.pop()
         events.emit(held, held_state)
-    if _module_stack and event.kind == "node_created":
-        _held.append((event, this_thread.state if state is None else state))
+    if _here.stack and event.kind == "node_created":
+        _here.held.append((event, this_thread.state if state is None else state))
         return
     events.emit(event, state)
 
@@ -792,7 +807,7 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
         info.saved_bytes = _saved_bytes(node)
     if not info.id:
         info.id = new_node_id()
-    (_emit if _held or _module_stack else events.emit)(events.NodeCreated(
+    (_emit if _here.held or _here.stack else events.emit)(events.NodeCreated(
         id=info.id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
         dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
         requires_grad=True, is_leaf=False, name=_name(output, where), scope=_scope(),
@@ -929,7 +944,7 @@ class _EventMode(TorchFunctionMode):
         out = func(*args, **kwargs)  # NOTE [the mode's entry]
         if not this_thread.state.active:
             return out
-        if _module_path and type(out) is torch.Tensor and out.grad_fn is None \
+        if _here.path and type(out) is torch.Tensor and out.grad_fn is None \
                 and out not in _names:
             # data a module's forward makes (an index, a mask, positions) is drawn in the
             # module, not among the model's inputs (issue 40: a map's boxes hold it)
@@ -973,7 +988,7 @@ def _announce_outputs(args: tuple, out: Any) -> None:
 
 def _scope() -> tuple:
     scope = this_thread.state.scope
-    return scope + tuple(_module_path) if _module_path else scope
+    return scope + tuple(_here.path) if _here.path else scope
 
 
 def _arguments(values: Any) -> list:
@@ -1188,19 +1203,21 @@ def _end_followed(followed: _Followed, error: str | None) -> None:
 def _enter_module(module: Any, args: Any) -> None:
     """A module's forward begins: its name joins the scope, and its parameters and buffers
     (``running_mean``, data an op reads) get names."""
-    if any(running is module for running in _module_stack):
+    if not _here.depth:  # a module run by a thread that does not watch
+        return
+    if any(running is module for running in _here.stack):
         # a recursion: each call is a scope of its own (nn/module.py NOTE [scopes])
-        _calls_made[-1] += 1
-        label = events.call_label(_calls_made[-1], type(module).__name__)
+        _here.calls_made[-1] += 1
+        label = events.call_label(_here.calls_made[-1], type(module).__name__)
     else:
-        label = _module_label(module, _module_stack[-1] if _module_stack else None)
-    _module_targets.append(_caller_target())
-    _module_stack.append(module)
-    _calls_made.append(0)
-    _module_path.append(label)
+        label = _module_label(module, _here.stack[-1] if _here.stack else None)
+    _here.targets.append(_caller_target())
+    _here.stack.append(module)
+    _here.calls_made.append(0)
+    _here.path.append(label)
     # a module's weights belong to the module, not to the call of a recursion that first ran it
     path = this_thread.state.scope + tuple(
-        p for p in _module_path if not events.is_call_label(p))
+        p for p in _here.path if not events.is_call_label(p))
     for tensors in (module._parameters, module._buffers):
         for tensor_name, tensor in tensors.items():
             if tensor is not None and tensor not in _names:
@@ -1225,23 +1242,23 @@ def _module_label(module: Any, caller: Any) -> str:
 def _leave_module(module: Any, args: Any, output: Any) -> None:
     """A module's forward returned ``output``: the node held back is named if it made the
     output and the caller's line assigns it (NOTE [names of torch nodes])."""
-    if not (_module_stack and _module_stack[-1] is module):
+    if not (_here.stack and _here.stack[-1] is module):
         return
-    _module_stack.pop()
-    _calls_made.pop()
-    _module_path.pop()
-    target = _module_targets.pop()
-    if not _held:
+    _here.stack.pop()
+    _here.calls_made.pop()
+    _here.path.pop()
+    target = _here.targets.pop()
+    if not _here.held:
         return
-    event, state = _held[0]
+    event, state = _here.held[0]
     node = _grad_fn(output) if isinstance(output, torch.Tensor) else None
     info = _known(node) if node is not None else None
     made_output = info is not None and info.id == event.id
     if made_output and target is not None and event.name is None:
-        _held.clear()
+        _here.held.clear()
         events.emit(event._replace(name=target), state)
-    elif not made_output or not _module_stack:
-        _held.clear()
+    elif not made_output or not _here.stack:
+        _here.held.clear()
         events.emit(event, state)
     # else: the result of a module whose caller does not assign it: the caller's caller may
 
@@ -1263,43 +1280,72 @@ def _caller_target() -> str | None:
 
 
 _MODULE_FILE = _torch_module.__file__
-_module_stack: list = []
-_calls_made: list[int] = []  # per running module: the recursive calls it has made so far
 
 
 # --------------------------------------------------------------------------- watching
 
-_depth = 0  # nested watch()/record() blocks install one mode
+
+
+# NOTE [watching is per thread] The mode is the thread's (PyTorch keeps torch function modes
+# per thread), and so is what the watcher keeps of the modules running (``_here``): a second
+# thread watching meanwhile installs its own mode and sees its own ops and scopes, and a module
+# called in a thread that does not watch leaves the others' scopes alone. Two things are the
+# process's, installed by the first thread that watches and removed by the last that stops:
+# the global module hooks (PyTorch has no per-thread ones; each hook asks whether its thread
+# watches) and the warnings redirect (NOTE [the mode's entry]).
+_shared_lock = threading.Lock()
+_shared: list = []  # [threads watching, what removes the shared pieces] while any does
+
+
+def _install_shared() -> None:
+    with _shared_lock:
+        if _shared:
+            _shared[0] += 1
+            return
+        exits = ExitStack()
+        exits.callback(_torch_module.register_module_forward_pre_hook(_enter_module).remove)
+        exits.callback(_torch_module.register_module_forward_hook(
+            _leave_module, always_call=True).remove)
+        exits.enter_context(_warnings_at_the_learners_line())
+        _shared[:] = [1, exits]
+
+
+def _remove_shared() -> None:
+    with _shared_lock:
+        _shared[0] -= 1
+        if _shared[0] == 0:
+            exits = _shared[1]
+            _shared.clear()
+            exits.close()
 
 
 @contextmanager
 def watching() -> Iterator[None]:
     """Inside the block, torch code emits dyngraph's events to whoever listens (dg.watch() and
-    dg.record() open this block themselves when torch is imported)."""
-    global _depth
-    if _depth:
-        _depth += 1
+    dg.record() open this block themselves when torch is imported). Per thread: NOTE
+    [watching is per thread]."""
+    here = _here
+    if here.depth:
+        here.depth += 1
         try:
             yield
         finally:
-            _depth -= 1
+            here.depth -= 1
         return
-    _depth = 1
-    pre = _torch_module.register_module_forward_pre_hook(_enter_module)
-    post = _torch_module.register_module_forward_hook(_leave_module, always_call=True)
+    here.depth = 1
+    _install_shared()
     try:
-        with _EventMode(), _warnings_at_the_learners_line():
+        with _EventMode():
             yield
     finally:
-        _depth = 0
-        pre.remove()
-        post.remove()
-        _module_stack.clear()
-        _calls_made.clear()
-        _module_path.clear()
-        _module_targets.clear()
-        if _held:
-            events.emit(*_held.pop())
+        here.depth = 0
+        _remove_shared()
+        here.stack.clear()
+        here.calls_made.clear()
+        here.path.clear()
+        here.targets.clear()
+        if here.held:
+            events.emit(*here.held.pop())
 
 
 # --------------------------------------------------------------------------- dg.draw

@@ -542,3 +542,48 @@ def test_torch_hooks_run_on_a_thread_of_pytorch_report_to_the_thread_that_called
     monkeypatch.setattr(dgt._Info, "__call__", op_on_another_thread)
     monkeypatch.setattr(dgt._Info, "reached", leaf_on_another_thread)
     assert grads(program()) == expected
+
+
+def test_two_threads_watching_pytorch_at_once_each_record_their_own_ops_and_scopes():
+    """NOTE [watching is per thread] in dyngraph/torch.py: a second thread watching meanwhile
+    gets its own mode and module scopes (a process-wide depth count had left it unwatched), and
+    the shared module hooks stay until the last thread stops watching."""
+    torch = import_torch()
+    from torch.nn.modules import module as torch_module
+
+    import dyngraph.torch  # noqa: F401 - the watcher
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(2, 2)
+
+        def forward(self, x):
+            return self.fc(x).tanh()
+
+    here_open, there_done = threading.Event(), threading.Event()
+    found = {}
+
+    def other():
+        waited(here_open)
+        with dg.record() as recording:
+            Net()(torch.ones(1, 2)).sum()
+        found["other"] = recording
+        there_done.set()
+
+    def this():
+        with dg.record() as recording:
+            here_open.set()
+            waited(there_done)
+            torch.ones(3, requires_grad=True).exp().sum()
+            assert torch_module._global_forward_pre_hooks  # still installed for this thread
+        found["this"] = recording
+
+    run_in_threads(other, this)
+    ops = {name: [n.op for n in rec.nodes.values() if n.kind == "op"]
+           for name, rec in found.items()}
+    assert ops["this"] == ["ExpBackward0", "SumBackward0"]
+    assert "TanhBackward0" in ops["other"] and "ExpBackward0" not in ops["other"]
+    scopes = {n.scope for n in found["other"].nodes.values() if n.op == "TanhBackward0"}
+    assert scopes == {("Net",)}
+    assert not torch_module._global_forward_pre_hooks  # removed by the last one out

@@ -578,7 +578,9 @@ class _Raise(nn.Module):
 def nothing_left_behind():
     assert not torch._C._is_torch_function_mode_enabled()
     assert torch.overrides._get_current_function_mode_stack() == []
-    assert (dgt._depth, dgt._module_stack, dgt._module_path, dgt._pass) == (0, [], [], [])
+    here = dgt._here
+    assert (here.depth, here.stack, here.path, here.held, dgt._pass) == (0, [], [], [], [])
+    assert dgt._shared == []  # the module hooks and the warnings redirect are gone too
 
 
 @pytest.mark.parametrize("error", [ValueError("wrong shape"), KeyboardInterrupt()],

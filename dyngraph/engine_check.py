@@ -270,10 +270,12 @@ def _check_versions(engine: Engine) -> CheckResult:
         h = _first(yours, "Mul")
         return CheckResult(
             "versions", "not yet",
-            "your engine let backward use `h` after it was changed in place (h.add_ ran after "
-            "y = h * h saved h), and the gradient came out silently wrong: dyngraph and PyTorch "
-            "raise 'one of the variables needed for gradient computation has been modified by "
-            "an inplace operation'. Let each op keep the versions of the values it saves, and "
+            "your engine ran backward through `y = h * h` after h.add_ changed h in place: "
+            "dyngraph and PyTorch refuse it ('one of the variables needed for gradient "
+            "computation has been modified by an inplace operation'), because their ops save h "
+            "itself and would read the new value. (If your ops computed their local "
+            "derivatives in forward, your gradient is still right; the check makes your engine "
+            "refuse what PyTorch refuses.) Let each op keep the versions of its inputs, and "
             "compare them in backward", yours, None, {h.id} if h else set())
     yours, error = _run(PROGRAMS["changed_then_used"], engine, backward=True)
     if error is not None:

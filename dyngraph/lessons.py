@@ -390,7 +390,8 @@ HINTS: dict[str, tuple[str, ...]] = {
     "20.1": (
         "Ask what a tensor is while the tool runs the program: real numbers (dg.trace, "
         "jit.trace), a Proxy with no value and no shape (fx), a fake tensor with a shape but no "
-        "data (export), or bytecode being read (strict export, compile).",
+        "data (export), or bytecode being read (strict export, compile). jit.script runs "
+        "nothing: it compiles the source.",
         "Real numbers never refuse, but reading one into Python warns; a symbol can be computed"
         " with (even .item()) but not decided on; compile breaks where export must raise.",
     ),

@@ -152,6 +152,22 @@ def test_a_version_check_that_never_fires_is_named():
     assert "modified by an inplace operation" in result.message
 
 
+def test_without_the_check_the_track_engine_keeps_the_right_gradient():
+    # lesson 25's prose: the track's ops compute local derivatives in forward, so h.add_ after
+    # y = h * h cannot reach them; the gradient stays that of the forward that ran, (a*b)**2 at
+    # a = 2, b = 3 (when the ops save inputs instead, issue 38 item 2, this becomes 42 and 28)
+    engine = with_mistake("25_build_versions", "        if i.version != saved:\n",
+                          "        if False:\n")
+    a, b = engine.leaf(2.0), engine.leaf(3.0)
+    h = a * b
+    y = h * h
+    h.add_(engine.leaf(1.0))
+    y.backward()
+    assert (a.grad, b.grad) == (36.0, 24.0) and h.data == 7.0
+    result = check_engine(engine, "versions")
+    assert result.status == "not yet" and "your gradient is still right" in result.message
+
+
 def test_a_version_compared_with_zero_is_named():
     engine = with_mistake("25_build_versions", "if i.version != saved:", "if i.version != 0:")
     result = check_engine(engine, "versions")

@@ -20,7 +20,16 @@ from . import autograd, cuda, events, nn, player
 from .anomaly import detect_anomaly, is_anomaly_enabled
 from .events import scope
 from .factories import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
     Generator,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
     arange,
     bool_,
     device,
@@ -84,6 +93,8 @@ from .functions import (  # issue 13 names first, then the original ones
     argmin,
     cat,
     clamp,
+    clamp_max,
+    clamp_min,
     clone,
     cos,
     exp,
@@ -100,6 +111,7 @@ from .functions import (  # issue 13 names first, then the original ones
     minimum,
     permute,
     relu,
+    repeat_interleave,
     reshape,
     sigmoid,
     sin,
@@ -205,4 +217,16 @@ __all__ = [
     "is_anomaly_enabled",
     # issue 32: any autograd engine as an event source
     "EventSource",
+    # issue 37: PyTorch's legacy typed constructors
+    "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor", "HalfTensor",
+    "IntTensor", "LongTensor", "ShortTensor",
+    # issue 37: names the learners' programs reach for
+    "clamp_max", "clamp_min", "repeat_interleave",
 ]
+
+
+# A PyTorch name dyngraph does not have yet: an AttributeError that names it and the nearest
+# names dyngraph has (NOTE [missing names], missing.py).
+from .missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

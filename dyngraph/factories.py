@@ -12,7 +12,7 @@ import numpy as np
 
 from . import backend
 from .ops.dims import normalize_size, normalize_sizes
-from .tensor import DEFAULT_FLOAT, Tensor, resolve_dtype
+from .tensor import DEFAULT_FLOAT, Tensor, legacy_data, resolve_dtype
 
 float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
@@ -69,6 +69,76 @@ def tensor(
     dtype = None if dtype is None else resolve_dtype(dtype)
     array = xp.array(backend.to_device(data, device), dtype=dtype, copy=True)
     return Tensor(array, requires_grad=requires_grad, name=name)
+
+
+class TensorType(type):
+    """The type of PyTorch's legacy typed constructors (``torch.FloatTensor`` is a
+    ``torch.tensortype``): calling one makes a tensor of its dtype; ``isinstance(x,
+    dg.FloatTensor)`` asks whether x is a float32 tensor on the CPU; ``x.type(dg.LongTensor)``
+    converts (NOTE [the legacy constructor], tensor.py)."""
+
+    dtype: np.dtype
+
+    def __call__(cls, *args: Any, device: Any = None) -> Tensor:
+        data = args[0] if args else None
+        if isinstance(data, Tensor):
+            if len(args) > 1:
+                raise TypeError(f"{cls.__name__}(): sizes cannot follow a tensor")
+            if data.dtype != cls.dtype:
+                raise TypeError(
+                    f"{cls.__name__}(): expected a tensor of dtype {cls.dtype}, got "
+                    f"{data.dtype} (convert it with .to(dg.{cls.dtype.name}) or "
+                    f".type(dg.{cls.__name__}))"
+                )
+            return Tensor(data, device=device)  # the same memory, as in PyTorch
+        if backend.is_array(data) or isinstance(data, np.generic):
+            if len(args) > 1:
+                raise TypeError(f"{cls.__name__}(): sizes cannot follow an array")
+            array = backend.to_numpy(data) if not isinstance(data, np.ndarray) else data
+            return Tensor(np.array(array, dtype=cls.dtype), device=device)
+        if not args:
+            return Tensor(np.zeros((0,), dtype=cls.dtype), device=device)
+        return Tensor(legacy_data(args[0], args[1:], cls.__name__, cls.dtype), device=device)
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return (isinstance(instance, Tensor) and instance.dtype == cls.dtype
+                and instance.device == backend.CPU)
+
+    def __repr__(cls) -> str:
+        return f"<class 'dg.{cls.__name__}'>"
+
+
+def _tensor_type(name: str, dtype: Any, doc: str) -> TensorType:
+    return TensorType(name, (), {"dtype": np.dtype(dtype), "__doc__": doc,
+                                 "__module__": __name__})
+
+
+_LEGACY_DOC = (
+    "PyTorch's legacy constructor of {dtype} tensors: ``dg.{name}([1, 2])`` holds the values "
+    "as {dtype}; ``dg.{name}(2, 3)`` has shape (2, 3), filled with zeros (PyTorch leaves it "
+    "uninitialised); ``dg.{name}()`` is empty. ``isinstance(x, dg.{name})`` asks for a {dtype} "
+    "tensor on the CPU. ``dg.tensor(data, dtype=dg.{dtype})`` is the modern spelling."
+)
+FloatTensor = _tensor_type("FloatTensor", np.float32,
+                           _LEGACY_DOC.format(name="FloatTensor", dtype="float32"))
+DoubleTensor = _tensor_type("DoubleTensor", np.float64,
+                            _LEGACY_DOC.format(name="DoubleTensor", dtype="float64"))
+HalfTensor = _tensor_type("HalfTensor", np.float16,
+                          _LEGACY_DOC.format(name="HalfTensor", dtype="float16"))
+LongTensor = _tensor_type("LongTensor", np.int64,
+                          _LEGACY_DOC.format(name="LongTensor", dtype="int64"))
+IntTensor = _tensor_type("IntTensor", np.int32, _LEGACY_DOC.format(name="IntTensor",
+                                                                     dtype="int32"))
+ShortTensor = _tensor_type("ShortTensor", np.int16,
+                           _LEGACY_DOC.format(name="ShortTensor", dtype="int16"))
+CharTensor = _tensor_type("CharTensor", np.int8, _LEGACY_DOC.format(name="CharTensor",
+                                                                      dtype="int8"))
+ByteTensor = _tensor_type("ByteTensor", np.uint8, _LEGACY_DOC.format(name="ByteTensor",
+                                                                       dtype="uint8"))
+BoolTensor = _tensor_type("BoolTensor", np.bool_, _LEGACY_DOC.format(name="BoolTensor",
+                                                                       dtype="bool"))
+LEGACY_TYPES = (FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor,
+                CharTensor, ByteTensor, BoolTensor)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -8,13 +8,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from . import backend, ops
+import numpy as np
+
+from . import backend, factories, ops
 from .ops.dims import normalize_dim, one_spelling
 from .tensor import Tensor
 
 
 def _tensor(x: Any) -> Tensor:
-    return x if isinstance(x, Tensor) else Tensor(x)
+    """x as a Tensor: an array wrapped as it is; numbers and lists as ``dg.tensor`` makes them
+    (Python floats: float32; not PyTorch's legacy constructor, for which 3 is a size)."""
+    if isinstance(x, Tensor):
+        return x
+    return Tensor(x) if backend.is_array(x) else factories.tensor(x)
 
 
 def exp(x: Any) -> Tensor:
@@ -55,6 +61,30 @@ def abs(x: Any) -> Tensor:  # noqa: A001 - the name learners know
 
 def clamp(x: Any, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
     return ops.Clamp.apply(_tensor(x), low=min, high=max)
+
+
+def clamp_min(x: Any, min: float) -> Tensor:  # noqa: A002
+    return _tensor(x).clamp_min(min)
+
+
+def clamp_max(x: Any, max: float) -> Tensor:  # noqa: A002
+    return _tensor(x).clamp_max(max)
+
+
+def repeat_interleave(x: Any, repeats: Any = None, dim: int | None = None, *,
+                      output_size: int | None = None) -> Tensor:
+    """``x.repeat_interleave(repeats, dim)``; with one tensor of counts alone,
+    ``dg.repeat_interleave(counts)``, the positions it repeats (``[2, 1]`` -> ``[0, 0, 1]``),
+    as in PyTorch."""
+    if repeats is None:
+        counts = _tensor(x)
+        if counts.ndim > 1:
+            raise RuntimeError("repeat_interleave: repeats must be 0-dim or 1-dim tensor")
+        from .tensor import repeat_index
+
+        n = counts.numel()
+        return Tensor(repeat_index(n, counts.reshape(-1).array, output_size).astype(np.int64))
+    return _tensor(x).repeat_interleave(repeats, dim, output_size=output_size)
 
 
 def maximum(x: Any, y: Any) -> Tensor:
@@ -299,4 +329,7 @@ def einsum(equation: str, *operands: Any) -> Tensor:
         operands = tuple(operands[0])
     if not operands:
         raise ValueError("einsum(): must provide at least one operand")
-    return ops.Einsum.apply(*[_tensor(x) for x in operands], equation=equation)
+    operands = [_tensor(x) for x in operands]
+    if len(operands) == 1:  # 'ij->ji', 'ii->i': a view of the operand, as in PyTorch (when
+        return operands[0]._make_view(ops.Einsum, equation=equation)  # nothing is summed)
+    return ops.Einsum.apply(*operands, equation=equation)

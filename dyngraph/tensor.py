@@ -22,6 +22,7 @@ import numpy as np
 
 from . import backend, events, grad_mode
 from .handle import RemovableHandle
+from .missing import tensor_attribute_error
 from .thread_state import this_thread
 
 _ids = itertools.count(1)
@@ -101,6 +102,73 @@ class ViewOf:
         self.creation = creation  # None; "no_grad"; or (op name, output index) of split/unbind
 
 
+# NOTE [the legacy constructor] ``torch.Tensor(...)`` and ``torch.FloatTensor(...)`` & co. are
+# PyTorch's legacy constructors, still in tutorials: ``torch.Tensor([10000.0])``,
+# ``torch.Tensor(2, 3)``. dyngraph's ``Tensor(...)`` and ``dg.FloatTensor(...)`` (factories.py)
+# follow them:
+#
+# - Python data (a list of numbers, nested lists, a tuple) gives the default dtype, float32,
+#   whatever the values are (``dg.Tensor([1, 2])`` is float32, as ``torch.Tensor([1, 2])``); the
+#   typed constructors give their own (``dg.LongTensor([1.7, -1.7])`` truncates to [1, -1]);
+# - integers alone are sizes: ``dg.Tensor(2, 3)`` has shape (2, 3). PyTorch leaves such a tensor
+#   uninitialised (whatever the memory held); dyngraph fills it with zeros, so that a program
+#   that reads it before writing it gives the same numbers every run. ``dg.Tensor()`` is empty,
+#   shape (0,);
+# - a lone Python float or bool is refused (TypeError), as PyTorch refuses it: ``dg.tensor(2.5)``
+#   makes a 0-d tensor;
+# - an array (numpy or cupy, or a numpy scalar) is wrapped as it is, keeping its dtype: that is
+#   how dyngraph makes every tensor internally. (PyTorch's ``torch.Tensor(np_array)`` converts
+#   to float32 and treats a numpy integer scalar as a size; ``dg.tensor(...)`` is the spelling
+#   both libraries agree on.) The typed constructors do convert arrays to their dtype.
+_NO_DATA: Any = object()
+
+
+def legacy_data(data: Any, sizes: tuple, fn: str, dtype: Any) -> Any:
+    """The array that PyTorch's legacy constructor ``fn(data, *sizes)`` makes (NOTE [the
+    legacy constructor]): ``data`` is no array and no Tensor here."""
+    dtype = resolve_dtype(dtype)
+    if data is _NO_DATA:
+        return np.zeros((0,), dtype=dtype)
+    if isinstance(data, np.generic) and not sizes:  # a numpy scalar: a 0-d array, its dtype
+        return np.asarray(data)
+    if isinstance(data, int) and not isinstance(data, bool):  # sizes: fn(2, 3)
+        shape = (data, *sizes)
+        for size in shape:
+            if isinstance(size, bool) or not isinstance(size, (int, np.integer)):
+                raise TypeError(
+                    f"{fn}(): sizes must be integers, got {type(size).__name__} {size!r} in "
+                    f"{shape!r}"
+                )
+        if any(size < 0 for size in shape):
+            raise RuntimeError(f"{fn}(): Trying to create tensor with negative dimension "
+                               f"{min(shape)}: {list(shape)}")
+        return np.zeros(tuple(int(size) for size in shape), dtype=dtype)
+    if sizes:
+        raise TypeError(
+            f"{fn}(): a data argument ({type(data).__name__}) cannot be followed by sizes"
+        )
+    if isinstance(data, (float, bool, complex)):
+        raise TypeError(
+            f"{fn}(): data must be a sequence (got {type(data).__name__}), as in PyTorch: "
+            f"dg.tensor({data!r}) makes a 0-d tensor"
+        )
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"{fn}(): data must be a sequence of numbers (got {type(data).__name__})")
+    try:
+        array = np.array(data)
+    except ValueError as exc:
+        raise ValueError(f"{fn}(): could not make a tensor from this data: {exc}") from None
+    if array.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{fn}(): could not make a tensor from data of dtype {array.dtype}: use numbers, or "
+            "(nested) lists of numbers"
+        )
+    try:
+        return np.array(data, dtype=dtype) if array.dtype.kind in "iu" else array.astype(dtype)
+    except OverflowError as exc:  # an integer out of the range of an integer dtype
+        raise RuntimeError(f"{fn}(): {exc}") from None
+
+
 class Tensor:
     """An n-dimensional array that can take part in a computation graph.
 
@@ -123,6 +191,8 @@ class Tensor:
         "_hooks",  # leaf hooks (non-leaf hooks live on grad_fn)
         "_view",  # a ViewOf when this tensor is a view of another's memory, else None
         "__weakref__",
+        "__dict__",  # a learner's own attributes, as PyTorch allows (x.g = ..., fast.ai's
+        # p.grad_avg = ...); made only when one is set, so a tensor without any costs nothing
     )
 
     is_parameter = False  # nn.Parameter says True: diagrams draw parameters apart from inputs
@@ -131,21 +201,29 @@ class Tensor:
 
     def __init__(
         self,
-        data: Any,
+        data: Any = _NO_DATA,
+        *sizes: Any,
         requires_grad: bool = False,
         dtype: Any = None,
         device: Any = None,
         name: str | None = None,
     ) -> None:
+        """``dg.Tensor(array)`` wraps an array (numpy or cupy; no copy, its dtype kept): how
+        dyngraph itself makes tensors. Called as PyTorch's legacy constructor
+        ``torch.Tensor(...)``, it does what that does (NOTE [the legacy constructor])."""
         if isinstance(data, Tensor):
+            if sizes:
+                raise TypeError("Tensor(): sizes cannot follow a tensor (use .reshape(...))")
             data = data.array
+        elif type(data) is not np.ndarray and not backend.is_array(data):
+            data = legacy_data(data, sizes, "Tensor", DEFAULT_FLOAT if dtype is None else dtype)
+        elif sizes:
+            raise TypeError("Tensor(): sizes cannot follow an array (use .reshape(...))")
         if dtype is not None:
             dtype = resolve_dtype(dtype)
         if device is not None:
             xp = backend.module_for(backend.normalize_device(device))
             data = xp.asarray(backend.to_device(data, backend.normalize_device(device)))
-        elif type(data) is not np.ndarray and not backend.is_array(data):
-            data = np.asarray(data)  # numbers, lists, numpy scalars: a Tensor holds an array
         if dtype is not None and data.dtype != dtype:
             data = data.astype(dtype)
         self.array = data
@@ -160,6 +238,14 @@ class Tensor:
         self._requires_grad = False
         if requires_grad is not False:
             self.requires_grad_(requires_grad)  # a bool, or a clear TypeError
+
+    def __getattr__(self, name: str) -> Any:
+        """Only called when the ordinary lookup fails: a name no Tensor has (``x.masked_fill_``)
+        raises an AttributeError naming PyTorch's spelling and the nearest names dyngraph has
+        (NOTE [missing names], missing.py)."""
+        if hasattr(type(self), name):  # a property (or an unset slot) that raised itself:
+            return object.__getattribute__(self, name)  # its own error, unchanged
+        raise tensor_attribute_error(self, name)
 
     # ------------------------------------------------------------------ basic properties
 
@@ -552,6 +638,23 @@ class Tensor:
             return np.array(array, dtype=dtype, copy=True)
         return array if dtype is None else array.astype(dtype, copy=False)
 
+    def __dlpack__(self, **kwargs: Any) -> Any:
+        """The DLPack protocol, so other libraries can read a tensor: ``torch.tensor(x)`` copies
+        a dyngraph tensor's values (``torch.tensor(v) for v in model.state_dict().values()``).
+        Refused for a tensor that requires grad, as PyTorch refuses it; memory that a graph
+        also holds (NOTE [version counters]) is handed over as a copy, since writes from
+        outside could not bump its version counter."""
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        array = self.array
+        counter = self._counter
+        if counter is not None and counter.guarded:
+            array = array.copy()
+        return array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self.array.__dlpack_device__()
+
     def __float__(self) -> float:
         return float(self.item())
 
@@ -936,6 +1039,28 @@ class Tensor:
     def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
         return Clamp.apply(self, low=min, high=max)
 
+    def clamp_min(self, min: float) -> Tensor:
+        """``clamp(min=min)``: every value below ``min`` raised to it (PyTorch's clamp_min)."""
+        return Clamp.apply(self, low=min, high=None)
+
+    def clamp_max(self, max: float) -> Tensor:
+        """``clamp(max=max)``: every value above ``max`` lowered to it."""
+        return Clamp.apply(self, low=None, high=max)
+
+    def repeat_interleave(self, repeats: Any, dim: int | None = None, *,
+                          output_size: int | None = None) -> Tensor:
+        """Each entry repeated ``repeats`` times in a row along ``dim`` (of the flattened
+        tensor when ``dim`` is None): ``[1, 2].repeat_interleave(2)`` is ``[1, 1, 2, 2]``
+        (``repeat`` tiles the whole: ``[1, 2, 1, 2]``). ``repeats`` may be one count or a
+        tensor of one count per entry. The gradient of each entry is the sum over its copies."""
+        x = self.reshape(-1) if dim is None else self
+        dim = 0 if dim is None else normalize_dim(dim, x.ndim, fn="repeat_interleave")
+        index = repeat_index(x.shape[dim] if x.ndim else 1, repeats, output_size)
+        index = backend.get_array_module(x.array).asarray(index)  # on x's device
+        if x.ndim == 0:
+            x = x.reshape(1)
+        return x[(slice(None),) * dim + (index,)]
+
     def maximum(self, other: Any) -> Tensor:
         return Maximum.apply(self, other)
 
@@ -1061,6 +1186,8 @@ class Tensor:
         end = normalize_dim(end_dim, self.ndim, "end_dim", "flatten")
         if start > end:
             raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+        if start == end:  # nothing to merge: the tensor itself, as PyTorch returns it
+            return self
         merged = math.prod(self.shape[start : end + 1])
         shape = self.shape[:start] + (merged,) + self.shape[end + 1 :]
         return self._make_view(Reshape, shape=shape)
@@ -1192,8 +1319,8 @@ class Tensor:
         """(values, indices): the values sorted along ``dim`` and where each came from.
         (Always a stable sort: equal values keep their order.)"""
         dim = normalize_dim(dim, self.ndim, fn="sort")
-        if self.ndim == 0:
-            return SortResult(Reshape.apply(self, shape=()), Tensor(np.int64(0)))
+        if self.ndim == 0:  # a copy, as PyTorch's (never a view of x)
+            return SortResult(Clone.apply(self), Tensor(np.int64(0)))
         xp = backend.get_array_module(self.array)
         indices = Tensor(sort_order(xp, self.array, dim, descending).astype(xp.int64))
         return SortResult(Sort.apply(self, dim=dim, descending=descending), indices)
@@ -1527,13 +1654,17 @@ def _shape_arg(shape: tuple) -> tuple:
 
 
 def normalize_key(key: Any, xp: Any) -> Any:
-    """An index key with Tensors and lists turned into arrays of the tensor's array module."""
+    """An index key with Tensors and lists turned into arrays of the tensor's array module. A
+    0-d integer tensor or array is an integer, as in PyTorch: ``x[i]`` with ``i =
+    dg.tensor(1)`` is a view, like ``x[1]`` (numpy would copy)."""
     if isinstance(key, tuple):
         return tuple(normalize_key(k, xp) for k in key)
     if isinstance(key, Tensor):
-        return key.array
-    if isinstance(key, list):
+        key = key.array
+    elif isinstance(key, list):
         return xp.asarray(key)
+    if backend.is_array(key) and key.ndim == 0 and key.dtype.kind in "iu":
+        return int(key)
     return key
 
 
@@ -1572,9 +1703,15 @@ def scalar_type_name(dtype: Any) -> str:
 
 
 def resolve_dtype(dtype: Any) -> np.dtype:
-    """A numpy dtype from ``dg.float32``, ``'float64'``, ``np.int64``, ..."""
+    """A numpy dtype from ``dg.float32``, ``'float64'``, ``np.int64``, ``dg.LongTensor``..."""
+    if isinstance(dtype, type) and type(dtype).__name__ == "TensorType":  # dg.FloatTensor
+        return dtype.dtype
     if isinstance(dtype, str):
         key = dtype.lower().removeprefix("torch.").removeprefix("dg.")
+        if key.endswith("tensor") and key != "tensor":  # x.type('torch.FloatTensor')
+            by_name = {name.lower(): np.dtype(kind) for kind, name in _SCALAR_TYPE_NAMES.items()}
+            if key.removesuffix("tensor") in by_name:
+                return by_name[key.removesuffix("tensor")]
         if key not in _DTYPE_NAMES:
             raise TypeError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPE_NAMES)}")
         return np.dtype(_DTYPE_NAMES[key])
@@ -1616,6 +1753,32 @@ def _index_arg(tensor: Tensor, fn: str, index: Any, dim: int) -> Any:
         bad = int(array.min()) if int(array.min()) < 0 else int(array.max())
         raise IndexError(
             f"{fn}(): index {bad} is out of bounds for dimension {dim} with size {n}"
+        )
+    return index
+
+
+def repeat_index(n: int, repeats: Any, output_size: int | None = None) -> np.ndarray:
+    """The positions ``repeat_interleave`` picks among ``n`` entries: ``0`` repeats[0] times,
+    then ``1`` repeats[1] times, ... (one count for all, or one per entry), checked as PyTorch
+    checks them."""
+    counts = _data_of(repeats)
+    counts = backend.to_numpy(counts) if backend.is_array(counts) else np.asarray(counts)
+    if counts.dtype.kind not in "iu" or counts.ndim > 1:
+        raise RuntimeError(
+            "repeat_interleave: repeats must be an integer or a 0-d or 1-d tensor of integers, "
+            f"got {counts.dtype} of shape {tuple(counts.shape)}"
+        )
+    if counts.ndim == 1 and counts.size != n and counts.size != 1:
+        raise RuntimeError(
+            f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+            f"{counts.size} and input.size({n}) entries"
+        )
+    if (counts < 0).any():
+        raise RuntimeError("repeats can not be negative")
+    index = np.repeat(np.arange(n), np.broadcast_to(counts.reshape(-1), (n,)))
+    if output_size is not None and output_size != index.size:
+        raise RuntimeError(
+            f"repeat_interleave: output_size={output_size} but the repeats make {index.size}"
         )
     return index
 

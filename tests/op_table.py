@@ -909,6 +909,11 @@ MORE_ELEMENTWISE = [
     case("dg.tril", lambda x: dg.tril(x, 1), lambda x: np.tril(x, 1),
          lambda x: _torch().tril(x, 1), normal(3, 4)),
     case("dg.triu", lambda x: dg.triu(x), np.triu, lambda x: _torch().triu(x), normal(3, 4)),
+    # issue 37
+    case("clamp_min", lambda x: x.clamp_min(0.5), lambda x: np.maximum(x, 0.5),
+         lambda x: x.clamp_min(0.5), avoiding(3, 4, points=(0.5,))),
+    case("dg.clamp_max", lambda x: dg.clamp_max(x, -0.25), lambda x: np.minimum(x, -0.25),
+         lambda x: _torch().clamp_max(x, -0.25), avoiding(3, 4, points=(-0.25,))),
 ]
 
 MORE_SHAPE = [
@@ -946,6 +951,18 @@ MORE_SHAPE = [
          lambda x: (lambda a, b, c: a * b + c)(*x.unbind(1)), normal(4, 3)),
     case("dg.unbind", lambda x: dg.unbind(x)[1], lambda x: x[1], lambda x: _torch().unbind(x)[1],
          normal(2, 3)),
+    # issue 37
+    case("repeat_interleave", lambda x: x.repeat_interleave(2), lambda x: np.repeat(x, 2),
+         lambda x: x.repeat_interleave(2), normal(2, 3)),
+    case("repeat_interleave-dim", lambda x: x.repeat_interleave(3, dim=-1),
+         lambda x: np.repeat(x, 3, axis=-1), lambda x: x.repeat_interleave(3, dim=-1),
+         normal(2, 2)),
+    case("repeat_interleave-counts", lambda x, r: x.repeat_interleave(r, dim=1),
+         lambda x, r: np.repeat(x, r, axis=1), lambda x, r: x.repeat_interleave(r, dim=1),
+         normal(2, 3), constant([2, 0, 3])),
+    case("dg.repeat_interleave", lambda x: dg.repeat_interleave(x, 2, 0),
+         lambda x: np.repeat(x, 2, axis=0), lambda x: _torch().repeat_interleave(x, 2, 0),
+         normal(3, 2)),
 ]
 
 MORE_INDEXING = [

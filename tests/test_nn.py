@@ -247,8 +247,8 @@ def test_parameter_is_a_leaf_tensor_that_requires_grad():
     assert "requires_grad=True" in repr(w)
     y = w * 2  # ops give plain tensors, not Parameters
     assert type(y) is dg.Tensor
-    with pytest.raises(AttributeError):
-        w.anything = 1  # __slots__: a Parameter has no __dict__
+    w.anything = 1  # a learner's own attribute, as PyTorch allows (fast.ai: p.grad_avg = ...)
+    assert w.anything == 1 and not hasattr(nn.Parameter(dg.zeros(1)), "anything")
 
 
 # ---------------------------------------------------------------------------- the module tree
@@ -357,13 +357,22 @@ def test_cells_check_their_input_and_state_shapes():
 # ---------------------------------------------------------------------------- state dicts
 
 
-def test_state_dict_is_an_ordered_snapshot_of_numpy_arrays():
+def test_state_dict_entries_are_the_models_tensors_detached():
+    # As in PyTorch (issue 37): a reference to the model's memory, not a snapshot
     model = MLP()
     state = model.state_dict()
     assert list(state) == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
-    assert all(type(v) is np.ndarray for v in state.values())
-    state["fc1.bias"][:] = 123.0  # a copy: the model is unchanged
-    assert not np.any(model.fc1.bias.detach().numpy() == 123.0)
+    assert all(type(v) is dg.Tensor and not v.requires_grad for v in state.values())
+    assert state["fc1.weight"].size() == (16, 2) and state["fc1.weight"].size(0) == 16
+    state["fc1.bias"][:] = 123.0  # an in-place change of an entry is one of the model
+    assert np.all(model.fc1.bias.detach().numpy() == 123.0)
+    with dg.no_grad():
+        model.fc2.weight.mul_(0.0)  # and the other way round
+    assert not state["fc2.weight"].numpy().any()
+    snapshot = {k: v.clone() for k, v in model.state_dict().items()}  # a copy keeps its values
+    with dg.no_grad():
+        model.fc2.bias.add_(1.0)
+    assert not np.array_equal(snapshot["fc2.bias"].numpy(), model.fc2.bias.detach().numpy())
 
 
 def test_load_state_dict_copies_in_place():
@@ -384,27 +393,29 @@ def test_load_state_dict_copies_in_place():
 
 def test_load_state_dict_reports_missing_unexpected_and_mismatched_keys():
     model = MLP()
-    before = model.state_dict()
-    state = model.state_dict()
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    state = dict(before)
     del state["fc2.bias"]
     state["fc3.weight"] = np.zeros(1)
     state["fc1.weight"] = np.zeros((2, 16))
+    state["fc2.weight"] = np.ones((3, 16))
     with pytest.raises(RuntimeError) as info:
         model.load_state_dict(state)
     message = str(info.value)
     assert "Error(s) in loading state_dict for MLP" in message
-    assert "Missing key(s) in state_dict: 'fc2.bias'" in message
-    assert "Unexpected key(s) in state_dict: 'fc3.weight'" in message
-    assert "size mismatch for 'fc1.weight'" in message and "(2, 16)" in message
-    for name, value in model.state_dict().items():  # nothing was copied
-        np.testing.assert_array_equal(value, before[name])
+    assert 'Missing key(s) in state_dict: "fc2.bias"' in message  # PyTorch's words and quotes
+    assert 'Unexpected key(s) in state_dict: "fc3.weight"' in message
+    assert "size mismatch for fc1.weight: copying a param with shape (2, 16)" in message
+    # as in PyTorch, what matched was copied before the error was raised
+    np.testing.assert_array_equal(model.fc2.weight.detach().numpy(), np.ones((3, 16)))
+    np.testing.assert_array_equal(model.fc1.weight.detach().numpy(), before["fc1.weight"])
 
     del state["fc1.weight"]
     result = model.load_state_dict(state, strict=False)
     assert result.missing_keys == ["fc1.weight", "fc2.bias"]
     assert result.unexpected_keys == ["fc3.weight"]
 
-    state = before.copy()
+    state = dict(before)
     state["fc1.weight"] = np.zeros((2, 16))
     with pytest.raises(RuntimeError, match="size mismatch"):
         model.load_state_dict(state, strict=False)  # a wrong shape is always an error

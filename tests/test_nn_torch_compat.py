@@ -45,7 +45,7 @@ def _array(t) -> np.ndarray:
 
 
 def _copy_into(torch, mine: nn.Module, theirs) -> None:
-    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in mine.state_dict().items()})
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in mine.state_dict().items()})
 
 
 def _compare_module(torch, mine, theirs, x: np.ndarray, tolerance=F32, out=lambda o: o):

@@ -169,7 +169,7 @@ def test_adam_matches_torch_in_float32_on_a_model(torch):
     dg.manual_seed(0)
     model = nn.Sequential(nn.Linear(2, 8), nn.Tanh(), nn.Linear(8, 3))
     theirs = torch.nn.Sequential(torch.nn.Linear(2, 8), torch.nn.Tanh(), torch.nn.Linear(8, 3))
-    theirs.load_state_dict({k: torch.from_numpy(v) for k, v in model.state_dict().items()})
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in model.state_dict().items()})
     X, y = dg.data.moons(32, seed=0)
     opt = dg.optim.Adam(model.parameters(), lr=0.01)
     torch_opt = torch.optim.Adam(theirs.parameters(), lr=0.01)

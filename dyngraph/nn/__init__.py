@@ -46,3 +46,9 @@ __all__ = [
     "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
     "utils",
 ]
+
+
+# A PyTorch name dyngraph does not have yet (NOTE [missing names], dyngraph/missing.py).
+from ..missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

@@ -169,7 +169,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
 
 
 def embedding(input: Any, weight: Tensor) -> Tensor:
-    """Rows of ``weight`` picked by integer ``input`` indices (gradients add up for repeats)."""
+    """Rows of ``weight`` picked by integer ``input`` indices (gradients add up for repeats).
+    Always a copy, as PyTorch's: one index (a 0-d tensor) picks its row as a copy too, not the
+    view that ``weight[i]`` is."""
+    if getattr(input, "ndim", None) == 0:
+        return weight[input.reshape(1)][0]
     return weight[input]
 
 
@@ -533,3 +537,9 @@ def _elementwise_weight(weight: Any, input: Tensor) -> Any:
     if weight is None:
         return None
     return _array(weight).astype(input.dtype)
+
+
+# A PyTorch name dyngraph does not have yet (NOTE [missing names], dyngraph/missing.py).
+from ..missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

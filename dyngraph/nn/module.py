@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import backend, events, factories, grad_mode
+from ..missing import module_attribute_error
 from ..tensor import Tensor, resolve_dtype
 from ..thread_state import this_thread
 
@@ -64,7 +65,7 @@ class Parameter(Tensor):
     (True, True)
     """
 
-    __slots__ = ()  # Tensor uses __slots__; a Parameter adds no state of its own
+    __slots__ = ()  # Tensor uses __slots__ (and a __dict__ for a learner's own attributes)
     is_parameter = True  # diagrams draw parameters apart from other leaves
 
     def __init__(self, data: Any = None, requires_grad: bool = True) -> None:
@@ -79,10 +80,17 @@ class Parameter(Tensor):
 
 
 class LoadResult(NamedTuple):
-    """What ``load_state_dict(..., strict=False)`` could not match."""
+    """What ``load_state_dict(..., strict=False)`` could not match (PyTorch's
+    ``_IncompatibleKeys``)."""
 
     missing_keys: list[str]
     unexpected_keys: list[str]
+
+    def __repr__(self) -> str:
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return (f"LoadResult(missing_keys={self.missing_keys!r}, "
+                f"unexpected_keys={self.unexpected_keys!r})")
 
 
 class Module:
@@ -134,6 +142,12 @@ class Module:
                 return self.forward(*args, **kwargs)
         finally:
             calls.pop()
+
+    def __getattr__(self, name: str) -> Any:
+        """Only called when the ordinary lookup fails: one of PyTorch's Module methods that
+        dyngraph does not have yet (``register_forward_hook``) says so and names the nearest
+        one it has (NOTE [missing names], dyngraph/missing.py)."""
+        raise module_attribute_error(self, name)
 
     # ------------------------------------------------------------------ registration
 
@@ -291,11 +305,18 @@ class Module:
             yield buffer
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
-        yield from self._modules.items()
+        """(name, child) of the direct submodules, in registration order; a module registered
+        under two names appears once, under the first (as in PyTorch)."""
+        seen: set[int] = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
 
     def children(self) -> Iterator[Module]:
-        """The direct submodules, in registration order."""
-        yield from self._modules.values()
+        """The direct submodules, in registration order (one registered twice appears once)."""
+        for _, module in self.named_children():
+            yield module
 
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
         """(dotted name, module) for this module (name ``prefix``, "" by default) and every
@@ -320,9 +341,21 @@ class Module:
             yield module
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
-        """Call ``fn(module)`` on every descendant and then on this module; returns self."""
-        for module in reversed(list(self.modules())):
-            fn(module)
+        """Call ``fn`` on every submodule and then on this module, as PyTorch does: each child
+        in registration order, recursively (its own children first), then ``self``; returns
+        self. (So a seeded initialisation lands on the same layers as PyTorch's: the first
+        Linear of ``model.apply(init_weights)`` draws first.) A module registered under two
+        parents is visited under each, as in PyTorch.
+
+        >>> model = dg.nn.Sequential(dg.nn.Linear(2, 3), dg.nn.Sequential(dg.nn.ReLU()))
+        >>> seen = []
+        >>> _ = model.apply(lambda m: seen.append(type(m).__name__))
+        >>> seen
+        ['Linear', 'ReLU', 'Sequential', 'Sequential']
+        """
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
         return self
 
     # ------------------------------------------------------------------ modes and gradients
@@ -393,77 +426,95 @@ class Module:
 
     # ------------------------------------------------------------------ saving and loading
 
-    def state_dict(self) -> OrderedDict[str, np.ndarray]:
-        """The parameters and persistent buffers as numpy arrays, by dotted name, in PyTorch's
-        order (each module's parameters, then its buffers, then its children's), so the keys
-        are those of the same model built with ``torch.nn``.
+    def state_dict(self, *, destination: Any = None, prefix: str = "",
+                   keep_vars: bool = False) -> OrderedDict[str, Tensor]:
+        """The parameters and persistent buffers by dotted name, in PyTorch's order and with
+        PyTorch's keys (each module's parameters, then its buffers, then its children's; a
+        tensor registered under two names, as tied weights are, appears under both).
 
-        The arrays are copies (a snapshot): training on does not change a state dict kept as
-        "the best model so far".
+        As in PyTorch, the entries are the model's own memory, detached: ``.detach()`` of each
+        parameter (``requires_grad`` False, no graph) sharing its values and its version
+        counter. Training on, or ``load_state_dict``, changes them too, and an in-place change
+        of an entry changes the model. To keep a snapshot ("the best model so far"), copy it:
+        ``{k: v.clone() for k, v in model.state_dict().items()}`` (``copy.deepcopy`` in
+        PyTorch's tutorials). ``keep_vars=True`` gives the Parameters themselves; ``prefix`` is
+        put before every key; ``destination`` (a dict) is filled and returned.
 
         >>> list(dg.nn.Linear(2, 3).state_dict())
         ['weight', 'bias']
         """
-        return OrderedDict(
-            (name, backend.to_numpy(tensor.array).copy()) for name, tensor in self._state_items()
-        )
+        if destination is None:
+            destination = OrderedDict()
+        for name, tensor in self._state_items(prefix):
+            destination[name] = tensor if keep_vars else tensor.detach()
+        return destination
 
-    def _state_items(self) -> Iterator[tuple[str, Tensor]]:
-        """(dotted name, tensor) of everything ``state_dict`` holds, in its order."""
-        seen: set[int] = set()
-        for prefix, module in self.named_modules():
-            own = [(name, t) for name, t in module._parameters.items()]
-            own += [(name, t) for name, t in module._buffers.items()
-                    if name not in module._non_persistent]
-            for name, tensor in own:
-                if tensor is None or id(tensor) in seen:
-                    continue
-                seen.add(id(tensor))
-                yield (f"{prefix}.{name}" if prefix else name), tensor
+    def _state_items(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        """(dotted name, tensor) of everything ``state_dict`` holds, in its order: as PyTorch's
+        ``state_dict`` walks the tree, every registration counts (a module or a tensor
+        registered twice appears under each of its names)."""
+        stack = [(prefix, self)]
+        while stack:
+            module_prefix, module = stack.pop()
+            for name, tensor in module._parameters.items():
+                if tensor is not None:
+                    yield module_prefix + name, tensor
+            for name, tensor in module._buffers.items():
+                if tensor is not None and name not in module._non_persistent:
+                    yield module_prefix + name, tensor
+            stack.extend(reversed([(f"{module_prefix}{name}.", child)
+                                   for name, child in module._modules.items()
+                                   if child is not None]))
 
     def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True) -> LoadResult:
-        """Copy values into the parameters, in place, matching them by name.
+        """Copy the values of ``state_dict`` into this model's parameters and buffers, in place
+        (under ``no_grad``), matching them by name, as PyTorch does: the Parameter objects stay
+        the same, so an optimizer made before goes on updating them.
 
-        Values may be numpy arrays, dyngraph tensors or PyTorch tensors (from a torch module's
-        ``state_dict()``: the weight layouts are the same). Each value is cast to the dtype of
-        the parameter (or buffer) it lands in. With ``strict=True`` a missing or unexpected key
-        is an error; a shape mismatch always is. Nothing is copied when there is an error.
-        Returns ``(missing_keys, unexpected_keys)``.
+        Values may be dyngraph tensors, numpy arrays or PyTorch tensors (a torch module's
+        ``state_dict()``: the weight layouts are the same); each is cast to the dtype of the
+        tensor it lands in. As in PyTorch, every value whose key and shape match is copied;
+        then, with ``strict=True`` (the default), a key of the model missing from
+        ``state_dict``, or a key of ``state_dict`` the model does not have, is an error; a
+        shape mismatch is an error whatever ``strict`` says. Returns ``(missing_keys,
+        unexpected_keys)``.
         """
-        own = dict(self._state_items())
-        missing = [name for name in own if name not in state_dict]
-        unexpected = [name for name in state_dict if name not in own]
+        own = list(self._state_items())
+        known = {name for name, _ in own}
+        missing = [name for name, _ in own if name not in state_dict]
+        unexpected = [name for name in state_dict if name not in known]
+        mismatched = []
+        with grad_mode.no_grad():  # an in-place copy into leaves, like an optimizer step
+            for name, tensor in own:
+                if name not in state_dict:
+                    continue
+                array = _as_array(state_dict[name], name)
+                if array.shape != tensor.shape:
+                    mismatched.append(
+                        f"size mismatch for {name}: copying a param with shape "
+                        f"{tuple(array.shape)} from checkpoint, the shape in current model is "
+                        f"{tuple(tensor.shape)}."
+                    )
+                    continue
+                tensor[...] = array
         problems = []
         if strict and missing:
-            problems.append("Missing key(s) in state_dict: " + ", ".join(map(repr, missing)))
+            problems.append("Missing key(s) in state_dict: "
+                            + ", ".join(f'"{name}"' for name in missing) + ". ")
         if strict and unexpected:
-            problems.append(
-                "Unexpected key(s) in state_dict: " + ", ".join(map(repr, unexpected))
-            )
-        arrays = {}
-        for name, param in own.items():
-            if name not in state_dict:
-                continue
-            array = _as_array(state_dict[name], name)
-            if array.shape != param.shape:
-                problems.append(
-                    f"size mismatch for {name!r}: copying a value of shape {array.shape}, but "
-                    f"the one in the model has shape {tuple(param.shape)}"
-                )
-            arrays[name] = array
+            problems.append("Unexpected key(s) in state_dict: "
+                            + ", ".join(f'"{name}"' for name in unexpected) + ". ")
+        problems += mismatched
         if problems:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {type(self).__name__}:\n\t"
                 + "\n\t".join(problems)
             )
-        with grad_mode.no_grad():  # an in-place copy into leaves, like an optimizer step
-            for name, array in arrays.items():
-                own[name][...] = array
         return LoadResult(missing, unexpected)
 
     def save(self, path: str | os.PathLike) -> None:
         """Write ``state_dict()`` to an ``.npz`` file (plain arrays; no pickle)."""
-        state = self.state_dict()
+        state = {name: backend.to_numpy(tensor.array) for name, tensor in self._state_items()}
         with open(path, "wb") as file:  # a file object: numpy would append ".npz" to a name
             np.savez(file, **state)
 

@@ -84,7 +84,7 @@ class Flip(Function):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return ctx.xp.flip(x, axis=dims)
+        return ctx.xp.flip(x, axis=dims).copy()  # a copy, as PyTorch's (numpy's is a view)
 
     @staticmethod
     def backward(ctx, gz):

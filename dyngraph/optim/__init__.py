@@ -5,3 +5,9 @@ from . import lr_scheduler
 from .optimizer import SGD, Adam, AdamW, Optimizer, RMSprop
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+
+
+# A PyTorch name dyngraph does not have yet (NOTE [missing names], dyngraph/missing.py).
+from ..missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

@@ -29,6 +29,7 @@ scheduler, or a learner, changes ``group["lr"]`` between steps.
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -49,7 +50,9 @@ class Optimizer:
                 "but got a single Tensor: wrap it in a list"
             )
         self.defaults = defaults
-        self.state: dict[Tensor, dict[str, Any]] = {}  # per parameter: buffers, step count
+        # per parameter: buffers, step count. A defaultdict, as PyTorch's: optimizer.state[p]
+        # for a parameter not stepped yet is an empty dict (and an entry from then on)
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         self.param_groups: list[dict[str, Any]] = []
         params = list(params)
         if not params:

@@ -468,6 +468,18 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Keep a dict from each value to its new number: the leaves get the new inputs, each "
         "op gets FORWARD[v.op] of its inputs' new numbers.",
     ),
+    "28.1": (
+        "g has one entry per weight: differentiate w0² · w1 by w0 (w1 is a constant then), and "
+        "by w1 (w0² is the constant).",
+        "H holds the derivatives of g's entries: row i is d g_i / d w. Multiplied by v = (1, 0) "
+        "it keeps H's first column.",
+    ),
+    "28.2": (
+        "An inference tensor is one allocated inside the block; w was made before it, so it is "
+        "a normal tensor. Under no_grad, what does an in-place change of a leaf do?",
+        "Mul saves both inputs for backward, and saving needs a version counter, which an "
+        "inference tensor lacks. enable_grad switches grad mode on, but not inference mode off.",
+    ),
 }
 
 

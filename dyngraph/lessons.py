@@ -88,8 +88,8 @@ HINTS: dict[str, tuple[str, ...]] = {
     "00.2": (
         "Each element of loss depends on its own a and b only. Mul's local derivative with "
         "respect to a is b; Add passes the gradient on unchanged.",
-        "a reaches loss along two paths, through Mul and straight into Add: add the two. One "
-        "op node per operation; leaves are not ops.",
+        "a reaches loss along two paths, through Mul and straight into Add: add the two. "
+        "backward() starts from dloss/dloss = 1: what would that be for a loss of two numbers?",
     ),
     "01.1": (
         "Follow the graph from the leaves: first the Mul node a·b, then the Add node with c, "
@@ -101,7 +101,7 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Compute a + b and a - c first; Mul's derivative with respect to one input is the "
         "other input.",
         "dg/da sums over both paths: through Add (times the Sub result) and through Sub (times"
-        " the Add result). Every op has one incoming edge per input.",
+        " the Add result). c reaches g only through Sub, which gives its second input -1.",
     ),
     "02.1": (
         "Nothing is reused between calls: each builds its whole graph again, holding what the "
@@ -146,8 +146,8 @@ HINTS: dict[str, tuple[str, ...]] = {
     "05.1": (
         "Decide the branch first: is the sum of [2.5, -1.0] positive? Then the loop count: "
         "int() of the largest absolute entry (int truncates).",
-        "The gradient is the branch's derivative times 0.5 per halving. graph_size counts x, "
-        "the branch's op, one Mul per loop step and the final Sum.",
+        "The gradient is the branch's derivative times 0.5 per halving. exp is its own "
+        "derivative, and a loop over range(0) runs no step.",
     ),
     "05.2": (
         "The replay does not look at the input's sign or size: it repeats exactly the ops of "
@@ -366,10 +366,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "The program loaded START into both models: why would it need to?",
     ),
     "17.4": (
-        "A Sequential's children have no attribute names, so each frame reads the child's "
-        "position and its class, joined by \" · \".",
-        "The model is Sequential(Linear(2, 16), Tanh(), Linear(16, 2)); positions count from "
-        "0.",
+        "Linear(in, out) turns the last axis from in to out and keeps the axes before it; "
+        "an elementwise op like Tanh keeps the shape.",
+        "Linear computes x @ weight.T + bias, with weight of shape (out, in): work out that "
+        "product for one point x, which has no batch axis.",
     ),
     "18.1": (
         "PyTorch names a node after the backward function of the op that made it: the op's "
@@ -382,10 +382,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "path (lesson 03's fan-in).",
     ),
     "18.3": (
-        "An in-place op bumps a version counter, and the timeline records that as its own "
-        "step.",
-        "The retain_graph section above printed the kinds of steps a backward adds; which one"
-        " does a failing backward end with?",
+        "Every tensor starts at version 0, and each in-place op on it adds 1. An op that saves "
+        "a tensor for backward notes its version at that moment.",
+        "Exp saved its output h as soon as it made it; how many in-place ops ran on h after "
+        "that?",
     ),
     "20.1": (
         "Ask what a tensor is while the tool runs the program: real numbers (dg.trace, "
@@ -467,6 +467,18 @@ HINTS: dict[str, tuple[str, ...]] = {
         "its inputs. Replaying is a walk along it.",
         "Keep a dict from each value to its new number: the leaves get the new inputs, each "
         "op gets FORWARD[v.op] of its inputs' new numbers.",
+    ),
+    "28.1": (
+        "g has one entry per weight: differentiate w0² · w1 by w0 (w1 is a constant then), and "
+        "by w1 (w0² is the constant).",
+        "H holds the derivatives of g's entries: row i is d g_i / d w. Multiplied by v = (1, 0) "
+        "it keeps H's first column.",
+    ),
+    "28.2": (
+        "An inference tensor is one allocated inside the block; w was made before it, so it is "
+        "a normal tensor. Under no_grad, what does an in-place change of a leaf do?",
+        "Mul saves both inputs for backward, and saving needs a version counter, which an "
+        "inference tensor lacks. enable_grad switches grad mode on, but not inference mode off.",
     ),
 }
 

@@ -668,8 +668,8 @@ def _compare_backward(yours: Recording, ref: Recording) -> tuple[str, set[int]] 
         waiting = [u for u in users[t.id] if u not in done and ref.nodes[u].grad_preview]
         if waiting:
             user = ref.nodes[waiting[0]]
-            again = (", and more than once: your order visits it once per path, where it must "
-                     "list each value once (remember the values you have seen)"
+            again = (", and more than once: your backward visits it once per path, where "
+                     "the list must hold each value once (remember the values you have seen)"
                      if order.count(node_id) > 1 else "")
             return (f"your engine reported the gradient of {_describe(t)} before {_describe(user)}"
                     f", which uses it, had sent its share: {_name(t)}'s gradient is missing the "
@@ -681,8 +681,9 @@ def _compare_backward(yours: Recording, ref: Recording) -> tuple[str, set[int]] 
     if twice is not None and twice in match:
         t = match[twice]
         return (f"your engine reported the gradient of {_describe(t)} more than once: it is "
-                "reached by more than one path, and your order visits it once per path, where "
-                "it must list each value once (remember the values you have seen)", {twice})
+                "reached by more than one path, and your backward visits it once per path. "
+                "Walk one list of the values in reverse topological order, each value once "
+                "(remember the values you have seen)", {twice})
     missing = [t for t in theirs if t.grad_preview and not by_ref[t.id].grad_preview]
     if missing:
         t = missing[0]

@@ -70,7 +70,8 @@ class Engine:
     EventSource it reports through, and, for the steps that need them, how to ask an op's
     output for its local derivatives (``forward``), its ``no_grad`` (``no_grad``), and its
     ``trace(fn, *examples) -> (leaves, tape)`` and ``replay(leaves, tape, *new_inputs)``
-    (``trace``)."""
+    (``trace``). The local-derivative check sets an input's ``.data`` after the forward
+    (NOTE [saved, not copied]), so values that take part in it have a ``.data``."""
 
     value: Callable[[float], Any]
     source: Any  # the engine's dg.EventSource

@@ -342,7 +342,7 @@ def _check_local_grads(engine: Engine) -> str | None:
         if len(mine) != len(want):
             return (f"the local derivatives of {op} ({code}) are {len(mine)} number(s) for its "
                     f"{len(want)} input(s): give one per input, in the inputs' order")
-        if all(math.isclose(m, w, rel_tol=1e-9, abs_tol=1e-12) for m, w in zip(mine, want)):
+        if _close(mine, want):
             continue
         said = (f"the local derivatives of {op} ({code}) at {at} are {_numbers(mine)} where "
                 f"dyngraph's are {_numbers(want)}")
@@ -357,6 +357,8 @@ def _check_local_grads(engine: Engine) -> str | None:
 
 
 def _follows_saved(engine: Engine) -> str | None:
+    """None when Mul's local derivatives are computed from the values it saved; else what
+    shows they were kept as numbers from forward."""
     a, b = engine.leaf(LOCAL_POINT[0]), engine.leaf(LOCAL_POINT[1])
     out = a * b
     a.data = 4.0  # by hand, after the forward: what Mul saved is `a` itself, so it sees 4

@@ -434,37 +434,41 @@ HINTS: dict[str, tuple[str, ...]] = {
     # the build-your-own track (lessons 22-27): the learner's scalar engine, step by step
     "22.1": (
         "Forward first: Add's output is self.data + other.data, Mul's the product, tanh's "
-        "math.tanh(self.data). Then each op's local derivatives, one per input, in order.",
-        "Add passes 1 to each input; Mul sends each input the *other* input's value; tanh's "
-        "derivative is 1 - t*t, where t is the output. Make each op with self._op(...).",
+        "math.tanh(self.data). saved is what backward will need: Mul the two inputs "
+        "themselves, (self, other); tanh its input, (self,); Add nothing, ().",
+        "local_grads, by self.op: Add gives (1.0, 1.0); Mul gives each input the *other* "
+        "saved value's data, in the inputs' order; tanh gives 1 - t*t with t = "
+        "math.tanh(x.data), x the saved input.",
     ),
     "23.1": (
         "topological_order: visit a value's inputs before appending the value itself, and "
         "remember what you have seen, so a value used twice is appended once.",
-        "send_grads: each input gets the local derivative times self.grad, and a value used "
-        "by two ops gets both shares: add them (+=).",
+        "send_grads: each input gets its local derivative (from self.local_grads()) times "
+        "self.grad, and a value used by two ops gets both shares: add them (+=).",
     ),
     "24.1": (
-        "free_saved: the ops' saved things are their local_grads; set them to None and tell "
-        "the source which values you freed, in one call.",
-        "check_saved runs before an op sends its gradients: what does local_grads hold after "
-        "free_saved ran? Raise a RuntimeError that says what happened and what to do.",
+        "free_saved: what the ops saved is their .saved; set it to None and tell the source "
+        "which values you freed, in one call.",
+        "check_saved runs before local_grads() reads .saved: when it is None, raise a "
+        "RuntimeError of your own that starts 'Trying to backward through the graph a second "
+        "time' (an error from unpacking None says nothing of what happened).",
     ),
     "25.1": (
         "add_ changes self.data where it is, so the value's version goes up by one: report "
         "the new version with src.version_bumped.",
-        "Each op saved its inputs' versions when it was made (saved_versions). In "
-        "check_saved, compare each input's version now with the one saved.",
+        "Each op wrote down the versions of what it saved (saved_versions). In check_saved, "
+        "after lesson 24's check, compare each saved value's version now with the one "
+        "written down, and raise a RuntimeError saying 'modified by an inplace operation'.",
     ),
     "26.1": (
         "no_grad: switch Value.grad_enabled off, yield, and switch it back to what it was in "
         "a finally: block, so an error inside cannot leave it off.",
-        "_op: while grad is off, make a value with no inputs and a name other than 'leaf', "
-        "and report nothing; otherwise do what the engine so far did.",
+        "_op: while grad is off, make a value with no inputs, nothing saved and an op name "
+        "other than 'leaf', and report nothing; otherwise do what the engine so far did.",
     ),
     "27.1": (
         "A tape is the graph's values in topological order: leaves first, each op after "
-        "its inputs. Replaying is a walk along it.",
+        "its inputs. Replaying is a walk along it, and never calls fn again.",
         "Keep a dict from each value to its new number: the leaves get the new inputs, each "
         "op gets FORWARD[v.op] of its inputs' new numbers.",
     ),

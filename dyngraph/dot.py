@@ -44,6 +44,7 @@ fontpath can never reach Graphviz. Node names are ``n<id>``, never user text.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -1096,33 +1097,94 @@ def _collapsed_scopes(collapse: bool | str | tuple[str, ...]) -> tuple[str, ...]
 MIN_REPEATS = 4
 
 
-def _repeated_iterations(
-    nodes: list[Node], model: Graph, min_repeats: int = MIN_REPEATS
-) -> list[tuple[list[str], list[int]]]:
-    """Find runs of a loop body: the same (op, source line, scope) sequence repeated back to
-    back at least ``min_repeats`` times. The first and last iterations stay visible; the ones
-    between become one summary box (with the constants that only they used)."""
-    ops = [n for n in nodes if n.kind == OP and n.where is not None]
-    # the same lines in the same scope: the same module called again (an RNN cell), not the
-    # next of several modules (a transformer's Blocks: siblings of the map, NOTE [map])
-    keys = [(n.op, n.where[0], n.where[1], n.scope) for n in ops]
-    consumers: dict[int, set[int]] = {}
-    for edge in model.edges:
-        consumers.setdefault(edge.src, set()).add(edge.dst)
-    found = []
-    i = 0
-    while i < len(keys):
-        best = None
-        for period in range(1, min(64, (len(keys) - i) // min_repeats) + 1):
+# NOTE [loops of any length] A loop is the same (op, file, line, scope) sequence repeated back
+# to back. A body can be long: a training step of a 4-block transformer is 199 ops, and the
+# search that tried every period up to 64 never saw it (it rolled up each step's inner loop on
+# its own instead). A period that repeats from op i has op i's key again at i + period, so the
+# periods worth trying at i are the distances to the later ops with that key: the search tries
+# those, nearest first (at most MAX_TRIES of them, up to a quarter of the ops left for
+# MIN_REPEATS iterations), checks in a few reads that the key is there MIN_REPEATS times, and
+# compares whole bodies only then. That costs what trying 64 periods cost (a long sequence with
+# no loop in it, Thue-Morse's, is no slower), finds every loop the old search found, and finds a
+# long body from any op of it whose key comes back at most MAX_TRIES times an iteration (a
+# step that starts with 100 iterations of an RNN cell is found from its next op, with its
+# iterations starting there). The longest stretch covered wins (the smallest period on a tie:
+# "×80" of a one-op body rather than "×40" of two). A loop's first and last iterations stay
+# drawn, so the search goes on inside each of them: a training step's own inner loop rolls up
+# inside the step that is drawn. widgets/src/structure.js `repeatedIterations` is the same
+# search (tests/test_static_pictures.py holds them to one drawing).
+MAX_TRIES = 64
+
+
+def loop_spans(codes: list, min_repeats: int = MIN_REPEATS) -> list[tuple[int, int, int]]:
+    """The loops of a sequence of keys (one per op, in order; any hashable values): (start,
+    repeats, period) of each, in the order of their first op, a loop before the loops inside
+    its first and last iterations (NOTE [loops of any length])."""
+    positions: dict[Any, list[int]] = {}  # key -> where it occurs, in order
+    for position, code in enumerate(codes):
+        positions.setdefault(code, []).append(position)
+    spans: list[tuple[int, int, int]] = []
+    _find_loops(codes, positions, 0, len(codes), min_repeats, spans)
+    return spans
+
+
+def _find_loops(codes: list, positions: dict[Any, list[int]], i: int, end: int,
+                min_repeats: int, spans: list[tuple[int, int, int]]) -> None:
+    """loop_spans within codes[i:end]. Recursive, but only as deep as loops are nested (each
+    level is at least min_repeats times shorter)."""
+    while i < end:
+        best, covered = None, 0
+        first = codes[i]
+        at = positions[first]
+        nearest = bisect.bisect_right(at, i)  # the next op with op i's key
+        longest = (end - i) // min_repeats
+        for later in at[nearest:nearest + MAX_TRIES]:
+            period = later - i
+            if period > longest:
+                break
+            if (end - i) // period * period <= covered:
+                continue  # it cannot cover more than the best so far
+            j = 2
+            while j < min_repeats and codes[i + j * period] == first:
+                j += 1
+            if j < min_repeats:
+                continue  # op i's key is not there min_repeats times
+            body = codes[i:i + period]
             repeats = 1
-            while keys[i + repeats * period : i + (repeats + 1) * period] == keys[i : i + period]:
+            while (i + (repeats + 1) * period <= end
+                   and codes[i + repeats * period:i + (repeats + 1) * period] == body):
                 repeats += 1
-            if repeats >= min_repeats and (best is None or repeats * period > best[0] * best[1]):
-                best = (repeats, period)
+            if repeats >= min_repeats and repeats * period > covered:
+                best, covered = (repeats, period), repeats * period
         if best is None:
             i += 1
             continue
         repeats, period = best
+        spans.append((i, repeats, period))
+        _find_loops(codes, positions, i, i + period, min_repeats, spans)  # the first iteration
+        last = i + (repeats - 1) * period
+        _find_loops(codes, positions, last, last + period, min_repeats, spans)  # the last
+        i += covered
+
+
+def _repeated_iterations(
+    nodes: list[Node], model: Graph, min_repeats: int = MIN_REPEATS
+) -> list[tuple[list[str], list[int]]]:
+    """Find runs of a loop body: the same (op, source line, scope) sequence repeated back to
+    back at least ``min_repeats`` times, whatever its length (NOTE [loops of any length]). The
+    first and last iterations stay visible; the ones between become one summary box (with the
+    constants that only they used)."""
+    ops = [n for n in nodes if n.kind == OP and n.where is not None]
+    # the same lines in the same scope: the same module called again (an RNN cell), not the
+    # next of several modules (a transformer's Blocks: siblings of the map, NOTE [map])
+    keys = [(n.op, n.where[0], n.where[1], n.scope) for n in ops]
+    code_of: dict[tuple, int] = {}  # each key as a number: bodies compare as lists of ints
+    consumers: dict[int, set[int]] = {}
+    for edge in model.edges:
+        consumers.setdefault(edge.src, set()).add(edge.dst)
+    found = []
+    for i, repeats, period in loop_spans([code_of.setdefault(key, len(code_of)) for key in keys],
+                                         min_repeats):
         members = {n.id for n in ops[i + period : i + (repeats - 1) * period]}
         members |= {  # constants and leaves used only inside the summarised iterations
             n.id for n in nodes
@@ -1130,7 +1192,6 @@ def _repeated_iterations(
         }
         found.append((loop_lines(repeats, keys[i][2], len(members)),
                       sorted(members, key=lambda node_id: node_id)))
-        i += repeats * period
     return found
 
 

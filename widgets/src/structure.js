@@ -33,9 +33,10 @@ import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
 import { moduleMap, scopeTree, clusterTitles, displayPath, countNodes, MIN_ALIKE } from "./levels.js";
 
 /** dot.py MIN_REPEATS, used when the vocabulary does not say (`min_repeats`): fewest
- * back-to-back repeats that make a loop. MAX_PERIOD: its longest body. */
+ * back-to-back repeats that make a loop. MAX_TRIES: dot.py's, the periods tried at an op
+ * (NOTE [loops of any length] in dot.py). */
 export const MIN_REPEATS = 4;
-export const MAX_PERIOD = 64;
+export const MAX_TRIES = 64;
 /** dot.py COLLAPSE_OVER, used when the options do not say (a view sends `collapse_over`):
  * past this many boxes, the drawing is a map of the modules (levels.js NOTE [map]). */
 export const COLLAPSE_OVER = 150;
@@ -91,9 +92,84 @@ export const COMPACT_VALUES = 1;
  */
 
 /**
+ * The loops of a sequence of keys, one per op (port of dot.py `loop_spans`, NOTE [loops of any
+ * length] there): {start, repeats, period} of each, in the order of their first op, a loop
+ * before the loops inside its first and last iterations. The periods tried at op i are the
+ * distances to the next MAX_TRIES ops with op i's key.
+ * @param {number[]} codes
+ * @param {number} [minRepeats]
+ * @returns {Array<{start: number, repeats: number, period: number}>}
+ */
+export function loopSpans(codes, minRepeats = MIN_REPEATS) {
+  /** @type {Map<number, number[]>} key -> where it occurs, in order */
+  const positions = new Map();
+  codes.forEach((code, position) => {
+    let at = positions.get(code);
+    if (!at) positions.set(code, (at = []));
+    at.push(position);
+  });
+  /** @type {Array<{start: number, repeats: number, period: number}>} */
+  const spans = [];
+  const same = (/** @type {number} */ a, /** @type {number} */ b, /** @type {number} */ period) => {
+    for (let k = 0; k < period; k++) if (codes[a + k] !== codes[b + k]) return false;
+    return true;
+  };
+  // recursive only as deep as loops are nested (each level is minRepeats times shorter)
+  const find = (/** @type {number} */ i, /** @type {number} */ end) => {
+    while (i < end) {
+      let best = null;
+      let covered = 0;
+      const first = codes[i];
+      const at = /** @type {number[]} */ (positions.get(first));
+      const next = firstAfter(at, i); // the next op with op i's key
+      const longest = Math.floor((end - i) / minRepeats);
+      for (let k = next; k < Math.min(next + MAX_TRIES, at.length); k++) {
+        const period = at[k] - i;
+        if (period > longest) break;
+        if (Math.floor((end - i) / period) * period <= covered) continue; // cannot cover more
+        let j = 2;
+        while (j < minRepeats && codes[i + j * period] === first) j++;
+        if (j < minRepeats) continue; // op i's key is not there minRepeats times
+        let repeats = 1;
+        while (i + (repeats + 1) * period <= end && same(i + repeats * period, i, period)) repeats++;
+        if (repeats >= minRepeats && repeats * period > covered) {
+          best = { repeats, period };
+          covered = repeats * period;
+        }
+      }
+      if (best === null) {
+        i++;
+        continue;
+      }
+      const { repeats, period } = best;
+      spans.push({ start: i, repeats, period });
+      find(i, i + period); // the first iteration
+      const last = i + (repeats - 1) * period;
+      find(last, last + period); // the last
+      i += covered;
+    }
+  };
+  find(0, codes.length);
+  return spans;
+}
+
+/** The index of the first of the sorted `values` greater than `value`. @param {number[]} values @param {number} value */
+function firstAfter(values, value) {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (values[mid] <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
  * Runs of a loop body (port of dot.py `_repeated_iterations`): the same (op, file, line, scope)
- * sequence of ops repeated back to back at least `minRepeats` times. Each run gives the ops of
- * its iterations between the first and the last, plus the non-op nodes consumed only by them.
+ * sequence of ops repeated back to back at least `minRepeats` times, whatever its length. Each
+ * run gives the ops of its iterations between the first and the last, plus the non-op nodes
+ * consumed only by them.
  * @param {NodeRecord[]} nodes  in creation order
  * @param {Iterable<{src: number, dst: number}>} edges
  * @param {number} [minRepeats]
@@ -103,7 +179,14 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
   const ops = nodes.filter((n) => n.kind === "op" && n.file != null);
   // the same lines in the same scope: the same module called again (an RNN cell), not the
   // next of several modules (a transformer's Blocks: the map's siblings, levels.js)
-  const keys = ops.map((n) => `${n.op}\u0000${n.file}\u0000${n.line}\u0000${scopeKey(n.scope)}`);
+  /** @type {Map<string, number>} each key as a number: bodies compare as numbers */
+  const codeOf = new Map();
+  const codes = ops.map((n) => {
+    const key = `${n.op}\u0000${n.file}\u0000${n.line}\u0000${scopeKey(n.scope)}`;
+    let code = codeOf.get(key);
+    if (code === undefined) codeOf.set(key, (code = codeOf.size));
+    return code;
+  });
   /** @type {Map<number, Set<number>>} */
   const consumers = new Map();
   for (const e of edges) {
@@ -111,29 +194,9 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
     if (!set) consumers.set(e.src, (set = new Set()));
     set.add(e.dst);
   }
-  const same = (/** @type {number} */ a, /** @type {number} */ b, /** @type {number} */ period) => {
-    if (a + period > keys.length) return false;
-    for (let k = 0; k < period; k++) if (keys[a + k] !== keys[b + k]) return false;
-    return true;
-  };
   /** @type {Loop[]} */
   const found = [];
-  let i = 0;
-  while (i < keys.length) {
-    let best = null;
-    const maxPeriod = Math.min(MAX_PERIOD, Math.floor((keys.length - i) / minRepeats));
-    for (let period = 1; period <= maxPeriod; period++) {
-      let repeats = 1;
-      while (same(i + repeats * period, i, period)) repeats++;
-      if (repeats >= minRepeats && (best === null || repeats * period > best.repeats * best.period)) {
-        best = { repeats, period };
-      }
-    }
-    if (best === null) {
-      i++;
-      continue;
-    }
-    const { repeats, period } = best;
+  for (const { start: i, repeats, period } of loopSpans(codes, minRepeats)) {
     /** @type {Map<number, number>} op id -> its iteration in the box (0 = the second of the loop) */
     const iterationOf = new Map();
     for (let k = period; k < (repeats - 1) * period; k++) iterationOf.set(ops[i + k].id, Math.floor(k / period) - 1);
@@ -159,7 +222,6 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
       iterations,
       first: ops.slice(i, i + period).map((n) => n.id),
     });
-    i += repeats * period;
   }
   return found;
 }

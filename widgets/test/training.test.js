@@ -1,0 +1,51 @@
+// Training, watched (issue 40, item 4): a loop body of any length rolls up (dot.py NOTE [loops
+// of any length]), with the loops inside its drawn first and last iterations.
+
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { loopSpans, repeatedIterations, buildStructure, MAX_TRIES } from "../src/structure.js";
+
+/** `steps` training steps of `body` distinct ops each (one op a line), in a chain. */
+function trainingTimeline(steps, body) {
+  const nodes = new Map();
+  const edges = new Map();
+  let prev = null;
+  let id = 1;
+  for (let s = 0; s < steps; s++) {
+    for (let k = 0; k < body; k++) {
+      nodes.set(id, { id, kind: "op", op: k % 2 ? "Tanh" : "Mul", file: "model.py", line: 10 + k, scope: [],
+        order: nodes.size, shape: [4], dtype: "float32", preview: [] });
+      if (prev !== null && k > 0) edges.set(`${prev},${id},0`, { src: prev, dst: id, pos: 0 });
+      prev = id++;
+    }
+  }
+  return { nodes, edges, clusters: new Map(), steps: [] };
+}
+
+test("a loop body longer than the periods once tried (199 ops, a transformer's step) rolls up", () => {
+  assert.ok(199 > MAX_TRIES);
+  const tl = trainingTimeline(20, 199);
+  const loops = repeatedIterations([...tl.nodes.values()], tl.edges.values());
+  assert.equal(loops.length, 1, "one loop: the steps, not a box per step");
+  assert.equal(loops[0].period, 199);
+  assert.equal(loops[0].repeats, 20);
+  assert.equal(loops[0].iterations.length, 18);
+  const s = buildStructure(tl, { collapseOver: 10_000 });
+  assert.equal(s.boxes.length, 2 * 199 + 1, "the first and last steps drawn, one box for the 18 between");
+});
+
+test("loop spans: an outer loop, then the loops inside its first and last iterations", () => {
+  const step = [0, ...Array(50).fill([1, 2, 3]).flat(), 4]; // a step: an RNN unrolled 50 times
+  const codes = Array(20).fill(step).flat();
+  assert.deepEqual(loopSpans(codes), [
+    { start: 0, repeats: 20, period: 152 },
+    { start: 1, repeats: 50, period: 3 },
+    { start: 19 * 152 + 1, repeats: 50, period: 3 },
+  ]);
+  // what the search of periods up to 64 found is found the same
+  assert.deepEqual(loopSpans([9, ...Array(30).fill([5, 6]).flat(), 7]), [{ start: 1, repeats: 30, period: 2 }]);
+  assert.deepEqual(loopSpans(Array(1000).fill(3)), [{ start: 0, repeats: 1000, period: 1 }]);
+  // Thue-Morse has no three repeats back to back: no loop, and found fast
+  const thueMorse = Array.from({ length: 4096 }, (_, i) => i.toString(2).split("1").length % 2);
+  assert.deepEqual(loopSpans(thueMorse), []);
+});

@@ -416,6 +416,14 @@ def drawing(
         note = attributes(label=label, shape="note", style="filled", fillcolor=LIGHT_GREY,
                           fontcolor=TEXT)
         lines.append(f"  dropped {note};")
+    if model.dropped_passes:  # a live view's oldest passes (jupyter/view.py NOTE [the newest
+        passes = model.dropped_passes  # passes])
+        label = (f"the first {passes} backward pass{'es' if passes != 1 else ''} "
+                 f"({_count_nodes(model.dropped_pass_nodes)}) not shown\n(the view keeps the "
+                 f"newest:\ndg.watch(max_nodes=...) keeps more)")
+        note = attributes(label=label, shape="note", style="filled", fillcolor=LIGHT_GREY,
+                          fontcolor=TEXT)
+        lines.append(f"  older {note};")
     lines.append("}")
     styles = _styles_drawn(model, boxes, owner, grads, limit,
                            {**(marks or {}), **(edge_marks or {})})

@@ -2,6 +2,9 @@
 
 - repeated training steps roll up as one loop, whatever the body's size (dot.py NOTE [loops of
   any length]), the same in the static picture and the widget;
+- a live view keeps the newest backward passes within its budget, the oldest dropped behind
+  one note (jupyter/view.py NOTE [the newest passes]); a recording keeps its first nodes
+  (record.py NOTE [a recording keeps the first nodes]);
 """
 
 from __future__ import annotations
@@ -12,13 +15,12 @@ import dyngraph as dg
 from dyngraph import dot
 from dyngraph.record import Recording
 
-torch = pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
-
 
 def gpt_training(steps: int = 20, n_layer: int = 1, backward: bool = True, **record
                  ) -> Recording:
     """``steps`` nanoGPT training steps (forward, loss, backward, SGD step), recorded; without
     ``backward``, forward and loss alone."""
+    torch = pytest.importorskip("torch", reason="torch is not installed (pip install -e .[torch])")
     import real_models
 
     import dyngraph.torch  # noqa: F401  (dg.record() watches torch once it is imported)
@@ -71,3 +73,80 @@ def test_the_widget_rolls_the_training_steps_up_as_the_static_picture_does():
     # forward only: the harness gives the widget no gradients to label
     drawn = _same_structure("20 steps", gpt_training(20, backward=False), 10**6, 10**6)
     assert [box.kind for box in drawn.boxes].count("loop") == 1
+
+
+# ----------------------------------------------------------------------------- the newest passes
+
+
+def mlp_training(steps: int) -> dg.Tensor:
+    """``steps`` training steps of a small MLP in dyngraph; the last loss."""
+    dg.manual_seed(0)
+    model = dg.nn.Sequential(dg.nn.Linear(3, 4), dg.nn.Tanh(), dg.nn.Linear(4, 2))
+    optimizer = dg.optim.SGD(model.parameters(), lr=0.1)
+    x, y = dg.randn(5, 3), dg.tensor([0, 1, 1, 0, 1])
+    for _ in range(steps):
+        loss = dg.nn.functional.cross_entropy(model(x), y)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return loss
+
+
+def watched(steps: int, **options):
+    """A GraphView of ``steps`` MLP training steps, and the deltas it sent (unpacked)."""
+    pytest.importorskip("anywidget",
+                        reason="the jupyter extra is missing (pip install -e .[jupyter])")
+    from dyngraph.jupyter import GraphView
+    from dyngraph.jupyter.view import unpack
+
+    view = GraphView(**options)
+    deltas = []
+    view.observe(lambda change: deltas.append(unpack(change["new"])), names="delta")
+    view.attach()
+    view.last_loss = mlp_training(steps).id
+    view.detach(follow=False)
+    return view, deltas
+
+
+def test_a_live_view_keeps_the_newest_passes_within_its_budget_and_says_what_it_dropped():
+    with dg.record() as everything:
+        mlp_training(20)
+    per_step = (len(everything.nodes) - 4) // 20  # the parameters are made once
+    view, deltas = watched(20, max_nodes=10 * per_step, rate=1e9)
+    kept = view.recording
+    assert len(kept.nodes) <= 10 * per_step
+    finished = [step for step in kept.timeline if step[0] == "backward_finished"]
+    assert 8 <= len(finished) < 20  # the newest passes, as many as fit
+    assert kept.dropped_passes == 20 - len(finished)
+    assert kept.dropped_pass_nodes == kept.dropped_passes * per_step
+    assert kept.dropped_nodes == 0  # nothing new was refused
+    # the newest: the last pass kept is the last that ran, whole (its parameters too)
+    assert finished[-1][1] == view.last_loss
+    assert all(e.src in kept.nodes for e in kept.edges)  # every input a kept node reads is kept
+    assert sum(n.kind == "parameter" for n in kept.nodes.values()) == 4
+    # the page was told to start over, with everything kept, and the note's numbers
+    assert any(delta.get("reset") for delta in deltas)
+    dropped = deltas[-1]["dropped"]
+    assert dropped["passes"] == kept.dropped_passes and dropped["max_nodes"] == 10 * per_step
+    assert "backward passes" in view.recording.to_dot() and "dg.watch(max_nodes=...)" in \
+        view.recording.to_dot()
+    # one step's structure: the kept steps roll up
+    assert sum(box.kind == "loop" for box in
+               dg.dot.drawing(kept, collapse_over=10**6, max_nodes=10**6).boxes) == 1
+
+
+def test_a_view_within_its_budget_and_a_recording_are_as_before():
+    view, deltas = watched(3, rate=1e9)
+    assert not any(delta.get("reset") for delta in deltas)
+    assert view.recording.dropped_passes == 0 and deltas[-1]["dropped"]["passes"] == 0
+    # a forward bigger than the budget has no pass to drop: its newest nodes are not kept
+    view, _ = watched(1, max_nodes=5)
+    assert view.recording.dropped_passes == 0 and view.recording.dropped_nodes > 0
+    # a recording keeps its first nodes (record.py NOTE [a recording keeps the first nodes])
+    with dg.record(max_nodes=100) as rec:
+        mlp_training(20)
+    assert len(rec.nodes) == 100 and rec.dropped_nodes > 0 and rec.dropped_passes == 0
+    with dg.record() as everything:
+        mlp_training(20)
+    first = sorted(everything.nodes.values(), key=lambda n: n.order)[:100]
+    assert [n.op for n in first] == [n.op for n in rec.nodes.values()]  # the first ones

@@ -2,7 +2,7 @@
 // The renderer (d3-graphviz in the bundle, a stub in tests) is passed in, so this module has
 // no d3 and runs under jsdom.
 
-import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
+import { Timeline, GAP, APPLIED, clamp, gradAt, olderPassesNote } from "./timeline.js";
 import { chainRuleAt } from "./chainrule.js";
 import { decodeTrait } from "./events.js";
 import { createScheduler, useTweens, nextTask } from "./coalesce.js";
@@ -1249,6 +1249,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   function updateNotes() {
     clear(notes);
     const dropped = timeline.dropped;
+    if (dropped.passes) {
+      notes.appendChild(make(doc, "div", { className: "dg-older-note", text: olderPassesNote(dropped) }));
+    }
     if (dropped.nodes || dropped.steps) {
       notes.appendChild(make(doc, "div", {
         text: `Not recorded (over the recording budget): ${dropped.nodes} nodes, ${dropped.steps} steps.`,

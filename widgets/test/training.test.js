@@ -4,6 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { loopSpans, repeatedIterations, buildStructure, MAX_TRIES } from "../src/structure.js";
+import { Timeline, APPLIED, olderPassesNote } from "../src/timeline.js";
 
 /** `steps` training steps of `body` distinct ops each (one op a line), in a chain. */
 function trainingTimeline(steps, body) {
@@ -48,4 +49,22 @@ test("loop spans: an outer loop, then the loops inside its first and last iterat
   // Thue-Morse has no three repeats back to back: no loop, and found fast
   const thueMorse = Array.from({ length: 4096 }, (_, i) => i.toString(2).split("1").length % 2);
   assert.deepEqual(loopSpans(thueMorse), []);
+});
+
+test("a reset delta replaces what the page holds (view.py NOTE [the newest passes]), and the note says so", () => {
+  const node = (id) => ({ id, kind: "op", op: "Mul", file: "c.py", line: 3, scope: [], shape: [1], dtype: "float32", preview: [] });
+  const tl = new Timeline();
+  tl.offer({ seq: 1, nodes: [node(1), node(2), node(3)], steps: [["node", 1], ["node", 2], ["node", 3], ["backward_finished", 3]] });
+  assert.equal(tl.nodes.size, 3);
+  const dropped = { nodes: 0, steps: 0, passes: 7, pass_nodes: 1050, max_nodes: 2000 };
+  assert.equal(tl.offer({ seq: 2, reset: true, nodes: [node(3), node(4)], steps: [["node", 3], ["node", 4]], dropped }), APPLIED);
+  assert.deepEqual([...tl.nodes.keys()], [3, 4], "the nodes of the dropped passes are gone");
+  assert.equal(tl.length, 2);
+  assert.equal(tl.seq, 2);
+  assert.deepEqual(tl.dropped, { nodes: 0, steps: 0, passes: 7, passNodes: 1050, maxNodes: 2000 });
+  assert.equal(olderPassesNote(tl.dropped), "Showing the newest passes: the oldest 7 backward passes (forward and "
+    + "backward, 1050 nodes) were dropped to stay within the view's budget of 2000 nodes; dg.watch(max_nodes=...) keeps more.");
+  // a delta without reset adds to what is held, as before
+  tl.offer({ seq: 3, nodes: [node(5)], steps: [["node", 5]] });
+  assert.deepEqual([...tl.nodes.keys()], [3, 4, 5]);
 });

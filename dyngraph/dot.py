@@ -1190,6 +1190,9 @@ def _repeated_iterations(
     consumers: dict[int, set[int]] = {}
     for edge in model.edges:
         consumers.setdefault(edge.src, set()).add(edge.dst)
+    backward_loops = {  # the root of a backward pass -> the loop that called backward()
+        step[1]: _where_loop(step[2]) for step in getattr(model, "timeline", ())
+        if step[0] == "backward_started" and _where_loop(step[2]) is not None}
     found = []
     for i, repeats, period in loop_spans([code_of.setdefault(key, len(code_of)) for key in keys],
                                          min_repeats):
@@ -1198,9 +1201,29 @@ def _repeated_iterations(
             n.id for n in nodes
             if n.kind != OP and n.id in consumers and consumers[n.id] <= members
         }
-        found.append((loop_lines(repeats, keys[i][2], len(members)),
+        found.append((loop_lines(repeats, _loop_line(ops[i:i + period], backward_loops),
+                                 len(members)),
                       sorted(members, key=lambda node_id: node_id)))
     return found
+
+
+def _where_loop(where: tuple | None) -> int | None:
+    """The line of the loop repeating a ``where`` (events.SourceLine.loop), or None."""
+    return where[5] if where is not None and len(where) > 5 else None
+
+
+def _loop_line(first: list[Node], backward_loops: dict[int, int]) -> int | None:
+    """The line a loop's label names, from the ops of its first iteration (NOTE [loop lines]
+    in events.py): the loop that called backward() on one of them, else the loop of the first
+    op that has one, else the first op's line."""
+    for node in first:
+        if node.id in backward_loops:
+            return backward_loops[node.id]
+    for node in first:
+        loop = _where_loop(node.where)
+        if loop is not None:
+            return loop
+    return first[0].where[1]
 
 
 # ----------------------------------------------------------------------------- rendering

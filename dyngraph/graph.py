@@ -31,7 +31,7 @@ class Node:
     requires_grad: bool
     preview: tuple  # the first few values
     scope: tuple[str, ...] = ()
-    where: tuple | None = None  # (file, line, function, cell) of the line that made it
+    where: tuple | None = None  # the line that made it: events.SourceLine's fields
     order: int = 0  # creation order within the recording
     saved_bytes: int = 0  # bytes the op saved for backward
     grad_preview: tuple | None = None

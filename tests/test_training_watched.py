@@ -2,12 +2,15 @@
 
 - repeated training steps roll up as one loop, whatever the body's size (dot.py NOTE [loops of
   any length]), the same in the static picture and the widget;
+- a loop's label names the line of its `for`/`while` (events.py NOTE [loop lines]);
 - a live view keeps the newest backward passes within its budget, the oldest dropped behind
   one note (jupyter/view.py NOTE [the newest passes]); a recording keeps its first nodes
   (record.py NOTE [a recording keeps the first nodes]);
 """
 
 from __future__ import annotations
+
+import inspect
 
 import pytest
 
@@ -150,3 +153,67 @@ def test_a_view_within_its_budget_and_a_recording_are_as_before():
         mlp_training(20)
     first = sorted(everything.nodes.values(), key=lambda n: n.order)[:100]
     assert [n.op for n in first] == [n.op for n in rec.nodes.values()]  # the first ones
+
+
+# ----------------------------------------------------------------------------- loop lines
+
+
+def line_of(function, text: str) -> int:
+    """The line number of the first line of ``function`` that holds ``text``."""
+    lines, first = inspect.getsourcelines(function)
+    return first + next(k for k, line in enumerate(lines) if text in line)
+
+
+def test_the_loop_table_maps_a_body_line_to_its_innermost_loop_in_the_same_function():
+    table = dg.events.loop_table("""\
+x = 1
+for step in range(20):
+    loss = f(x)
+    while y:
+        z = 2
+    def g():
+        return 3
+    loss.backward()
+else:
+    w = 5
+""")
+    assert table == {3: 2, 4: 2, 5: 4, 6: 2, 8: 2}  # not 7 (g's own frame), nor the else
+    assert dg.events.loop_table("for x in (:") == {}  # not Python: no loops
+
+
+def test_a_training_loop_is_named_by_its_for_line_not_by_the_models_forward():
+    rec = gpt_training(6)
+    [loop] = [box for box in dot.drawing(rec, collapse_over=10**6, max_nodes=10**6).boxes
+              if box.kind == "loop"]
+    # the ops are in real_models.py; backward() is called in the body of this loop
+    assert loop.label[0] == f"\u00d74 iterations, line {line_of(gpt_training, 'for _ in')}"
+
+
+def rnn_steps(steps: int = 10) -> Recording:
+    dg.manual_seed(0)
+    cell = dg.nn.RNNCell(2, 3)
+    xs = dg.randn(steps, 1, 2)
+    with dg.record() as rec:
+        h = dg.zeros(1, 3)
+        for t in range(steps):
+            h = cell(xs[t], h)
+        h.sum().backward()  # outside the loop: the loop of the ops names it
+    return rec
+
+
+def test_a_loop_without_backward_in_it_is_named_by_its_ops_loop_and_the_widget_agrees():
+    from test_static_pictures import _widget_structure, needs_node
+
+    rec = rnn_steps()
+    [loop] = [box for box in dot.drawing(rec).boxes if box.kind == "loop"]
+    assert loop.label[0] == f"\u00d78 iterations, line {line_of(rnn_steps, 'for t in')}"
+    for mark in needs_node:
+        if mark.args[0]:
+            pytest.skip(mark.kwargs["reason"])
+    # the widget names the same lines (the backward passes travel in its steps)
+    for recorded, budget in ((rec, 200), (gpt_training(6), 10**6)):
+        python = [box.label[0] for box in dot.drawing(recorded, collapse_over=budget,
+                                                       max_nodes=budget).boxes
+                  if box.kind == "loop"]
+        widget = _widget_structure(recorded, budget, budget)
+        assert [box["lines"][0] for box in widget["boxes"] if box["kind"] == "loop"] == python

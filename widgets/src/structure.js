@@ -173,9 +173,10 @@ function firstAfter(values, value) {
  * @param {NodeRecord[]} nodes  in creation order
  * @param {Iterable<{src: number, dst: number}>} edges
  * @param {number} [minRepeats]
+ * @param {any[]} [steps]  the timeline's: its backward passes name their loops (loopLine)
  * @returns {Loop[]}
  */
-export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
+export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS, steps = []) {
   const ops = nodes.filter((n) => n.kind === "op" && n.file != null);
   // the same lines in the same scope: the same module called again (an RNN cell), not the
   // next of several modules (a transformer's Blocks: the map's siblings, levels.js)
@@ -193,6 +194,11 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
     let set = consumers.get(e.src);
     if (!set) consumers.set(e.src, (set = new Set()));
     set.add(e.dst);
+  }
+  /** @type {Map<number, number>} the root of a backward pass -> the loop that called backward() */
+  const backwardLoops = new Map();
+  for (const step of steps) {
+    if (step[0] === "backward_started" && step[2] && step[2].loop != null) backwardLoops.set(step[1], step[2].loop);
   }
   /** @type {Loop[]} */
   const found = [];
@@ -215,7 +221,7 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
     found.push({
       key: `l${sorted[0]}`,
       file: ops[i].file ?? null,
-      line: ops[i].line ?? null,
+      line: loopLine(ops.slice(i, i + period), backwardLoops),
       repeats,
       period,
       members: sorted,
@@ -224,6 +230,19 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
     });
   }
   return found;
+}
+
+/**
+ * The line a loop's label names (port of dot.py `_loop_line`; NOTE [loop lines] in
+ * dyngraph/events.py): the loop that called backward() on one of the ops of its first
+ * iteration, else the loop of the first of them that has one, else the first one's line.
+ * @param {NodeRecord[]} first  @param {Map<number, number>} backwardLoops
+ * @returns {number|null}
+ */
+export function loopLine(first, backwardLoops) {
+  for (const node of first) if (backwardLoops.has(node.id)) return /** @type {number} */ (backwardLoops.get(node.id));
+  for (const node of first) if (node.loop != null) return node.loop;
+  return first[0].line ?? null;
 }
 
 export { countNodes };
@@ -286,7 +305,7 @@ export function buildStructure(timeline, opts) {
   /** @type {Group[]} */
   const groupList = [];
   const opened = opts.opened || new Map();
-  const loops = repeatedIterations(nodes, timeline.edges.values(), vocabulary.min_repeats ?? MIN_REPEATS);
+  const loops = repeatedIterations(nodes, timeline.edges.values(), vocabulary.min_repeats ?? MIN_REPEATS, timeline.steps);
 
   // NOTE [map] in levels.js: past collapse_over boxes (counted with the loops rolled up), or
   // when the view finds the drawing unreadable (opts.map), the modules one level at a time.

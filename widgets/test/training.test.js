@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loopSpans, repeatedIterations, buildStructure, MAX_TRIES } from "../src/structure.js";
+import { loopSpans, repeatedIterations, buildStructure, loopLine, MAX_TRIES } from "../src/structure.js";
 import { Timeline, APPLIED, olderPassesNote } from "../src/timeline.js";
 
 /** `steps` training steps of `body` distinct ops each (one op a line), in a chain. */
@@ -67,4 +67,16 @@ test("a reset delta replaces what the page holds (view.py NOTE [the newest passe
   // a delta without reset adds to what is held, as before
   tl.offer({ seq: 3, nodes: [node(5)], steps: [["node", 5]] });
   assert.deepEqual([...tl.nodes.keys()], [3, 4, 5]);
+});
+
+test("a loop is named by the line of its for: of the backward() in its first iteration, else of its ops", () => {
+  const tl = trainingTimeline(20, 199); // ops in model.py, lines 10..208, no loop of their own
+  const root = 199; // the last op of the first step: its loss
+  tl.steps = [["backward_started", root, { file: "cell.py", line: 5, cell: 3, loop: 2 }]];
+  const [loop] = repeatedIterations([...tl.nodes.values()], tl.edges.values(), 4, tl.steps);
+  assert.equal(loop.line, 2, "the for that called backward()");
+  assert.match(buildStructure(tl, { collapseOver: 10_000 }).dot, /\u00D718 iterations, line 2\\n/);
+  const ops = [{ id: 1, line: 10, loop: null }, { id: 2, line: 11, loop: 7 }];
+  assert.equal(loopLine(ops, new Map()), 7, "else the loop of the first op that has one");
+  assert.equal(loopLine([{ id: 1, line: 10, loop: null }], new Map()), 10, "else the first op's line, as before");
 });

@@ -6,6 +6,8 @@
 - a live view keeps the newest backward passes within its budget, the oldest dropped behind
   one note (jupyter/view.py NOTE [the newest passes]); a recording keeps its first nodes
   (record.py NOTE [a recording keeps the first nodes]);
+- a BatchNorm's running statistics are not drawn unless asked, and the drawing says so (dot.py
+  NOTE [running statistics]).
 """
 
 from __future__ import annotations
@@ -217,3 +219,41 @@ def test_a_loop_without_backward_in_it_is_named_by_its_ops_loop_and_the_widget_a
                   if box.kind == "loop"]
         widget = _widget_structure(recorded, budget, budget)
         assert [box["lines"][0] for box in widget["boxes"] if box["kind"] == "loop"] == python
+
+
+# ----------------------------------------------------------------------------- running statistics
+
+
+def test_running_statistics_are_left_out_with_a_note_and_drawn_when_asked():
+    from test_static_pictures import _same_structure, needs_node, real_model
+
+    rec = real_model("resnet18")
+    stats = [n for n in rec.nodes.values() if dot.is_running_stat(n)]
+    assert len(stats) == 40 and {n.name for n in stats} == {"running_mean", "running_var"}
+    flat = dict(collapse_over=10**6, max_nodes=10**6)
+    hidden, drawn = dot.drawing(rec, **flat), dot.drawing(rec, running_stats=True, **flat)
+    assert len(drawn.boxes) - len(hidden.boxes) == 40
+    assert not {n.id for n in stats} & {m for box in hidden.boxes for m in box.members}
+    assert "40 running statistics not drawn" in hidden.dot and "running_stats=True" in hidden.dot
+    assert "not drawn" not in drawn.dot
+    # other buffers are data a learner reads: an attention's causal mask stays
+    gpt = real_model("gpt")
+    masks = [n.id for n in gpt.nodes.values() if n.kind == "constant" and n.scope[-1:] == ("attn",)]
+    assert masks and all(f"n{m}" in {box.name for box in dot.drawing(gpt, **flat).boxes}
+                         for m in masks)
+    # in the map, a module's box still holds them ("bn1 · 5 nodes"): nothing is left out there
+    assert "not drawn" not in dot.to_dot(rec)
+    for mark in needs_node:
+        if mark.args[0]:
+            pytest.skip(mark.kwargs["reason"])
+    _same_structure("ResNet-18, flat", rec, 10**6, 10**6)  # the widget leaves the same out
+
+
+def test_a_view_sends_its_running_stats_option():
+    pytest.importorskip("anywidget",
+                        reason="the jupyter extra is missing (pip install -e .[jupyter])")
+    from dyngraph.jupyter import GraphView
+
+    assert GraphView().options["running_stats"] is False
+    assert GraphView(running_stats=True).options["running_stats"] is True
+    assert dot.vocabulary()["running_stats"] == list(dot.RUNNING_STATS)

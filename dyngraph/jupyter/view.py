@@ -165,6 +165,7 @@ class GraphView(anywidget.AnyWidget):
         collapse_over: int = dot.COLLAPSE_OVER,
         source: bool = True,
         replay: bool = True,
+        running_stats: bool = False,
     ) -> None:
         super().__init__(front_end=FrontEnd.shared().model_id)
         if pace < 0 or rate <= 0:
@@ -188,7 +189,9 @@ class GraphView(anywidget.AnyWidget):
                         "collapse_over": collapse_over, "title": title, "speed": 1.0,
                         # steps the page missed are played at reading pace (NOTE [replay] in
                         # widgets/src/view.js); False: it opens at the end
-                        "replay": bool(replay)}
+                        "replay": bool(replay),
+                        # draw a BatchNorm's running statistics (dot.py NOTE [running statistics])
+                        "running_stats": bool(running_stats)}
         self._seq = 0
         self._snapshot_seq = -1  # the seq the snapshot trait was made at (NOTE [state at rest])
         self._batch: list = []  # events received since the last flush
@@ -573,7 +576,8 @@ class GraphView(anywidget.AnyWidget):
         """The picture output's bundle: the graph as it stands, marked with ``picture_id``
         (NOTE [a picture beside the widget]). Without Graphviz, the DOT text and a hint."""
         # browser=False: the widget itself is the picture drawn in the browser
-        bundle = dot.mimebundle(self.recording, repr(self), browser=False)
+        bundle = dot.mimebundle(self.recording, repr(self), browser=False,
+                                running_stats=self.options["running_stats"])
         body = bundle.get("text/html") or f"<pre>{html.escape(bundle['text/plain'])}</pre>"
         marked = (f'<div class="dg-picture" data-dyngraph-picture="{self.picture_id}">'
                   f"{self.PICTURE_STYLE}{body}</div>")
@@ -584,7 +588,8 @@ class GraphView(anywidget.AnyWidget):
         everywhere else: NOTE [a picture beside the widget]."""
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        fallback = dot.mimebundle(self.recording, repr(self), browser=False)
+        fallback = dot.mimebundle(self.recording, repr(self), browser=False,
+                                  running_stats=self.options["running_stats"])
         data = {**fallback, **data, "text/plain": fallback["text/plain"]}
         return data, metadata
 

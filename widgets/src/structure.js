@@ -79,6 +79,7 @@ export const COMPACT_VALUES = 1;
  *   clusters: Map<string, string[]>, hidden: number, loops: Loop[],
  *   groups: Group[],
  *   map: boolean,           drawn as a map of the modules (levels.js NOTE [map])
+ *   statsHidden: number,    running statistics not drawn (dot.py NOTE [running statistics])
  *   mappable: boolean,      the view may draw it as a map when unreadable: some node is in a
  *                           scope, and no loop is rolled up
  * }} Structure
@@ -266,7 +267,7 @@ export function loopLines(loop, opened = 0) {
  * @param {{
  *   lines?: string[], vocabulary?: Vocabulary, maxNodes?: number, collapseOver?: number,
  *   detail?: boolean, expanded?: Set<string>, opened?: Map<string, number>,
- *   finalGrads?: Map<number, any>, map?: boolean, rankdir?: "TB"|"LR",
+ *   finalGrads?: Map<number, any>, map?: boolean, rankdir?: "TB"|"LR", runningStats?: boolean,
  * }} opts
  *   detail: labels with every value and a gradient line ("values & grads"); else compact.
  *   expanded: group keys the learner opened (l<id> loops, "scope:<path>" and "roll:<path>"
@@ -277,6 +278,8 @@ export function loopLines(loop, opened = 0) {
  *   map: draw the modules one level at a time (levels.js NOTE [map]), as past collapseOver.
  *   rankdir: "LR" lays the ranks out left to right over the header's direction (view.js
  *     NOTE [turn]).
+ *   runningStats: draw the running statistics a BatchNorm reads (dot.py NOTE [running
+ *     statistics]); by default they are left out and counted (`statsHidden`).
  * @returns {Structure}
  */
 export function buildStructure(timeline, opts) {
@@ -346,7 +349,10 @@ export function buildStructure(timeline, opts) {
   // the boxes of the map the learner opened (each with its roll-up), then those still closed
   for (const group of mapOpened) groupList.push({ ...group, expanded: true, loop: false, opened: 0, iterations: 0 });
   for (const box of mapBoxes) groupList.push({ key: box.key, title: box.title, expanded: false, loop: false, opened: 0, iterations: 0 });
-  const visible = nodes.filter((n) => !taken.has(n.id));
+  let visible = nodes.filter((n) => !taken.has(n.id));
+  // a box of the map or a loop holds its running statistics; drawn alone, they are left out
+  const statsHidden = opts.runningStats ? 0 : visible.filter((n) => isRunningStat(n, vocabulary)).length;
+  if (statsHidden) visible = visible.filter((n) => !isRunningStat(n, vocabulary)); // dot.py NOTE [running statistics]
 
   /** @type {Box[]} */
   let boxes = [...groups];
@@ -446,7 +452,18 @@ export function buildStructure(timeline, opts) {
     groups: groupList,
     map,
     mappable,
+    statsHidden,
   };
+}
+
+/**
+ * Is `node` a running statistic a normalisation module reads (dot.py `is_running_stat`, NOTE
+ * [running statistics])? The names come in the vocabulary (`running_stats`).
+ * @param {NodeRecord} node @param {Vocabulary} vocabulary
+ */
+export function isRunningStat(node, vocabulary) {
+  const names = vocabulary.running_stats || [];
+  return node.kind === "constant" && node.scope.length > 0 && names.includes(node.name ?? "");
 }
 
 /**

@@ -3,7 +3,7 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { loopSpans, repeatedIterations, buildStructure, loopLine, MAX_TRIES } from "../src/structure.js";
+import { loopSpans, repeatedIterations, buildStructure, loopLine, isRunningStat, MAX_TRIES } from "../src/structure.js";
 import { Timeline, APPLIED, olderPassesNote } from "../src/timeline.js";
 
 /** `steps` training steps of `body` distinct ops each (one op a line), in a chain. */
@@ -79,4 +79,26 @@ test("a loop is named by the line of its for: of the backward() in its first ite
   const ops = [{ id: 1, line: 10, loop: null }, { id: 2, line: 11, loop: 7 }];
   assert.equal(loopLine(ops, new Map()), 7, "else the loop of the first op that has one");
   assert.equal(loopLine([{ id: 1, line: 10, loop: null }], new Map()), 10, "else the first op's line, as before");
+});
+
+test("a BatchNorm's running statistics are left out unless asked, and counted (dot.py NOTE [running statistics])", () => {
+  const vocabulary = { running_stats: ["running_mean", "running_var", "num_batches_tracked"] };
+  const nodes = new Map();
+  const add = (id, kind, name, scope) => nodes.set(id, { id, kind, op: kind === "op" ? "BatchNorm" : kind, name, file: "m.py",
+    line: 3, scope, order: nodes.size, shape: [4], dtype: "float32", preview: [] });
+  add(1, "leaf", "x", []);
+  add(2, "constant", "running_mean", ["Net", "bn"]);
+  add(3, "constant", "running_var", ["Net", "bn"]);
+  add(4, "constant", "mask", ["Net", "attn"]); // another buffer: data a learner reads
+  add(5, "op", null, ["Net", "bn"]);
+  const edges = new Map([1, 2, 3, 4].map((src, pos) => [`${src},5,${pos}`, { src, dst: 5, pos }]));
+  const tl = { nodes, edges, clusters: new Map([["Net", 0], ["Net\u0000bn", 1], ["Net\u0000attn", 2]]), steps: [] };
+  assert.ok(isRunningStat(nodes.get(2), vocabulary) && !isRunningStat(nodes.get(4), vocabulary));
+  const hidden = buildStructure(tl, { vocabulary });
+  assert.deepEqual(hidden.boxes.map((b) => b.name).sort(), ["n1", "n4", "n5"]);
+  assert.equal(hidden.statsHidden, 2);
+  assert.ok(hidden.edges.every((e) => e.src !== "n2" && e.src !== "n3"));
+  const drawn = buildStructure(tl, { vocabulary, runningStats: true });
+  assert.equal(drawn.boxes.length, 5);
+  assert.equal(drawn.statsHidden, 0);
 });

@@ -790,7 +790,8 @@ def _edges(
         lines.append(("  " + statement, (src, dst), label))
     for name, count in left_out.items():  # the box says who reads it, its edges left out
         box = modules[name]
-        box.label = [*box.label[:-1], f"{box.label[-1]} \u00b7 read by {count} boxes"]
+        boxes_ = "1 box" if count == 1 else f"{count} boxes"
+        box.label = [*box.label[:-1], f"{box.label[-1]} \u00b7 read by {boxes_}"]
     return lines
 
 
@@ -846,14 +847,15 @@ def _plan_hiding(
     # NOTE [map] (widgets/src/levels.js): past collapse_over boxes, counted with the loops
     # rolled up, the modules one level at a time; a loop inside a closed box is in the box.
     names = _collapsed_scopes(collapse) if collapse is not True else ()
-    rolled_up = sum(len(members) - 1 for _, members in loops)
+    rolled_up = sum(len(members) - 1 for _, members, _ in loops)
     mapped = (collapse is False or collapse is None) and any(n.scope for n in nodes) and \
         len(nodes) - rolled_up > min(collapse_over, max_nodes)
-    if mapped:
-        for box in _module_map(nodes, model, expanded):
+    if mapped:  # of what a loop around the model leaves (structure.js NOTE [a loop around ...])
+        around = {m for _, members, outside in loops if outside for m in members}
+        for box in _module_map([n for n in nodes if n.id not in around], model, expanded):
             groups.append(box)
             taken.update(box.members)
-    for k, (lines, members) in enumerate(loops):
+    for k, (lines, members, _) in enumerate(loops):
         if taken.isdisjoint(members):
             groups.append(_Box(f"l{k}", lines, LOOP_STYLE, (), members, kind="loop"))
             taken.update(members)
@@ -1209,11 +1211,12 @@ def _find_loops(codes: list, positions: dict[Any, list[int]], i: int, end: int,
 
 def _repeated_iterations(
     nodes: list[Node], model: Graph, min_repeats: int = MIN_REPEATS
-) -> list[tuple[list[str], list[int]]]:
+) -> list[tuple[list[str], list[int], bool]]:
     """Find runs of a loop body: the same (op, source line, scope) sequence repeated back to
     back at least ``min_repeats`` times, whatever its length (NOTE [loops of any length]). The
     first and last iterations stay visible; the ones between become one summary box (with the
-    constants that only they used)."""
+    constants that only they used), and whether the loop is around the modules
+    (widgets/src/structure.js NOTE [a loop around the model])."""
     ops = [n for n in nodes if n.kind == OP and n.where is not None]
     # the same lines in the same scope: the same module called again (an RNN cell), not the
     # next of several modules (a transformer's Blocks: siblings of the map, NOTE [map])
@@ -1233,9 +1236,10 @@ def _repeated_iterations(
             n.id for n in nodes
             if n.kind != OP and n.id in consumers and consumers[n.id] <= members
         }
-        found.append((loop_lines(repeats, _loop_line(ops[i:i + period], backward_loops),
-                                 len(members)),
-                      sorted(members, key=lambda node_id: node_id)))
+        first = ops[i:i + period]
+        found.append((loop_lines(repeats, _loop_line(first, backward_loops), len(members)),
+                      sorted(members, key=lambda node_id: node_id),
+                      len({n.scope[:1] for n in first}) > 1))  # around the model
     return found
 
 

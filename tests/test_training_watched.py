@@ -80,6 +80,29 @@ def test_the_widget_rolls_the_training_steps_up_as_the_static_picture_does():
     assert [box.kind for box in drawn.boxes].count("loop") == 1
 
 
+def test_a_training_loop_rolls_up_beside_the_map_of_the_model():
+    """widgets/src/structure.js NOTE [a loop around the model]: past collapse_over, the steps
+    roll up first and the map is drawn of the first and last steps; the loss, outside the
+    modules, is drawn twice, not once per step."""
+    from test_static_pictures import _same_structure, needs_node
+
+    for mark in needs_node:
+        if mark.args[0]:
+            pytest.skip(mark.kwargs["reason"])
+    rec = gpt_training(20, n_layer=2, backward=False)
+    drawn = _same_structure("20 steps, mapped", rec, dot.COLLAPSE_OVER, 200)
+    kinds = [box.kind for box in drawn.boxes]
+    assert kinds.count("loop") == 1 and kinds.count("scope") >= 4, kinds
+    losses = [box for box in drawn.boxes
+              if box.kind == "node" and rec.nodes[box.members[0]].op == "NllLossBackward0"]
+    assert len(losses) == 2  # the first step's and the last's
+    # an RNN cell's loop stays inside the cell's box (the loop is not around the model)
+    rnn = rnn_steps()
+    [(_, _, outside)] = dot._repeated_iterations(
+        sorted(rnn.nodes.values(), key=lambda n: n.order), rnn)
+    assert not outside
+
+
 # ----------------------------------------------------------------------------- the newest passes
 
 

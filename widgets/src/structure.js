@@ -73,6 +73,8 @@ export const COMPACT_VALUES = 1;
  *   iterations: number[][], the members of each iteration in the box, in order (its ops and
  *                           the leaves and constants only it uses)
  *   first: number[],        the ops of the loop's first iteration (drawn before the box)
+ *   around: boolean,        its body runs in more than one top-level scope: a loop around the
+ *                           model (NOTE [a loop around the model])
  * }} Loop
  * @typedef {{
  *   dot: string, boxes: Box[], edges: BoxEdge[], owner: Map<number, string>,
@@ -228,6 +230,7 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS, steps
       members: sorted,
       iterations,
       first: ops.slice(i, i + period).map((n) => n.id),
+      around: new Set(ops.slice(i, i + period).map((n) => n.scope[0] ?? "")).size > 1,
     });
   }
   return found;
@@ -322,8 +325,17 @@ export function buildStructure(timeline, opts) {
   // the view maps an unreadable drawing only without a loop in it: every iteration of an RNN
   // is in its cell's scope, and the cell's box would swallow the loop (view.js NOTE [readable])
   const mappable = scoped && loops.length === 0;
+  // NOTE [a loop around the model] A loop whose body runs in more than one top-level scope -
+  // a training step: the model's modules, then the loss and the optimizer outside them - is
+  // the learner's loop around the model. No box of the map can hold it: mapped with the rest,
+  // each module's box took every step's nodes, and the loss drawn outside the modules stood
+  // there once per step, 18 times for 20 steps. So it is rolled up first, and the map drawn of
+  // what it leaves (its first and last iterations, and the weights): one rolled step beside
+  // the map. A loop inside one module (an RNN cell's) stays inside that module's box.
+  // dot.py `_plan_hiding` does the same.
+  const around = new Set(loops.filter((loop) => loop.around).flatMap((loop) => loop.members));
   const { boxes: mapBoxes, opened: mapOpened, tree } = map
-    ? moduleMap(nodes, timeline.edges.values(), expanded, vocabulary.min_alike ?? MIN_ALIKE)
+    ? moduleMap(nodes.filter((n) => !around.has(n.id)), timeline.edges.values(), expanded, vocabulary.min_alike ?? MIN_ALIKE)
     : { boxes: [], opened: [], tree: scopeTree(nodes) };
   const indices = displayIndices(timeline.clusters);
   for (const box of mapBoxes) for (const id of box.members) taken.add(id);
@@ -415,7 +427,7 @@ export function buildStructure(timeline, opts) {
     const left = box.kind === "scope" ? [...edgeMap.values()].filter((e) => e.src === box.name && shared(e)).length : 0;
     if (!left) continue; // else it says who reads it, its edges left out
     const at = box.lines.length - 1;
-    box.lines = box.lines.map((line, i) => (i === at ? line.replace(/( \u00B7 click to open)?$/, ` \u00B7 read by ${left} boxes$1`) : line));
+    box.lines = box.lines.map((line, i) => (i === at ? line.replace(/( \u00B7 click to open)?$/, ` \u00B7 read by ${left} box${left === 1 ? "" : "es"}$1`) : line));
     box.statement = statementOf(box.name, box.lines, box.style || "");
   }
   // NOTE [shapes on edges] An edge leaving a module's box carries the shape of the tensor that

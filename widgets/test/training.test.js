@@ -102,3 +102,27 @@ test("a BatchNorm's running statistics are left out unless asked, and counted (d
   assert.equal(drawn.boxes.length, 5);
   assert.equal(drawn.statsHidden, 0);
 });
+
+test("a loop around the model rolls up beside the map (NOTE [a loop around the model])", () => {
+  // 20 steps: 30 ops in the model's module "Net" (two children), then a loss op outside it
+  const nodes = new Map();
+  const edges = new Map();
+  let id = 1;
+  for (let step = 0; step < 20; step++) {
+    for (let k = 0; k <= 30; k++) {
+      const scope = k < 30 ? ["Net", k < 15 ? "a" : "b"] : [];
+      nodes.set(id, { id, kind: "op", op: k < 30 ? "Mul" : "Loss", file: "m.py", line: 10 + k, scope, order: nodes.size,
+        shape: [4], dtype: "float32", preview: [] });
+      if (k > 0) edges.set(`${id - 1},${id},0`, { src: id - 1, dst: id, pos: 0 });
+      id++;
+    }
+  }
+  const tl = { nodes, edges, clusters: new Map([["Net", 0], ["Net\u0000a", 1], ["Net\u0000b", 2]]), steps: [] };
+  const [loop] = repeatedIterations([...nodes.values()], edges.values());
+  assert.ok(loop.around);
+  const s = buildStructure(tl, { collapseOver: 20 });
+  assert.ok(s.map);
+  assert.deepEqual(s.boxes.filter((b) => b.kind === "loop").map((b) => b.lines[0]), ["\u00D718 iterations, line 10"]);
+  assert.equal(s.boxes.filter((b) => b.kind === "scope").length, 2, "a and b, each holding the first and last steps");
+  assert.equal(s.boxes.filter((b) => b.kind === "node").length, 2, "the loss of the first step and of the last");
+});

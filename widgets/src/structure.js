@@ -11,9 +11,11 @@
 // "values & grads" toggle, a group expanded or rolled up.
 //
 // NOTE [roll-up] Repeated iterations of the same source lines become one stacked box, with the
-// rule of dyngraph/dot.py `_repeated_iterations` (the same (op, file, line) sequence back to
-// back at least MIN_REPEATS times; the first and last iterations stay; the box takes the ones
-// between, with the constants and leaves only they use). A box standing for one iteration
+// rule of dyngraph/dot.py `_repeated_iterations` (the same (op, file, line, scope) sequence
+// back to back at least MIN_REPEATS times, a body of any length: dot.py NOTE [loops of any
+// length]; the first and last iterations stay, and the loops inside them roll up too; the box
+// takes the ones between, with the constants and leaves only they use; its label names the
+// loop's `for` line: events.py NOTE [loop lines]). A box standing for one iteration
 // ("×1 iterations") hides as much as it shows, so a loop rolls up only when at least two
 // iterations go into the box: at least 4 back to back. Past `collapse_over` boxes, every top-level
 // scope (an nn.Module, dg.scope) becomes one box too, as dot.py `_plan_hiding` does past its

@@ -15,7 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
+from .labtools import (
+    WIDGET_STATE,
+    open_notebook,
+    run_cell,
+    screenshot,
+    wait_for,
+    wait_idle,
+    write_notebook,
+)
 from .measure import FIT
 
 pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
@@ -42,23 +50,7 @@ with dg.watch(title="nanoGPT, 20 training steps"):
 """
 FOR_LINE = 4  # the line of `for step in range(20):` in that cell
 
-STATE = """() => {
-    const root = document.querySelector('.dg-root');
-    const pane = root && root.querySelector('.dg-graph');
-    const svg = pane && pane.querySelector('svg');
-    const scrub = root && root.querySelector('.dg-scrub');
-    const texts = svg ? Array.from(svg.querySelectorAll('g.node text, g.cluster text'))
-        .map((t) => t.textContent) : [];
-    const notes = root ? Array.from(root.querySelectorAll('.dg-notes > div'))
-        .map((d) => d.textContent) : [];
-    return {texts, notes, nodes: svg ? svg.querySelectorAll('g.node').length : 0,
-            atEnd: !!scrub && scrub.value === scrub.max && Number(scrub.max) > 0
-                && pane.dataset.shownStep === scrub.value,
-            buttons: root ? Array.from(root.querySelectorAll('.dg-groups button'))
-                .map((b) => b.textContent) : [],
-            running: Array.from(document.querySelectorAll('.jp-InputPrompt'))
-                .some((p) => p.textContent.includes('*'))};
-}"""
+STATE = WIDGET_STATE  # (labtools: the first widget's drawing, notes and timeline)
 
 
 def test_twenty_watched_training_steps_show_the_newest_steps_as_one_rolled_step(lab, page):

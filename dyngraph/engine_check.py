@@ -652,7 +652,7 @@ def _check_constants(engine: Engine) -> CheckResult:
             raise
         except Exception as error:
             return CheckResult("constants", "not yet",
-                               f"`{code}` raised {_raised(error)}: {_constant_advice(error)}")
+                               f"`{code}` raised {_raised(error)}: {_operand_advice(error)}")
         names = "a, b" if "b" in code else "a"
         kept = names.count(",") + 1  # the gradients of the values the code uses
         got_grads, want_grads = got_grads[:kept], want_grads[:kept]
@@ -677,16 +677,19 @@ def _check_constants(engine: Engine) -> CheckResult:
     return CheckResult("constants", "PASS", "", yours, ref)
 
 
-def _constant_advice(error: BaseException) -> str:
-    """What to do when a number next to a Value raised ``error`` (NOTE [a number on either
-    side])."""
+def _operand_advice(error: BaseException) -> str:
+    """What to do when an operand raised ``error``: a number next to a Value (NOTE [a number on
+    either side]), or a .grad left None by a zero_grad."""
     said = str(error)
+    if "'NoneType'" in said:
+        return ("a .grad of None: your backward adds to .grad (+=), so zero_grad must set it "
+                "to 0.0 (PyTorch's sets None, and its engine then starts from the first share)")
     if isinstance(error, TypeError) and "unsupported operand" in said:
         symbol = said.split("for ")[-1].split(":")[0].strip()
         method = {"+": "__radd__", "*": "__rmul__", "-": "__rsub__"}.get(symbol, "")
         if "'Value'" in said.split(" and ")[-1] or method:
             return (f"with a number on the left of {symbol}, Python asks your Value's {method} "
-                    "(the number knows no Value): write it, as the number's op with self")
+                    f"(the number knows no Value): write it, to compute other {symbol} self")
         return "check that your Value has the method Python asks for"
     if "has no attribute 'data'" in said:
         return ("a number has no .data: wrap it as a constant Value (as_value) before the op "
@@ -707,16 +710,18 @@ TRAIN_STEPS = 10
 TRAIN_LR = 0.1
 MLP_SIZES = (2, [4, 1])
 MLP_PARAMETERS = 4 * (2 + 1) + 1 * (4 + 1)  # each neuron: a weight per input, and a bias
+MLP_BIASES = (2, 5, 8, 11, 16)  # where the biases are in micrograd's order
 
 
 def reference_train(weights: Sequence[float], xs: Sequence = TRAIN_XS,
                     ys: Sequence[float] = TRAIN_YS, steps: int = TRAIN_STEPS,
-                    lr: float = TRAIN_LR, *, zero_grad: bool = True,
-                    direction: float = -1.0) -> tuple[list[float], list[float]]:
+                    lr: float = TRAIN_LR, *, zero_grad: bool = True, direction: float = -1.0,
+                    update_biases: bool = True) -> tuple[list[float], list[float]]:
     """dyngraph trains lesson 29's MLP from ``weights`` (its 17 parameters in micrograd's order)
     with plain SGD: (the loss at each step, before its update; the final weights). The keywords
     put in a typical mistake: ``zero_grad=False`` lets the gradients add up across steps,
-    ``direction=+1.0`` steps up the gradient."""
+    ``direction=+1.0`` steps up the gradient, ``update_biases=False`` leaves the biases as
+    they were (a bias left out of the forward gets no gradient)."""
     import numpy as np
 
     from . import factories, grad_mode
@@ -731,8 +736,9 @@ def reference_train(weights: Sequence[float], xs: Sequence = TRAIN_XS,
         loss = PROGRAMS["mse"](params, xs, ys)
         loss.backward()
         with grad_mode.no_grad():
-            for p in params:
-                p += direction * lr * p.grad
+            for k, p in enumerate(params):
+                if update_biases or k not in MLP_BIASES:
+                    p += direction * lr * p.grad
         losses.append(float(loss.item()))
     return losses, [float(p.item()) for p in params]
 
@@ -772,7 +778,7 @@ def _check_train(engine: Engine) -> CheckResult:
         raise
     except Exception as error:
         return CheckResult("train", "not yet", f"train raised {_raised(error)}"
-                           f"{': ' + _constant_advice(error) if _is_constant_error(error) else ''}")
+                           f"{': ' + _operand_advice(error) if _operand_error(error) else ''}")
     if len(losses) != TRAIN_STEPS:
         return CheckResult("train", "not yet", f"train returned {len(losses)} losses for "
                            f"{TRAIN_STEPS} steps: one per step, the loss before its update")
@@ -791,9 +797,11 @@ def _check_train(engine: Engine) -> CheckResult:
     return CheckResult("train", "PASS", "")
 
 
-def _is_constant_error(error: BaseException) -> bool:
+def _operand_error(error: BaseException) -> bool:
+    """Is ``error`` one that _operand_advice explains?"""
     said = str(error)
-    return "unsupported operand" in said or "has no attribute 'data'" in said
+    return any(words in said for words in ("unsupported operand", "has no attribute 'data'",
+                                           "'NoneType'"))
 
 
 def _parameters_problem(params: list) -> str | None:
@@ -840,6 +848,10 @@ def _losses_problem(weights: list[float], losses: list[float], want: list[float]
     if _close(losses, reference_train(weights, direction=+1.0)[0]):
         return (f"{said}: your losses ({steps}) are those of an update with the wrong sign, "
                 "up the gradient, where the loss grows. Step against it: p.data -= lr * p.grad")
+    if _close(losses, reference_train(weights, update_biases=False)[0]):
+        return (f"{said}: your losses ({steps}) are those of a net whose biases never change. "
+                "A bias left out of the forward gets no gradient: start each neuron's sum "
+                "from its bias, b + w·x")
     return f"{said}: check your training step (zero_grad, forward, backward, update)"
 
 

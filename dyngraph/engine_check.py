@@ -242,6 +242,7 @@ def g(x):
 
 
 def mlp(p, x):
+    # lesson 29's MLP(2, [4, 1]), op for op, on its 17 parameters p in micrograd's order
     hidden = [sum((w * xi for w, xi in zip(p[3 * n:3 * n + 2], x)), p[3 * n + 2]).tanh()
               for n in range(4)]
     out = sum((w * h for w, h in zip(p[12:16], hidden)), p[16])
@@ -249,6 +250,7 @@ def mlp(p, x):
 
 
 def mse(p, xs, ys):
+    # lesson 29's loss: the mean squared error of mlp on the points xs
     errors = [mlp(p, x) - y for x, y in zip(xs, ys)]
     loss = (1 / len(xs)) * sum(e * e for e in errors)
     return loss
@@ -657,7 +659,7 @@ def _check_constants(engine: Engine) -> CheckResult:
         kept = names.count(",") + 1  # the gradients of the values the code uses
         got_grads, want_grads = got_grads[:kept], want_grads[:kept]
         if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
-            swapped = method.startswith("__r") and math.isclose(got, -want)
+            swapped = method == "__rsub__" and math.isclose(got, -want)
             why = (f"Python calls a.{method}(number) for {code}, the number as `other` and on "
                    "the left: compute other - self" if swapped else f"check your {method}")
             return CheckResult("constants", "not yet",

@@ -33,9 +33,14 @@ same program, so the k-th node is the same value), ops by name up to spelling (`
 - ``no_grad``: nothing made inside ``no_grad()`` joins the graph or passes gradients back,
   and grad mode comes back as it was after the block, nested or raising;
 - ``trace``: a tape replays the ops of the run it recorded, not the Python that chose them
-  (``Engine(trace=..., replay=...)``, lesson 27).
-The programs use only leaves made by the engine (no Python constants), the ops ``+ * tanh``
-(and ``add_`` for in-place), so a first engine can run all of them.
+  (``Engine(trace=..., replay=...)``, lesson 27);
+- ``constants``: a number on either side of ``+ * -`` and ``-a`` give dyngraph's values and
+  gradients, one op at a time (lesson 29: ``2 * a`` asks the Value's ``__rmul__``);
+- ``train``: the learner's MLP (``Engine(mlp=...)``) trained by the learner's ``train`` with
+  plain SGD gives, from the same weights, dyngraph's loss at every step and its final weights
+  (NOTE [training from the same weights]).
+The programs of the first six steps use only leaves made by the engine (no Python constants),
+the ops ``+ * tanh`` (and ``add_`` for in-place), so a first engine can run all of them.
 
 NOTE [saved, not copied] The track's engine saves for backward what PyTorch's ops save, the
 values themselves (``Mul`` its two inputs), and computes the local derivatives from them in
@@ -61,7 +66,7 @@ from typing import Any
 from .graph import Node
 from .record import Recording, record
 
-STEPS = ("forward", "backward", "free", "versions", "no_grad", "trace")
+STEPS = ("forward", "backward", "free", "versions", "no_grad", "trace", "constants", "train")
 
 
 @dataclass
@@ -70,8 +75,9 @@ class Engine:
     EventSource it reports through, and, for the steps that need them, how to ask an op's
     output for its local derivatives (``forward``), its ``no_grad`` (``no_grad``), and its
     ``trace(fn, *examples) -> (leaves, tape)`` and ``replay(leaves, tape, *new_inputs)``
-    (``trace``). The local-derivative check sets an input's ``.data`` after the forward
-    (NOTE [saved, not copied]), so values that take part in it have a ``.data``."""
+    (``trace``), and its ``MLP(n_inputs, layer_sizes)`` and ``train(model, xs, ys, steps, lr)
+    -> losses`` (``train``). The local-derivative check sets an input's ``.data`` after the
+    forward (NOTE [saved, not copied]), so values that take part in it have a ``.data``."""
 
     value: Callable[[float], Any]
     source: Any  # the engine's dg.EventSource
@@ -79,6 +85,8 @@ class Engine:
     local_grads: Callable[[Any], Sequence[float]] | None = None
     trace: Callable[..., Any] | None = None
     replay: Callable[..., float] | None = None
+    mlp: Callable[..., Any] | None = None
+    train: Callable[..., Sequence[float]] | None = None
 
     def leaf(self, x: float) -> Any:
         return self.value(x)
@@ -231,6 +239,21 @@ def f(x):
 
 def g(x):
     return x * x if x.data > 0 else x + x
+
+
+def mlp(p, x):
+    # lesson 29's MLP(2, [4, 1]), op for op, on its 17 parameters p in micrograd's order
+    hidden = [sum((w * xi for w, xi in zip(p[3 * n:3 * n + 2], x)), p[3 * n + 2]).tanh()
+              for n in range(4)]
+    out = sum((w * h for w, h in zip(p[12:16], hidden)), p[16])
+    return out
+
+
+def mse(p, xs, ys):
+    # lesson 29's loss: the mean squared error of mlp on the points xs
+    errors = [mlp(p, x) - y for x, y in zip(xs, ys)]
+    loss = (1 / len(xs)) * sum(e * e for e in errors)
+    return loss
 """
 
 
@@ -587,6 +610,253 @@ def _check_trace(engine: Engine) -> CheckResult:
     return CheckResult("trace", "PASS", "")
 
 
+# NOTE [a number on either side] `a + 1` calls a.__add__(1); `1 + a` first asks int.__add__,
+# which knows no Value and says NotImplemented, and then a.__radd__(1), with the number as
+# `other`: so `2 * a` breaks in an engine that has only __mul__ (a TypeError, "unsupported
+# operand type(s)"), and a __rsub__ that computes self - other gives a - 1 for 1 - a. Each op is
+# checked alone, at a = 1.5 (b = 0.25 where two values meet), its value and its gradients.
+CONSTANT_POINT = (1.5, 0.25)
+CONSTANT_OPS = {  # the code as the learner reads it: (the op, the method Python calls)
+    "a + 1": (lambda a, b: a + 1, "__add__"),
+    "1 + a": (lambda a, b: 1 + a, "__radd__"),
+    "a * 2": (lambda a, b: a * 2, "__mul__"),
+    "2 * a": (lambda a, b: 2 * a, "__rmul__"),
+    "-a": (lambda a, b: -a, "__neg__"),
+    "a - b": (lambda a, b: a - b, "__sub__"),
+    "a - 1": (lambda a, b: a - 1, "__sub__"),
+    "1 - a": (lambda a, b: 1 - a, "__rsub__"),
+}
+
+
+def _one_constant_op(engine: Engine, make: Callable) -> tuple[Recording, float, tuple]:
+    """``make(a, b)`` and its backward on ``engine``: the recording, the value, (a.grad,
+    b.grad)."""
+    with record() as rec:
+        a, b = (engine.leaf(x) for x in CONSTANT_POINT)
+        out = make(a, b)
+        out.backward()
+    return rec, _number(getattr(out, "data", out)), (_number(a.grad), _number(b.grad))
+
+
+def _number(x: Any) -> float:
+    """A float from a learner's number or a dyngraph tensor (0.0 for a grad that is None)."""
+    return 0.0 if x is None else float(x.item() if hasattr(x, "item") else x)
+
+
+def _check_constants(engine: Engine) -> CheckResult:
+    reference = reference_engine()
+    at = f"a = {CONSTANT_POINT[0]:g}"
+    for code, (make, method) in CONSTANT_OPS.items():
+        ref, want, want_grads = _one_constant_op(reference, make)
+        try:
+            yours, got, got_grads = _one_constant_op(engine, make)
+        except NotImplementedError:
+            raise
+        except Exception as error:
+            return CheckResult("constants", "not yet",
+                               f"`{code}` raised {_raised(error)}: {_operand_advice(error)}")
+        names = "a, b" if "b" in code else "a"
+        kept = names.count(",") + 1  # the gradients of the values the code uses
+        got_grads, want_grads = got_grads[:kept], want_grads[:kept]
+        if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-12):
+            swapped = method == "__rsub__" and math.isclose(got, -want)
+            why = (f"Python calls a.{method}(number) for {code}, the number as `other` and on "
+                   "the left: compute other - self" if swapped else f"check your {method}")
+            return CheckResult("constants", "not yet",
+                               f"`{code}` at {at} is {got:g} where dyngraph's is {want:g}: "
+                               f"{why}", yours, ref)
+        if not _close(got_grads, want_grads):
+            said = (f"`{code}` at {at} is right ({got:g}), but backward gives {names}.grad = "
+                    f"{_numbers(got_grads)} where dyngraph's is {_numbers(want_grads)}")
+            if got_grads[0] == 0:
+                return CheckResult("constants", "not yet",
+                                   f"{said}: no gradient reached `a`. Make the result with ops "
+                                   "of your engine from `a` (a * -1, a + (-b)), not as a new "
+                                   "Value of a number, which backward cannot go through",
+                                   yours, ref)
+            return CheckResult("constants", "not yet", f"{said}: check your {method}", yours,
+                               ref)
+    return CheckResult("constants", "PASS", "", yours, ref)
+
+
+def _operand_advice(error: BaseException) -> str:
+    """What to do when an operand raised ``error``: a number next to a Value (NOTE [a number on
+    either side]), or a .grad left None by a zero_grad."""
+    said = str(error)
+    if "'NoneType'" in said:
+        return ("a .grad of None: your backward adds to .grad (+=), so zero_grad must set it "
+                "to 0.0 (PyTorch's sets None, and its engine then starts from the first share)")
+    if isinstance(error, TypeError) and "unsupported operand" in said:
+        symbol = said.split("for ")[-1].split(":")[0].strip()
+        method = {"+": "__radd__", "*": "__rmul__", "-": "__rsub__"}.get(symbol, "")
+        if "'Value'" in said.split(" and ")[-1] or method:
+            return (f"with a number on the left of {symbol}, Python asks your Value's {method} "
+                    f"(the number knows no Value): write it, to compute other {symbol} self")
+        return "check that your Value has the method Python asks for"
+    if "has no attribute 'data'" in said:
+        return ("a number has no .data: wrap it as a constant Value (as_value) before the op "
+                "reads it")
+    return "check the method Python calls for it"
+
+
+# NOTE [training from the same weights] The learner's MLP (2 inputs, a hidden layer of 4 tanh
+# neurons, 1 linear output, as micrograd's MLP(2, [4, 1])) is made with its own random weights;
+# the checker reads them from ``parameters()`` (micrograd's order: layer by layer, each neuron's
+# weights then its bias), gives the same numbers to dyngraph (float64 scalars running the
+# program ``mlp`` above, op for op the lesson's) and trains both with plain SGD on the same four
+# points. Equal to float rounding: the loss at every step and the final weights. A difference is
+# explained when dyngraph, trained with one typical mistake put in, gives the learner's losses.
+TRAIN_XS = ((2.0, 3.0), (3.0, -1.0), (0.5, 1.0), (1.0, 1.0))
+TRAIN_YS = (1.0, -1.0, -1.0, 1.0)
+TRAIN_STEPS = 10
+TRAIN_LR = 0.1
+MLP_SIZES = (2, [4, 1])
+MLP_PARAMETERS = 4 * (2 + 1) + 1 * (4 + 1)  # each neuron: a weight per input, and a bias
+MLP_BIASES = (2, 5, 8, 11, 16)  # where the biases are in micrograd's order
+
+
+def reference_train(weights: Sequence[float], xs: Sequence = TRAIN_XS,
+                    ys: Sequence[float] = TRAIN_YS, steps: int = TRAIN_STEPS,
+                    lr: float = TRAIN_LR, *, zero_grad: bool = True, direction: float = -1.0,
+                    update_biases: bool = True) -> tuple[list[float], list[float]]:
+    """dyngraph trains lesson 29's MLP from ``weights`` (its 17 parameters in micrograd's order)
+    with plain SGD: (the loss at each step, before its update; the final weights). The keywords
+    put in a typical mistake: ``zero_grad=False`` lets the gradients add up across steps,
+    ``direction=+1.0`` steps up the gradient, ``update_biases=False`` leaves the biases as
+    they were (a bias left out of the forward gets no gradient)."""
+    import numpy as np
+
+    from . import factories, grad_mode
+
+    params = [factories.tensor(float(w), dtype=np.float64, requires_grad=True)
+              for w in weights]
+    losses = []
+    for _ in range(steps):
+        if zero_grad:
+            for p in params:
+                p.grad = None
+        loss = PROGRAMS["mse"](params, xs, ys)
+        loss.backward()
+        with grad_mode.no_grad():
+            for k, p in enumerate(params):
+                if update_biases or k not in MLP_BIASES:
+                    p += direction * lr * p.grad
+        losses.append(float(loss.item()))
+    return losses, [float(p.item()) for p in params]
+
+
+def reference_output(weights: Sequence[float], x: Sequence[float]) -> float:
+    """dyngraph's output of lesson 29's MLP with ``weights`` (micrograd's order) at ``x``."""
+    import numpy as np
+
+    from . import factories
+
+    params = [factories.tensor(float(w), dtype=np.float64) for w in weights]
+    return float(PROGRAMS["mlp"](params, x).item())
+
+
+def _check_train(engine: Engine) -> CheckResult:
+    if engine.mlp is None or engine.train is None:
+        return CheckResult("train", "not attempted yet",
+                           "give Engine(mlp=MLP, train=train) your MLP class and your train")
+    try:
+        model = engine.mlp(*MLP_SIZES)
+        params = list(model.parameters())
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        return CheckResult("train", "not yet", f"MLP(2, [4, 1]).parameters() raised "
+                           f"{_raised(error)}")
+    problem = _parameters_problem(params)
+    if problem:
+        return CheckResult("train", "not yet", problem)
+    weights = [float(p.data) for p in params]
+    want, want_final = reference_train(weights)
+    try:
+        losses = [float(getattr(loss, "data", loss))
+                  for loss in engine.train(model, [list(x) for x in TRAIN_XS], list(TRAIN_YS),
+                                           TRAIN_STEPS, TRAIN_LR)]
+    except NotImplementedError:
+        raise
+    except Exception as error:
+        return CheckResult("train", "not yet", f"train raised {_raised(error)}"
+                           f"{': ' + _operand_advice(error) if _operand_error(error) else ''}")
+    if len(losses) != TRAIN_STEPS:
+        return CheckResult("train", "not yet", f"train returned {len(losses)} losses for "
+                           f"{TRAIN_STEPS} steps: one per step, the loss before its update")
+    message = _losses_problem(weights, losses, want)
+    if message:
+        return CheckResult("train", "not yet", message)
+    final = [float(p.data) for p in params]
+    if not _close(final, want_final):
+        k = next(i for i, (m, t) in enumerate(zip(final, want_final))
+                 if not math.isclose(m, t, rel_tol=1e-9, abs_tol=1e-12))
+        return CheckResult("train", "not yet",
+                           f"your losses are dyngraph's, but after {TRAIN_STEPS} steps parameter "
+                           f"{k} is {final[k]:.6g} where dyngraph's is {want_final[k]:.6g}: "
+                           "the last step's update is missing or differs (update every "
+                           "parameter, every step, after its backward)")
+    return CheckResult("train", "PASS", "")
+
+
+def _operand_error(error: BaseException) -> bool:
+    """Is ``error`` one that _operand_advice explains?"""
+    said = str(error)
+    return any(words in said for words in ("unsupported operand", "has no attribute 'data'",
+                                           "'NoneType'"))
+
+
+def _parameters_problem(params: list) -> str | None:
+    """What is wrong with the list of an MLP(2, [4, 1])'s parameters, or None."""
+    if any(not hasattr(p, "data") for p in params):
+        return ("parameters() must list your Values (each with its .data and .grad), got "
+                f"{', '.join(sorted({type(p).__name__ for p in params}))}")
+    if len({id(p) for p in params}) != len(params):
+        return "parameters() lists a Value more than once: list each parameter once"
+    if len(params) == MLP_PARAMETERS:
+        return None
+    said = (f"MLP(2, [4, 1]).parameters() lists {len(params)} values where the MLP has "
+            f"{MLP_PARAMETERS}: 4 hidden neurons with 2 weights and a bias each, and the output "
+            "neuron with 4 weights and a bias")
+    if len(params) == MLP_PARAMETERS - 5:
+        return (f"{said}. The 5 biases are missing, so SGD never updates them: a Neuron's "
+                "parameters are its weights *and* its bias")
+    return f"{said}. List each neuron's weights, then its bias, layer by layer"
+
+
+def _losses_problem(weights: list[float], losses: list[float], want: list[float]) -> str | None:
+    """None when ``losses`` are dyngraph's; else the first step that differs, explained when a
+    typical mistake gives the same losses (NOTE [training from the same weights])."""
+    first = next((k for k, (m, t) in enumerate(zip(losses, want))
+                  if not math.isclose(m, t, rel_tol=1e-9, abs_tol=1e-12)), None)
+    if first is None:
+        return None
+    said = (f"your loss at step {first} is {losses[first]:.6g} where dyngraph's, from the same "
+            f"weights, is {want[first]:.6g}")
+    if first == 0:
+        return (f"{said}, before any update: check your MLP's forward (the hidden layer "
+                "tanh(b + w·x), the output b + w·h without tanh) and that parameters() lists "
+                "each neuron's weights, then its bias")
+    steps = ", ".join(f"{x:.4g}" for x in losses)
+    if all(math.isclose(x, losses[0]) for x in losses):
+        return (f"{said}: your loss never changed ({steps}), so neither did the weights. "
+                "Update each p.data by -lr * p.grad after backward, and zero the grads before "
+                "the next backward, not between backward and the update")
+    if _close(losses, reference_train(weights, zero_grad=False)[0]):
+        return (f"{said}: your losses ({steps}) are those of a run that never zeroes the "
+                "gradients. Each backward adds (+=) to .grad, as PyTorch's does: without "
+                "zero_grad every step goes along the sum of all the gradients so far. Call "
+                "zero_grad(model.parameters()) at the start of each step")
+    if _close(losses, reference_train(weights, direction=+1.0)[0]):
+        return (f"{said}: your losses ({steps}) are those of an update with the wrong sign, "
+                "up the gradient, where the loss grows. Step against it: p.data -= lr * p.grad")
+    if _close(losses, reference_train(weights, update_biases=False)[0]):
+        return (f"{said}: your losses ({steps}) are those of a net whose biases never change. "
+                "A bias left out of the forward gets no gradient: start each neuron's sum "
+                "from its bias, b + w·x")
+    return f"{said}: check your training step (zero_grad, forward, backward, update)"
+
+
 _CHECKS: dict[str, Callable[[Engine], CheckResult]] = {
     "forward": lambda engine: _check_programs(engine, "forward", backward=False),
     "backward": lambda engine: _check_programs(engine, "backward", backward=True),
@@ -594,6 +864,8 @@ _CHECKS: dict[str, Callable[[Engine], CheckResult]] = {
     "versions": _check_versions,
     "no_grad": _check_no_grad,
     "trace": _check_trace,
+    "constants": _check_constants,
+    "train": _check_train,
 }
 
 

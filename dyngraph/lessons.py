@@ -484,6 +484,31 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Mul saves both inputs for backward, and saving needs a version counter, which an "
         "inference tensor lacks. enable_grad switches grad mode on, but not inference mode off.",
     ),
+    # lesson 29: the learner's engine trains an MLP
+    "29.1": (
+        "as_value: a number becomes a Value of its own (a leaf, made with Value(...)); a Value "
+        "is returned as it is. Every other method is one line built from + and *.",
+        "Python calls a.__rsub__(1) for 1 - a: `other` is the number, and it stands on the "
+        "left. -a is a times -1; a - b is a plus the negation of b.",
+    ),
+    "29.2": (
+        "The two backwards run through two graphs, and each adds its gradient to the same "
+        "w.grad: add the two derivatives at w = 0.5.",
+        "zero_grad: for each parameter, set its grad back to the number a fresh Value starts "
+        "with (your backward adds to it, so not None).",
+    ),
+    "29.3": (
+        "Neuron.__call__: start from the bias and add each weight times its input (sum() takes "
+        "a start value), then tanh unless nonlin is False.",
+        "A neuron's parameters are its weights and its bias, in one list; a layer's are its "
+        "neurons' in order, an MLP's its layers' in order.",
+    ),
+    "29.4": (
+        "Each step: zero_grad(model.parameters()), loss = mse(...), loss.backward(), then the "
+        "update of every parameter; keep loss.data in a list.",
+        "The gradient points up the loss: step against it, subtracting lr times p.grad from "
+        "p.data. Zero the grads before the backward, not between backward and the update.",
+    ),
 }
 
 

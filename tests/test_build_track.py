@@ -1,7 +1,7 @@
-"""The build-your-own track (lessons 22-27, issue 32): the engine the learner writes there, taken
-from the lessons' own solutions, passes every step of dyngraph.engine_check; the same engine with
-one typical mistake put in is named for that mistake; and the blank version is "not attempted
-yet", never an error."""
+"""The build-your-own track (lessons 22-27 and 29, issue 32): the engine the learner writes
+there, taken from the lessons' own solutions, passes every step of dyngraph.engine_check; the
+same engine with one typical mistake put in is named for that mistake; and the blank version is
+"not attempted yet", never an error."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 import dyngraph as dg
 from dyngraph import lessons
-from dyngraph.engine_check import STEPS, Engine, check_engine
+from dyngraph.engine_check import STEPS, TRAIN_XS, TRAIN_YS, Engine, check_engine
 
 ROOT = Path(__file__).resolve().parent.parent
 _spec = importlib.util.spec_from_file_location("exercises", ROOT / "tools" / "exercises.py")
@@ -28,6 +28,8 @@ TRACK = {
     "25_build_versions": ("25.1", STEPS[:4]),
     "26_build_no_grad": ("26.1", STEPS[:5]),
     "27_build_a_tracer": ("27.1", STEPS[:6]),
+    # lesson 29 builds on 26's engine (no tracer), in four exercises; 29.4 is the last
+    "29_build_train": ("29.4", STEPS[:5] + ("constants", "train")),
 }
 
 
@@ -36,15 +38,17 @@ def _lesson(name: str) -> dict:
 
 
 def engine_cells(name: str, solved: bool = True) -> list[str]:
-    """The code of a lesson up to its exercise cell: the setup, the engine so far and the
-    exercise, with the solution filled in (or the learner's blank)."""
+    """The code of a lesson up to its (last) exercise cell: the setup, the engine so far and
+    the exercises, with the solutions filled in (or the learner's blanks). The check cells of
+    an earlier exercise are left out: they check, and build nothing the engine needs."""
     nb = _lesson(name)
-    exercise, cell_index, _ = exercises.blocks(nb)[0]
-    assert exercise == TRACK[name][0]
+    spans = exercises.blocks(nb)
+    cell_index = next(i for exercise, i, _ in spans if exercise == TRACK[name][0])
+    checks = {k for _, i, j in spans for k in range(i + 1, j + 1)}
     if solved:
         nb = exercises.solution(nb)
-    return [exercises.source(cell) for cell in nb["cells"][:cell_index + 1]
-            if cell["cell_type"] == "code"]
+    return [exercises.source(cell) for k, cell in enumerate(nb["cells"][:cell_index + 1])
+            if cell["cell_type"] == "code" and k not in checks]
 
 
 def build(cells: list[str]) -> tuple[Engine, dict]:
@@ -55,18 +59,28 @@ def build(cells: list[str]) -> tuple[Engine, dict]:
     Value = namespace["Value"]
     engine = Engine(value=Value, source=namespace["src"], no_grad=namespace.get("no_grad"),
                     local_grads=Value.local_grads, trace=namespace.get("trace"),
-                    replay=namespace.get("replay"))
+                    replay=namespace.get("replay"), mlp=namespace.get("MLP"),
+                    train=namespace.get("train"))
     return engine, namespace
 
 
 def with_mistakes(name: str, *changes: tuple[str, str]) -> Engine:
-    """The lesson's solution engine with its exercise's solution changed: each ``right`` (which
-    must be there exactly once) replaced by its ``wrong``."""
+    """The lesson's solution engine with its exercises' solutions changed: each ``right``
+    (which must be there exactly once, in the exercises' cells) replaced by its ``wrong``."""
     cells = engine_cells(name)
+    solutions = _solution_texts(name)
+    exercise_cells = [k for k, code in enumerate(cells) if code in solutions]
     for right, wrong in changes:
-        assert cells[-1].count(right) == 1, f"{name}'s solution no longer has {right!r}"
-        cells[-1] = cells[-1].replace(right, wrong)
+        assert sum(cells[k].count(right) for k in exercise_cells) == 1, (
+            f"{name}'s solutions no longer have {right!r} exactly once")
+        k = next(k for k in exercise_cells if right in cells[k])
+        cells[k] = cells[k].replace(right, wrong)
     return build(cells)[0]
+
+
+def _solution_texts(name: str) -> list[str]:
+    nb = _lesson(name)
+    return [exercises.solution_text(nb["cells"][i]) for _, i, _ in exercises.blocks(nb)]
 
 
 def with_mistake(name: str, right: str, wrong: str) -> Engine:
@@ -243,6 +257,60 @@ MISTAKES = {
     "a replay that returns the first value": (
         "27_build_a_tracer", "trace", [("return new[tape[-1]]", "return new[tape[0]]")],
         ["traced at 0.5, your replay at 0.5 gave 0.5", "return the number of its last value"]),
+    # 29: a number on either side, zero_grad, the MLP, the loop
+    "2 * a without __rmul__": (
+        "29_build_train", "constants", [("@method_of(Value)\ndef __rmul__", "def __rmul__")],
+        ["`2 * a` raised TypeError: unsupported operand type(s) for *: 'int' and 'Value'",
+         "Python asks your Value's __rmul__"]),
+    "a mean without __rmul__": (
+        "29_build_train", "train", [("@method_of(Value)\ndef __rmul__", "def __rmul__")],
+        ["train raised TypeError: unsupported operand type(s) for *: 'float' and 'Value'",
+         "your Value's __rmul__"]),
+    "__rsub__ that computes self - other": (
+        "29_build_train", "constants", [("return (-self) + other", "return self + (-other)")],
+        ["`1 - a` at a = 1.5 is 0.5 where dyngraph's is -0.5",
+         "a.__rsub__(number) for 1 - a", "compute other - self"]),
+    "-a as a new Value": (
+        "29_build_train", "constants", [("return self * -1", "return Value(-self.data)")],
+        ["`-a` at a = 1.5 is right (-1.5), but backward gives a.grad = 0 where dyngraph's is -1",
+         "not as a new Value of a number"]),
+    "a number not wrapped": (
+        "29_build_train", "constants", [("return Value(float(x))", "return x")],
+        ["`a + 1` raised AttributeError", "wrap it as a constant Value (as_value)"]),
+    "zero_grad forgotten": (
+        "29_build_train", "train", [("        zero_grad(model.parameters())\n", "")],
+        ["your loss at step 2 is", "a run that never zeroes the gradients",
+         "Call zero_grad(model.parameters()) at the start of each step"]),
+    "a zero_grad that does nothing": (
+        "29_build_train", "train", [("        p.grad = 0.0\n", "        pass\n")],
+        ["a run that never zeroes the gradients"]),
+    "a zero_grad that sets None": (
+        "29_build_train", "train", [("p.grad = 0.0", "p.grad = None")],
+        ["train raised TypeError", "'NoneType'", "zero_grad must set it to 0.0"]),
+    "zero_grad between backward and the update": (
+        "29_build_train", "train",
+        [("        zero_grad(model.parameters())\n        loss = mse(model, xs, ys)\n"
+          "        loss.backward()\n",
+          "        loss = mse(model, xs, ys)\n        loss.backward()\n"
+          "        zero_grad(model.parameters())\n")],
+        ["your loss never changed", "not between backward and the update"]),
+    "the update with the wrong sign": (
+        "29_build_train", "train", [("p.data -= lr * p.grad", "p.data += lr * p.grad")],
+        ["your loss at step 1 is", "an update with the wrong sign",
+         "Step against it: p.data -= lr * p.grad"]),
+    "parameters() without the biases": (
+        "29_build_train", "train", [("return self.w + [self.b]", "return self.w")],
+        ["lists 12 values where the MLP has 17", "The 5 biases are missing"]),
+    "tanh at the output too": (
+        "29_build_train", "train",
+        [("return act.tanh() if self.nonlin else act", "return act.tanh()")],
+        ["your loss at step 0 is", "before any update", "the output b + w·h without tanh"]),
+    "a neuron without its bias": (
+        "29_build_train", "train",
+        [("sum((wi * xi for wi, xi in zip(self.w, x)), self.b)",
+          "sum(wi * xi for wi, xi in zip(self.w, x))")],
+        ["your loss at step 1 is", "a net whose biases never change",
+         "start each neuron's sum from its bias"]),
 }
 
 
@@ -253,6 +321,13 @@ def test_each_derived_wrong_engine_is_named_by_its_step(mistake):
     assert result.status == "not yet", result
     for said in words:
         assert said in result.message, (said, result.message)
+
+
+def test_lesson_29_blank_is_not_attempted_at_each_of_its_steps_and_trains_on_the_checkers_data():
+    engine, namespace = build(engine_cells("29_build_train", solved=False))
+    for step in ("constants", "train"):
+        assert check_engine(engine, step).status == "not attempted yet"
+    assert namespace["xs"] == [list(x) for x in TRAIN_XS] and namespace["ys"] == list(TRAIN_YS)
 
 
 def test_the_recursion_order_marks_the_node_reported_too_early():

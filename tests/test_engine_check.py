@@ -135,7 +135,7 @@ def make_engine(order="topological", fan_in="sum", chain=True, free=True, versio
 
 def test_a_right_engine_passes_every_step():
     engine = make_engine()
-    for step in STEPS:
+    for step in STEPS[:6]:  # lesson 29's constants and MLP: tests/test_build_track.py
         result = check_engine(engine, step)
         assert result.passed, result
 

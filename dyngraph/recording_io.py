@@ -420,7 +420,7 @@ def _sources_in(value: Any, recording: Recording) -> dict[str, str]:
         _expect(text, str, path, "the source text (a string)")
         if len(text) > MAX_SOURCE_CHARS:
             _fail(path, f"source text longer than {MAX_SOURCE_CHARS} characters")
-    return dict(value)
+    return {file: text for file, text in value.items() if text}  # "" is no text, as saved
 
 
 def _step_in(value: Any, path: str, recording: Recording,

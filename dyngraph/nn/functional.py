@@ -16,6 +16,8 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
 from .. import backend, factories
 from ..ops import (
     BinaryCrossEntropy,
@@ -543,3 +545,144 @@ def _elementwise_weight(weight: Any, input: Tensor) -> Any:
 from ..missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__)
+
+
+# ----------------------------------------------------------------------------- the learners' names
+# Counted in the learners' material (issue 37, item 3; docs/pytorch_inventory.md). Each is a
+# short composition of recorded ops, so its graph shows its parts and it is differentiable
+# twice over.
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """z = x * sigmoid(x) (the swish)."""
+    return input * Sigmoid.apply(input)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels (N, C, H, W) with probability ``p``, scale the rest by
+    1 / (1 - p); a channel is one feature map, dropped or kept together."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+    if not training or p == 0.0:
+        return input
+    if input.ndim not in (3, 4):
+        raise ValueError(f"dropout2d: expected an input (N, C, H, W) or (C, H, W), got "
+                         f"{input.ndim}-D")
+    shape = input.shape[: input.ndim - 2] + (1, 1)
+    keep = factories.generator().random(shape) >= p
+    return input * (factories.tensor(keep, dtype=input.dtype, device=input.device) / (1.0 - p)
+                    if p < 1.0 else 0.0)
+
+
+def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last dimensions: ``pad = (left, right)`` for the last one, then ``(top,
+    bottom)`` for the one before, ...; negative amounts crop. ``mode``: "constant" (``value``,
+    0 by default), "reflect" (mirrored, the edge not repeated), "replicate" (the edge
+    repeated) or "circular" (wrapped around).
+
+    >>> F.pad(dg.tensor([[1., 2.]]), (1, 2)).tolist()
+    [[0.0, 1.0, 2.0, 0.0, 0.0]]
+    """
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: expected pairs (before, after) for at most {input.ndim} "
+                         f"dimensions, got {tuple(pad)}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not one of 'constant', 'reflect', "
+                                  "'replicate', 'circular'")
+    out = input
+    for k in range(len(pad) // 2):
+        dim = input.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        out = _pad_dim(out, dim, before, after, mode, 0.0 if value is None else value)
+    return out
+
+
+def _pad_dim(x: Tensor, dim: int, before: int, after: int, mode: str, value: float) -> Tensor:
+    size = x.shape[dim]
+    lead = (slice(None),) * dim
+    if before < 0 or after < 0:  # cropping first: a slice
+        x = x[lead + (slice(max(-before, 0), size - max(-after, 0)),)]
+        before, after, size = max(before, 0), max(after, 0), x.shape[dim]
+    if before == after == 0:
+        return x
+    if mode == "constant":
+        def block(n):
+            shape = list(x.shape)
+            shape[dim] = n
+            return factories.full(tuple(shape), value, dtype=x.dtype, device=x.device)
+        return _cat([block(before), x, block(after)] if before and after
+                    else [block(before), x] if before else [x, block(after)], dim)
+    positions = np.arange(-before, size + after)
+    if mode == "replicate":
+        index = positions.clip(0, size - 1)
+    elif mode == "circular":
+        index = positions % size
+    else:  # reflect: ... 2 1 | 0 1 2 3 | 2 1 ...
+        if before >= size or after >= size:
+            raise RuntimeError(f"pad: reflect padding ({before}, {after}) must be less than "
+                               f"the dimension's size {size}")
+        index = np.abs(positions)
+        index = (size - 1) - np.abs((size - 1) - index)
+    return x[lead + (index,)]
+
+
+def _cat(tensors: list[Tensor], dim: int) -> Tensor:
+    from ..functions import cat
+
+    return cat(tensors, dim)
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean over each kernel_size window of an image (N, C, H, W) or (C, H, W); ``stride``
+    defaults to ``kernel_size``; zero ``padding`` counts in the mean (PyTorch's default).
+    Written as the sum of the window's kh * kw shifted, strided slices."""
+    if ceil_mode or not count_include_pad:
+        raise NotImplementedError("avg_pool2d: ceil_mode=True and count_include_pad=False are "
+                                  "not supported yet")
+    kh, kw = _tuple(kernel_size, 2, "kernel_size", "avg_pool2d")
+    sh, sw = _tuple(kernel_size if stride is None else stride, 2, "stride", "avg_pool2d")
+    ph, pw = _tuple(padding, 2, "padding", "avg_pool2d")
+    if ph > kh // 2 or pw > kw // 2:
+        raise RuntimeError("avg_pool2d: pad should be at most half of effective kernel size")
+    x = pad(input, (pw, pw, ph, ph)) if ph or pw else input
+    height, width = x.shape[-2:]
+    oh, ow = (height - kh) // sh + 1, (width - kw) // sw + 1
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"avg_pool2d: the kernel {(kh, kw)} is larger than the padded input "
+                           f"{(height, width)}")
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            window = x[..., i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
+            total = window if total is None else total + window
+    return total / (divisor_override or kh * kw)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """The mean over output_size[0] x output_size[1] windows that tile the image as evenly as
+    they can (PyTorch's bins: rows floor(i H / oh) to ceil((i + 1) H / oh)); ``None`` keeps a
+    size. ``output_size=1`` is the global average pooling of a ResNet's head."""
+    height, width = input.shape[-2:]
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh = height if output_size[0] is None else output_size[0]
+    ow = width if output_size[1] is None else output_size[1]
+    if height % oh == 0 and width % ow == 0:  # even windows: one reshape and a mean
+        lead = input.shape[:-2]
+        return input.reshape(*lead, oh, height // oh, ow, width // ow).mean((-3, -1))
+    rows = []
+    for i in range(oh):
+        r0, r1 = (i * height) // oh, -((-(i + 1) * height) // oh)
+        cells = [input[..., r0:r1, (j * width) // ow: -((-(j + 1) * width) // ow)].mean((-2, -1))
+                 for j in range(ow)]
+        rows.append(_stack(cells, -1))
+    return _stack(rows, -2)
+
+
+def _stack(tensors: list[Tensor], dim: int) -> Tensor:
+    from ..functions import stack
+
+    return stack(tensors, dim)

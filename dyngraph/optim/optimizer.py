@@ -109,6 +109,37 @@ class Optimizer:
             else:
                 param.grad.zero_()  # in place, as in PyTorch: the same tensor, now zeros
 
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's layout, to save with the model (issue 37, item 3): ``{"state": {i:
+        the i-th parameter's buffers}, "param_groups": [hyperparameters with "params": [i,
+        ...]]}``, parameters numbered group after group; the buffers are this optimizer's own
+        (no copies), as in PyTorch."""
+        index = {id(p): i for i, p in enumerate(self.params)}
+        groups = [{**{k: v for k, v in g.items() if k != "params"},
+                   "params": [index[id(p)] for p in g["params"]]} for g in self.param_groups]
+        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take over a saved ``state_dict()``: the hyperparameters of each group and, copied,
+        each parameter's buffers (matched by number, as PyTorch matches them)."""
+        import copy
+
+        saved = copy.deepcopy(state_dict)
+        groups = saved["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for mine, theirs in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(theirs["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 "match the size of optimizer's group")
+        params = self.params
+        self.state.clear()
+        for i, buffers in saved["state"].items():
+            self.state[params[int(i)]] = buffers
+        for mine, theirs in zip(self.param_groups, groups):
+            mine.update({k: v for k, v in theirs.items() if k != "params"})
+
     def step(self) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define step()")
 

@@ -1654,6 +1654,67 @@ class Tensor:
             out.append(Tensor(counts.astype(np.int64)))
         return out[0] if len(out) == 1 else tuple(out)
 
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Tensor:
+        """A copy of self with ``src`` (a tensor, or one number) written at ``index`` along
+        ``dim``: out[i][index[i][j]] = src[i][j] for dim=1 (the one-hot idiom:
+        ``dg.zeros(n, k).scatter(1, y.unsqueeze(1), 1.0)``). Where an index repeats along
+        ``dim`` the last write wins, as on PyTorch's CPU. Built from ``masked_fill`` and
+        ``scatter_add``: gradients flow to self (where nothing was written) and to src, as
+        PyTorch's (grad.gather(dim, index): every writer of a repeated index gets one)."""
+        if reduce is not None:
+            raise NotImplementedError("scatter(reduce=...) is not supported yet: use "
+                                      "scatter_add for reduce='add'")
+        src = value if src is None else src
+        dim = normalize_dim(dim, self.ndim, "scatter")
+        positions = backend.to_numpy(index.array if isinstance(index, Tensor) else
+                                     np.asarray(index)).astype(np.int64)
+        # NOTE: which src entry writes each target last: a constant mask, so repeats keep one.
+        # The index may be smaller than self in the other dimensions: it addresses the
+        # corner of that size, as in PyTorch.
+        coords = list(np.indices(positions.shape, sparse=True))
+        coords[dim] = positions
+        targets = tuple(coords)
+        writer = np.full(self.shape, -1, dtype=np.int64)
+        order = np.arange(positions.size).reshape(positions.shape)
+        writer[targets] = order
+        last = writer[targets] == order
+        written = np.zeros(self.shape, dtype=bool)
+        written[targets] = True
+        if isinstance(src, Tensor):
+            src = src[tuple(slice(0, n) for n in positions.shape)]
+        else:
+            src = Tensor(np.full(positions.shape, src, dtype=self.dtype))
+        # every writer summed, less the overwritten ones (detached): the last write's value,
+        # and PyTorch's gradient for each writer
+        zeros = (self * 0).detach()
+        overwritten = (src * Tensor(~last)).detach()
+        placed = (zeros.scatter_add(dim, Tensor(positions), src)
+                  - zeros.scatter_add(dim, Tensor(positions), overwritten))
+        return self.masked_fill(Tensor(written), 0) + placed
+
+    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                 reduce: str | None = None) -> Tensor:
+        """``scatter`` in place."""
+        return self.copy_(self.scatter(dim, index, src, value=value, reduce=reduce))
+
+    def dist(self, other: Any, p: Any = 2) -> Tensor:
+        """The p-norm of self - other."""
+        return (self - other).norm(p)
+
+    def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None
+                ) -> Tensor:
+        """Fill with random integers in [from_, to) (``random_(to)``: [0, to)), in place;
+        numpy's numbers, as dyngraph's other random fills."""
+        from . import factories
+
+        low, high = (0, from_) if to is None else (from_, to)
+        if to is None and from_ == 0:
+            raise ValueError("random_(): give the upper bound, x.random_(to) or "
+                             "x.random_(from_, to)")
+        return self.copy_(factories.randint(low, high, self.shape, generator=generator,
+                                            dtype=self.dtype))
+
     # ------------------------------------------------------------------ display
 
     def __repr__(self) -> str:

@@ -93,7 +93,7 @@ OUT_OF_SCOPE = {
     "torch.mps": "Apple GPU runtime",
     "torch.xpu": "Intel GPU runtime",
     "torch.accelerator": "accelerator runtime",
-    "torch.distributions": "not yet (a family of its own)",
+    "torch.nn.NonDynamicallyQuantizableLinear": "PyTorch-internal Linear of MultiheadAttention",
     "torch.set_float32_matmul_precision": "kernel precision switch",
     "torch.use_deterministic_algorithms": "kernel switch: dyngraph's kernels are deterministic",
     "torch.autocast": "mixed precision",

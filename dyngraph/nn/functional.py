@@ -686,3 +686,115 @@ def _stack(tensors: list[Tensor], dim: int) -> Tensor:
     from ..functions import stack
 
     return stack(tensors, dim)
+
+
+def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Huber-like: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target);
+    ``beta=0`` is the L1 loss."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_if_shapes_differ("smooth_l1_loss", input, target)
+    d = input - target
+    if beta == 0:
+        return _reduce(d.abs(), reduction)
+    size = d.abs()
+    return _reduce((size < beta).float().type_as(d) * (0.5 * d * d / beta)
+                   + (size >= beta).float().type_as(d) * (size - 0.5 * beta), reduction)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each sample's channels in ``num_groups`` groups (the mean and the biased
+    variance over a group's channels and positions), then scale and shift per channel."""
+    n, channels = input.shape[:2]
+    if channels % num_groups:
+        raise ValueError(f"group_norm: num_channels ({channels}) must be divisible by "
+                         f"num_groups ({num_groups})")
+    groups = input.reshape(n, num_groups, -1)
+    mean = groups.mean(-1, keepdim=True)
+    centered = groups - mean
+    var = (centered * centered).mean(-1, keepdim=True)
+    out = (centered / (var + eps).sqrt()).reshape(*input.shape)
+    per_channel = (1, channels) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(*per_channel)
+    if bias is not None:
+        out = out + bias.reshape(*per_channel)
+    return out
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes an r x r
+    block of pixels."""
+    r = upscale_factor
+    *lead, channels, height, width = input.shape
+    if channels % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)="
+                           f"{channels} is not divisible by {r * r}")
+    k = len(lead)
+    x = input.reshape(*lead, channels // (r * r), r, r, height, width)
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return x.reshape(*lead, channels // (r * r), height * r, width * r)
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """Resize the spatial dimensions (all after the first two) to ``size`` or by
+    ``scale_factor``. ``mode="nearest"`` (PyTorch's rule: output pixel i reads input pixel
+    floor(i * scale), scale = in / out, or 1 / scale_factor when that is given); the other
+    modes are not there yet."""
+    if mode != "nearest":
+        raise NotImplementedError(f"interpolate(mode={mode!r}) is not supported yet: only "
+                                  "mode='nearest'")
+    spatial = input.ndim - 2
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = (size,) * spatial if isinstance(size, int) else tuple(size)
+        scales = [i / o for i, o in zip(input.shape[2:], sizes)]
+    else:
+        factors = ((scale_factor,) * spatial if isinstance(scale_factor, (int, float))
+                   else tuple(scale_factor))
+        sizes = tuple(int(math.floor(i * f)) for i, f in zip(input.shape[2:], factors))
+        scales = [1.0 / f for f in factors]
+    out = input
+    for k, (n_in, n_out, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
+        index = np.minimum(np.floor(np.arange(n_out) * np.float32(scale)).astype(np.int64),
+                           n_in - 1)
+        out = out[(slice(None),) * (2 + k) + (index,)]
+    return out
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Tensor:
+    """The transpose of conv2d (the gradient of a conv2d with respect to its input), with a
+    weight (C_in, C_out, kH, kW): an output of (H - 1) stride - 2 padding + kH +
+    output_padding rows. Written as a conv2d: zeros between the input's pixels (stride - 1
+    of them), a border of kH - 1 - padding, and the weight flipped and transposed."""
+    if groups != 1 or _tuple(dilation, 2, "dilation", "conv_transpose2d") != (1, 1):
+        raise NotImplementedError("conv_transpose2d: groups and dilation other than 1 are not "
+                                  "supported yet")
+    sh, sw = _tuple(stride, 2, "stride", "conv_transpose2d")
+    ph, pw = _tuple(padding, 2, "padding", "conv_transpose2d")
+    oh, ow = _tuple(output_padding, 2, "output_padding", "conv_transpose2d")
+    kh, kw = weight.shape[2:]
+    x = _spread(_spread(input, -1, sw), -2, sh)
+    x = pad(x, (kw - 1 - pw, kw - 1 - pw + ow, kh - 1 - ph, kh - 1 - ph + oh))
+    flipped = weight.flip((2, 3)).transpose(0, 1)
+    return conv2d(x, flipped, bias)
+
+
+def _spread(x: Tensor, dim: int, stride: int) -> Tensor:
+    """``stride - 1`` zeros after each entry along ``dim`` but the last."""
+    if stride == 1:
+        return x
+    dim = dim % x.ndim
+    zeros = (x * 0).detach()
+    woven = _stack([x] + [zeros] * (stride - 1), dim + 1)
+    shape = list(x.shape)
+    shape[dim] *= stride
+    woven = woven.reshape(*shape)
+    return woven[(slice(None),) * dim + (slice(0, (x.shape[dim] - 1) * stride + 1),)]

@@ -1,17 +1,20 @@
 """Modules counted in the learners' material (issue 37, item 3; docs/pytorch_inventory.md):
-``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``, and the lazy layers d2l builds
+``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``; the lazy layers d2l builds
 its models with (``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ``LazyBatchNorm2d``),
-which learn their input size from the first batch.
+which learn their input size from the first batch; ``GroupNorm``, ``PixelShuffle``,
+``Upsample``, ``UpsamplingNearest2d`` and ``ConvTranspose2d``.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from .. import factories
 from ..tensor import Tensor
 from . import functional as F
 from .conv import Conv2d
-from .layers import Linear
+from .layers import Linear, uniform_parameter
 from .module import Module, Parameter
 from .norm import BatchNorm1d, BatchNorm2d
 
@@ -173,3 +176,109 @@ class LazyBatchNorm2d(_LazyBatchNorm):
     """``BatchNorm2d`` whose ``num_features`` is the channel count of its first input."""
 
     becomes = BatchNorm2d
+
+
+# ----------------------------------------------------------------------------- more layers
+
+
+class GroupNorm(Module):
+    """Normalise over groups of channels (``F.group_norm``); weight ones and bias zeros, one
+    per channel."""
+
+    def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5,
+                 affine: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        if num_channels % num_groups:
+            raise ValueError("num_channels must be divisible by num_groups")
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = eps
+        self.affine = affine
+        self.weight = (Parameter(factories.ones(num_channels, dtype=dtype, device=device))
+                       if affine else None)
+        self.bias = (Parameter(factories.zeros(num_channels, dtype=dtype, device=device))
+                     if affine else None)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.group_norm(x, self.num_groups, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+
+class PixelShuffle(Module):
+    """(*, C r^2, H, W) -> (*, C, H r, W r) (``F.pixel_shuffle``)."""
+
+    def __init__(self, upscale_factor: int) -> None:
+        super().__init__()
+        self.upscale_factor = upscale_factor
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.pixel_shuffle(x, self.upscale_factor)
+
+    def extra_repr(self) -> str:
+        return f"upscale_factor={self.upscale_factor}"
+
+
+class Upsample(Module):
+    """Resize by ``scale_factor`` or to ``size`` (``F.interpolate``; mode "nearest")."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
+                 align_corners: bool | None = None,
+                 recompute_scale_factor: bool | None = None) -> None:
+        super().__init__()
+        self.size = size
+        self.scale_factor = None if scale_factor is None else (
+            float(scale_factor) if isinstance(scale_factor, (int, float)) else
+            tuple(float(f) for f in scale_factor))
+        self.mode = mode
+        self.align_corners = align_corners
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.interpolate(x, self.size, self.scale_factor, self.mode, self.align_corners)
+
+    def extra_repr(self) -> str:
+        what = (f"scale_factor={self.scale_factor}" if self.scale_factor is not None
+                else f"size={self.size}")
+        return f"{what}, mode='{self.mode}'"
+
+
+class UpsamplingNearest2d(Upsample):
+    """``Upsample(mode="nearest")`` for images."""
+
+    def __init__(self, size: Any = None, scale_factor: Any = None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class ConvTranspose2d(Module):
+    """The transpose of Conv2d (DCGAN's generator; ``F.conv_transpose2d``): weight
+    (in_channels, out_channels, kH, kW), initialised as PyTorch's, U(-k, k) with
+    k = 1 / sqrt(out_channels kH kW)."""
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
+                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
+                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if groups != 1 or dilation not in (1, (1, 1)) or padding_mode != "zeros":
+            raise NotImplementedError("ConvTranspose2d: groups, dilation and padding_mode "
+                                      "other than the defaults are not supported yet")
+        kernel = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(
+            kernel_size)
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = kernel
+        self.stride = stride
+        self.padding = padding
+        self.output_padding = output_padding
+        k = 1.0 / math.sqrt(out_channels * kernel[0] * kernel[1])
+        self.weight = uniform_parameter((in_channels, out_channels, *kernel), k, device, dtype)
+        self.bias = uniform_parameter((out_channels,), k, device, dtype) if bias else None
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self.output_padding)
+
+    def extra_repr(self) -> str:
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")

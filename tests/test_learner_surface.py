@@ -456,3 +456,24 @@ def test_conv_transpose2d_module_shape_and_init_bound():
     assert shapes(dg) == shapes(torch)
     layer = dg.nn.ConvTranspose2d(3, 5, 4)
     assert np.abs(layer.weight.detach().numpy()).max() <= 1 / np.sqrt(5 * 16)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.nn.ReLU(inplace=True),
+    lambda lib: lib.nn.ReLU(True),
+    lambda lib: lib.nn.LeakyReLU(0.2, inplace=True),
+    lambda lib: (lambda x: lib.nn.functional.relu(x, inplace=True)),
+])
+def test_inplace_activations_write_into_their_input_as_torch(make):
+    """NOTE [inplace activations]: the input reads as the result afterwards, and the
+    gradient flows through the write."""
+    def run(lib):
+        a = lib.tensor([-1.0, 2.0, -3.0, 4.0], requires_grad=True)
+        x = a * 2
+        y = make(lib)(x)
+        (x * x).sum().backward()
+        return x.tolist(), y.tolist(), a.grad.tolist(), repr(make(lib)) if isinstance(
+            make(lib), (dg.nn.Module, torch.nn.Module)) else ""
+    assert run(dg) == run(torch)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        make(dg)(dg.tensor([1.0], requires_grad=True))

@@ -45,8 +45,17 @@ from ..tensor import Tensor, scalar_type_name
 
 
 def relu(x: Tensor, inplace: bool = False) -> Tensor:
-    """max(x, 0) elementwise."""
-    return Relu.apply(x)
+    """max(x, 0) elementwise; ``inplace=True`` writes the result into x (NOTE [inplace
+    activations])."""
+    return _maybe_inplace(x, Relu.apply(x), inplace)
+
+
+# NOTE [inplace activations] PyTorch's ``inplace=True`` (``nn.ReLU(True)`` in DCGAN,
+# ``F.relu(x, inplace=True)``) changes x itself: a program that reads x afterwards sees the
+# result, and autograd records the write (a leaf that requires grad is refused). Here the
+# same: the result is computed, then copied into x with ``copy_``, which records the write.
+def _maybe_inplace(x: Tensor, result: Tensor, inplace: bool) -> Tensor:
+    return x.copy_(result) if inplace else result
 
 
 def sigmoid(x: Tensor) -> Tensor:
@@ -59,8 +68,8 @@ def tanh(x: Tensor) -> Tensor:
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """x where x > 0, else negative_slope * x."""
-    return LeakyRelu.apply(input, negative_slope=negative_slope)
+    """x where x > 0, else negative_slope * x (``inplace``: NOTE [inplace activations])."""
+    return _maybe_inplace(input, LeakyRelu.apply(input, negative_slope=negative_slope), inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

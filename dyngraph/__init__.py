@@ -129,6 +129,7 @@ from .functions import (  # issue 37, item 3: counted in the learners' material
     as_tensor,
     asin,
     ceil,
+    cumprod,
     diag,
     div,
     empty,
@@ -253,9 +254,9 @@ __all__ = [
     "clamp_max", "clamp_min", "repeat_interleave",
     # issue 37, item 3: counted in the learners' material (docs/pytorch_inventory.md)
     "testing", "utils", "randperm", "save", "load", "set_printoptions", "int8", "int16", "uint8",
-    "acos", "add", "as_tensor", "asin", "ceil", "diag", "div", "empty", "empty_like", "flatten",
-    "floor", "is_tensor", "meshgrid", "mul", "neg", "nonzero", "numel", "pi", "pow", "round",
-    "squeeze", "sub", "unique", "unsqueeze",
+    "acos", "add", "as_tensor", "asin", "ceil", "cumprod", "diag", "div", "empty", "empty_like",
+    "flatten", "floor", "is_tensor", "meshgrid", "mul", "neg", "nonzero", "numel", "pi", "pow",
+    "round", "squeeze", "sub", "unique", "unsqueeze",
 ]
 
 

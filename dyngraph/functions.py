@@ -413,6 +413,10 @@ def unique(x: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A
     return _tensor(x).unique(sorted, return_inverse, return_counts, dim)
 
 
+def cumprod(x: Any, dim: int, *, dtype: Any = None) -> Tensor:
+    return _tensor(x).cumprod(dim, dtype=dtype)
+
+
 def numel(x: Tensor) -> int:
     return x.numel()
 

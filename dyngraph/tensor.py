@@ -1698,6 +1698,22 @@ class Tensor:
         """``scatter`` in place."""
         return self.copy_(self.scatter(dim, index, src, value=value, reduce=reduce))
 
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """out[j] = x[0] * x[1] * ... * x[j] along ``dim``. Written as a product over a
+        triangle (row j holds x[0..j], then ones), so zeros in x get their gradients right
+        and the graph shows Prod; it costs n^2 for n entries along ``dim``, which is fine at
+        the sizes one reads (a diffusion schedule's 1000 steps)."""
+        x = self if dtype is None else self.to(dtype)
+        dim = normalize_dim(dim, x.ndim, "cumprod")
+        if x.ndim == 0:
+            return x * 1
+        last = x.transpose(dim, -1)
+        n = last.shape[-1]
+        triangle = np.tril(np.ones((n, n), dtype=bool))
+        rows = last.unsqueeze(-2).expand(*last.shape[:-1], n, n)
+        filled = Where.apply(Tensor(triangle), rows, Tensor(np.ones((), dtype=x.dtype)))
+        return filled.prod(-1).transpose(dim, -1)
+
     def dist(self, other: Any, p: Any = 2) -> Tensor:
         """The p-norm of self - other."""
         return (self - other).norm(p)

@@ -86,6 +86,10 @@ DIFFERENTIABLE = [
     ("Tensor.scatter dim 0", M[:3], lambda lib, F, x: x.scatter(0, lib.tensor(ROWS[:, :2] % 3),
                                                                 lib.tensor(SRC[:, :2]))),
     ("Tensor.scatter value", M[:3], lambda lib, F, x: x.scatter(1, lib.tensor(ROWS), 2.5)),
+    ("Tensor.cumprod", A, lambda lib, F, x: x.cumprod(1)),
+    ("torch.cumprod dim 0", A, lambda lib, F, x: lib.cumprod(x, dim=0)),
+    ("Tensor.cumprod with zeros", np.array([[2.0, 0.0, 3.0, 0.5], [1.5, -1.0, 0.0, 0.0]]),
+     lambda lib, F, x: x.cumprod(-1)),
     ("Tensor.dist", A, lambda lib, F, x: x.dist(x * x)),
     ("Tensor.dist p=1", A, lambda lib, F, x: x.dist(lib.tensor(P), 1)),
     ("F.smooth_l1_loss", A * 3, lambda lib, F, x: F.smooth_l1_loss(x, lib.tensor(P))),
@@ -140,10 +144,28 @@ def test_gradients_against_finite_differences(name, array, f):
     assert dg.gradcheck(lambda x: f(dg, dF, x), (dg.tensor(array, requires_grad=True),))
 
 
-@pytest.mark.parametrize("name,array,f", [c for c in DIFFERENTIABLE if c[0] in (
+SECOND_ORDER = {
     "Tensor.acos", "Tensor.asin", "Tensor.logit", "F.silu", "F.pad reflect", "F.avg_pool2d",
     "F.adaptive_avg_pool2d uneven", "torch.diag vector +1", "Tensor.trace", "Tensor.diag matrix",
-    "torch.meshgrid xy", "Tensor.where")])
+    "torch.meshgrid xy", "Tensor.where", "Tensor.scatter repeats", "F.smooth_l1_loss",
+    "F.group_norm", "F.conv_transpose2d stride", "Tensor.dist", "Tensor.cumprod with zeros",
+    "F.interpolate size", "F.pixel_shuffle",
+}
+
+
+# Built on ops whose own backward is not yet made of recorded ops (issue 37, item 2, under way
+# in another branch): ScatterAdd and Conv (their create_graph backward needs xp functions the
+# differentiable module lacks), Prod (the same) and Norm (its second derivative is wrong).
+BACKWARD_NOT_YET_TWICE = {"Tensor.scatter repeats": "ScatterAdd", "Tensor.cumprod with zeros":
+                          "Prod", "Tensor.dist": "Norm", "F.conv_transpose2d stride": "Conv"}
+
+
+@pytest.mark.parametrize("name,array,f", [
+    pytest.param(*c, marks=pytest.mark.xfail(
+        reason=f"{BACKWARD_NOT_YET_TWICE[c[0]]}'s backward is not twice differentiable yet",
+        strict=False)) if c[0] in BACKWARD_NOT_YET_TWICE else c
+    for c in DIFFERENTIABLE if c[0] in SECOND_ORDER],
+    ids=[c[0] for c in DIFFERENTIABLE if c[0] in SECOND_ORDER])
 def test_second_derivatives_as_torch(name, array, f):
     """d/dx |g|^2 with g = d(sum y^2)/dx built with create_graph=True, as torch's."""
     def second(lib, F, grad):

@@ -23,6 +23,9 @@ above it is what dyngraph adds.
 
 from __future__ import annotations
 
+import itertools
+import math
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +37,7 @@ from benchmarks.harness import (
     with_live_view,
     with_recording_subscriber,
 )
+from dyngraph import events
 
 N_CHAIN_OPS = 1000
 TARGET_RATIO = 3.0  # issue 40, live view included (issue 28 had allowed the readable watcher 4.0)
@@ -107,12 +111,92 @@ def with_prehooks_only(fn: Callable[[], object],
     return floored
 
 
+def with_least_events(fn: Callable[[], object]) -> Callable[[], object]:
+    """``fn`` under the least a pure-Python watcher can do and still deliver W6's events into a
+    list: per op, one ``node_created`` (id, op, inputs, shape, the line, a preview); per node in
+    backward, one ``grad_computed`` (preview and norm) and one ``edge_grad`` per input (a
+    preview). Nothing else of dyngraph.torch: no names, scopes, saved bytes, data leaves,
+    in-place versions, fan-in counts, warnings placed, nor a recording's or a view's fold. A
+    bound to measure against, not a second watcher: it handles only what W6's programs do
+    (ops of one output, on CPU float tensors). Its row says how far below today's watcher pure
+    Python can go, and whether a budget is within its reach at all."""
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    received: list = []
+    wheres: dict = {}  # (code, instruction) -> its SourceLine, as events.where_from_stack caches
+    numbers = itertools.count(1)
+
+    def numbers_of(tensor: Any) -> list:  # a small tensor's every number (at most two dims)
+        values = tensor.tolist()
+        if type(values) is not list:
+            return [values]
+        return [v for row in values for v in row] if values and type(values[0]) is list \
+            else values
+
+    def first_numbers(tensor: Any) -> tuple:
+        if tensor.numel() <= events.SMALL_PREVIEW:
+            return tuple(numbers_of(tensor)[:6])
+        return tuple(tensor.detach().reshape(-1)[:6].tolist())
+
+    def preview_and_norm(tensor: Any) -> tuple[tuple, float]:
+        if tensor.numel() <= events.SMALL_PREVIEW:
+            values = numbers_of(tensor)
+            return tuple(values[:6]), math.hypot(*values)
+        return first_numbers(tensor), float(torch.linalg.vector_norm(tensor))
+
+    class Node:
+        __slots__ = ("id", "inputs")
+
+        def __call__(self, grad_inputs: tuple, grad_outputs: tuple) -> None:
+            received.append(events.GradComputed(self.id, *preview_and_norm(grad_outputs[0]),
+                                                False))
+            for position, sent in enumerate(grad_inputs):
+                if sent is not None and position < len(self.inputs):
+                    received.append(events.EdgeGrad(self.id, self.inputs[position], position,
+                                                    first_numbers(sent), None))
+
+    class LeastEvents(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: tuple = (),
+                               kwargs: Any = None) -> Any:
+            out = func(*args, **(kwargs or {}))
+            node = out.grad_fn if isinstance(out, torch.Tensor) else None
+            if node is None:
+                return out
+            info = Node()
+            info.id = next(numbers)
+            info.inputs = tuple(parent.metadata["least"].id if parent is not None
+                                and "least" in parent.metadata else 0
+                                for parent, _ in node.next_functions)
+            node.metadata["least"] = info
+            node.register_hook(info)
+            frame = sys._getframe(1)
+            key = (frame.f_code, frame.f_lasti)
+            where = wheres.get(key)
+            if where is None:
+                where = wheres[key] = events.SourceLine(frame.f_code.co_filename,
+                                                        frame.f_lineno, frame.f_code.co_name)
+            received.append(events.NodeCreated(
+                info.id, node.name(), info.inputs, tuple(out.shape), "float32", "cpu", True,
+                False, None, (), where, first_numbers(out)))
+            return out
+
+    def least() -> object:
+        received.clear()
+        with LeastEvents():
+            return fn()
+
+    least.received = received  # (what the last call made: tests compare it with the watcher's)
+    return least
+
+
 def floor_ratio(name: str, floored: Callable[[], object], bare: Callable[[], object],
-                repeat: int, per_second: float, unit: str) -> Result:
-    """The design's floor as a ratio to bare torch, timed alternately; a row with no target."""
+                repeat: int, per_second: float, unit: str,
+                note: str = "no events: what watching cannot go below") -> Result:
+    """A floor of the design as a ratio to bare torch, timed alternately; a row with no
+    target."""
     t_floor, t_bare = paired_median_seconds(floored, bare, repeat=repeat)
-    return Result(name, t_floor * per_second, t_bare * per_second, unit, "-", None,
-                  "no events: what watching cannot go below")
+    return Result(name, t_floor * per_second, t_bare * per_second, unit, "-", None, note)
 
 
 def run(quick: bool = False) -> list[Result]:
@@ -144,6 +228,10 @@ def run(quick: bool = False) -> list[Result]:
                                   repeat, per_second, unit, TARGET_RATIO)
         results.append(floor_ratio(f"{label}, mode + a prehook per node only (floor: bare torch)",
                                    with_prehooks_only(bare), bare, repeat, per_second, unit))
+        results.append(floor_ratio(
+            f"{label}, the least events a Python watcher makes (floor: bare torch)",
+            with_least_events(bare), bare, repeat, per_second, unit,
+            "the same events, nothing else (with_least_events): pure Python's bound"))
     return results
 
 

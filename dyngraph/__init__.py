@@ -154,7 +154,7 @@ from .factories import int8, int16, randperm, uint8
 from .serialization import load, save
 from .tensor import set_printoptions
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
-from .gradcheck import GradcheckError, gradcheck
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .record import Recording, draw, record
 from .recording_io import load_recording
 from .graph_diff import diff
@@ -243,6 +243,8 @@ __all__ = [
     # issue 28: what PyTorch's beginner tutorials, d2l, makemore and nanoGPT also use
     "Generator", "allclose", "device", "float16", "half", "multinomial", "mv", "normal",
     "randint",
+    # issue 37: second derivatives checked as PyTorch's torch.autograd.gradgradcheck does
+    "gradgradcheck",
     # issue 28: modes are per thread
     "is_anomaly_enabled",
     # issue 32: any autograd engine as an event source

@@ -351,9 +351,28 @@ def _call_backward_recorded(node: Node, g: Any) -> tuple:
     node.xp, node.create_graph = differentiable, True
     try:
         result = node.backward(node, g)
+    except (AttributeError, TypeError) as exc:
+        _refuse_unrecorded_backward(node, exc)
+        raise
     finally:
         node.xp, node.create_graph = xp, False
     return result if type(result) is tuple else (result,)
+
+
+def _refuse_unrecorded_backward(node: Node, exc: Exception) -> None:
+    """A built-in op's backward that reached for an array function the recorded module lacks
+    (``ctx.xp.something``), or handed a Tensor to numpy: that backward cannot be recorded, so
+    the op cannot be differentiated twice. Say so, naming the op, instead of an internal error
+    from inside dyngraph. (A custom op's own TypeError is explained by backward_on_tensors.)"""
+    text = str(exc)
+    if node.takes_tensors or not (differentiable.__name__ in text or "__array_ufunc__" in text):
+        return
+    raise NotImplementedError(
+        f"{node.name}: the derivative of its backward is not implemented, so it cannot be "
+        "differentiated twice (create_graph=True reached a step of its backward that is not "
+        f"a recorded op: {text}). Compute this part without create_graph, or write it with "
+        "ops that dyngraph differentiates twice."
+    ) from exc
 
 
 def backward_on_tensors(node: Node, g: Any, create_graph: bool) -> tuple:
@@ -472,6 +491,10 @@ def _seed_gradient(tensor: Tensor, gradient: Any, create_graph: bool) -> Any:
                 f"gradient has shape {tuple(seed.shape)} but the tensor it is the gradient of "
                 f"has shape {tuple(tensor.shape)}: they must match"
             )
+        if create_graph and isinstance(gradient, Tensor) and gradient.requires_grad:
+            # NOTE: a seed that requires grad is part of the graph, as in PyTorch: the first
+            # gradient is a function of it too (gradgradcheck differentiates with respect to it)
+            return gradient if gradient.dtype == tensor.dtype else gradient.to(tensor.dtype)
     return Tensor(seed) if create_graph else seed
 
 
@@ -531,3 +554,8 @@ class Function(Node):
             "differentiable; compute what needs no gradient (indices, masks) outside the op "
             "(x.argmax(dim) has none)"
         )
+
+
+# PyTorch's spellings torch.autograd.gradcheck / gradgradcheck (defined in gradcheck.py, which
+# calls ``grad`` above: imported last, once this module is complete).
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402, F401

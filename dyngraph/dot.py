@@ -44,6 +44,7 @@ fontpath can never reach Graphviz. Node names are ``n<id>``, never user text.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
@@ -93,6 +94,19 @@ DEFAULT_MAX_NODES = 200  # the node budget of one diagram
 # Past this many boxes the drawing is a map of the modules, one level at a time (NOTE [map]):
 # the live view's default too (GraphView(collapse_over=...), sent in its options).
 COLLAPSE_OVER = 150
+
+# NOTE [running statistics] A BatchNorm (an InstanceNorm) reads its running statistics, the
+# module buffers running_mean and running_var (and keeps num_batches_tracked), so watching it
+# made a constant box of each: 40 of ResNet-18's 176 boxes, two beside every BatchNorm. They
+# are not drawn unless asked (``running_stats=True`` in dg.watch, to_dot, dg.draw), and the
+# drawing says how many it left out (a note in the picture, the notes under the widget). A
+# learner loses nothing by it while training, which is what a watched graph mostly is: the
+# batch's own statistics normalise and get the gradients; the running ones take no part in
+# the values or gradients drawn (PyTorch only updates them, in place, for evaluation). In
+# evaluation they are the statistics used - constants, with no gradient, beside the one op
+# that reads them - and the note says how to draw them. The names are PyTorch's (_NormBase);
+# other buffers (an attention's mask, a positional table) are data a learner reads, and stay.
+RUNNING_STATS = ("running_mean", "running_var", "num_batches_tracked")
 
 # ----------------------------------------------------------------------------- escaping
 
@@ -328,6 +342,8 @@ def to_dot(model: Graph, **options: Any) -> str:
                               level at a time (NOTE [map])
     expanded                  keys of the map's boxes drawn open, as the live view names them:
                               "scope:ResNet / layer1", "roll:GPT / h.0 · Block"
+    running_stats             True: draw the running statistics a BatchNorm reads (NOTE
+                              [running statistics]); by default a note says how many are not
     summarize_loops           repeated iterations of the same lines are drawn once, first and last,
                               with a note for the ones between
     marks, edge_marks         node id (or (src, dst)) -> "only in A" / "only in B" (dg.diff)
@@ -365,6 +381,7 @@ def drawing(
     detail: bool | None = None,
     collapse_over: int = COLLAPSE_OVER,
     expanded: tuple[str, ...] | list[str] | frozenset[str] = (),
+    running_stats: bool = False,
 ) -> Drawing:
     """The diagram of ``to_dot`` (the options are listed there) with what it is made of (see
     Drawing)."""
@@ -390,8 +407,11 @@ def drawing(
             owner[member] = group.name
 
     consumed = {edge.src for edge in model.edges}
+    # drawn alone, not inside a box of the map: left out (NOTE [running statistics])
+    stats = set() if running_stats else {
+        n.id for n in nodes if n.id not in owner and is_running_stat(n)}
     for node in nodes:
-        if node.id in owner:
+        if node.id in owner or node.id in stats:
             continue
         owner[node.id] = f"n{node.id}"
         statement = node_statement(node, values=values, grads=grads, shapes=shapes,
@@ -415,11 +435,31 @@ def drawing(
         note = attributes(label=label, shape="note", style="filled", fillcolor=LIGHT_GREY,
                           fontcolor=TEXT)
         lines.append(f"  dropped {note};")
+    if stats:  # NOTE [running statistics]
+        label = (f"{len(stats)} running statistics not drawn\n(a BatchNorm's running_mean,"
+                 f"\nrunning_var: running_stats=True draws them)")
+        note = attributes(label=label, shape="note", style="filled", fillcolor=LIGHT_GREY,
+                          fontcolor=TEXT)
+        lines.append(f"  running_stats {note};")
+    if model.dropped_passes:  # a live view's oldest passes (jupyter/view.py NOTE [the newest
+        passes = model.dropped_passes  # passes])
+        label = (f"the first {passes} backward pass{'es' if passes != 1 else ''} "
+                 f"({_count_nodes(model.dropped_pass_nodes)}) not shown\n(the view keeps the "
+                 f"newest:\ndg.watch(max_nodes=...) keeps more)")
+        note = attributes(label=label, shape="note", style="filled", fillcolor=LIGHT_GREY,
+                          fontcolor=TEXT)
+        lines.append(f"  older {note};")
     lines.append("}")
     styles = _styles_drawn(model, boxes, owner, grads, limit,
                            {**(marks or {}), **(edge_marks or {})})
     return Drawing("\n".join(lines) + "\n", boxes, [pair for _, pair, _ in edges], styles, detail,
                    {pair: label for _, pair, label in edges if label})
+
+
+def is_running_stat(node: Node) -> bool:
+    """Is ``node`` a running statistic a normalisation module reads (NOTE [running
+    statistics]): a constant named by its module as one of RUNNING_STATS?"""
+    return node.kind == CONSTANT and bool(node.scope) and node.name in RUNNING_STATS
 
 
 def shape_known(is_op: bool, dtype: str, shape: tuple | None) -> bool:
@@ -549,6 +589,7 @@ def vocabulary() -> dict[str, Any]:
         "compact_values": COMPACT_VALUES,
         "max_label_chars": MAX_LABEL_CHARS,
         "min_repeats": MIN_REPEATS,  # NOTE [roll-up]
+        "running_stats": list(RUNNING_STATS),  # NOTE [running statistics]
         "fan_out": FAN_OUT,  # NOTE [reading order]
         "shared_edge": SHARED_EDGE_BODY,
         "legend": [list(entry) for entry in LEGEND],  # NOTE [one legend]
@@ -749,7 +790,8 @@ def _edges(
         lines.append(("  " + statement, (src, dst), label))
     for name, count in left_out.items():  # the box says who reads it, its edges left out
         box = modules[name]
-        box.label = [*box.label[:-1], f"{box.label[-1]} \u00b7 read by {count} boxes"]
+        boxes_ = "1 box" if count == 1 else f"{count} boxes"
+        box.label = [*box.label[:-1], f"{box.label[-1]} \u00b7 read by {boxes_}"]
     return lines
 
 
@@ -805,14 +847,15 @@ def _plan_hiding(
     # NOTE [map] (widgets/src/levels.js): past collapse_over boxes, counted with the loops
     # rolled up, the modules one level at a time; a loop inside a closed box is in the box.
     names = _collapsed_scopes(collapse) if collapse is not True else ()
-    rolled_up = sum(len(members) - 1 for _, members in loops)
+    rolled_up = sum(len(members) - 1 for _, members, _ in loops)
     mapped = (collapse is False or collapse is None) and any(n.scope for n in nodes) and \
         len(nodes) - rolled_up > min(collapse_over, max_nodes)
-    if mapped:
-        for box in _module_map(nodes, model, expanded):
+    if mapped:  # of what a loop around the model leaves (structure.js NOTE [a loop around ...])
+        around = {m for _, members, outside in loops if outside for m in members}
+        for box in _module_map([n for n in nodes if n.id not in around], model, expanded):
             groups.append(box)
             taken.update(box.members)
-    for k, (lines, members) in enumerate(loops):
+    for k, (lines, members, _) in enumerate(loops):
         if taken.isdisjoint(members):
             groups.append(_Box(f"l{k}", lines, LOOP_STYLE, (), members, kind="loop"))
             taken.update(members)
@@ -1096,42 +1139,127 @@ def _collapsed_scopes(collapse: bool | str | tuple[str, ...]) -> tuple[str, ...]
 MIN_REPEATS = 4
 
 
-def _repeated_iterations(
-    nodes: list[Node], model: Graph, min_repeats: int = MIN_REPEATS
-) -> list[tuple[list[str], list[int]]]:
-    """Find runs of a loop body: the same (op, source line, scope) sequence repeated back to
-    back at least ``min_repeats`` times. The first and last iterations stay visible; the ones
-    between become one summary box (with the constants that only they used)."""
-    ops = [n for n in nodes if n.kind == OP and n.where is not None]
-    # the same lines in the same scope: the same module called again (an RNN cell), not the
-    # next of several modules (a transformer's Blocks: siblings of the map, NOTE [map])
-    keys = [(n.op, n.where[0], n.where[1], n.scope) for n in ops]
-    consumers: dict[int, set[int]] = {}
-    for edge in model.edges:
-        consumers.setdefault(edge.src, set()).add(edge.dst)
-    found = []
-    i = 0
-    while i < len(keys):
-        best = None
-        for period in range(1, min(64, (len(keys) - i) // min_repeats) + 1):
+# NOTE [loops of any length] A loop is the same (op, file, line, scope) sequence repeated back
+# to back. A body can be long: a training step of a 4-block transformer is 199 ops, and the
+# search that tried every period up to 64 never saw it (it rolled up each step's inner loop on
+# its own instead). A period that repeats from op i has op i's key again at i + period, so the
+# periods worth trying at i are the distances to the later ops with that key: the search tries
+# those, nearest first (at most MAX_TRIES of them, up to a quarter of the ops left for
+# MIN_REPEATS iterations), checks in a few reads that the key is there MIN_REPEATS times, and
+# compares whole bodies only then. That costs what trying 64 periods cost (a long sequence with
+# no loop in it, Thue-Morse's, is no slower), finds every loop the old search found, and finds a
+# long body from any op of it whose key comes back at most MAX_TRIES times an iteration (a
+# step that starts with 100 iterations of an RNN cell is found from its next op, with its
+# iterations starting there). The longest stretch covered wins (the smallest period on a tie:
+# "×80" of a one-op body rather than "×40" of two). A loop's first and last iterations stay
+# drawn, so the search goes on inside each of them: a training step's own inner loop rolls up
+# inside the step that is drawn. widgets/src/structure.js `repeatedIterations` is the same
+# search (tests/test_static_pictures.py holds them to one drawing).
+MAX_TRIES = 64
+
+
+def loop_spans(codes: list, min_repeats: int = MIN_REPEATS) -> list[tuple[int, int, int]]:
+    """The loops of a sequence of keys (one per op, in order; any hashable values): (start,
+    repeats, period) of each, in the order of their first op, a loop before the loops inside
+    its first and last iterations (NOTE [loops of any length])."""
+    positions: dict[Any, list[int]] = {}  # key -> where it occurs, in order
+    for position, code in enumerate(codes):
+        positions.setdefault(code, []).append(position)
+    spans: list[tuple[int, int, int]] = []
+    _find_loops(codes, positions, 0, len(codes), min_repeats, spans)
+    return spans
+
+
+def _find_loops(codes: list, positions: dict[Any, list[int]], i: int, end: int,
+                min_repeats: int, spans: list[tuple[int, int, int]]) -> None:
+    """loop_spans within codes[i:end]. Recursive, but only as deep as loops are nested (each
+    level is at least min_repeats times shorter)."""
+    while i < end:
+        best, covered = None, 0
+        first = codes[i]
+        at = positions[first]
+        nearest = bisect.bisect_right(at, i)  # the next op with op i's key
+        longest = (end - i) // min_repeats
+        for later in at[nearest:nearest + MAX_TRIES]:
+            period = later - i
+            if period > longest:
+                break
+            if (end - i) // period * period <= covered:
+                continue  # it cannot cover more than the best so far
+            j = 2
+            while j < min_repeats and codes[i + j * period] == first:
+                j += 1
+            if j < min_repeats:
+                continue  # op i's key is not there min_repeats times
+            body = codes[i:i + period]
             repeats = 1
-            while keys[i + repeats * period : i + (repeats + 1) * period] == keys[i : i + period]:
+            while (i + (repeats + 1) * period <= end
+                   and codes[i + repeats * period:i + (repeats + 1) * period] == body):
                 repeats += 1
-            if repeats >= min_repeats and (best is None or repeats * period > best[0] * best[1]):
-                best = (repeats, period)
+            if repeats >= min_repeats and repeats * period > covered:
+                best, covered = (repeats, period), repeats * period
         if best is None:
             i += 1
             continue
         repeats, period = best
+        spans.append((i, repeats, period))
+        _find_loops(codes, positions, i, i + period, min_repeats, spans)  # the first iteration
+        last = i + (repeats - 1) * period
+        _find_loops(codes, positions, last, last + period, min_repeats, spans)  # the last
+        i += covered
+
+
+def _repeated_iterations(
+    nodes: list[Node], model: Graph, min_repeats: int = MIN_REPEATS
+) -> list[tuple[list[str], list[int], bool]]:
+    """Find runs of a loop body: the same (op, source line, scope) sequence repeated back to
+    back at least ``min_repeats`` times, whatever its length (NOTE [loops of any length]). The
+    first and last iterations stay visible; the ones between become one summary box (with the
+    constants that only they used), and whether the loop is around the modules
+    (widgets/src/structure.js NOTE [a loop around the model])."""
+    ops = [n for n in nodes if n.kind == OP and n.where is not None]
+    # the same lines in the same scope: the same module called again (an RNN cell), not the
+    # next of several modules (a transformer's Blocks: siblings of the map, NOTE [map])
+    keys = [(n.op, n.where[0], n.where[1], n.scope) for n in ops]
+    code_of: dict[tuple, int] = {}  # each key as a number: bodies compare as lists of ints
+    consumers: dict[int, set[int]] = {}
+    for edge in model.edges:
+        consumers.setdefault(edge.src, set()).add(edge.dst)
+    backward_loops = {  # the root of a backward pass -> the loop that called backward()
+        step[1]: _where_loop(step[2]) for step in getattr(model, "timeline", ())
+        if step[0] == "backward_started" and _where_loop(step[2]) is not None}
+    found = []
+    for i, repeats, period in loop_spans([code_of.setdefault(key, len(code_of)) for key in keys],
+                                         min_repeats):
         members = {n.id for n in ops[i + period : i + (repeats - 1) * period]}
         members |= {  # constants and leaves used only inside the summarised iterations
             n.id for n in nodes
             if n.kind != OP and n.id in consumers and consumers[n.id] <= members
         }
-        found.append((loop_lines(repeats, keys[i][2], len(members)),
-                      sorted(members, key=lambda node_id: node_id)))
-        i += repeats * period
+        first = ops[i:i + period]
+        found.append((loop_lines(repeats, _loop_line(first, backward_loops), len(members)),
+                      sorted(members, key=lambda node_id: node_id),
+                      len({n.scope[:1] for n in first}) > 1))  # around the model
     return found
+
+
+def _where_loop(where: tuple | None) -> int | None:
+    """The line of the loop repeating a ``where`` (events.SourceLine.loop), or None."""
+    return where[5] if where is not None and len(where) > 5 else None
+
+
+def _loop_line(first: list[Node], backward_loops: dict[int, int]) -> int | None:
+    """The line a loop's label names, from the ops of its first iteration (NOTE [loop lines]
+    in events.py): the loop that called backward() on one of them, else the loop of the first
+    op that has one, else the first op's line."""
+    for node in first:
+        if node.id in backward_loops:
+            return backward_loops[node.id]
+    for node in first:
+        loop = _where_loop(node.where)
+        if loop is not None:
+            return loop
+    return first[0].where[1]
 
 
 # ----------------------------------------------------------------------------- rendering

@@ -25,10 +25,12 @@ NOTE [event rules]
 
 from __future__ import annotations
 
+import ast
 import bisect
 import dis
 import functools
 import itertools
+import linecache
 import math
 import os
 import re
@@ -60,6 +62,7 @@ class SourceLine(NamedTuple):
     function: str
     cell: int | None = None  # IPython execution count when the line is in a notebook cell
     target: str | None = None  # "h" for the instruction that makes h in h = x * w, else None
+    loop: int | None = None  # the line of the for/while repeating this line (NOTE [loop lines])
 
 
 class NodeCreated(NamedTuple):
@@ -480,8 +483,62 @@ def where_from_stack(depth: int = 1, named: bool = False,
 def _new_where(frame: Any) -> SourceLine:
     """The SourceLine of a frame of the learner's code."""
     code = frame.f_code
-    return SourceLine(code.co_filename, frame.f_lineno, code.co_name,
-                      _ipython_cell(frame, code.co_filename), _target(code, frame.f_lasti))
+    line = frame.f_lineno
+    return SourceLine(code.co_filename, line, code.co_name,
+                      _ipython_cell(frame, code.co_filename), _target(code, frame.f_lasti),
+                      enclosing_loop(code.co_filename, line))
+
+
+# NOTE [loop lines] A rolled-up loop is labelled with the line of the loop statement that
+# repeats it: "×18 iterations, line 3" names the `for step in range(20):` the learner wrote,
+# the line they would point at, not the first op of the body (which, in a training loop, is a
+# line of the model's forward in another file). The ops know only their own line, so each
+# SourceLine carries the line of the innermost `for`/`while` whose body holds its line, in the
+# same function (a `def` inside a loop starts a frame of its own), read from the file's syntax
+# tree: once per file and per instruction (SourceLine is cached per instruction), nothing per
+# op. The text is linecache's, which holds notebook cells too. Which op's loop names the loop:
+# - a training step: its ops are mostly in the model's forward, where no loop repeats them,
+#   but the learner calls backward() in the body of their loop, so the loop of the backward
+#   pass rooted in the loop's first iteration (its loss) names it;
+# - else the loop of the first op of the iteration that has one: an RNN cell called in a loop
+#   of the cell (its ops' line is the call, since torch's and dyngraph's frames are passed
+#   over), a loop written out in a cell;
+# - else (a forward-only loop over a model defined in another file: no line of the learner's
+#   loop is in any op) the first op's line, as before. Knowing it would take the whole stack
+#   per op, the cost this note avoids.
+# dot.py `_loop_line` and structure.js `loopLine` apply that rule.
+_loop_tables: dict[str, tuple[list[str], dict[int, int]]] = {}  # file -> (its lines, the table)
+
+
+def enclosing_loop(filename: str, line: int) -> int | None:
+    """The line of the innermost ``for``/``while`` statement whose body holds ``line`` in the
+    same function of ``filename`` (as linecache has it), or None (NOTE [loop lines])."""
+    lines = linecache.getlines(filename)
+    cached = _loop_tables.get(filename)
+    if cached is None or cached[0] is not lines:  # a new text (a file edited, a cell rerun)
+        if len(_loop_tables) > 1_000:
+            _loop_tables.clear()
+        cached = _loop_tables[filename] = (lines, loop_table("".join(lines)))
+    return cached[1].get(line)
+
+
+def loop_table(text: str) -> dict[int, int]:
+    """Line -> the line of the innermost loop whose body holds it, for Python source ``text``
+    (empty when it does not parse)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return {}
+    table: dict[int, int] = {}
+    # breadth first: a statement is seen after those that hold it, so the innermost wins
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+            for line in range(node.body[0].lineno, node.body[-1].end_lineno + 1):
+                table[line] = node.lineno
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for line in range(node.body[0].lineno, node.body[-1].end_lineno + 1):
+                table.pop(line, None)  # a frame of its own
+    return table
 
 
 # NOTE [variable names] A node made by ``h = x * w`` is labelled ``h``: the name the learner's

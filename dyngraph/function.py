@@ -148,7 +148,7 @@ class Function:
                 raise error_type(message) from None
             raise  # a custom op's own error, unchanged
         if type(out) is not array_type:
-            out = _as_output_array(cls, ctx.xp, out)
+            out = _as_output_array(cls, ctx, out)
         if out.dtype is _FLOAT64 and not cls.sets_dtype:
             out = _promote_like_torch(cls, arrays, out)
         if not record:
@@ -423,7 +423,7 @@ def _promote_like_torch(cls: type, arrays: list, out: Any) -> Any:
     return out.astype(tensor_module.DEFAULT_FLOAT if widest is None else widest)
 
 
-def _as_output_array(cls: type, xp: Any, out: Any) -> Any:
+def _as_output_array(cls: type, ctx: Function, out: Any) -> Any:
     if isinstance(out, Tensor):
         raise TypeError(
             f"{cls.__name__}.forward returned a Tensor; the forward of a dg.Function works on "
@@ -432,7 +432,13 @@ def _as_output_array(cls: type, xp: Any, out: Any) -> Any:
         )
     if isinstance(out, tuple):
         raise TypeError(f"{cls.__name__}.forward returned a tuple; a Function has one output")
-    return xp.asarray(out)  # numpy turns 0-d results into scalars; the graph wants arrays
+    array = ctx.xp.asarray(out)  # numpy turns 0-d results into scalars; the graph wants arrays
+    if any(saved is out for saved in ctx.saved_arrays):
+        # NOTE: forward saved its output (exp, sqrt, std of all elements) as that scalar: it is
+        # the output all the same, so that with create_graph backward sees the output's node
+        # (not a constant) and a later in-place change of the output is caught
+        ctx.saved_arrays = tuple(array if saved is out else saved for saved in ctx.saved_arrays)
+    return array
 
 
 # NOTE [custom ops] The engine works on arrays: a built-in op (dyngraph/ops, a subclass of

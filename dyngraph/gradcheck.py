@@ -1,9 +1,13 @@
-"""gradcheck: compare autograd's gradients with finite differences.
+"""gradcheck and gradgradcheck: compare autograd's gradients with finite differences.
 
 For every input that requires grad and every element of it, the numerical derivative is the
 central difference ``(f(x + eps) - f(x - eps)) / (2 eps)``; the analytical one is a row of the
 Jacobian from autograd. They must agree within ``atol + rtol * |numerical|``. Run it in float64:
 with float32 the rounding error of the difference swamps eps = 1e-6.
+
+``gradgradcheck`` checks second derivatives the same way, as PyTorch's does: the first gradient,
+computed with ``create_graph=True``, is itself a function of the inputs and of the output's
+gradient, and ``gradcheck`` compares *its* gradients with finite differences of it.
 """
 
 from __future__ import annotations
@@ -68,6 +72,54 @@ def gradcheck(
                     f"analytical:\n{analytical}\n"
                 )
     return True
+
+
+def gradgradcheck(
+    fn: Callable[..., Any],
+    inputs: Tensor | Sequence[Any],
+    grad_outputs: Tensor | Sequence[Tensor] | None = None,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+) -> bool:
+    """True when the gradients of ``fn``'s gradients match finite differences (PyTorch's
+    ``torch.autograd.gradgradcheck``): second derivatives, for every input requiring grad.
+
+    The function checked is ``(inputs, grad_outputs) -> autograd.grad(fn(inputs), inputs,
+    grad_outputs, create_graph=True)``: it is differentiated with respect to the inputs (the
+    second derivatives proper) and to ``grad_outputs`` (the backward's own linear map). Without
+    ``grad_outputs``, random ones are made (float64, requiring grad, seeded: the same each run).
+
+    >>> x = dg.randn(3, dtype=dg.float64, requires_grad=True)
+    >>> dg.autograd.gradgradcheck(lambda t: (t ** 3).sum(), (x,))
+    True
+    """
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    outputs = _as_outputs(fn(*inputs))
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(
+            Tensor(backend.to_device(rng.standard_normal(out.shape), out.device),
+                   requires_grad=True)
+            for out in outputs
+        )
+    else:
+        grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else tuple(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"gradgradcheck: got {len(grad_outputs)} grad_outputs for "
+                         f"{len(outputs)} outputs of fn")
+    count = len(inputs)
+
+    def first_gradients(*args: Any) -> tuple[Tensor, ...]:
+        xs, seeds = args[:count], args[count:]
+        differentiable = [x for x in xs if isinstance(x, Tensor) and x.requires_grad]
+        grads = autograd.grad(_as_outputs(fn(*xs)), differentiable, list(seeds),
+                              create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_gradients, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)
 
 
 def _as_outputs(result: Any) -> tuple[Tensor, ...]:

@@ -31,7 +31,7 @@ class Node:
     requires_grad: bool
     preview: tuple  # the first few values
     scope: tuple[str, ...] = ()
-    where: tuple | None = None  # (file, line, function, cell) of the line that made it
+    where: tuple | None = None  # the line that made it: events.SourceLine's fields
     order: int = 0  # creation order within the recording
     saved_bytes: int = 0  # bytes the op saved for backward
     grad_preview: tuple | None = None
@@ -70,3 +70,7 @@ class Graph:
     nodes: dict[int, Node] = field(default_factory=dict)
     edges: list[Edge] = field(default_factory=list)
     dropped_nodes: int = 0  # nodes that ran but were not kept (a recording's budget)
+    # a live view's oldest backward passes let go for its newest, and their nodes
+    # (jupyter/view.py NOTE [the newest passes]); a recording drops none
+    dropped_passes: int = 0
+    dropped_pass_nodes: int = 0

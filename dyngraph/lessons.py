@@ -88,8 +88,8 @@ HINTS: dict[str, tuple[str, ...]] = {
     "00.2": (
         "Each element of loss depends on its own a and b only. Mul's local derivative with "
         "respect to a is b; Add passes the gradient on unchanged.",
-        "a reaches loss along two paths, through Mul and straight into Add: add the two. One "
-        "op node per operation; leaves are not ops.",
+        "a reaches loss along two paths, through Mul and straight into Add: add the two. "
+        "backward() starts from dloss/dloss = 1: what would that be for a loss of two numbers?",
     ),
     "01.1": (
         "Follow the graph from the leaves: first the Mul node a·b, then the Add node with c, "
@@ -101,7 +101,7 @@ HINTS: dict[str, tuple[str, ...]] = {
         "Compute a + b and a - c first; Mul's derivative with respect to one input is the "
         "other input.",
         "dg/da sums over both paths: through Add (times the Sub result) and through Sub (times"
-        " the Add result). Every op has one incoming edge per input.",
+        " the Add result). c reaches g only through Sub, which gives its second input -1.",
     ),
     "02.1": (
         "Nothing is reused between calls: each builds its whole graph again, holding what the "
@@ -146,8 +146,8 @@ HINTS: dict[str, tuple[str, ...]] = {
     "05.1": (
         "Decide the branch first: is the sum of [2.5, -1.0] positive? Then the loop count: "
         "int() of the largest absolute entry (int truncates).",
-        "The gradient is the branch's derivative times 0.5 per halving. graph_size counts x, "
-        "the branch's op, one Mul per loop step and the final Sum.",
+        "The gradient is the branch's derivative times 0.5 per halving. exp is its own "
+        "derivative, and a loop over range(0) runs no step.",
     ),
     "05.2": (
         "The replay does not look at the input's sign or size: it repeats exactly the ops of "
@@ -366,10 +366,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "The program loaded START into both models: why would it need to?",
     ),
     "17.4": (
-        "A Sequential's children have no attribute names, so each frame reads the child's "
-        "position and its class, joined by \" · \".",
-        "The model is Sequential(Linear(2, 16), Tanh(), Linear(16, 2)); positions count from "
-        "0.",
+        "Linear(in, out) turns the last axis from in to out and keeps the axes before it; "
+        "an elementwise op like Tanh keeps the shape.",
+        "Linear computes x @ weight.T + bias, with weight of shape (out, in): work out that "
+        "product for one point x, which has no batch axis.",
     ),
     "18.1": (
         "PyTorch names a node after the backward function of the op that made it: the op's "
@@ -382,10 +382,10 @@ HINTS: dict[str, tuple[str, ...]] = {
         "path (lesson 03's fan-in).",
     ),
     "18.3": (
-        "An in-place op bumps a version counter, and the timeline records that as its own "
-        "step.",
-        "The retain_graph section above printed the kinds of steps a backward adds; which one"
-        " does a failing backward end with?",
+        "Every tensor starts at version 0, and each in-place op on it adds 1. An op that saves "
+        "a tensor for backward notes its version at that moment.",
+        "Exp saved its output h as soon as it made it; how many in-place ops ran on h after "
+        "that?",
     ),
     "20.1": (
         "Ask what a tensor is while the tool runs the program: real numbers (dg.trace, "
@@ -434,39 +434,80 @@ HINTS: dict[str, tuple[str, ...]] = {
     # the build-your-own track (lessons 22-27): the learner's scalar engine, step by step
     "22.1": (
         "Forward first: Add's output is self.data + other.data, Mul's the product, tanh's "
-        "math.tanh(self.data). Then each op's local derivatives, one per input, in order.",
-        "Add passes 1 to each input; Mul sends each input the *other* input's value; tanh's "
-        "derivative is 1 - t*t, where t is the output. Make each op with self._op(...).",
+        "math.tanh(self.data). saved is what backward will need: Mul the two inputs "
+        "themselves, (self, other); tanh its input, (self,); Add nothing, ().",
+        "local_grads, by self.op: Add gives (1.0, 1.0); Mul gives each input the *other* "
+        "saved value's data, in the inputs' order; tanh gives 1 - t*t with t = "
+        "math.tanh(x.data), x the saved input.",
     ),
     "23.1": (
         "topological_order: visit a value's inputs before appending the value itself, and "
         "remember what you have seen, so a value used twice is appended once.",
-        "send_grads: each input gets the local derivative times self.grad, and a value used "
-        "by two ops gets both shares: add them (+=).",
+        "send_grads: each input gets its local derivative (from self.local_grads()) times "
+        "self.grad, and a value used by two ops gets both shares: add them (+=).",
     ),
     "24.1": (
-        "free_saved: the ops' saved things are their local_grads; set them to None and tell "
-        "the source which values you freed, in one call.",
-        "check_saved runs before an op sends its gradients: what does local_grads hold after "
-        "free_saved ran? Raise a RuntimeError that says what happened and what to do.",
+        "free_saved: what the ops saved is their .saved; set it to None and tell the source "
+        "which values you freed, in one call.",
+        "check_saved runs before local_grads() reads .saved: when it is None, raise a "
+        "RuntimeError of your own that starts 'Trying to backward through the graph a second "
+        "time' (an error from unpacking None says nothing of what happened).",
     ),
     "25.1": (
         "add_ changes self.data where it is, so the value's version goes up by one: report "
         "the new version with src.version_bumped.",
-        "Each op saved its inputs' versions when it was made (saved_versions). In "
-        "check_saved, compare each input's version now with the one saved.",
+        "Each op wrote down the versions of what it saved (saved_versions). In check_saved, "
+        "after lesson 24's check, compare each saved value's version now with the one "
+        "written down, and raise a RuntimeError saying 'modified by an inplace operation'.",
     ),
     "26.1": (
         "no_grad: switch Value.grad_enabled off, yield, and switch it back to what it was in "
         "a finally: block, so an error inside cannot leave it off.",
-        "_op: while grad is off, make a value with no inputs and a name other than 'leaf', "
-        "and report nothing; otherwise do what the engine so far did.",
+        "_op: while grad is off, make a value with no inputs, nothing saved and an op name "
+        "other than 'leaf', and report nothing; otherwise do what the engine so far did.",
     ),
     "27.1": (
         "A tape is the graph's values in topological order: leaves first, each op after "
-        "its inputs. Replaying is a walk along it.",
+        "its inputs. Replaying is a walk along it, and never calls fn again.",
         "Keep a dict from each value to its new number: the leaves get the new inputs, each "
         "op gets FORWARD[v.op] of its inputs' new numbers.",
+    ),
+    "28.1": (
+        "g has one entry per weight: differentiate w0² · w1 by w0 (w1 is a constant then), and "
+        "by w1 (w0² is the constant).",
+        "H holds the derivatives of g's entries: row i is d g_i / d w. Multiplied by v = (1, 0) "
+        "it keeps H's first column.",
+    ),
+    "28.2": (
+        "An inference tensor is one allocated inside the block; w was made before it, so it is "
+        "a normal tensor. Under no_grad, what does an in-place change of a leaf do?",
+        "Mul saves both inputs for backward, and saving needs a version counter, which an "
+        "inference tensor lacks. enable_grad switches grad mode on, but not inference mode off.",
+    ),
+    # lesson 29: the learner's engine trains an MLP
+    "29.1": (
+        "as_value: a number becomes a Value of its own (a leaf, made with Value(...)); a Value "
+        "is returned as it is. Every other method is one line built from + and *.",
+        "Python calls a.__rsub__(1) for 1 - a: `other` is the number, and it stands on the "
+        "left. -a is a times -1; a - b is a plus the negation of b.",
+    ),
+    "29.2": (
+        "The two backwards run through two graphs, and each adds its gradient to the same "
+        "w.grad: add the two derivatives at w = 0.5.",
+        "zero_grad: for each parameter, set its grad back to the number a fresh Value starts "
+        "with (your backward adds to it, so not None).",
+    ),
+    "29.3": (
+        "Neuron.__call__: start from the bias and add each weight times its input (sum() takes "
+        "a start value), then tanh unless nonlin is False.",
+        "A neuron's parameters are its weights and its bias, in one list; a layer's are its "
+        "neurons' in order, an MLP's its layers' in order.",
+    ),
+    "29.4": (
+        "Each step: zero_grad(model.parameters()), loss = mse(...), loss.backward(), then the "
+        "update of every parameter; keep loss.data in a list.",
+        "The gradient points up the loss: step against it, subtracting lr times p.grad from "
+        "p.data. Zero the grads before the backward, not between backward and the update.",
     ),
 }
 

@@ -6,7 +6,7 @@ constants, op outputs) with their values, gradients and bytes saved for backward
 and the timeline of everything that happened, forward and backward, including the graph being
 freed. It holds no arrays (events carry previews), so recording never keeps a graph alive, and
 it is bounded: past ``max_nodes`` nodes or ``max_events`` timeline steps, new ones are counted as
-dropped instead of stored.
+dropped instead of stored (NOTE [a recording keeps the first nodes]).
 
 >>> with dg.record() as rec:
 ...     loss = (x * w).sum()
@@ -32,6 +32,17 @@ from .sources import watching_sources
 
 DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EVENTS = 200_000
+
+# NOTE [a recording keeps the first nodes] Past max_nodes, a recording keeps the nodes it has
+# and counts the new ones as dropped, where a live view of a training loop drops its oldest
+# passes for its newest (jupyter/view.py NOTE [the newest passes]). The two serve different
+# readers. A view is watched now: what matters is the step running, and the shape of a step.
+# A recording is read afterwards - saved, diffed, checked, asserted on in a lesson - and its
+# documented promise is that what it holds is exactly what ran from the start of the block
+# (the first nodes, their timeline, every number), with what did not fit said in one place.
+# Dropping its start would change which nodes dg.diff compares and which graph a saved file
+# holds, silently, as a run grows; a learner who wants the end of a long run records that part
+# (dg.record() around the last steps) or raises max_nodes.
 
 SOURCE_CONTEXT = 2  # lines kept around each line that made a node, in recordings and pages
 MAX_SOURCE_CHARS = 20_000  # source text kept per file (notebook cells and lessons are short)

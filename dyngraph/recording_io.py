@@ -259,17 +259,20 @@ def _shape_in(value: Any, path: str) -> tuple[int, ...]:
 def _where_in(value: Any, path: str) -> tuple | None:
     if value is None:
         return None
-    _expect(value, list, path, "[file, line, function, cell, target] or null")
-    if len(value) not in (4, 5):  # recordings made before SourceLine.target have four
-        _fail(path, "expected [file, line, function, cell, target]")
+    _expect(value, list, path, "[file, line, function, cell, target, loop] or null")
+    if len(value) not in (4, 5, 6):  # recordings made before SourceLine.target have four,
+        _fail(path, "expected [file, line, function, cell, target, loop]")  # before .loop five
     file = _expect(value[0], str, f"{path}[0]", "a file name")
     line = _count(value[1], f"{path}[1]")
     function = _expect(value[2], str, f"{path}[2]", "a function name")
     cell = None if value[3] is None else _count(value[3], f"{path}[3]")
-    target = value[4] if len(value) == 5 else None
+    target = value[4] if len(value) >= 5 else None
     if target is not None:
         _expect(target, str, f"{path}[4]", "a variable name")
-    return (file, line, function, cell, target)
+    if len(value) < 6:
+        return (file, line, function, cell, target)
+    loop = None if value[5] is None else _count(value[5], f"{path}[5]")
+    return (file, line, function, cell, target, loop)
 
 
 def _node_in(value: Any, path: str) -> Node:

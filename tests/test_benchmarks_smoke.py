@@ -95,6 +95,34 @@ def test_w6_floor_hooks_every_node_once_and_emits_nothing(torch) -> None:
     assert heard == []  # no dyngraph.torch: nothing is emitted
 
 
+def test_w6_least_events_are_the_watchers_own_for_the_ops(torch) -> None:
+    """with_least_events, the bound W6 measures against, makes the same events as the watcher
+    for the chain's ops: a node_created per op with the same op, shape and preview, and in
+    backward the same gradients and edge contributions (it leaves the leaves' own out)."""
+    from benchmarks import w6_torch_watch as w6
+
+    x, w, b = w6.chain_inputs(torch)
+    least = w6.with_least_events(lambda: w6.torch_chain(x, w, b, n_ops=7))
+    assert least() == w6.torch_chain(x, w, b, n_ops=7)
+    heard: list = []
+    with dg.events.subscribe(heard.append), dg.record():
+        w6.torch_chain(x, w, b, n_ops=7)
+
+    def ops(events: list, kind: str, leaves: set) -> list:
+        return [(e.op, e.shape, e.preview) for e in events
+                if e.kind == kind and e.op not in leaves]
+
+    leaves = {"leaf", "parameter", "constant"}
+    assert ops(least.received, "node_created", leaves) == ops(heard, "node_created", leaves)
+    grads = [e.preview for e in least.received if e.kind == "grad_computed"]
+    watched_ids = {e.id for e in heard if e.kind == "node_created" and e.op not in leaves}
+    assert grads == [e.preview for e in heard if e.kind == "grad_computed"
+                     and e.id in watched_ids]
+    edges = [e.preview for e in least.received if e.kind == "edge_grad" and e.input]
+    assert len(edges) == 6 and edges == [e.preview for e in heard if e.kind == "edge_grad"
+                                         and e.input in watched_ids]
+
+
 # W7: real models watched
 
 

@@ -52,5 +52,6 @@ def test_the_page_of_a_recording_says_what_the_recorder_never_kept(big):
 
     view = GraphView.from_recording(big)
     snapshot = unpack(view.snapshot)
-    assert snapshot["dropped"] == {"nodes": 10_001, "steps": 0}  # the widget's notice says it
+    assert snapshot["dropped"] == {"nodes": 10_001, "steps": 0, "passes": 0, "pass_nodes": 0,
+                                   "max_nodes": 10_000}  # the widget's notice says it
     assert view.recording.dropped_nodes == 10_001

@@ -147,7 +147,7 @@ def test_timeline_of_forward_and_backward_steps_including_freed():
     mul_id = y.grad_fn.parents[0].id
     const_id = next(n.id for n in rec.nodes.values() if n.kind == CONSTANT)
     backward_line = (__file__, y_line + 1, "test_timeline_of_forward_and_backward_steps_"
-                     "including_freed", None, None)
+                     "including_freed", None, None, None)
     assert rec.timeline == [
         ("node", x.id),
         ("node", const_id),

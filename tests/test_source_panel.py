@@ -176,11 +176,12 @@ def test_a_recording_keeps_the_backward_line_and_its_text(tmp_path, monkeypatch)
     saved = json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
     assert saved["schema_version"] == 5
     (saved_step,) = [s for s in saved["timeline"] if s[0] == "backward_started"]
-    assert saved_step == ["backward_started", loss.id, ["lesson.py", 12, "backward", None, None]]
+    assert saved_step == ["backward_started", loss.id, ["lesson.py", 12, "backward", None, None,
+                                                         None]]
     assert set(saved["sources"]) == {"lesson.py", "models.py"}
     loaded = load_recording(tmp_path / "run.json")
     assert [s for s in loaded.timeline if s[0] == "backward_started"] == [
-        ("backward_started", loss.id, ("lesson.py", 12, "backward", None, None))]
+        ("backward_started", loss.id, ("lesson.py", 12, "backward", None, None, None))]
     assert loaded.sources == saved["sources"]
     (event,) = [e for e in loaded.events() if e.kind == "backward_started"]
     assert event.where == events.SourceLine("lesson.py", 12, "backward", None, None)

@@ -265,7 +265,7 @@ process.stdin.on("end", () => {
     nodes: new Map(data.nodes.map((n) => [n.id, n])),
     edges: new Map(data.edges.map(([src, dst, pos]) => [`${src},${dst},${pos}`, {src, dst, pos}])),
     clusters: new Map(data.clusters),
-    steps: [],
+    steps: data.steps,
   };
   const s = buildStructure(timeline, data.options);
   process.stdout.write(JSON.stringify({
@@ -295,6 +295,11 @@ def _widget_structure(rec: Recording, collapse_over: int, max_nodes: int,
     data = {
         "nodes": nodes,
         "edges": [[e.src, e.dst, e.position] for e in rec.edges if e.src in rec.nodes],
+        # the backward passes, with the loop that called backward() (their loops' lines)
+        "steps": [["backward_started", step[1],
+                   step[2] and {"file": step[2][0], "line": step[2][1], "cell": step[2][3],
+                                "loop": step[2][5] if len(step[2]) > 5 else None}]
+                  for step in rec.timeline if step[0] == "backward_started"],
         "clusters": list(clusters.items()),
         "options": {"vocabulary": dot.vocabulary(), "detail": False,
                     "collapseOver": collapse_over, "maxNodes": max_nodes,

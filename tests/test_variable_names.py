@@ -110,7 +110,7 @@ def test_the_target_lives_in_the_cached_where_and_nothing_is_named_without_liste
     with dg.record() as rec:
         y = h.exp()
     assert rec.nodes[y.id].where[4] == "y"  # (file, line, function, cell, target)
-    assert events.SourceLine._fields[-1] == "target"
+    assert events.SourceLine._fields[4] == "target"
 
 
 def test_only_the_outermost_op_of_a_library_function_takes_the_variable_name():

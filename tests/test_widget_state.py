@@ -96,7 +96,7 @@ def test_the_header_says_how_to_read_events_and_carries_vocabulary_and_rules():
     assert header["fields"]["grad_computed"] == [*dg.events.GradComputed._fields,
                                                  "preview_text", "norm_text"]
     assert header["fields"]["backward_started"] == list(dg.events.BackwardStarted._fields)
-    assert header["fields"]["where"] == ["file", "line", "function", "cell", "target"]
+    assert header["fields"]["where"] == ["file", "line", "function", "cell", "target", "loop"]
     assert header["rules"]["Mul"].startswith("z = x * y")
     # a node watched in PyTorch is named by its grad_fn: the same op's rule
     assert header["rules"]["MulBackward0"] == header["rules"]["Mul"]

@@ -114,7 +114,8 @@ def node_data(node: Node) -> dict[str, Any]:
         "preview": json_values(node.preview), "previewText": list(preview_texts(node.preview)),
         "scope": list(node.scope),
         "file": where[0] if where else None, "line": where[1] if where else None,
-        "cell": where[3] if where else None, "saved": node.saved_bytes,
+        "cell": where[3] if where else None,
+        "loop": where[5] if where and len(where) > 5 else None, "saved": node.saved_bytes,
         "savedText": dot.format_bytes(node.saved_bytes) if node.saved_bytes else None,
         "recomputed": node.recomputed, "elapsed": node.elapsed,
         "elapsedText": None if node.elapsed is None else dot.format_elapsed(node.elapsed),
@@ -177,7 +178,8 @@ def fold_case() -> dict[str, Any]:
         elif kind == "backward_started":  # the line as the browser holds it, file as shared
             root, line = rest
             steps.append([kind, root, None if line is None else {
-                "file": shared_path(line[0]), "line": line[1], "cell": line[3]}])
+                "file": shared_path(line[0]), "line": line[1], "cell": line[3],
+                "loop": line[5]}])
         else:
             steps.append([kind, *(list(x) if isinstance(x, tuple) else x for x in rest)])
     return {

@@ -165,6 +165,7 @@ class GraphView(anywidget.AnyWidget):
         collapse_over: int = dot.COLLAPSE_OVER,
         source: bool = True,
         replay: bool = True,
+        running_stats: bool = False,
     ) -> None:
         super().__init__(front_end=FrontEnd.shared().model_id)
         if pace < 0 or rate <= 0:
@@ -188,12 +189,21 @@ class GraphView(anywidget.AnyWidget):
                         "collapse_over": collapse_over, "title": title, "speed": 1.0,
                         # steps the page missed are played at reading pace (NOTE [replay] in
                         # widgets/src/view.js); False: it opens at the end
-                        "replay": bool(replay)}
+                        "replay": bool(replay),
+                        # draw a BatchNorm's running statistics (dot.py NOTE [running statistics])
+                        "running_stats": bool(running_stats)}
         self._seq = 0
         self._snapshot_seq = -1  # the seq the snapshot trait was made at (NOTE [state at rest])
         self._batch: list = []  # events received since the last flush
         self._due = [0.0]  # when the next flush is due (time.monotonic()); shared with the listener
         self._packed: list[bytes] = []  # every batch, packed: the snapshot is made of them
+        # per packed batch: (the backward pass it belongs to, its nodes, its rows), for
+        # dropping the oldest passes (NOTE [the newest passes])
+        self._batch_info: list[tuple[int, int, int]] = []
+        self._passes_ended = 0  # backward passes ended so far (the pass now running is this one)
+        self._dropped_passes = 0  # the oldest passes dropped (NOTE [the newest passes])
+        self._dropped_pass_nodes = 0  # their nodes
+        self._reset = False  # the next delta starts the page over (it holds every batch)
         self._sent = 0  # how many of them deltas have carried
         self._unsent_sources: dict[str, str] = {}  # source texts found but not sent yet
         self._node_ids: set[int] = set()  # the nodes kept
@@ -310,34 +320,118 @@ class GraphView(anywidget.AnyWidget):
         batches = self._packed[self._sent:]
         sources = self._unsent_sources
         passes = self._passes.passes[self._passes_sent:]
-        if not batches and not sources and not passes:
+        if not batches and not sources and not passes and not self._reset:
             return
+        if self._reset:  # the page starts over from everything kept (NOTE [the newest passes])
+            batches, sources = self._packed, self._sources
+            passes = self._passes.passes  # the chart keeps every pass (NOTE [the training chart])
         self._sent = len(self._packed)
-        self._passes_sent += len(passes)
+        self._passes_sent = len(self._passes.passes)
         self._unsent_sources = {}
         self._seq += 1
-        self.delta = self._pack_delta(batches, sources, passes)
+        self.delta = self._pack_delta(batches, sources, passes, reset=self._reset)
+        self._reset = False
 
     def _pack_batch(self) -> None:
         """Keep what the budget allows of the events received so far and pack them (they are
-        sent with the next delta)."""
+        sent with the next delta), a batch ending where a backward pass ends."""
         received = self._batch[:]
         self._batch.clear()
         if self._fold_passes:
             self._passes.fold(received)
+        before = len(self._node_ids)
         (rows, texts), sources = self._keep(received)
-        if rows:
-            self._packed.append(pack((rows, texts)))  # NOTE [display texts]
         self._unsent_sources.update(sources)
+        if not rows:
+            return
+        if not any(kind in PASS_ENDS for kind, _ in rows):
+            self._packed.append(pack((rows, texts)))  # NOTE [display texts]
+            self._batch_info.append((self._passes_ended, len(self._node_ids) - before, len(rows)))
+        else:  # one batch per pass: each ends with its pass's end
+            per_row = split_texts(rows, texts)
+            start = 0
+            for end, (kind, _) in enumerate(rows, 1):
+                if kind not in PASS_ENDS and end < len(rows):
+                    continue
+                chunk = rows[start:end]
+                nodes = sum(kind == "node_created" for kind, _ in chunk)
+                self._packed.append(pack((chunk, join_texts(per_row[start:end]))))
+                self._batch_info.append((self._passes_ended, nodes, len(chunk)))
+                self._passes_ended += kind in PASS_ENDS
+                start = end
+        if len(self._node_ids) > self.max_nodes:
+            self._drop_oldest_passes()
+
+    # NOTE [the newest passes] A live view of a training loop is watched for its newest steps:
+    # the learner wants to see what the model does now, and the shape of one step. So past
+    # max_nodes, the view drops its oldest backward passes whole (each pass: its forward, its
+    # backward, up to its backward_finished), as many as bring it down to three quarters of the
+    # budget, and keeps what the kept passes still read of them (the parameters, the data):
+    # their node_created rows move to the front. The page then starts over from what is kept
+    # (a delta with "reset"), and says how many passes and nodes were dropped (view.js notes),
+    # and how to keep more. Three quarters, not just under the budget: a drop unpacks what is
+    # kept and the page starts over, which at every pass of a 4-block transformer cost 7% of
+    # the watched run; so it happens every few passes instead (under 3%). A cell with
+    # no backward pass, or one pass bigger than the budget, has nothing to drop: its newest
+    # nodes are not kept, as before ("not recorded"). The first view of a cell within the
+    # budget is unchanged. dg.record() keeps its documented rule, the first max_nodes nodes
+    # (record.py NOTE [a recording keeps the first nodes]).
+    def _drop_oldest_passes(self) -> None:
+        """Drop the oldest complete backward passes until the nodes kept fit three quarters of
+        max_nodes (or no complete pass is left), keeping the nodes the remaining passes read."""
+        over = len(self._node_ids) - self.max_nodes * 3 // 4
+        nodes_by_pass: dict[int, int] = {}
+        for number, nodes, _ in self._batch_info:
+            nodes_by_pass[number] = nodes_by_pass.get(number, 0) + nodes
+        # the passes held are numbered from self._dropped_passes (those before were dropped)
+        dropped = self._dropped_passes  # drop the passes before this one: the oldest whose
+        while over > 0 and dropped < self._passes_ended:  # nodes cover what is over
+            over -= nodes_by_pass.get(dropped, 0)
+            dropped += 1
+        if dropped == self._dropped_passes:
+            return
+        cut = sum(1 for number, _, _ in self._batch_info if number < dropped)
+        read = set()  # what the kept passes read
+        for packed in self._packed[cut:]:
+            for kind, fields in ormsgpack.unpackb(packed)[0]:
+                if kind == "node_created":
+                    read.update(fields[_INPUTS])
+        carried, carried_texts = [], []
+        gone_nodes = gone_rows = 0
+        for packed in self._packed[:cut]:
+            rows, texts = ormsgpack.unpackb(packed)
+            for row, row_texts in zip(rows, split_texts(rows, texts)):
+                gone_rows += 1
+                if row[0] != "node_created":
+                    continue
+                if row[1][0] in read:
+                    carried.append(row)
+                    carried_texts.append(row_texts)
+                else:
+                    self._node_ids.discard(row[1][0])  # in place: the follower holds this set
+                    gone_nodes += 1
+        self._packed[:cut] = [pack((carried, join_texts(carried_texts)))] if carried else []
+        self._batch_info[:cut] = [(dropped, len(carried), len(carried))] if carried else []
+        self._kept_events -= gone_rows - len(carried)
+        self._dropped_passes = dropped
+        self._dropped_pass_nodes += gone_nodes
+        self._sent = len(self._packed)  # all of it goes again, with the next delta
+        self._reset = True
+        self._recording = Recording(max_nodes=self.max_nodes, max_events=self.max_events)
+        self._folded = 0
 
     def _keep(self, received: list) -> tuple[tuple[list, str], dict[str, str]]:
         """What the budget allows of a batch, as (kind, fields) rows and their display texts
         (``keep_rows``), and the source text of the files its nodes point at that were not sent
         before."""
         grown: set[str] = set()  # files with a line that made a node for the first time
+        # the nodes of complete passes can make room (NOTE [the newest passes])
+        droppable = sum(nodes for number, nodes, _ in self._batch_info
+                        if number < self._passes_ended)
         kept, texts, node_room, room, dropped_nodes, dropped_events = keep_rows(
             received, self._node_ids, self._wheres, lambda where: self._share(where, grown),
-            self.max_nodes - len(self._node_ids), self.max_events - self._kept_events, _WHERE)
+            self.max_nodes - len(self._node_ids) + droppable, self.max_events - self._kept_events,
+            _WHERE)
         self._kept_events = self.max_events - room
         self._dropped_nodes += dropped_nodes
         self._dropped_events += dropped_events
@@ -370,17 +464,24 @@ class GraphView(anywidget.AnyWidget):
         return (shared, *where[1:])
 
     def _pack_delta(self, batches: list[bytes], sources: dict[str, str],
-                    passes: list[BackwardPass]) -> bytes:
+                    passes: list[BackwardPass], reset: bool = False) -> bytes:
         sent = {file: text for file, text in sources.items() if text}  # not empty ones
-        return pack_delta({
+        delta = {
             "seq": self._seq,
             "events": batches,
             "sources": sent,
             # the lines of each text that were kept: the panel shows one "…" row for the others
             "kept_lines": {file: self._kept_lines[file] for file in sent},
-            "dropped": {"nodes": self._dropped_nodes, "steps": self._dropped_events},
+            # not kept at all (over the budget), and the oldest passes let go (NOTE [the
+            # newest passes])
+            "dropped": {"nodes": self._dropped_nodes, "steps": self._dropped_events,
+                        "passes": self._dropped_passes, "pass_nodes": self._dropped_pass_nodes,
+                        "max_nodes": self.max_nodes},
             "passes": [pass_row(p) for p in passes],  # NOTE [the training chart]
-        })
+        }
+        if reset:  # the page forgets what it has and starts from these batches
+            delta["reset"] = True
+        return pack_delta(delta)
 
     def resync(self) -> None:
         """Set the snapshot to everything so far (what a late or out-of-step view starts from)."""
@@ -418,6 +519,8 @@ class GraphView(anywidget.AnyWidget):
         self._folded = len(self._packed)
         recording.dropped_nodes = self._dropped_nodes
         recording.dropped_events = self._dropped_events
+        recording.dropped_passes = self._dropped_passes
+        recording.dropped_pass_nodes = self._dropped_pass_nodes
         recording.sources.update(  # its own text (NOTE [own source text])
             (file, text) for file, text in self._sources.items() if text)
         # every pass the view heard, also those whose nodes the budget left out
@@ -493,7 +596,8 @@ class GraphView(anywidget.AnyWidget):
         """The picture output's bundle: the graph as it stands, marked with ``picture_id``
         (NOTE [a picture beside the widget]). Without Graphviz, the DOT text and a hint."""
         # browser=False: the widget itself is the picture drawn in the browser
-        bundle = dot.mimebundle(self.recording, repr(self), browser=False)
+        bundle = dot.mimebundle(self.recording, repr(self), browser=False,
+                                running_stats=self.options["running_stats"])
         body = bundle.get("text/html") or f"<pre>{html.escape(bundle['text/plain'])}</pre>"
         # (picture_id is synced: the page could have set it to anything, so it is escaped)
         marked = (f'<div class="dg-picture" '
@@ -506,7 +610,8 @@ class GraphView(anywidget.AnyWidget):
         everywhere else: NOTE [a picture beside the widget]."""
         bundle = super()._repr_mimebundle_(**kwargs)
         data, metadata = bundle if isinstance(bundle, tuple) else (bundle or {}, {})
-        fallback = dot.mimebundle(self.recording, repr(self), browser=False)
+        fallback = dot.mimebundle(self.recording, repr(self), browser=False,
+                                  running_stats=self.options["running_stats"])
         data = {**fallback, **data, "text/plain": fallback["text/plain"]}
         return data, metadata
 
@@ -693,6 +798,25 @@ def preview_texts(preview: tuple) -> list[str]:
     return [dot.format_value(value) for value in preview]
 
 
+def split_texts(rows: list, texts: str) -> list[list[str]]:
+    """The display texts of a batch ``[rows, texts]``, one list per row (NOTE [display
+    texts]): what ``join_texts`` joins back."""
+    stream = texts.split("\n")
+    out = []
+    at = 0
+    for kind, fields in rows:
+        names = TEXT_FIELDS.get(kind)
+        count = len(fields[_PREVIEW[kind]]) + len(names) - 1 if names else 0
+        out.append(stream[at:at + count])
+        at += count
+    return out
+
+
+def join_texts(per_row: list[list[str]]) -> str:
+    """The display texts of some rows, as one string (NOTE [display texts])."""
+    return "\n".join(text for texts in per_row for text in texts)
+
+
 def rows_with_texts(rows: list, texts: str) -> list:
     """The rows of a batch ``[rows, texts]``, unpacked, each followed again by its display
     texts (NOTE [display texts]): a list of its preview's texts, then one text for each
@@ -811,6 +935,9 @@ def event_from_row(kind: str, fields: list) -> events.Event:
 
 
 _WHERE = events.NodeCreated._fields.index("where")
+_INPUTS = events.NodeCreated._fields.index("inputs")
+# the rows that end a backward pass (NOTE [the newest passes])
+PASS_ENDS = frozenset({events.BackwardFinished.kind, events.BackwardFailed.kind})
 _BACKWARD_WHERE = events.BackwardStarted._fields.index("where")
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import itertools
 
+from .. import backend
 from ..function import Function
+from ..tensor import Tensor
 
 _SPATIAL = "hwd"  # einsum letters of the output positions (up to 3 spatial dims)
 _KERNEL = "ijk"  # einsum letters of the kernel offsets
@@ -40,7 +42,11 @@ def _pad(xp, x, padding, fill):
 
 
 def _patches(xp, x, kernel, stride, padding, dilation, out, fill=0):
-    """patches of shape (N, C, *kernel, *out) from x of shape (N, C, *spatial)."""
+    """patches of shape (N, C, *kernel, *out) from x of shape (N, C, *spatial). Given a Tensor
+    (a backward with create_graph=True), the recorded op Patches."""
+    if isinstance(x, Tensor):
+        return Patches.apply(x, kernel=kernel, stride=stride, padding=padding,
+                             dilation=dilation, out=out)
     xpad = _pad(xp, x, padding, fill)
     patches = xp.empty(x.shape[:2] + tuple(kernel) + tuple(out), dtype=x.dtype)
     for offsets in itertools.product(*[range(k) for k in kernel]):
@@ -51,7 +57,11 @@ def _patches(xp, x, kernel, stride, padding, dilation, out, fill=0):
 
 def _add_patches(xp, gpatches, input_shape, kernel, stride, padding, dilation, out):
     """The gradient of ``_patches``: each patch's gradient added back where it was cut from
-    (overlapping windows accumulate), then the padding cut off."""
+    (overlapping windows accumulate), then the padding cut off. Given a Tensor (a backward
+    with create_graph=True), the recorded op AddPatches."""
+    if isinstance(gpatches, Tensor):
+        return AddPatches.apply(gpatches, input_shape=input_shape, kernel=kernel, stride=stride,
+                                padding=padding, dilation=dilation, out=out)
     padded = input_shape[:2] + tuple(n + 2 * p for n, p in zip(input_shape[2:], padding))
     grad = xp.zeros(padded, dtype=gpatches.dtype)
     for offsets in itertools.product(*[range(k) for k in kernel]):
@@ -93,10 +103,15 @@ class Conv(Function):
         n, c, o = x.shape[0], x.shape[1], weight.shape[0]
         # one group axis g: patches (n, g, c/g, kernel, out), weight (g, o/g, c/g, kernel)
         patches = patches.reshape((n, groups, c // groups) + patches.shape[2:])
-        weight = weight.reshape((groups, o // groups) + weight.shape[1:])
         ctx.terms = (f"ngc{k}{s}", f"goc{k}", f"ngo{s}")  # patches, weight, output
-        ctx.save_for_backward(patches, weight)
-        z = ctx.xp.einsum(f"{ctx.terms[0]},{ctx.terms[1]}->{ctx.terms[2]}", patches, weight)
+        ctx.grouped = (patches.shape, (groups, o // groups) + weight.shape[1:])
+        # NOTE: the input and the weight as they came, and the patches made from x: with
+        # create_graph, the patches are cut again from x by a recorded op (made here, they
+        # would be constants of the graph, and the second derivative would miss them)
+        ctx.save_for_backward(x, weight, patches)
+        grouped_weight = weight.reshape(ctx.grouped[1])
+        z = ctx.xp.einsum(f"{ctx.terms[0]},{ctx.terms[1]}->{ctx.terms[2]}", patches,
+                          grouped_weight)
         z = z.reshape((n, o) + ctx.out)
         if bias:
             z = z + bias[0].reshape((1, -1) + (1,) * len(s))
@@ -104,9 +119,13 @@ class Conv(Function):
 
     @staticmethod
     def backward(ctx, gz):
-        patches, weight = ctx.saved_tensors
+        x, weight, patches = ctx.saved_tensors
         xp, (tp, tw, tz) = ctx.xp, ctx.terms
         need = ctx.needs_input_grad
+        if ctx.create_graph and need[1]:
+            patches = _patches(xp, x, ctx.kernel, ctx.stride, ctx.padding, ctx.dilation,
+                               ctx.out).reshape(ctx.grouped[0])
+        weight = weight.reshape(ctx.grouped[1])
         g = gz.reshape(gz.shape[:1] + weight.shape[:2] + gz.shape[2:])  # (n, g, o/g, out)
         gx = gw = None
         if need[0]:
@@ -145,12 +164,40 @@ class MaxPool(Function):
     @staticmethod
     def backward(ctx, gz):
         (winner,) = ctx.saved_tensors
-        xp = ctx.xp
+        xp = backend.get_array_module(winner)  # the winners are constants, also for Tensors
         size = 1
         for k in ctx.kernel:
             size *= k
         offsets = xp.arange(size).reshape((1, 1, -1) + (1,) * len(ctx.out))
-        gwindows = (offsets == winner[:, :, None]) * gz[:, :, None]
+        gwindows = gz[:, :, None] * (offsets == winner[:, :, None])
         gpatches = gwindows.reshape(gz.shape[:2] + ctx.kernel + ctx.out)
         return _add_patches(xp, gpatches, ctx.input_shape, ctx.kernel, ctx.stride, ctx.padding,
                             ctx.dilation, ctx.out)
+
+
+class Patches(Function):
+    """z = the patches of x (im2col: ``_patches``);  dz/dx: each patch's gradient added back
+    where it was cut from (``_add_patches``). Recorded only in a backward with create_graph."""
+
+    @staticmethod
+    def forward(ctx, x, kernel, stride, padding, dilation, out):
+        ctx.geometry = (x.shape, kernel, stride, padding, dilation, out)
+        return _patches(ctx.xp, x, kernel, stride, padding, dilation, out)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return _add_patches(ctx.xp, gz, *ctx.geometry)
+
+
+class AddPatches(Function):
+    """z = patches added back into an input's shape (col2im: ``_add_patches``);  dz/dpatches:
+    the patches of gz (``_patches``), its transpose. Recorded only with create_graph."""
+
+    @staticmethod
+    def forward(ctx, gpatches, input_shape, kernel, stride, padding, dilation, out):
+        ctx.geometry = (kernel, stride, padding, dilation, out)
+        return _add_patches(ctx.xp, gpatches, input_shape, kernel, stride, padding, dilation, out)
+
+    @staticmethod
+    def backward(ctx, gz):
+        return _patches(ctx.xp, gz, *ctx.geometry)

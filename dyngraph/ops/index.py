@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..function import Function
+from .shape import scatter_into_zeros
 
 
 def along_key(xp, index, dim):
@@ -34,10 +35,8 @@ class Gather(Function):
         return x[ctx.key]
 
     @staticmethod
-    def backward(ctx, gz):
-        grad = ctx.xp.zeros(ctx.input_shape, dtype=gz.dtype)
-        backend.scatter_add(ctx.xp, grad, ctx.key, gz)  # repeated indices accumulate
-        return grad, None
+    def backward(ctx, gz):  # (repeated indices accumulate)
+        return scatter_into_zeros(ctx.xp, gz, ctx.input_shape, ctx.key), None
 
 
 class ScatterAdd(Function):
@@ -55,9 +54,8 @@ class ScatterAdd(Function):
     def backward(ctx, gz):
         need_x, _, need_src = ctx.needs_input_grad
         gsrc = None
-        if need_src:
-            gsrc = ctx.xp.zeros(ctx.src_shape, dtype=gz.dtype)
-            gsrc[ctx.used] = gz[ctx.key]
+        if need_src:  # gz at the places src was added to, in the part of src that was used
+            gsrc = scatter_into_zeros(ctx.xp, gz[ctx.key], ctx.src_shape, ctx.used)
         return (gz if need_x else None), None, gsrc
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from .. import backend
 from ..function import Function
+from ..tensor import Tensor
 
 
 class Einsum(Function):
@@ -53,11 +55,12 @@ def _einsum_grad(xp, gz, output, others, subscripts, sizes):
         return g
     # x repeats a letter: spread g over the diagonal with an identity matrix per repeat
     spare = iter(letter for letter in _LETTERS if letter not in sizes)
+    eye = backend.get_array_module(g.array if isinstance(g, Tensor) else g).eye  # constants
     target, eyes, eye_terms = "", [], []
     for letter in subscripts:
         if letter in target:
             fresh = next(spare)
-            eyes.append(xp.eye(sizes[letter], dtype=g.dtype))
+            eyes.append(eye(sizes[letter], dtype=g.dtype))
             eye_terms.append(letter + fresh)
             letter = fresh
         target += letter

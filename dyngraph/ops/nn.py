@@ -17,7 +17,8 @@ Arguments are checked (shapes, dtypes, class ranges) in ``nn.functional`` before
 from __future__ import annotations
 
 from ..function import Function
-from .reduce import need_floats
+from ..tensor import Tensor
+from .reduce import LogSoftmax, need_floats
 
 # ----------------------------------------------------------------------------- reductions
 
@@ -74,6 +75,17 @@ def class_targets(xp, shape, dtype, target, weight, ignore_index, label_smoothin
     return index, weight_of_target, coef, weight_of_target.sum()
 
 
+def probability_coefficients(target, label_smoothing, row_weight, dtype):
+    """coef for class-probability targets: each row smoothed (eps / C added to every class)
+    and weighted by class."""
+    classes = target.shape[1]
+    smoothed = target * (1 - label_smoothing) + label_smoothing / classes
+    coef = smoothed * row_weight
+    if coef.dtype == dtype:
+        return coef
+    return coef.to(dtype) if isinstance(coef, Tensor) else coef.astype(dtype)
+
+
 def _log_softmax(xp, x):
     shifted = x - x.max(axis=1, keepdims=True)  # subtract first: float32 keeps its digits
     return shifted - xp.log(xp.exp(shifted).sum(axis=1, keepdims=True))
@@ -107,22 +119,26 @@ class CrossEntropy(Function):
             else:  # one class per sample: pick its log-probability (a gather)
                 losses = -weight_of_target * logp[index]
         else:  # class probabilities
-            smoothed = target * (1 - label_smoothing) + label_smoothing / classes
             row_weight = 1 if weight is None else weight.reshape((1, classes) + (1,) * (x.ndim - 2))
-            coef = (smoothed * row_weight).astype(x.dtype)
+            coef = probability_coefficients(target, label_smoothing, row_weight, x.dtype)
             count = x.size // classes
             ctx.probability_target, ctx.row_weight = True, row_weight
             ctx.smoothing = label_smoothing
             losses = -(coef * logp).sum(axis=1)
-        ctx.save_for_backward(x, logp, coef)
+        ctx.save_for_backward(x, logp, coef, target)
         return reduce_losses(ctx, losses, reduction, count)
 
     @staticmethod
     def backward(ctx, gz):
-        x, logp, coef = ctx.saved_tensors
+        x, logp, coef, target = ctx.saved_tensors
         xp = ctx.xp
-        if ctx.create_graph:  # logp was saved as numbers; for double backward, a function of x
-            logp = _log_softmax(xp, x)
+        if ctx.create_graph:
+            # NOTE: logp and coef were computed in forward, so here they are numbers, constants
+            # of the graph; the second derivative needs them as functions of the logits (and of
+            # a probability target): made again by recorded ops
+            logp = LogSoftmax.apply(x, axis=1)
+            if ctx.probability_target:
+                coef = probability_coefficients(target, ctx.smoothing, ctx.row_weight, x.dtype)
         scale = spread(ctx, gz, class_axis=True)
         gx = (xp.exp(logp) * coef.sum(axis=1, keepdims=True) - coef) * scale
         gt = None
@@ -164,18 +180,23 @@ class BinaryCrossEntropy(Function):
         log_p = xp.maximum(xp.log(p), _LOG_FLOOR)
         log_q = xp.maximum(xp.log1p(-p), _LOG_FLOOR)
         w = 1 if weight is None else weight
-        ctx.save_for_backward(p, target, log_p, log_q)
+        ctx.save_for_backward(p, target)
         ctx.weight = w
         losses = -w * (target * log_p + (1 - target) * log_q)
         return reduce_losses(ctx, losses, reduction, losses.size)
 
     @staticmethod
     def backward(ctx, gz):
-        p, target, log_p, log_q = ctx.saved_tensors
+        p, target = ctx.saved_tensors
+        xp = ctx.xp
         scale = spread(ctx, gz) * ctx.weight
         need_p, need_t = ctx.needs_input_grad
-        gp = scale * (p - target) / ctx.xp.maximum(p * (1 - p), 1e-12) if need_p else None
-        gt = scale * (log_q - log_p) if need_t else None
+        gp = scale * (p - target) / xp.maximum(p * (1 - p), 1e-12) if need_p else None
+        gt = None
+        if need_t:  # (the logs are made again from p: with create_graph, functions of p)
+            log_p = xp.maximum(xp.log(p), _LOG_FLOOR)
+            log_q = xp.maximum(xp.log1p(-p), _LOG_FLOOR)
+            gt = scale * (log_q - log_p)
         return gp, gt
 
 
@@ -190,20 +211,20 @@ class BinaryCrossEntropyWithLogits(Function):
         softplus_neg = xp.logaddexp(0, -x)  # log(1 + exp(-x)) without overflow
         pw = 1 if pos_weight is None else pos_weight
         w = 1 if weight is None else weight
-        ctx.save_for_backward(x, target, softplus_neg)
+        ctx.save_for_backward(x, target)
         ctx.pw, ctx.weight = pw, w
         losses = w * ((1 - target) * x + (1 + (pw - 1) * target) * softplus_neg)
         return reduce_losses(ctx, losses, reduction, losses.size)
 
     @staticmethod
     def backward(ctx, gz):
-        x, target, softplus_neg = ctx.saved_tensors
+        x, target = ctx.saved_tensors
         scale = spread(ctx, gz) * ctx.weight
         need_x, need_t = ctx.needs_input_grad
         gx = gt = None
         if need_x:
             sigmoid_neg = 0.5 * (1 - ctx.xp.tanh(0.5 * x))
             gx = scale * ((1 - target) - (1 + (ctx.pw - 1) * target) * sigmoid_neg)
-        if need_t:
-            gt = scale * (-x + (ctx.pw - 1) * softplus_neg)
+        if need_t:  # (made again from x: with create_graph, a function of x)
+            gt = scale * (-x + (ctx.pw - 1) * ctx.xp.logaddexp(0, -x))
         return gx, gt

@@ -7,6 +7,7 @@ import math
 
 from .. import backend
 from ..function import Function
+from ..tensor import Tensor
 
 # ----------------------------------------------------------------------------- math
 
@@ -87,7 +88,7 @@ class Gelu(Function):
         if approximate == "tanh":
             inner = _SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x)
             return 0.5 * x * (1 + ctx.xp.tanh(inner))
-        return 0.5 * x * (1 + backend.erf(x * (1 / math.sqrt(2.0))))
+        return 0.5 * x * (1 + erf(x * (1 / math.sqrt(2.0))))
 
     @staticmethod
     def backward(ctx, gz):
@@ -97,7 +98,7 @@ class Gelu(Function):
             t = xp.tanh(_SQRT_2_OVER_PI * (x + _GELU_CUBIC * x * x * x))
             d_inner = _SQRT_2_OVER_PI * (1 + 3 * _GELU_CUBIC * x * x)
             return gz * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * d_inner)
-        cdf = 0.5 * (1 + backend.erf(x * (1 / math.sqrt(2.0))))
+        cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2.0))))
         pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return gz * (cdf + x * pdf)
 
@@ -111,13 +112,16 @@ class Softplus(Function):
         xp = ctx.xp
         bx = x * beta
         linear = bx > threshold
-        ctx.save_for_backward(bx, linear)
+        # NOTE: x, not beta x: what backward uses must be an input (or the output), so that
+        # with create_graph it is connected to the graph; a product made here would be a constant
+        ctx.save_for_backward(x, linear)
+        ctx.beta = beta
         return xp.where(linear, x, xp.logaddexp(0, bx) / beta)  # logaddexp: no overflow
 
     @staticmethod
     def backward(ctx, gz):
-        bx, linear = ctx.saved_tensors
-        sigmoid = 0.5 * (1 + ctx.xp.tanh(0.5 * bx))
+        x, linear = ctx.saved_tensors
+        sigmoid = 0.5 * (1 + ctx.xp.tanh((0.5 * ctx.beta) * x))
         return ctx.xp.where(linear, gz, gz * sigmoid)
 
 
@@ -133,3 +137,29 @@ class LogSigmoid(Function):
     def backward(ctx, gz):
         (x,) = ctx.saved_tensors
         return gz * 0.5 * (1 - ctx.xp.tanh(0.5 * x))
+
+
+# ----------------------------------------------------------------------------- erf
+
+
+class Erf(Function):
+    """z = erf(x) = 2/sqrt(pi) * integral of exp(-t^2) from 0 to x;  dz/dx = 2/sqrt(pi) exp(-x^2)
+
+    Not a public name yet (numpy has no erf): the recorded form of the erf in gelu's backward,
+    so that gelu can be differentiated twice."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return backend.erf(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return gz * (2 / math.sqrt(math.pi)) * ctx.xp.exp(-(x * x))
+
+
+def erf(x):
+    """erf of an array, or of a Tensor as a recorded op (in a backward with create_graph=True:
+    NOTE [one formula, two array modules] in differentiable.py)."""
+    return Erf.apply(x) if isinstance(x, Tensor) else backend.erf(x)

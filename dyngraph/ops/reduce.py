@@ -168,7 +168,7 @@ class LogSumExp(Function):
         z = _logsumexp(ctx.xp, x, axis)
         ctx.kept = z.shape
         z = z if keepdims else z.reshape(reduced_shape(x.shape, axis))
-        ctx.save_for_backward(x, z)
+        ctx.save_for_backward(x, z)  # z is the output: with create_graph, a function of x
         return z
 
     @staticmethod

@@ -6,6 +6,7 @@ import math
 
 from .. import backend
 from ..function import Function
+from ..tensor import Tensor
 
 # ----------------------------------------------------------------------------- views
 
@@ -109,8 +110,6 @@ class Index(Function):
 
     @staticmethod
     def backward(ctx, gz):
-        if ctx.create_graph:
-            return IndexAdd.apply(gz, shape=ctx.input_shape, key=ctx.key)
         return scatter_into_zeros(ctx.xp, gz, ctx.input_shape, ctx.key)
 
 
@@ -128,6 +127,11 @@ class IndexAdd(Function):
 
 
 def scatter_into_zeros(xp, values, shape, key):
+    """zeros(shape) with ``values`` added at ``key`` (repeated places accumulate): the gradient
+    of picking values out (x[key], gather, topk). Given a Tensor (a backward with
+    create_graph=True), the recorded op IndexAdd, whose own gradient picks them out again."""
+    if isinstance(values, Tensor):
+        return IndexAdd.apply(values, shape=shape, key=key)
     grad = xp.zeros(shape, dtype=values.dtype)
     backend.scatter_add(xp, grad, key, values)
     return grad

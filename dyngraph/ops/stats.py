@@ -12,6 +12,7 @@ from .. import backend
 from ..function import Function
 from .index import along_key
 from .reduce import kept_shape, reduced_shape
+from .shape import scatter_into_zeros
 
 # ----------------------------------------------------------------------------- reductions
 
@@ -29,15 +30,28 @@ class Prod(Function):
     def backward(ctx, gz):
         (x,) = ctx.saved_tensors
         xp = ctx.xp
-        # product of the others = (product of those before) * (product of those after)
         flat = x.reshape(-1) if ctx.dim is None else xp.moveaxis(x, ctx.dim, -1)
-        ones = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
-        before = xp.cumprod(xp.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
-        after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([flat[..., 1:], ones], axis=-1),
-                                           axis=-1), axis=-1), axis=-1)
-        others = before * after
+        if ctx.create_graph:
+            others = _others_recorded(xp, flat)
+        else:  # product of the others = (product of those before) * (product of those after)
+            ones = xp.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
+            before = xp.cumprod(xp.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+            after = xp.flip(xp.cumprod(xp.flip(xp.concatenate([flat[..., 1:], ones], axis=-1),
+                                               axis=-1), axis=-1), axis=-1)
+            others = before * after
         others = others.reshape(x.shape) if ctx.dim is None else xp.moveaxis(others, -1, ctx.dim)
         return gz.reshape(ctx.kept) * others
+
+
+def _others_recorded(xp, flat):
+    """The product of the others along the last axis, as recorded ops (create_graph=True): row
+    i of an n x n copy has x_i replaced by 1, and Prod multiplies each row. O(n^2), where the
+    cumulative products above are O(n); but dyngraph has no recorded cumprod, and this form is
+    differentiable again (by Prod itself)."""
+    n = flat.shape[-1]
+    copies = flat.reshape(flat.shape[:-1] + (1, n))  # broadcast against the n x n identity
+    identity = backend.get_array_module(flat.array).eye(n, dtype=bool)  # a constant
+    return xp.where(identity, 1.0, copies).prod(axis=-1)
 
 
 class CumSum(Function):
@@ -69,16 +83,17 @@ class Norm(Function):
             z = xp.sqrt((x * x).sum(axis=dim, keepdims=True))
         else:
             z = (a**p).sum(axis=dim, keepdims=True) ** (1.0 / p)
-        ctx.save_for_backward(x, z)
-        return z if keepdim else z.reshape(reduced_shape(x.shape, dim))
+        z = z if keepdim else z.reshape(reduced_shape(x.shape, dim))
+        ctx.save_for_backward(x, z)  # the output itself: with create_graph, a function of x
+        return z
 
     @staticmethod
     def backward(ctx, gz):
         x, z = ctx.saved_tensors
-        xp, p, g = ctx.xp, ctx.p, gz.reshape(ctx.kept)
+        xp, p, g, z = ctx.xp, ctx.p, gz.reshape(ctx.kept), z.reshape(ctx.kept)
         safe_z = xp.where(z == 0, 1, z)  # the gradient at x = 0 is taken as 0, as in PyTorch
-        if p == float("inf"):
-            at_max = ((xp.abs(x) == z) & (z != 0)).astype(x.dtype)
+        if p == float("inf"):  # (the places of the max: a constant 0/1 weight)
+            at_max = ((xp.sign(x) * x == z) & (z != 0)) * 1.0
             return g * xp.sign(x) * at_max / xp.maximum(at_max.sum(axis=ctx.dim, keepdims=True), 1)
         if p == 2:
             return g * x / safe_z
@@ -105,8 +120,9 @@ class Sort(Function):
 
     @staticmethod
     def backward(ctx, gz):
-        inverse = ctx.xp.argsort(ctx.order, axis=ctx.dim)  # where each value went
-        return ctx.xp.take_along_axis(gz, inverse, axis=ctx.dim)
+        xp = backend.get_array_module(ctx.order)  # index bookkeeping: arrays, also for Tensors
+        inverse = xp.argsort(ctx.order, axis=ctx.dim)  # where each value went
+        return gz[along_key(xp, inverse, ctx.dim % ctx.order.ndim)]  # (a recorded Index)
 
 
 class TopK(Function):
@@ -120,9 +136,7 @@ class TopK(Function):
 
     @staticmethod
     def backward(ctx, gz):
-        grad = ctx.xp.zeros(ctx.input_shape, dtype=gz.dtype)
-        backend.scatter_add(ctx.xp, grad, ctx.key, gz)
-        return grad
+        return scatter_into_zeros(ctx.xp, gz, ctx.input_shape, ctx.key)
 
 
 def topk_order(xp, x, k, dim, largest=True):

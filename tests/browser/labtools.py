@@ -112,3 +112,29 @@ def walk_timeline(page, root, read: str, limit: int = 400) -> list:
         before = now["position"]
         wait_for(lambda before=before: root.evaluate(read)["position"] != before, timeout=10)
     raise AssertionError("the timeline did not end")
+
+
+# The state of the page's first widget, for tests to wait on and read: the texts of its drawing's
+# boxes (the first line of each group box), the notes under it, how many nodes are drawn, how
+# many layouts it made and how long the last took, whether it is settled at the end of its
+# timeline, the groups bar's buttons, whether a cell is running, and the page's clock.
+WIDGET_STATE = """() => {
+    const root = document.querySelector('.dg-root');
+    const pane = root && root.querySelector('.dg-graph');
+    const svg = pane && pane.querySelector('svg');
+    const scrub = root && root.querySelector('.dg-scrub');
+    const texts = svg ? Array.from(svg.querySelectorAll('g.node text, g.cluster text'))
+        .map((t) => t.textContent) : [];
+    const notes = root ? Array.from(root.querySelectorAll('.dg-notes > div'))
+        .map((d) => d.textContent) : [];
+    return {now: performance.now(), texts, notes,
+            nodes: svg ? svg.querySelectorAll('g.node').length : 0,
+            renders: Number(pane ? pane.dataset.renders || 0 : 0),
+            renderMs: Number(pane ? pane.dataset.renderMs || 0 : 0),
+            atEnd: !!scrub && scrub.value === scrub.max && Number(scrub.max) > 0
+                && pane.dataset.shownStep === scrub.value,
+            buttons: root ? Array.from(root.querySelectorAll('.dg-groups button'))
+                .map((b) => b.textContent) : [],
+            running: Array.from(document.querySelectorAll('.jp-InputPrompt'))
+                .some((p) => p.textContent.includes('*'))};
+}"""

@@ -167,7 +167,7 @@ def test_a_loop_opens_quickly_and_readably_and_micrograd_fits_with_its_gradients
           "opened nodes:", len(opened["opened"]))
     assert opened["busy"] >= 0 and opened["busyText"] == "laying out\u2026", opened
     # the buttons did not flip before the drawing: while busy they still offered "expand"
-    title = "\u00d728 iterations, line 7"
+    title = "\u00d728 iterations, line 6"  # the for (events.py NOTE [loop lines])
     assert opened["buttonsBefore"] == [f"expand: {title}", f"expand all: {title}"], opened
     assert opened["buttonsWhileBusy"] == opened["buttonsBefore"], opened
     assert opened["buttonsAfter"] == [f"expand more: {title}", f"expand all: {title}",

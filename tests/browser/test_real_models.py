@@ -18,7 +18,15 @@ from pathlib import Path
 
 import pytest
 
-from .labtools import open_notebook, run_cell, screenshot, wait_for, wait_idle, write_notebook
+from .labtools import (
+    WIDGET_STATE,
+    open_notebook,
+    run_cell,
+    screenshot,
+    wait_for,
+    wait_idle,
+    write_notebook,
+)
 from .measure import FIT
 
 pytest.importorskip("torch", reason="torch is not installed (pip install -e '.[torch]')")
@@ -54,24 +62,7 @@ with dg.watch(title={title!r}):
 """
 
 
-# The state of the first widget's drawing: the texts of its boxes (the first line of each
-# group box), how many layouts it made and how long the last took, whether it is settled at
-# the end of its timeline, and the page's clock.
-STATE = """() => {
-    const root = document.querySelector('.dg-root');
-    const pane = root && root.querySelector('.dg-graph');
-    const svg = pane && pane.querySelector('svg');
-    const scrub = root && root.querySelector('.dg-scrub');
-    const texts = svg ? Array.from(svg.querySelectorAll('g.node text, g.cluster text'))
-        .map((t) => t.textContent)
-        : [];
-    return {now: performance.now(), texts, renders: Number(pane ? pane.dataset.renders || 0 : 0),
-            renderMs: Number(pane ? pane.dataset.renderMs || 0 : 0),
-            atEnd: !!scrub && scrub.value === scrub.max && Number(scrub.max) > 0
-                && pane.dataset.shownStep === scrub.value,
-            running: Array.from(document.querySelectorAll('.jp-InputPrompt'))
-                .some((p) => p.textContent.includes('*'))};
-}"""
+STATE = WIDGET_STATE  # (labtools: the first widget's drawing, notes and timeline)
 
 # The smallest shape written on an edge, on screen (px), and how many there are.
 EDGE_SHAPES = """() => {

@@ -125,7 +125,8 @@ export function foldEvents(events, header, isKnown) {
           previewText: previewTexts(e.preview_text, e.preview),
           scope: Array.isArray(e.scope) ? e.scope.map(String) : [],
           file: where ? where.file ?? null : null, line: where ? where.line ?? null : null,
-          cell: where ? where.cell ?? null : null, saved: e.saved_bytes || 0,
+          cell: where ? where.cell ?? null : null, loop: where ? where.loop ?? null : null,
+          saved: e.saved_bytes || 0,
           savedText: numberText(e.saved_text, e.saved_bytes || null, " B"),
           recomputed: Boolean(e.recomputed), elapsed: e.elapsed ?? null,
           elapsedText: numberText(e.elapsed_text, e.elapsed, " s"),
@@ -162,7 +163,8 @@ export function foldEvents(events, header, isKnown) {
         // with the line that called backward() (null when unknown): the source panel's line
         const where = Array.isArray(e.where) ? named(fields, "where", e.where) : null;
         folded.steps.push([kind, e.root, where
-          ? { file: where.file ?? null, line: where.line ?? null, cell: where.cell ?? null } : null]);
+          ? { file: where.file ?? null, line: where.line ?? null, cell: where.cell ?? null, loop: where.loop ?? null }
+          : null]);
         break;
       }
       case "backward_finished":

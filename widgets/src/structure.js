@@ -11,9 +11,11 @@
 // "values & grads" toggle, a group expanded or rolled up.
 //
 // NOTE [roll-up] Repeated iterations of the same source lines become one stacked box, with the
-// rule of dyngraph/dot.py `_repeated_iterations` (the same (op, file, line) sequence back to
-// back at least MIN_REPEATS times; the first and last iterations stay; the box takes the ones
-// between, with the constants and leaves only they use). A box standing for one iteration
+// rule of dyngraph/dot.py `_repeated_iterations` (the same (op, file, line, scope) sequence
+// back to back at least MIN_REPEATS times, a body of any length: dot.py NOTE [loops of any
+// length]; the first and last iterations stay, and the loops inside them roll up too; the box
+// takes the ones between, with the constants and leaves only they use; its label names the
+// loop's `for` line: events.py NOTE [loop lines]). A box standing for one iteration
 // ("×1 iterations") hides as much as it shows, so a loop rolls up only when at least two
 // iterations go into the box: at least 4 back to back. Past `collapse_over` boxes, every top-level
 // scope (an nn.Module, dg.scope) becomes one box too, as dot.py `_plan_hiding` does past its
@@ -33,9 +35,10 @@ import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
 import { moduleMap, scopeTree, clusterTitles, displayPath, countNodes, MIN_ALIKE } from "./levels.js";
 
 /** dot.py MIN_REPEATS, used when the vocabulary does not say (`min_repeats`): fewest
- * back-to-back repeats that make a loop. MAX_PERIOD: its longest body. */
+ * back-to-back repeats that make a loop. MAX_TRIES: dot.py's, the periods tried at an op
+ * (NOTE [loops of any length] in dot.py). */
 export const MIN_REPEATS = 4;
-export const MAX_PERIOD = 64;
+export const MAX_TRIES = 64;
 /** dot.py COLLAPSE_OVER, used when the options do not say (a view sends `collapse_over`):
  * past this many boxes, the drawing is a map of the modules (levels.js NOTE [map]). */
 export const COLLAPSE_OVER = 150;
@@ -72,12 +75,15 @@ export const COMPACT_VALUES = 1;
  *   iterations: number[][], the members of each iteration in the box, in order (its ops and
  *                           the leaves and constants only it uses)
  *   first: number[],        the ops of the loop's first iteration (drawn before the box)
+ *   around: boolean,        its body runs in more than one top-level scope: a loop around the
+ *                           model (NOTE [a loop around the model])
  * }} Loop
  * @typedef {{
  *   dot: string, boxes: Box[], edges: BoxEdge[], owner: Map<number, string>,
  *   clusters: Map<string, string[]>, hidden: number, loops: Loop[],
  *   groups: Group[],
  *   map: boolean,           drawn as a map of the modules (levels.js NOTE [map])
+ *   statsHidden: number,    running statistics not drawn (dot.py NOTE [running statistics])
  *   mappable: boolean,      the view may draw it as a map when unreadable: some node is in a
  *                           scope, and no loop is rolled up
  * }} Structure
@@ -91,19 +97,102 @@ export const COMPACT_VALUES = 1;
  */
 
 /**
+ * The loops of a sequence of keys, one per op (port of dot.py `loop_spans`, NOTE [loops of any
+ * length] there): {start, repeats, period} of each, in the order of their first op, a loop
+ * before the loops inside its first and last iterations. The periods tried at op i are the
+ * distances to the next MAX_TRIES ops with op i's key.
+ * @param {number[]} codes
+ * @param {number} [minRepeats]
+ * @returns {Array<{start: number, repeats: number, period: number}>}
+ */
+export function loopSpans(codes, minRepeats = MIN_REPEATS) {
+  /** @type {Map<number, number[]>} key -> where it occurs, in order */
+  const positions = new Map();
+  codes.forEach((code, position) => {
+    let at = positions.get(code);
+    if (!at) positions.set(code, (at = []));
+    at.push(position);
+  });
+  /** @type {Array<{start: number, repeats: number, period: number}>} */
+  const spans = [];
+  const same = (/** @type {number} */ a, /** @type {number} */ b, /** @type {number} */ period) => {
+    for (let k = 0; k < period; k++) if (codes[a + k] !== codes[b + k]) return false;
+    return true;
+  };
+  // recursive only as deep as loops are nested (each level is minRepeats times shorter)
+  const find = (/** @type {number} */ i, /** @type {number} */ end) => {
+    while (i < end) {
+      let best = null;
+      let covered = 0;
+      const first = codes[i];
+      const at = /** @type {number[]} */ (positions.get(first));
+      const next = firstAfter(at, i); // the next op with op i's key
+      const longest = Math.floor((end - i) / minRepeats);
+      for (let k = next; k < Math.min(next + MAX_TRIES, at.length); k++) {
+        const period = at[k] - i;
+        if (period > longest) break;
+        if (Math.floor((end - i) / period) * period <= covered) continue; // cannot cover more
+        let j = 2;
+        while (j < minRepeats && codes[i + j * period] === first) j++;
+        if (j < minRepeats) continue; // op i's key is not there minRepeats times
+        let repeats = 1;
+        while (i + (repeats + 1) * period <= end && same(i + repeats * period, i, period)) repeats++;
+        if (repeats >= minRepeats && repeats * period > covered) {
+          best = { repeats, period };
+          covered = repeats * period;
+        }
+      }
+      if (best === null) {
+        i++;
+        continue;
+      }
+      const { repeats, period } = best;
+      spans.push({ start: i, repeats, period });
+      find(i, i + period); // the first iteration
+      const last = i + (repeats - 1) * period;
+      find(last, last + period); // the last
+      i += covered;
+    }
+  };
+  find(0, codes.length);
+  return spans;
+}
+
+/** The index of the first of the sorted `values` greater than `value`. @param {number[]} values @param {number} value */
+function firstAfter(values, value) {
+  let lo = 0;
+  let hi = values.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (values[mid] <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/**
  * Runs of a loop body (port of dot.py `_repeated_iterations`): the same (op, file, line, scope)
- * sequence of ops repeated back to back at least `minRepeats` times. Each run gives the ops of
- * its iterations between the first and the last, plus the non-op nodes consumed only by them.
+ * sequence of ops repeated back to back at least `minRepeats` times, whatever its length. Each
+ * run gives the ops of its iterations between the first and the last, plus the non-op nodes
+ * consumed only by them.
  * @param {NodeRecord[]} nodes  in creation order
  * @param {Iterable<{src: number, dst: number}>} edges
  * @param {number} [minRepeats]
+ * @param {any[]} [steps]  the timeline's: its backward passes name their loops (loopLine)
  * @returns {Loop[]}
  */
-export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
+export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS, steps = []) {
   const ops = nodes.filter((n) => n.kind === "op" && n.file != null);
   // the same lines in the same scope: the same module called again (an RNN cell), not the
   // next of several modules (a transformer's Blocks: the map's siblings, levels.js)
-  const keys = ops.map((n) => `${n.op}\u0000${n.file}\u0000${n.line}\u0000${scopeKey(n.scope)}`);
+  /** @type {Map<string, number>} each key as a number: bodies compare as numbers */
+  const codeOf = new Map();
+  const codes = ops.map((n) => {
+    const key = `${n.op}\u0000${n.file}\u0000${n.line}\u0000${scopeKey(n.scope)}`;
+    let code = codeOf.get(key);
+    if (code === undefined) codeOf.set(key, (code = codeOf.size));
+    return code;
+  });
   /** @type {Map<number, Set<number>>} */
   const consumers = new Map();
   for (const e of edges) {
@@ -111,29 +200,14 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
     if (!set) consumers.set(e.src, (set = new Set()));
     set.add(e.dst);
   }
-  const same = (/** @type {number} */ a, /** @type {number} */ b, /** @type {number} */ period) => {
-    if (a + period > keys.length) return false;
-    for (let k = 0; k < period; k++) if (keys[a + k] !== keys[b + k]) return false;
-    return true;
-  };
+  /** @type {Map<number, number>} the root of a backward pass -> the loop that called backward() */
+  const backwardLoops = new Map();
+  for (const step of steps) {
+    if (step[0] === "backward_started" && step[2] && step[2].loop != null) backwardLoops.set(step[1], step[2].loop);
+  }
   /** @type {Loop[]} */
   const found = [];
-  let i = 0;
-  while (i < keys.length) {
-    let best = null;
-    const maxPeriod = Math.min(MAX_PERIOD, Math.floor((keys.length - i) / minRepeats));
-    for (let period = 1; period <= maxPeriod; period++) {
-      let repeats = 1;
-      while (same(i + repeats * period, i, period)) repeats++;
-      if (repeats >= minRepeats && (best === null || repeats * period > best.repeats * best.period)) {
-        best = { repeats, period };
-      }
-    }
-    if (best === null) {
-      i++;
-      continue;
-    }
-    const { repeats, period } = best;
+  for (const { start: i, repeats, period } of loopSpans(codes, minRepeats)) {
     /** @type {Map<number, number>} op id -> its iteration in the box (0 = the second of the loop) */
     const iterationOf = new Map();
     for (let k = period; k < (repeats - 1) * period; k++) iterationOf.set(ops[i + k].id, Math.floor(k / period) - 1);
@@ -152,16 +226,29 @@ export function repeatedIterations(nodes, edges, minRepeats = MIN_REPEATS) {
     found.push({
       key: `l${sorted[0]}`,
       file: ops[i].file ?? null,
-      line: ops[i].line ?? null,
+      line: loopLine(ops.slice(i, i + period), backwardLoops),
       repeats,
       period,
       members: sorted,
       iterations,
       first: ops.slice(i, i + period).map((n) => n.id),
+      around: new Set(ops.slice(i, i + period).map((n) => n.scope[0] ?? "")).size > 1,
     });
-    i += repeats * period;
   }
   return found;
+}
+
+/**
+ * The line a loop's label names (port of dot.py `_loop_line`; NOTE [loop lines] in
+ * dyngraph/events.py): the loop that called backward() on one of the ops of its first
+ * iteration, else the loop of the first of them that has one, else the first one's line.
+ * @param {NodeRecord[]} first  @param {Map<number, number>} backwardLoops
+ * @returns {number|null}
+ */
+export function loopLine(first, backwardLoops) {
+  for (const node of first) if (backwardLoops.has(node.id)) return /** @type {number} */ (backwardLoops.get(node.id));
+  for (const node of first) if (node.loop != null) return node.loop;
+  return first[0].line ?? null;
 }
 
 export { countNodes };
@@ -185,7 +272,7 @@ export function loopLines(loop, opened = 0) {
  * @param {{
  *   lines?: string[], vocabulary?: Vocabulary, maxNodes?: number, collapseOver?: number,
  *   detail?: boolean, expanded?: Set<string>, opened?: Map<string, number>,
- *   finalGrads?: Map<number, any>, map?: boolean, rankdir?: "TB"|"LR",
+ *   finalGrads?: Map<number, any>, map?: boolean, rankdir?: "TB"|"LR", runningStats?: boolean,
  * }} opts
  *   detail: labels with every value and a gradient line ("values & grads"); else compact.
  *   expanded: group keys the learner opened (l<id> loops, "scope:<path>" and "roll:<path>"
@@ -196,6 +283,8 @@ export function loopLines(loop, opened = 0) {
  *   map: draw the modules one level at a time (levels.js NOTE [map]), as past collapseOver.
  *   rankdir: "LR" lays the ranks out left to right over the header's direction (view.js
  *     NOTE [turn]).
+ *   runningStats: draw the running statistics a BatchNorm reads (dot.py NOTE [running
+ *     statistics]); by default they are left out and counted (`statsHidden`).
  * @returns {Structure}
  */
 export function buildStructure(timeline, opts) {
@@ -224,7 +313,7 @@ export function buildStructure(timeline, opts) {
   /** @type {Group[]} */
   const groupList = [];
   const opened = opts.opened || new Map();
-  const loops = repeatedIterations(nodes, timeline.edges.values(), vocabulary.min_repeats ?? MIN_REPEATS);
+  const loops = repeatedIterations(nodes, timeline.edges.values(), vocabulary.min_repeats ?? MIN_REPEATS, timeline.steps);
 
   // NOTE [map] in levels.js: past collapse_over boxes (counted with the loops rolled up), or
   // when the view finds the drawing unreadable (opts.map), the modules one level at a time.
@@ -238,8 +327,17 @@ export function buildStructure(timeline, opts) {
   // the view maps an unreadable drawing only without a loop in it: every iteration of an RNN
   // is in its cell's scope, and the cell's box would swallow the loop (view.js NOTE [readable])
   const mappable = scoped && loops.length === 0;
+  // NOTE [a loop around the model] A loop whose body runs in more than one top-level scope -
+  // a training step: the model's modules, then the loss and the optimizer outside them - is
+  // the learner's loop around the model. No box of the map can hold it: mapped with the rest,
+  // each module's box took every step's nodes, and the loss drawn outside the modules stood
+  // there once per step, 18 times for 20 steps. So it is rolled up first, and the map drawn of
+  // what it leaves (its first and last iterations, and the weights): one rolled step beside
+  // the map. A loop inside one module (an RNN cell's) stays inside that module's box.
+  // dot.py `_plan_hiding` does the same.
+  const around = new Set(loops.filter((loop) => loop.around).flatMap((loop) => loop.members));
   const { boxes: mapBoxes, opened: mapOpened, tree } = map
-    ? moduleMap(nodes, timeline.edges.values(), expanded, vocabulary.min_alike ?? MIN_ALIKE)
+    ? moduleMap(nodes.filter((n) => !around.has(n.id)), timeline.edges.values(), expanded, vocabulary.min_alike ?? MIN_ALIKE)
     : { boxes: [], opened: [], tree: scopeTree(nodes) };
   const indices = displayIndices(timeline.clusters);
   for (const box of mapBoxes) for (const id of box.members) taken.add(id);
@@ -265,7 +363,10 @@ export function buildStructure(timeline, opts) {
   // the boxes of the map the learner opened (each with its roll-up), then those still closed
   for (const group of mapOpened) groupList.push({ ...group, expanded: true, loop: false, opened: 0, iterations: 0 });
   for (const box of mapBoxes) groupList.push({ key: box.key, title: box.title, expanded: false, loop: false, opened: 0, iterations: 0 });
-  const visible = nodes.filter((n) => !taken.has(n.id));
+  let visible = nodes.filter((n) => !taken.has(n.id));
+  // a box of the map or a loop holds its running statistics; drawn alone, they are left out
+  const statsHidden = opts.runningStats ? 0 : visible.filter((n) => isRunningStat(n, vocabulary)).length;
+  if (statsHidden) visible = visible.filter((n) => !isRunningStat(n, vocabulary)); // dot.py NOTE [running statistics]
 
   /** @type {Box[]} */
   let boxes = [...groups];
@@ -328,7 +429,7 @@ export function buildStructure(timeline, opts) {
     const left = box.kind === "scope" ? [...edgeMap.values()].filter((e) => e.src === box.name && shared(e)).length : 0;
     if (!left) continue; // else it says who reads it, its edges left out
     const at = box.lines.length - 1;
-    box.lines = box.lines.map((line, i) => (i === at ? line.replace(/( \u00B7 click to open)?$/, ` \u00B7 read by ${left} boxes$1`) : line));
+    box.lines = box.lines.map((line, i) => (i === at ? line.replace(/( \u00B7 click to open)?$/, ` \u00B7 read by ${left} box${left === 1 ? "" : "es"}$1`) : line));
     box.statement = statementOf(box.name, box.lines, box.style || "");
   }
   // NOTE [shapes on edges] An edge leaving a module's box carries the shape of the tensor that
@@ -365,7 +466,18 @@ export function buildStructure(timeline, opts) {
     groups: groupList,
     map,
     mappable,
+    statsHidden,
   };
+}
+
+/**
+ * Is `node` a running statistic a normalisation module reads (dot.py `is_running_stat`, NOTE
+ * [running statistics])? The names come in the vocabulary (`running_stats`).
+ * @param {NodeRecord} node @param {Vocabulary} vocabulary
+ */
+export function isRunningStat(node, vocabulary) {
+  const names = vocabulary.running_stats || [];
+  return node.kind === "constant" && node.scope.length > 0 && names.includes(node.name ?? "");
 }
 
 /**

@@ -25,8 +25,9 @@ import { passOf } from "./training.js";
  * @typedef {{
  *   seq?: number, events?: any[], nodes?: any[], edges?: any[], sources?: Record<string, string>,
  *   kept_lines?: Record<string, Array<[number, number]>>, passes?: unknown[],
- *   steps?: Step[], dropped?: {nodes?: number, steps?: number}
- * }} Delta
+ *   steps?: Step[], reset?: boolean,
+ *   dropped?: {nodes?: number, steps?: number, passes?: number, pass_nodes?: number, max_nodes?: number}
+ * }} Delta  reset: forget what is held, this delta is everything (view.py NOTE [the newest passes])
  */
 
 /**
@@ -80,7 +81,9 @@ export class Timeline {
     this.kept = new Map();
     /** @type {Step[]} */
     this.steps = [];
-    this.dropped = { nodes: 0, steps: 0 };
+    /** not kept (over Python's budget), and the oldest backward passes let go for the newest
+     * (view.py NOTE [the newest passes]) with their nodes, under a budget of maxNodes */
+    this.dropped = { nodes: 0, steps: 0, passes: 0, passNodes: 0, maxNodes: 0 };
     /** @type {import("./training.js").Pass[]} each finished backward pass's loss and gradient
      * norm, as Python folded them (training.js NOTE [the training chart]) */
     this.passes = [];
@@ -117,6 +120,9 @@ export class Timeline {
     const expected = this.seq === null ? null : this.seq + 1;
     if (expected === null ? delta.seq > 1 : delta.seq > expected) return GAP;
     if (expected !== null && delta.seq < expected) return STALE;
+    // Python dropped its oldest passes (view.py NOTE [the newest passes]): this delta holds
+    // everything it keeps, and what we hold is forgotten first.
+    if (delta.reset) this.clear();
     this._merge(delta);
     this.seq = delta.seq;
     return APPLIED;
@@ -162,7 +168,11 @@ export class Timeline {
       if (p && (!last || p.step > last.step)) this.passes.push(p);
     }
     if (delta.dropped) {
-      this.dropped = { nodes: delta.dropped.nodes || 0, steps: delta.dropped.steps || 0 };
+      const d = delta.dropped;
+      this.dropped = {
+        nodes: d.nodes || 0, steps: d.steps || 0,
+        passes: d.passes || 0, passNodes: d.pass_nodes || 0, maxNodes: d.max_nodes || 0,
+      };
     }
   }
 
@@ -613,6 +623,18 @@ export function hiddenNote(n, hiddenAttrs) {
   if (!attrs) return `hidden [${label}];`;
   if (attrs.startsWith("[")) return `hidden [${label}] ${attrs};`;
   return `hidden [${label}, ${attrs}];`;
+}
+
+/**
+ * The note under a view whose oldest backward passes Python let go for the newest (view.py
+ * NOTE [the newest passes]): how many, and how to keep more.
+ * @param {{passes: number, passNodes: number, maxNodes: number}} dropped
+ */
+export function olderPassesNote(dropped) {
+  const passes = dropped.passes === 1 ? "backward pass" : `${dropped.passes} backward passes`;
+  const budget = dropped.maxNodes ? ` of ${dropped.maxNodes} nodes` : "";
+  return `Showing the newest passes: the oldest ${passes} (forward and backward, ${dropped.passNodes} nodes) `
+    + `were dropped to stay within the view's budget${budget}; dg.watch(max_nodes=...) keeps more.`;
 }
 
 /** The key of a scope path in `Timeline.clusters`. @param {string[]} path */

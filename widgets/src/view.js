@@ -2,7 +2,7 @@
 // The renderer (d3-graphviz in the bundle, a stub in tests) is passed in, so this module has
 // no d3 and runs under jsdom.
 
-import { Timeline, GAP, APPLIED, clamp, gradAt } from "./timeline.js";
+import { Timeline, GAP, APPLIED, clamp, gradAt, olderPassesNote } from "./timeline.js";
 import { chainRuleAt } from "./chainrule.js";
 import { TrainingPanel, passAt } from "./training.js";
 import { decodeTrait, UnreadableState } from "./events.js";
@@ -873,7 +873,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
     const detail = detailShown();
     const opened = [...state.openIterations].map(([k, n]) => `${k}:${n}`).sort().join(",");
     const key = [timeline.version, detail, state.map, state.rankdir, [...state.expanded].sort().join(","), opened, opts.max_nodes,
-      opts.collapse_over, h.vocabulary ? Object.keys(h.vocabulary).length : 0, (h.lines || []).join("\n")].join("|");
+      opts.collapse_over, opts.running_stats, h.vocabulary ? Object.keys(h.vocabulary).length : 0, (h.lines || []).join("\n")].join("|");
     if (state.structure && state.structure.key === key && state.structure.vocabulary === h.vocabulary) {
       return state.structure.structure;
     }
@@ -881,7 +881,7 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       lines: h.lines || [], vocabulary: h.vocabulary || {}, maxNodes: opts.max_nodes,
       collapseOver: opts.collapse_over ?? COLLAPSE_OVER, detail, expanded: state.expanded, opened: state.openIterations,
       finalGrads: detail ? timeline.finalGrads() : undefined, map: state.map,
-      rankdir: state.rankdir,
+      rankdir: state.rankdir, runningStats: Boolean(opts.running_stats),
     });
     state.structure = { key, structure, vocabulary: h.vocabulary };
     return structure;
@@ -1271,6 +1271,9 @@ function controller({ model, el, createRenderer, reducedMotion }) {
   function updateNotes() {
     clear(notes);
     const dropped = timeline.dropped;
+    if (dropped.passes) {
+      notes.appendChild(make(doc, "div", { className: "dg-older-note", text: olderPassesNote(dropped) }));
+    }
     if (dropped.nodes || dropped.steps) {
       notes.appendChild(make(doc, "div", {
         text: `Not recorded (over the recording budget): ${dropped.nodes} nodes, ${dropped.steps} steps.`,
@@ -1287,6 +1290,13 @@ function controller({ model, el, createRenderer, reducedMotion }) {
       }));
     }
     const s = state.structure && state.structure.structure;
+    if (s && s.statsHidden > 0) { // dot.py NOTE [running statistics]
+      notes.appendChild(make(doc, "div", {
+        className: "dg-stats-note",
+        text: `${s.statsHidden} running statistics (a BatchNorm's running_mean, running_var) are not drawn: `
+          + "dg.watch(running_stats=True) draws them.",
+      }));
+    }
     if (s && s.hidden > 0) {
       const total = timeline.nodes.size;
       notes.appendChild(make(doc, "div", {

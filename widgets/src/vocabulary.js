@@ -19,6 +19,7 @@
  *   id: number, kind: string, op?: string|null, name?: string|null, shape?: number[],
  *   dtype?: string, device?: string, preview?: Value[], previewText?: string[],
  *   scope?: string[], file?: string|null, line?: number|null, cell?: number|null,
+ *   loop?: number|null,     the line of the for/while repeating its line (events.py NOTE [loop lines])
  *   saved?: number, savedText?: string|null, recomputed?: boolean, elapsed?: number|null,
  *   elapsedText?: string|null, rule?: string|null
  * }} NodeData

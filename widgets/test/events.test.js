@@ -73,11 +73,11 @@ describe("folding events", () => {
   });
 
   test("backward_started keeps the line that called backward(), as a node keeps its line", () => {
-    const where = ["8.py", 3, "<module>", 8, null];
+    const where = ["8.py", 3, "<module>", 8, null, 2]; // called in the loop of line 2
     const folded = foldEvents([["backward_started", [9, false, false, where]],
       ["backward_started", [9, false, false, null]], ["backward_started", [9, false, false, "junk"]]],
     FOLD.header, () => false);
-    assert.deepEqual(folded.steps, [["backward_started", 9, { file: "8.py", line: 3, cell: 8 }],
+    assert.deepEqual(folded.steps, [["backward_started", 9, { file: "8.py", line: 3, cell: 8, loop: 2 }],
       ["backward_started", 9, null], ["backward_started", 9, null]]);
   });
 });

@@ -153,19 +153,8 @@ SECOND_ORDER = {
 }
 
 
-# Built on ops whose own backward is not yet made of recorded ops (issue 37, item 2, under way
-# in another branch): ScatterAdd and Conv (their create_graph backward needs xp functions the
-# differentiable module lacks), Prod (the same) and Norm (its second derivative is wrong).
-BACKWARD_NOT_YET_TWICE = {"Tensor.scatter repeats": "ScatterAdd", "Tensor.cumprod with zeros":
-                          "Prod", "Tensor.dist": "Norm", "F.conv_transpose2d stride": "Conv"}
-
-
-@pytest.mark.parametrize("name,array,f", [
-    pytest.param(*c, marks=pytest.mark.xfail(
-        reason=f"{BACKWARD_NOT_YET_TWICE[c[0]]}'s backward is not twice differentiable yet",
-        strict=False)) if c[0] in BACKWARD_NOT_YET_TWICE else c
-    for c in DIFFERENTIABLE if c[0] in SECOND_ORDER],
-    ids=[c[0] for c in DIFFERENTIABLE if c[0] in SECOND_ORDER])
+@pytest.mark.parametrize("name,array,f", [c for c in DIFFERENTIABLE if c[0] in SECOND_ORDER],
+                         ids=[c[0] for c in DIFFERENTIABLE if c[0] in SECOND_ORDER])
 def test_second_derivatives_as_torch(name, array, f):
     """d/dx |g|^2 with g = d(sum y^2)/dx built with create_graph=True, as torch's."""
     def second(lib, F, grad):

@@ -17,6 +17,9 @@ from .tensor import DEFAULT_FLOAT, Tensor, legacy_data, resolve_dtype
 float16 = np.dtype(np.float16)
 float32 = np.dtype(np.float32)
 float64 = np.dtype(np.float64)
+int8 = np.dtype(np.int8)
+int16 = np.dtype(np.int16)
+uint8 = np.dtype(np.uint8)
 int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
@@ -24,10 +27,32 @@ bool_ = np.dtype(np.bool_)
 _rng = np.random.default_rng()
 
 
+# NOTE [PyTorch's integer stream] dyngraph's floats (randn, rand, dropout) are numpy's, not the
+# ones PyTorch draws. Shuffling is different: a learner compares the batches a DataLoader
+# deals with PyTorch's, and random_split's halves, so randperm and the seeds a sampler draws
+# come from the stream PyTorch's CPU generator uses, a 32-bit Mersenne Twister seeded with
+# the seed's low 32 bits (numpy's legacy RandomState seeding is the same), read raw:
+# randperm is PyTorch's Fisher-Yates (swap r[i] with r[i + random() % (n - i)]) and a seed is
+# random64() = (first << 32 | second) % 2**63. A seeded Generator therefore shuffles as
+# PyTorch's does; the global one does too as long as nothing has drawn floats from PyTorch's
+# since torch.manual_seed (torch.randn draws from the same stream there, numpy's here).
+def _integer_stream(seed: int | None) -> np.random.MT19937:
+    stream = np.random.MT19937()
+    if seed is not None:
+        _, key, pos, *_ = np.random.RandomState(seed & 0xFFFFFFFF).get_state()
+        stream.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+    return stream
+
+
+_integers = _integer_stream(None)
+
+
 def manual_seed(seed: int) -> None:
-    """Seed dyngraph's random numbers (randn, rand, dropout)."""
-    global _rng
+    """Seed dyngraph's random numbers (randn, rand, dropout; randperm and the DataLoader's
+    shuffling: NOTE [PyTorch's integer stream])."""
+    global _rng, _integers
     _rng = np.random.default_rng(seed)
+    _integers = _integer_stream(seed)
 
 
 def generator() -> np.random.Generator:
@@ -225,14 +250,45 @@ class Generator:
     def __init__(self, device: Any = "cpu") -> None:
         self.device = backend.normalize_device(device)
         self.rng = np.random.default_rng()
+        self.integers = _integer_stream(None)
 
     def manual_seed(self, seed: int) -> Generator:
         self.rng = np.random.default_rng(seed)
+        self.integers = _integer_stream(seed)
         return self
 
 
 def _rng_of(generator: Generator | None) -> np.random.Generator:
     return _rng if generator is None else generator.rng
+
+
+def _integers_of(generator: Generator | None) -> np.random.MT19937:
+    return _integers if generator is None else generator.integers
+
+
+def random_seed(generator: Generator | None = None) -> int:
+    """A fresh seed as PyTorch draws one (``torch.empty((), dtype=torch.int64).random_()``):
+    random64() % 2**63 of PyTorch's integer stream."""
+    first, second = (int(v) for v in _integers_of(generator).random_raw(2))
+    return ((first << 32) | second) % (1 << 63)
+
+
+def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
+             device: Any = None, requires_grad: bool = False) -> Tensor:
+    """A random permutation of 0 .. n-1, int64: the very one PyTorch deals for the same seed
+    (NOTE [PyTorch's integer stream]).
+
+    >>> dg.randperm(5, generator=dg.Generator().manual_seed(0)).tolist()
+    [4, 0, 1, 3, 2]
+    """
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ValueError(f"randperm(n): n must be a non-negative int, got {n!r}")
+    order = np.arange(n, dtype=np.int64)
+    draws = _integers_of(generator).random_raw(max(n - 1, 0))
+    for i in range(n - 1):
+        z = i + int(draws[i]) % (n - i)
+        order[i], order[z] = order[z], order[i]
+    return _make(order.astype(resolve_dtype(dtype or int64)), device, requires_grad, None)
 
 
 def device(type: str) -> str:  # noqa: A002 - PyTorch's argument name

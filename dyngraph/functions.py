@@ -5,6 +5,7 @@ Each one calls the op (the same as the Tensor method), accepting numbers and arr
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -333,3 +334,135 @@ def einsum(equation: str, *operands: Any) -> Tensor:
     if len(operands) == 1:  # 'ij->ji', 'ii->i': a view of the operand, as in PyTorch (when
         return operands[0]._make_view(ops.Einsum, equation=equation)  # nothing is summed)
     return ops.Einsum.apply(*operands, equation=equation)
+
+
+# ----------------------------------------------------------------------------- the learners' names
+# Counted in the learners' material (issue 37, item 3; docs/pytorch_inventory.md): the
+# function spellings of Tensor methods, and a few constructors. (Not ``torch.trace``: ``dg.trace``
+# is dyngraph's tracer, so a matrix's trace is ``x.trace()``.)
+
+pi = math.pi
+
+
+def add(x: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    return _tensor(x).add(other, alpha=alpha)
+
+
+def sub(x: Any, other: Any, *, alpha: Any = 1) -> Tensor:
+    return _tensor(x).sub(other, alpha=alpha)
+
+
+def mul(x: Any, other: Any) -> Tensor:
+    return _tensor(x) * other
+
+
+def div(x: Any, other: Any) -> Tensor:
+    return _tensor(x) / other
+
+
+def neg(x: Any) -> Tensor:
+    return -_tensor(x)
+
+
+def pow(x: Any, exponent: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+    return _tensor(x) ** exponent
+
+
+def flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    return _tensor(x).flatten(start_dim, end_dim)
+
+
+def unsqueeze(x: Any, dim: int) -> Tensor:
+    return _tensor(x).unsqueeze(dim)
+
+
+def squeeze(x: Any, dim: Any = None) -> Tensor:
+    return _tensor(x).squeeze(dim)
+
+
+def floor(x: Any) -> Tensor:
+    return _tensor(x).floor()
+
+
+def ceil(x: Any) -> Tensor:
+    return _tensor(x).ceil()
+
+
+def round(x: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+    return _tensor(x).round()
+
+
+def acos(x: Any) -> Tensor:
+    return _tensor(x).acos()
+
+
+def asin(x: Any) -> Tensor:
+    return _tensor(x).asin()
+
+
+def diag(x: Any, diagonal: int = 0) -> Tensor:
+    return _tensor(x).diag(diagonal)
+
+
+def nonzero(x: Any, *, as_tuple: bool = False) -> Any:
+    return _tensor(x).nonzero(as_tuple=as_tuple)
+
+
+def unique(x: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+           return_counts: bool = False, dim: int | None = None) -> Any:
+    return _tensor(x).unique(sorted, return_inverse, return_counts, dim)
+
+
+def cumprod(x: Any, dim: int, *, dtype: Any = None) -> Tensor:
+    return _tensor(x).cumprod(dim, dtype=dtype)
+
+
+def numel(x: Tensor) -> int:
+    return x.numel()
+
+
+def is_tensor(obj: Any) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """``data`` as a tensor: a tensor of that dtype comes back as it is (no copy)."""
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == np.dtype(dtype)):
+        return data
+    return factories.tensor(data, dtype=dtype, device=device)
+
+
+def empty(*size: Any, dtype: Any = None, device: Any = None,
+          requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` whose values are not to be read before they are written. PyTorch
+    leaves the memory as it was; dyngraph gives zeros, so a program that reads it anyway
+    gets the same numbers every run."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return factories.zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(x: Tensor, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    return factories.zeros(*x.shape, dtype=dtype or x.dtype, device=device or x.device,
+                           requires_grad=requires_grad)
+
+
+def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids: ``indexing="ij"`` (PyTorch's default) or ``"xy"``; each grid is
+    its vector expanded, so gradients flow back to the vectors."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f'meshgrid: indexing is "ij" or "xy", got {indexing!r}')
+    vectors = [_tensor(t) for t in tensors]
+    sizes = [v.shape[0] for v in vectors]
+    if indexing == "xy" and len(vectors) >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    grids = []
+    for i, v in enumerate(vectors):
+        axis = (1 - i if i < 2 else i) if indexing == "xy" and len(vectors) >= 2 else i
+        shape = [1] * len(vectors)
+        shape[axis] = v.shape[0]
+        grids.append(v.reshape(*shape).expand(*sizes))
+    return tuple(grids)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
@@ -1507,12 +1508,234 @@ class Tensor:
         """z[i, j] = x[i] * y[j] for vectors x and y."""
         return Outer.apply(self, vec2)
 
+    # ------------------------------------------------------------------ the learners' names
+    # Counted in the learners' material (issue 37, item 3; docs/pytorch_inventory.md): PyTorch's
+    # method spellings of the ops above, and the ops of ops/arc_and_round.py.
+
+    def add(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        """self + alpha * other (PyTorch's ``x.add(y)``; ``alpha`` scales ``other``)."""
+        return self + (other if alpha == 1 else other * alpha)
+
+    def sub(self, other: Any, *, alpha: Any = 1) -> Tensor:
+        """self - alpha * other."""
+        return self - (other if alpha == 1 else other * alpha)
+
+    def mul(self, other: Any) -> Tensor:
+        return self * other
+
+    def div(self, other: Any) -> Tensor:
+        return self / other
+
+    def eq(self, other: Any) -> Tensor:
+        return self == other
+
+    def ne(self, other: Any) -> Tensor:
+        return self != other
+
+    def lt(self, other: Any) -> Tensor:
+        return self < other
+
+    def le(self, other: Any) -> Tensor:
+        return self <= other
+
+    def gt(self, other: Any) -> Tensor:
+        return self > other
+
+    def ge(self, other: Any) -> Tensor:
+        return self >= other
+
+    def clip(self, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+        """PyTorch's other name for ``clamp``."""
+        return self.clamp(min, max)
+
+    def type_as(self, other: Tensor) -> Tensor:
+        """This tensor in ``other``'s dtype."""
+        return self.to(other.dtype)
+
+    def view_as(self, other: Tensor) -> Tensor:
+        return self.view(other.shape)
+
+    def expand_as(self, other: Tensor) -> Tensor:
+        return self.expand(*other.shape)
+
+    def new_zeros(self, *size: Any, dtype: Any = None, device: Any = None,
+                  requires_grad: bool = False) -> Tensor:
+        """Zeros of ``size``, in this tensor's dtype and device unless told otherwise."""
+        return self.new_full(normalize_sizes(size, "new_zeros"), 0, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
+
+    def new_ones(self, *size: Any, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        return self.new_full(normalize_sizes(size, "new_ones"), 1, dtype=dtype, device=device,
+                             requires_grad=requires_grad)
+
+    def new_full(self, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+                 requires_grad: bool = False) -> Tensor:
+        from . import factories
+
+        return factories.full(tuple(size), fill_value, dtype=dtype or self.dtype,
+                    device=device or self.device, requires_grad=requires_grad)
+
+    def new_tensor(self, data: Any, *, dtype: Any = None, device: Any = None,
+                   requires_grad: bool = False) -> Tensor:
+        from . import factories
+
+        return factories.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                      requires_grad=requires_grad)
+
+    def where(self, condition: Any, other: Any) -> Tensor:
+        """self where ``condition``, else ``other`` (``torch.where(condition, self, other)``)."""
+        return Where.apply(condition if isinstance(condition, Tensor) else Tensor(condition),
+                           self, other)
+
+    def half(self) -> Tensor:
+        return self.to(np.float16)
+
+    def floor(self) -> Tensor:
+        return Floor.apply(self)
+
+    def ceil(self) -> Tensor:
+        return Ceil.apply(self)
+
+    def round(self) -> Tensor:
+        return Round.apply(self)
+
+    def acos(self) -> Tensor:
+        return Acos.apply(self)
+
+    def asin(self) -> Tensor:
+        return Asin.apply(self)
+
+    def diag(self, diagonal: int = 0) -> Tensor:
+        """A vector -> the square matrix with it on the ``diagonal``-th diagonal; a matrix ->
+        its ``diagonal``-th diagonal, as a vector (a copy, as in PyTorch)."""
+        if self.ndim == 1:
+            n = self.shape[0] + abs(diagonal)
+            rows = np.arange(self.shape[0]) + max(-diagonal, 0)
+            place = np.zeros((n, self.shape[0]), dtype=self.dtype)
+            place[rows, np.arange(self.shape[0])] = 1
+            cols = np.zeros((self.shape[0], n), dtype=self.dtype)
+            cols[np.arange(self.shape[0]), rows + diagonal] = 1
+            return Tensor(place) @ (self.unsqueeze(1) * Tensor(cols))
+        if self.ndim != 2:
+            raise RuntimeError(f"diag(): expected a 1-D or 2-D tensor, got {self.ndim}-D")
+        rows = np.arange(max(-diagonal, 0), self.shape[0])
+        rows = rows[rows + diagonal < self.shape[1]]
+        return self[rows, rows + diagonal]
+
+    def trace(self) -> Tensor:
+        """The sum of a matrix's diagonal."""
+        if self.ndim != 2:
+            raise RuntimeError(f"trace(): expected a matrix, got a {self.ndim}-D tensor")
+        return self.diag().sum()
+
+    def logit(self, eps: float | None = None) -> Tensor:
+        """log(p / (1 - p)), the inverse of sigmoid; ``eps`` clamps p to [eps, 1 - eps]."""
+        p = self if eps is None else self.clamp(eps, 1 - eps)
+        return (p / (1 - p)).log()
+
+    def nonzero(self, *, as_tuple: bool = False) -> Any:
+        """The indices of the nonzero entries: one row each (int64), or with ``as_tuple``
+        one tensor per dimension."""
+        where_nonzero = np.argwhere(backend.to_numpy(self.array)).astype(np.int64)
+        if as_tuple:
+            return tuple(Tensor(column) for column in where_nonzero.T)
+        return Tensor(where_nonzero)
+
+    def unique(self, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
+               return_counts: bool = False, dim: int | None = None) -> Any:
+        """The distinct values, sorted (and where each entry went, how many of each)."""
+        values, inverse, counts = np.unique(backend.to_numpy(self.array), return_inverse=True,
+                                            return_counts=True, axis=dim)
+        out = [Tensor(values)]
+        if return_inverse:
+            out.append(Tensor(inverse.reshape(self.shape if dim is None else -1).astype(np.int64)))
+        if return_counts:
+            out.append(Tensor(counts.astype(np.int64)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def scatter(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                reduce: str | None = None) -> Tensor:
+        """A copy of self with ``src`` (a tensor, or one number) written at ``index`` along
+        ``dim``: out[i][index[i][j]] = src[i][j] for dim=1 (the one-hot idiom:
+        ``dg.zeros(n, k).scatter(1, y.unsqueeze(1), 1.0)``). Where an index repeats along
+        ``dim`` the last write wins, as on PyTorch's CPU. Built from ``masked_fill`` and
+        ``scatter_add``: gradients flow to self (where nothing was written) and to src, as
+        PyTorch's (grad.gather(dim, index): every writer of a repeated index gets one)."""
+        if reduce is not None:
+            raise NotImplementedError("scatter(reduce=...) is not supported yet: use "
+                                      "scatter_add for reduce='add'")
+        src = value if src is None else src
+        dim = normalize_dim(dim, self.ndim, "scatter")
+        positions = backend.to_numpy(index.array if isinstance(index, Tensor) else
+                                     np.asarray(index)).astype(np.int64)
+        # NOTE: which src entry writes each target last: a constant mask, so repeats keep one.
+        # The index may be smaller than self in the other dimensions: it addresses the
+        # corner of that size, as in PyTorch.
+        coords = list(np.indices(positions.shape, sparse=True))
+        coords[dim] = positions
+        targets = tuple(coords)
+        writer = np.full(self.shape, -1, dtype=np.int64)
+        order = np.arange(positions.size).reshape(positions.shape)
+        writer[targets] = order
+        last = writer[targets] == order
+        written = np.zeros(self.shape, dtype=bool)
+        written[targets] = True
+        if isinstance(src, Tensor):
+            src = src[tuple(slice(0, n) for n in positions.shape)]
+        else:
+            src = Tensor(np.full(positions.shape, src, dtype=self.dtype))
+        # every writer summed, less the overwritten ones (detached): the last write's value,
+        # and PyTorch's gradient for each writer
+        zeros = (self * 0).detach()
+        overwritten = (src * Tensor(~last)).detach()
+        placed = (zeros.scatter_add(dim, Tensor(positions), src)
+                  - zeros.scatter_add(dim, Tensor(positions), overwritten))
+        return self.masked_fill(Tensor(written), 0) + placed
+
+    def scatter_(self, dim: int, index: Any, src: Any = None, *, value: Any = None,
+                 reduce: str | None = None) -> Tensor:
+        """``scatter`` in place."""
+        return self.copy_(self.scatter(dim, index, src, value=value, reduce=reduce))
+
+    def cumprod(self, dim: int, *, dtype: Any = None) -> Tensor:
+        """out[j] = x[0] * x[1] * ... * x[j] along ``dim``. Written as a product over a
+        triangle (row j holds x[0..j], then ones), so zeros in x get their gradients right
+        and the graph shows Prod; it costs n^2 for n entries along ``dim``, which is fine at
+        the sizes one reads (a diffusion schedule's 1000 steps)."""
+        x = self if dtype is None else self.to(dtype)
+        dim = normalize_dim(dim, x.ndim, "cumprod")
+        if x.ndim == 0:
+            return x * 1
+        last = x.transpose(dim, -1)
+        n = last.shape[-1]
+        triangle = np.tril(np.ones((n, n), dtype=bool))
+        rows = last.unsqueeze(-2).expand(*last.shape[:-1], n, n)
+        filled = Where.apply(Tensor(triangle), rows, Tensor(np.ones((), dtype=x.dtype)))
+        return filled.prod(-1).transpose(dim, -1)
+
+    def dist(self, other: Any, p: Any = 2) -> Tensor:
+        """The p-norm of self - other."""
+        return (self - other).norm(p)
+
+    def random_(self, from_: int = 0, to: int | None = None, *, generator: Any = None
+                ) -> Tensor:
+        """Fill with random integers in [from_, to) (``random_(to)``: [0, to)), in place;
+        numpy's numbers, as dyngraph's other random fills."""
+        from . import factories
+
+        low, high = (0, from_) if to is None else (from_, to)
+        if to is None and from_ == 0:
+            raise ValueError("random_(): give the upper bound, x.random_(to) or "
+                             "x.random_(from_, to)")
+        return self.copy_(factories.randint(low, high, self.shape, generator=generator,
+                                            dtype=self.dtype))
+
     # ------------------------------------------------------------------ display
 
     def __repr__(self) -> str:
-        body = np.array2string(
-            backend.to_numpy(self.array), separator=", ", precision=4, prefix="tensor("
-        )
+        body = np.array2string(backend.to_numpy(self.array), separator=", ", prefix="tensor(",
+                               **_PRINT_OPTIONS)
         extras = []
         if self.dtype not in (DEFAULT_FLOAT, np.dtype(np.int64), np.dtype(np.bool_)):
             extras.append(f"dtype={self.dtype}")
@@ -1525,6 +1748,37 @@ class Tensor:
         if self.name:
             extras.append(f"name={self.name!r}")
         return "tensor(" + ", ".join([body, *extras]) + ")"
+
+
+# How tensors print: numpy's array2string options, set by set_printoptions.
+_PRINT_OPTIONS: dict[str, Any] = {"precision": 4}
+
+
+def set_printoptions(precision: int | None = None, threshold: int | None = None,
+                     edgeitems: int | None = None, linewidth: int | None = None,
+                     profile: str | None = None, sci_mode: bool | None = None) -> None:
+    """How tensors print, with PyTorch's arguments (``precision`` digits after the point,
+    ``threshold`` entries before the middle is summarised as ``...``, ``edgeitems`` shown at
+    each end, ``linewidth``; ``profile`` "default", "short" or "full"; ``sci_mode=False``
+    never uses scientific notation). Only what is given changes.
+
+    >>> dg.set_printoptions(precision=2)
+    >>> dg.tensor([1/3])
+    tensor([0.33])
+    """
+    profiles = {"default": {"precision": 4}, "short": {"precision": 2, "edgeitems": 2},
+                "full": {"precision": 4, "threshold": sys.maxsize}}
+    if profile is not None:
+        if profile not in profiles:
+            raise ValueError(f"set_printoptions: profile is one of {list(profiles)}, "
+                             f"got {profile!r}")
+        _PRINT_OPTIONS.clear()  # NOTE: from how a tensor prints at import, then the profile
+        _PRINT_OPTIONS.update(profiles[profile])
+    given = {"precision": precision, "threshold": threshold, "edgeitems": edgeitems,
+             "max_line_width": linewidth}
+    _PRINT_OPTIONS.update({k: v for k, v in given.items() if v is not None})
+    if sci_mode is not None:
+        _PRINT_OPTIONS["suppress_small"] = not sci_mode
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -1802,6 +2056,7 @@ def _tell_hooks_data_read(tensor: Tensor, how: str) -> None:
 # classes used by the dunders above, and function.py itself (its registry of FunctionHooks, read
 # on data reads), are imported at the bottom, once Tensor exists.
 from . import function  # noqa: E402
+from .ops.arc_and_round import Acos, Asin, Ceil, Floor, Round  # noqa: E402
 from .ops.dims import normalize_dim, normalize_dims, normalize_sizes, one_spelling  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
     Abs,
@@ -1824,6 +2079,7 @@ from .ops.elementwise import (  # noqa: E402
     Sqrt,
     Sub,
     Tanh,
+    Where,
 )
 from .ops.index import Flip, Gather, MaskedFill, Repeat, ScatterAdd, Tril, Triu  # noqa: E402
 from .ops.linalg import Outer  # noqa: E402

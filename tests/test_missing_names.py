@@ -30,8 +30,8 @@ MISSING = [
     (lambda: dg.tensor([1.0]).logaddexp, "Tensor.logaddexp", None),
     (lambda: dg.tensor([1.0]).masked_fill_, "Tensor.masked_fill_", "x.masked_fill"),
     (lambda: dg.nn.Parameter(dg.zeros(2)).index_add_, "Tensor.index_add_", None),
-    (lambda: dg.nn.Linear(2, 2).register_forward_pre_hook,
-     "nn.Module.register_forward_pre_hook", None),
+    (lambda: dg.nn.Linear(2, 2).register_full_backward_pre_hook,
+     "nn.Module.register_full_backward_pre_hook", None),
     (lambda: dg.nn.Linear(2, 2).get_submodule, "nn.Module.get_submodule",
      "module.named_modules"),
 ]

@@ -13,6 +13,9 @@
   ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
 - ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``pack_padded_sequence``...
+- ``more_layers``: ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` and the lazy
+  layers ``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ``LazyBatchNorm2d``;
+  ``GroupNorm``, ``PixelShuffle``, ``Upsample``, ``UpsamplingNearest2d``, ``ConvTranspose2d``
 - ``init``: ``normal_``, ``uniform_``, ``zeros_``, ``ones_``, ``constant_``, ``xavier_uniform_``,
   ``xavier_normal_``: a parameter's first values, in place
 """
@@ -35,6 +38,21 @@ from .layers import (
 )
 from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
 from .module import LoadResult, Module, ModuleDict, ModuleList, Parameter, Sequential
+from .more_layers import (
+    AdaptiveAvgPool2d,
+    AvgPool2d,
+    ConvTranspose2d,
+    Dropout2d,
+    GroupNorm,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyConv2d,
+    LazyLinear,
+    PixelShuffle,
+    SiLU,
+    Upsample,
+    UpsamplingNearest2d,
+)
 from .norm import BatchNorm1d, BatchNorm2d, LayerNorm
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
@@ -45,6 +63,10 @@ __all__ = [
     "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "RNN",
     "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
     "utils",
+    # issue 37, item 3: counted in the learners' material (docs/pytorch_inventory.md)
+    "AdaptiveAvgPool2d", "AvgPool2d", "Dropout2d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+    "LazyConv2d", "LazyLinear", "SiLU", "ConvTranspose2d", "GroupNorm", "PixelShuffle",
+    "Upsample", "UpsamplingNearest2d",
 ]
 
 

@@ -16,6 +16,8 @@ import math
 import warnings
 from typing import Any
 
+import numpy as np
+
 from .. import backend, factories
 from ..ops import (
     BinaryCrossEntropy,
@@ -43,8 +45,17 @@ from ..tensor import Tensor, scalar_type_name
 
 
 def relu(x: Tensor, inplace: bool = False) -> Tensor:
-    """max(x, 0) elementwise."""
-    return Relu.apply(x)
+    """max(x, 0) elementwise; ``inplace=True`` writes the result into x (NOTE [inplace
+    activations])."""
+    return _maybe_inplace(x, Relu.apply(x), inplace)
+
+
+# NOTE [inplace activations] PyTorch's ``inplace=True`` (``nn.ReLU(True)`` in DCGAN,
+# ``F.relu(x, inplace=True)``) changes x itself: a program that reads x afterwards sees the
+# result, and autograd records the write (a leaf that requires grad is refused). Here the
+# same: the result is computed, then copied into x with ``copy_``, which records the write.
+def _maybe_inplace(x: Tensor, result: Tensor, inplace: bool) -> Tensor:
+    return x.copy_(result) if inplace else result
 
 
 def sigmoid(x: Tensor) -> Tensor:
@@ -57,8 +68,8 @@ def tanh(x: Tensor) -> Tensor:
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    """x where x > 0, else negative_slope * x."""
-    return LeakyRelu.apply(input, negative_slope=negative_slope)
+    """x where x > 0, else negative_slope * x (``inplace``: NOTE [inplace activations])."""
+    return _maybe_inplace(input, LeakyRelu.apply(input, negative_slope=negative_slope), inplace)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -543,3 +554,256 @@ def _elementwise_weight(weight: Any, input: Tensor) -> Any:
 from ..missing import module_getattr as _module_getattr  # noqa: E402
 
 __getattr__ = _module_getattr(__name__)
+
+
+# ----------------------------------------------------------------------------- the learners' names
+# Counted in the learners' material (issue 37, item 3; docs/pytorch_inventory.md). Each is a
+# short composition of recorded ops, so its graph shows its parts and it is differentiable
+# twice over.
+
+
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """z = x * sigmoid(x) (the swish)."""
+    return input * Sigmoid.apply(input)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels (N, C, H, W) with probability ``p``, scale the rest by
+    1 / (1 - p); a channel is one feature map, dropped or kept together."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout probability must be between 0 and 1, got {p}")
+    if not training or p == 0.0:
+        return input
+    if input.ndim not in (3, 4):
+        raise ValueError(f"dropout2d: expected an input (N, C, H, W) or (C, H, W), got "
+                         f"{input.ndim}-D")
+    shape = input.shape[: input.ndim - 2] + (1, 1)
+    keep = factories.generator().random(shape) >= p
+    return input * (factories.tensor(keep, dtype=input.dtype, device=input.device) / (1.0 - p)
+                    if p < 1.0 else 0.0)
+
+
+def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = None) -> Tensor:
+    """Pad the last dimensions: ``pad = (left, right)`` for the last one, then ``(top,
+    bottom)`` for the one before, ...; negative amounts crop. ``mode``: "constant" (``value``,
+    0 by default), "reflect" (mirrored, the edge not repeated), "replicate" (the edge
+    repeated) or "circular" (wrapped around).
+
+    >>> F.pad(dg.tensor([[1., 2.]]), (1, 2)).tolist()
+    [[0.0, 1.0, 2.0, 0.0, 0.0]]
+    """
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: expected pairs (before, after) for at most {input.ndim} "
+                         f"dimensions, got {tuple(pad)}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not one of 'constant', 'reflect', "
+                                  "'replicate', 'circular'")
+    out = input
+    for k in range(len(pad) // 2):
+        dim = input.ndim - 1 - k
+        before, after = pad[2 * k], pad[2 * k + 1]
+        out = _pad_dim(out, dim, before, after, mode, 0.0 if value is None else value)
+    return out
+
+
+def _pad_dim(x: Tensor, dim: int, before: int, after: int, mode: str, value: float) -> Tensor:
+    size = x.shape[dim]
+    lead = (slice(None),) * dim
+    if before < 0 or after < 0:  # cropping first: a slice
+        x = x[lead + (slice(max(-before, 0), size - max(-after, 0)),)]
+        before, after, size = max(before, 0), max(after, 0), x.shape[dim]
+    if before == after == 0:
+        return x
+    if mode == "constant":
+        def block(n):
+            shape = list(x.shape)
+            shape[dim] = n
+            return factories.full(tuple(shape), value, dtype=x.dtype, device=x.device)
+        return _cat([block(before), x, block(after)] if before and after
+                    else [block(before), x] if before else [x, block(after)], dim)
+    positions = np.arange(-before, size + after)
+    if mode == "replicate":
+        index = positions.clip(0, size - 1)
+    elif mode == "circular":
+        index = positions % size
+    else:  # reflect: ... 2 1 | 0 1 2 3 | 2 1 ...
+        if before >= size or after >= size:
+            raise RuntimeError(f"pad: reflect padding ({before}, {after}) must be less than "
+                               f"the dimension's size {size}")
+        index = np.abs(positions)
+        index = (size - 1) - np.abs((size - 1) - index)
+    return x[lead + (index,)]
+
+
+def _cat(tensors: list[Tensor], dim: int) -> Tensor:
+    from ..functions import cat
+
+    return cat(tensors, dim)
+
+
+def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
+    """The mean over each kernel_size window of an image (N, C, H, W) or (C, H, W); ``stride``
+    defaults to ``kernel_size``; zero ``padding`` counts in the mean (PyTorch's default).
+    Written as the sum of the window's kh * kw shifted, strided slices."""
+    if ceil_mode or not count_include_pad:
+        raise NotImplementedError("avg_pool2d: ceil_mode=True and count_include_pad=False are "
+                                  "not supported yet")
+    kh, kw = _tuple(kernel_size, 2, "kernel_size", "avg_pool2d")
+    sh, sw = _tuple(kernel_size if stride is None else stride, 2, "stride", "avg_pool2d")
+    ph, pw = _tuple(padding, 2, "padding", "avg_pool2d")
+    if ph > kh // 2 or pw > kw // 2:
+        raise RuntimeError("avg_pool2d: pad should be at most half of effective kernel size")
+    x = pad(input, (pw, pw, ph, ph)) if ph or pw else input
+    height, width = x.shape[-2:]
+    oh, ow = (height - kh) // sh + 1, (width - kw) // sw + 1
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"avg_pool2d: the kernel {(kh, kw)} is larger than the padded input "
+                           f"{(height, width)}")
+    total = None
+    for i in range(kh):
+        for j in range(kw):
+            window = x[..., i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
+            total = window if total is None else total + window
+    return total / (divisor_override or kh * kw)
+
+
+def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
+    """The mean over output_size[0] x output_size[1] windows that tile the image as evenly as
+    they can (PyTorch's bins: rows floor(i H / oh) to ceil((i + 1) H / oh)); ``None`` keeps a
+    size. ``output_size=1`` is the global average pooling of a ResNet's head."""
+    height, width = input.shape[-2:]
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh = height if output_size[0] is None else output_size[0]
+    ow = width if output_size[1] is None else output_size[1]
+    if height % oh == 0 and width % ow == 0:  # even windows: one reshape and a mean
+        lead = input.shape[:-2]
+        return input.reshape(*lead, oh, height // oh, ow, width // ow).mean((-3, -1))
+    rows = []
+    for i in range(oh):
+        r0, r1 = (i * height) // oh, -((-(i + 1) * height) // oh)
+        cells = [input[..., r0:r1, (j * width) // ow: -((-(j + 1) * width) // ow)].mean((-2, -1))
+                 for j in range(ow)]
+        rows.append(_stack(cells, -1))
+    return _stack(rows, -2)
+
+
+def _stack(tensors: list[Tensor], dim: int) -> Tensor:
+    from ..functions import stack
+
+    return stack(tensors, dim)
+
+
+def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    """Huber-like: 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target);
+    ``beta=0`` is the L1 loss."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _warn_if_shapes_differ("smooth_l1_loss", input, target)
+    d = input - target
+    if beta == 0:
+        return _reduce(d.abs(), reduction)
+    size = d.abs()
+    return _reduce((size < beta).float().type_as(d) * (0.5 * d * d / beta)
+                   + (size >= beta).float().type_as(d) * (size - 0.5 * beta), reduction)
+
+
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
+    """Normalise each sample's channels in ``num_groups`` groups (the mean and the biased
+    variance over a group's channels and positions), then scale and shift per channel."""
+    n, channels = input.shape[:2]
+    if channels % num_groups:
+        raise ValueError(f"group_norm: num_channels ({channels}) must be divisible by "
+                         f"num_groups ({num_groups})")
+    groups = input.reshape(n, num_groups, -1)
+    mean = groups.mean(-1, keepdim=True)
+    centered = groups - mean
+    var = (centered * centered).mean(-1, keepdim=True)
+    out = (centered / (var + eps).sqrt()).reshape(*input.shape)
+    per_channel = (1, channels) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(*per_channel)
+    if bias is not None:
+        out = out + bias.reshape(*per_channel)
+    return out
+
+
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """(*, C r^2, H, W) -> (*, C, H r, W r): each group of r^2 channels becomes an r x r
+    block of pixels."""
+    r = upscale_factor
+    *lead, channels, height, width = input.shape
+    if channels % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)="
+                           f"{channels} is not divisible by {r * r}")
+    k = len(lead)
+    x = input.reshape(*lead, channels // (r * r), r, r, height, width)
+    x = x.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)
+    return x.reshape(*lead, channels // (r * r), height * r, width * r)
+
+
+def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
+                mode: str = "nearest", align_corners: bool | None = None,
+                recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
+    """Resize the spatial dimensions (all after the first two) to ``size`` or by
+    ``scale_factor``. ``mode="nearest"`` (PyTorch's rule: output pixel i reads input pixel
+    floor(i * scale), scale = in / out, or 1 / scale_factor when that is given); the other
+    modes are not there yet."""
+    if mode != "nearest":
+        raise NotImplementedError(f"interpolate(mode={mode!r}) is not supported yet: only "
+                                  "mode='nearest'")
+    spatial = input.ndim - 2
+    if (size is None) == (scale_factor is None):
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = (size,) * spatial if isinstance(size, int) else tuple(size)
+        scales = [i / o for i, o in zip(input.shape[2:], sizes)]
+    else:
+        factors = ((scale_factor,) * spatial if isinstance(scale_factor, (int, float))
+                   else tuple(scale_factor))
+        sizes = tuple(int(math.floor(i * f)) for i, f in zip(input.shape[2:], factors))
+        scales = [1.0 / f for f in factors]
+    out = input
+    for k, (n_in, n_out, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
+        index = np.minimum(np.floor(np.arange(n_out) * np.float32(scale)).astype(np.int64),
+                           n_in - 1)
+        out = out[(slice(None),) * (2 + k) + (index,)]
+    return out
+
+
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Tensor:
+    """The transpose of conv2d (the gradient of a conv2d with respect to its input), with a
+    weight (C_in, C_out, kH, kW): an output of (H - 1) stride - 2 padding + kH +
+    output_padding rows. Written as a conv2d: zeros between the input's pixels (stride - 1
+    of them), a border of kH - 1 - padding, and the weight flipped and transposed."""
+    if groups != 1 or _tuple(dilation, 2, "dilation", "conv_transpose2d") != (1, 1):
+        raise NotImplementedError("conv_transpose2d: groups and dilation other than 1 are not "
+                                  "supported yet")
+    sh, sw = _tuple(stride, 2, "stride", "conv_transpose2d")
+    ph, pw = _tuple(padding, 2, "padding", "conv_transpose2d")
+    oh, ow = _tuple(output_padding, 2, "output_padding", "conv_transpose2d")
+    kh, kw = weight.shape[2:]
+    x = _spread(_spread(input, -1, sw), -2, sh)
+    x = pad(x, (kw - 1 - pw, kw - 1 - pw + ow, kh - 1 - ph, kh - 1 - ph + oh))
+    flipped = weight.flip((2, 3)).transpose(0, 1)
+    return conv2d(x, flipped, bias)
+
+
+def _spread(x: Tensor, dim: int, stride: int) -> Tensor:
+    """``stride - 1`` zeros after each entry along ``dim`` but the last."""
+    if stride == 1:
+        return x
+    dim = dim % x.ndim
+    zeros = (x * 0).detach()
+    woven = _stack([x] + [zeros] * (stride - 1), dim + 1)
+    shape = list(x.shape)
+    shape[dim] *= stride
+    woven = woven.reshape(*shape)
+    return woven[(slice(None),) * dim + (slice(0, (x.shape[dim] - 1) * stride + 1),)]

@@ -117,10 +117,18 @@ class Dropout(Module):
 
 
 class ReLU(Module):
-    """relu(x) = max(x, 0), elementwise."""
+    """relu(x) = max(x, 0), elementwise (``inplace=True``: into x, NOTE [inplace
+    activations] in functional.py)."""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.relu(x)
+        return F.relu(x, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return "inplace=True" if self.inplace else ""
 
 
 class Tanh(Module):
@@ -155,15 +163,17 @@ class GELU(Module):
 class LeakyReLU(Module):
     """leaky_relu(x) = x if x > 0 else negative_slope * x, elementwise."""
 
-    def __init__(self, negative_slope: float = 0.01) -> None:
+    def __init__(self, negative_slope: float = 0.01, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope = negative_slope
+        self.inplace = inplace
 
     def forward(self, x: Tensor) -> Tensor:
-        return F.leaky_relu(x, self.negative_slope)
+        return F.leaky_relu(x, self.negative_slope, self.inplace)
 
     def extra_repr(self) -> str:
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace
+                                                          else "")
 
 
 class Softmax(Module):

@@ -48,6 +48,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import backend, events, factories, grad_mode
+from ..handle import RemovableHandle
 from ..missing import module_attribute_error
 from ..tensor import Tensor, resolve_dtype
 from ..thread_state import this_thread
@@ -139,9 +140,71 @@ class Module:
         calls.append([self, 0])
         try:
             with events.scope(name):
-                return self.forward(*args, **kwargs)
+                if not self.__dict__.get("_forward_pre_hooks") and not self.__dict__.get(
+                        "_forward_hooks"):
+                    return self.forward(*args, **kwargs)
+                return self._call_with_hooks(args, kwargs)
         finally:
             calls.pop()
+
+    # ------------------------------------------------------------------ forward hooks
+    # NOTE [forward hooks] PyTorch's order and return rules (issue 37, item 3): the pre-hooks
+    # run in the order registered (``prepend=True`` puts one first), each as
+    # ``hook(module, args)``; one that returns something other than None replaces the
+    # positional arguments (a non-tuple is wrapped in one). Then forward, then the forward
+    # hooks, ``hook(module, args, output)``; one that returns something other than None
+    # replaces the output, and the hooks after it see the new one. ``with_kwargs=True`` hooks
+    # also get the keyword arguments: ``hook(module, args, kwargs)`` returning None or
+    # ``(args, kwargs)``, and ``hook(module, args, kwargs, output)``. The registries are made
+    # by the first registration, so a module without hooks pays one dict lookup per call.
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        for hook, with_kwargs in list(self.__dict__.get("_forward_pre_hooks", {}).values()):
+            if with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of "
+                                           f"(new_args, new_kwargs), but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook, with_kwargs in list(self.__dict__.get("_forward_hooks", {}).values()):
+            result = hook(self, args, kwargs, output) if with_kwargs else hook(self, args,
+                                                                                 output)
+            if result is not None:
+                output = result
+        return output
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
+        """Call ``hook(module, args)`` before each forward (NOTE [forward hooks]);
+        ``handle.remove()`` unregisters it."""
+        return self._register_hook("_forward_pre_hooks", hook, prepend, with_kwargs)
+
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False, always_call: bool = False
+                              ) -> RemovableHandle:
+        """Call ``hook(module, args, output)`` after each forward (NOTE [forward hooks]):
+        the tutorials' way to see a layer's activations.
+
+        >>> seen = []
+        >>> handle = net[0].register_forward_hook(lambda m, args, out: seen.append(out.shape))
+        """
+        return self._register_hook("_forward_hooks", hook, prepend, with_kwargs)
+
+    def _register_hook(self, registry: str, hook: Callable[..., Any], prepend: bool,
+                       with_kwargs: bool) -> RemovableHandle:
+        hooks = self.__dict__.setdefault(registry, {})
+        handle = RemovableHandle(hooks)
+        hooks[handle.key] = (hook, with_kwargs)
+        if prepend:
+            for key in [k for k in hooks if k != handle.key]:
+                hooks[key] = hooks.pop(key)  # NOTE: moved behind the new one, in order
+        return handle
 
     def __getattr__(self, name: str) -> Any:
         """Only called when the ordinary lookup fails: one of PyTorch's Module methods that
@@ -417,6 +480,13 @@ class Module:
 
     def float(self) -> Module:
         return self.to(np.float32)
+
+    def half(self) -> Module:
+        return self.to(np.float16)
+
+    def type(self, dst_type: Any) -> Module:
+        """Every parameter and floating point buffer cast to ``dst_type``."""
+        return self.to(dst_type)
 
     def cpu(self) -> Module:
         return self.to("cpu")

@@ -1,10 +1,11 @@
-"""Optimizers (PyTorch's ``torch.optim``): ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``, and
-learning-rate schedules in ``lr_scheduler`` (``StepLR``, ...). See ``optimizer.py``."""
+"""Optimizers (PyTorch's ``torch.optim``): ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``,
+``Adadelta``, and learning-rate schedules in ``lr_scheduler`` (``StepLR``, ``OneCycleLR``,
+...). See ``optimizer.py``."""
 
 from . import lr_scheduler
-from .optimizer import SGD, Adam, AdamW, Optimizer, RMSprop
+from .optimizer import SGD, Adadelta, Adam, AdamW, Optimizer, RMSprop
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["SGD", "Adadelta", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
 
 
 # A PyTorch name dyngraph does not have yet (NOTE [missing names], dyngraph/missing.py).

@@ -18,6 +18,7 @@ are PyTorch's.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -112,3 +113,105 @@ class LambdaLR(LRScheduler):
 
 
 __all__ = ["ExponentialLR", "LRScheduler", "LambdaLR", "StepLR"]
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy (Smith and Topin; fast.ai's ``fit_one_cycle``), stepped once per
+    batch: the lr climbs from max_lr / div_factor to ``max_lr`` over the first ``pct_start``
+    of ``total_steps`` (or ``epochs * steps_per_epoch``), then anneals to
+    initial_lr / final_div_factor; the momentum (SGD's ``momentum``, Adam's first beta) moves
+    the opposite way, between ``max_momentum`` and ``base_momentum``. ``anneal_strategy``:
+    "cos" or "linear"; ``three_phase=True`` comes back down to the initial lr before the
+    final annealing. PyTorch's formulas, so the lrs are PyTorch's.
+
+    >>> sched = dg.optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=100)
+    """
+
+    def __init__(self, optimizer: Optimizer, max_lr: Any, total_steps: int | None = None,
+                 epochs: int | None = None, steps_per_epoch: int | None = None,
+                 pct_start: float = 0.3, anneal_strategy: str = "cos",
+                 cycle_momentum: bool = True, base_momentum: Any = 0.85,
+                 max_momentum: Any = 0.95, div_factor: float = 25.0,
+                 final_div_factor: float = 1e4, three_phase: bool = False,
+                 last_epoch: int = -1) -> None:
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError("You must define either total_steps OR (epochs AND "
+                                 "steps_per_epoch)")
+            total_steps = epochs * steps_per_epoch
+        if total_steps <= 0:
+            raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
+        if not 0 <= pct_start <= 1:
+            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError("anneal_strategy must be one of 'cos' or 'linear', instead got "
+                             f"{anneal_strategy}")
+        self.total_steps = total_steps
+        self.anneal_strategy = anneal_strategy
+        up = float(pct_start * total_steps) - 1
+        if three_phase:
+            self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                           (float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr",
+                            "base_momentum", "max_momentum"),
+                           (total_steps - 1, "initial_lr", "min_lr", "max_momentum",
+                            "max_momentum")]
+        else:
+            self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                           (total_steps - 1, "max_lr", "min_lr", "base_momentum",
+                            "max_momentum")]
+        groups = optimizer.param_groups
+        for group, lr in zip(groups, _per_group(max_lr, groups, "max_lr")):
+            if last_epoch == -1:
+                group["initial_lr"] = lr / div_factor
+                group["max_lr"] = lr
+                group["min_lr"] = group["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            if last_epoch == -1:
+                for group, high, low in zip(groups,
+                                            _per_group(max_momentum, groups, "max_momentum"),
+                                            _per_group(base_momentum, groups, "base_momentum")):
+                    self._set_momentum(group, high)
+                    group["max_momentum"], group["base_momentum"] = high, low
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, group: dict[str, Any], momentum: float) -> None:
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+    def _anneal(self, start: float, end: float, pct: float) -> float:
+        if self.anneal_strategy == "linear":
+            return (end - start) * pct + start
+        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+
+    def get_lr(self) -> list[float]:
+        step = self.last_epoch
+        if step > self.total_steps:
+            raise ValueError(f"Tried to step {step} times. The specified number of total "
+                             f"steps is {self.total_steps}")
+        lrs = []
+        for group in self.optimizer.param_groups:
+            start = 0.0
+            for i, (end, lr0, lr1, m0, m1) in enumerate(self.phases):
+                if step <= end or i == len(self.phases) - 1:
+                    pct = (step - start) / (end - start)
+                    lrs.append(self._anneal(group[lr0], group[lr1], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(group, self._anneal(group[m0], group[m1], pct))
+                    break
+                start = end
+        return lrs
+
+
+def _per_group(value: Any, groups: list[dict[str, Any]], name: str) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        if len(value) != len(groups):
+            raise ValueError(f"expected {len(groups)} values for {name}, got {len(value)}")
+        return list(value)
+    return [value] * len(groups)

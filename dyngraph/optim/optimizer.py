@@ -109,6 +109,37 @@ class Optimizer:
             else:
                 param.grad.zero_()  # in place, as in PyTorch: the same tensor, now zeros
 
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's layout, to save with the model (issue 37, item 3): ``{"state": {i:
+        the i-th parameter's buffers}, "param_groups": [hyperparameters with "params": [i,
+        ...]]}``, parameters numbered group after group; the buffers are this optimizer's own
+        (no copies), as in PyTorch."""
+        index = {id(p): i for i, p in enumerate(self.params)}
+        groups = [{**{k: v for k, v in g.items() if k != "params"},
+                   "params": [index[id(p)] for p in g["params"]]} for g in self.param_groups]
+        state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Take over a saved ``state_dict()``: the hyperparameters of each group and, copied,
+        each parameter's buffers (matched by number, as PyTorch matches them)."""
+        import copy
+
+        saved = copy.deepcopy(state_dict)
+        groups = saved["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        for mine, theirs in zip(self.param_groups, groups):
+            if len(mine["params"]) != len(theirs["params"]):
+                raise ValueError("loaded state dict contains a parameter group that doesn't "
+                                 "match the size of optimizer's group")
+        params = self.params
+        self.state.clear()
+        for i, buffers in saved["state"].items():
+            self.state[params[int(i)]] = buffers
+        for mine, theirs in zip(self.param_groups, groups):
+            mine.update({k: v for k, v in theirs.items() if k != "params"})
+
     def step(self) -> None:
         raise NotImplementedError(f"{type(self).__name__} must define step()")
 
@@ -306,6 +337,50 @@ class RMSprop(Optimizer):
                 p -= group["lr"] * buf
             else:
                 p -= group["lr"] * (g / avg)
+
+
+class Adadelta(Optimizer):
+    """Adadelta (Zeiler 2012): steps scaled by the ratio of two running root mean squares,
+    of recent updates and of recent gradients, so ``lr`` (1.0 by default) needs little
+    tuning. For each parameter p with gradient g (PyTorch's rule)::
+
+        g = g + weight_decay * p
+        v = rho * v + (1 - rho) * g * g                     (v = 0 and u = 0 at the start)
+        delta = sqrt(u + eps) / sqrt(v + eps) * g
+        u = rho * u + (1 - rho) * delta * delta
+        p = p - lr * delta
+
+    >>> opt = dg.optim.Adadelta(model.parameters())
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,
+                 eps: float = 1e-6, weight_decay: float = 0.0) -> None:
+        _non_negative(learning_rate=lr, eps=eps, weight_decay=weight_decay)
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Invalid rho value: {rho}")
+        super().__init__(params, {"lr": lr, "rho": rho, "eps": eps,
+                                  "weight_decay": weight_decay})
+
+    @grad_mode.no_grad()
+    def step(self) -> None:
+        """Update every parameter that has a gradient, in place."""
+        for group, p, g in self._with_grads():
+            rho, eps = group["rho"], group["eps"]
+            if group["weight_decay"] != 0.0:
+                g = g + group["weight_decay"] * p
+            state = self.state.setdefault(p, {})
+            if not state:
+                state["step"] = 0
+                state["square_avg"] = factories.zeros_like(p)
+                state["acc_delta"] = factories.zeros_like(p)
+            state["step"] += 1
+            square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+            square_avg *= rho
+            square_avg += (1.0 - rho) * (g * g)
+            delta = (acc_delta + eps).sqrt() / (square_avg + eps).sqrt() * g
+            acc_delta *= rho
+            acc_delta += (1.0 - rho) * (delta * delta)
+            p -= group["lr"] * delta
 
 
 def _non_negative(**settings: float) -> None:

@@ -324,9 +324,10 @@ export function buildStructure(timeline, opts) {
   const rolledUp = loops.reduce((sum, loop) => sum + loop.members.length - 1, 0);
   const scoped = nodes.some((n) => n.scope.length > 0);
   const map = scoped && (Boolean(opts.map) || (!loopOpened && nodes.length - rolledUp > Math.min(collapseOver, maxNodes)));
-  // the view maps an unreadable drawing only without a loop in it: every iteration of an RNN
-  // is in its cell's scope, and the cell's box would swallow the loop (view.js NOTE [readable])
-  const mappable = scoped && loops.length === 0;
+  // the view maps an unreadable drawing only without a loop inside a module in it: every
+  // iteration of an RNN is in its cell's scope, and the cell's box would swallow the loop
+  // (view.js NOTE [readable]); a loop around the model (below) stays rolled beside the map
+  const mappable = scoped && loops.every((loop) => loop.around);
   // NOTE [a loop around the model] A loop whose body runs in more than one top-level scope -
   // a training step: the model's modules, then the loss and the optimizer outside them - is
   // the learner's loop around the model. No box of the map can hold it: mapped with the rest,

@@ -125,4 +125,13 @@ test("a loop around the model rolls up beside the map (NOTE [a loop around the m
   assert.deepEqual(s.boxes.filter((b) => b.kind === "loop").map((b) => b.lines[0]), ["\u00D718 iterations, line 10"]);
   assert.equal(s.boxes.filter((b) => b.kind === "scope").length, 2, "a and b, each holding the first and last steps");
   assert.equal(s.boxes.filter((b) => b.kind === "node").length, 2, "the loss of the first step and of the last");
+  // under collapse_over, a training loop drawn unreadably small may still become its map (view.js
+  // NOTE [readable]): the loop around the model stays rolled beside it
+  const under = buildStructure(tl, {});
+  assert.ok(!under.map && under.mappable, "mappable with a loop around the model");
+  const asked = buildStructure(tl, { map: true });
+  assert.deepEqual(asked.boxes.filter((b) => b.kind === "loop").map((b) => b.lines[0]), ["\u00D718 iterations, line 10"]);
+  // a loop inside a module (an RNN cell's steps) is not mappable: the cell's box would swallow it
+  for (const node of nodes.values()) if (node.op === "Loss") node.scope = ["Net", "b"];
+  assert.ok(!buildStructure(tl, {}).mappable);
 });

@@ -16,6 +16,8 @@
 - ``more_layers``: ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` and the lazy
   layers ``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ``LazyBatchNorm2d``;
   ``GroupNorm``, ``PixelShuffle``, ``Upsample``, ``UpsamplingNearest2d``, ``ConvTranspose2d``
+- ``transformer``: ``MultiheadAttention``, ``TransformerEncoderLayer``, ``TransformerEncoder``,
+  ``TransformerDecoderLayer``, ``TransformerDecoder``, ``Transformer``
 - ``init``: ``normal_``, ``uniform_``, ``zeros_``, ``ones_``, ``constant_``, ``xavier_uniform_``,
   ``xavier_normal_``: a parameter's first values, in place
 """
@@ -55,6 +57,14 @@ from .more_layers import (
 )
 from .norm import BatchNorm1d, BatchNorm2d, LayerNorm
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .transformer import (
+    MultiheadAttention,
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
@@ -66,7 +76,8 @@ __all__ = [
     # issue 37, item 3: counted in the learners' material (docs/pytorch_inventory.md)
     "AdaptiveAvgPool2d", "AvgPool2d", "Dropout2d", "LazyBatchNorm1d", "LazyBatchNorm2d",
     "LazyConv2d", "LazyLinear", "SiLU", "ConvTranspose2d", "GroupNorm", "PixelShuffle",
-    "Upsample", "UpsamplingNearest2d",
+    "Upsample", "UpsamplingNearest2d", "MultiheadAttention", "Transformer", "TransformerDecoder",
+    "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
 ]
 
 

@@ -213,3 +213,31 @@ def test_unsupported_arguments_and_bad_masks_say_what_to_do():
         attention(x, x, x, attn_mask=dg.zeros(4, 3))
     with pytest.raises(RuntimeError, match=r"key_padding_mask of shape \(4, 3\).*\(N, S\)"):
         attention(x, x, x, key_padding_mask=dg.zeros(4, 3))
+
+
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_decoder_layer_with_memory_mask_matches_torch(batch_first):
+    mine, theirs = _twins("TransformerDecoderLayer", E, HEADS, dim_feedforward=16,
+                          batch_first=batch_first, activation="gelu")
+    shapes = ((N, L, E), (N, S, E)) if batch_first else ((L, N, E), (S, N, E))
+    mine_in, theirs_in = _inputs(*shapes)
+    tgt_mask = np.triu(np.ones((L, L), dtype=bool), k=1)
+    memory_mask = np.triu(np.ones((L, S), dtype=bool), k=3)
+    out = mine(*mine_in, tgt_mask=dg.tensor(tgt_mask), memory_mask=dg.tensor(memory_mask))
+    out_t = theirs(*theirs_in, tgt_mask=torch.tensor(tgt_mask),
+                   memory_mask=torch.tensor(memory_mask))
+    np.testing.assert_allclose(_array(out), _array(out_t), **TOLERANCE)
+    _compare_gradients(out, out_t, mine_in, theirs_in, mine, theirs)
+
+
+def test_default_float32_attention_matches_torch():
+    theirs = torch.nn.MultiheadAttention(E, HEADS)
+    mine = dg.nn.MultiheadAttention(E, HEADS)
+    mine.load_state_dict(theirs.state_dict())
+    x = np.random.default_rng(1).standard_normal((L, N, E)).astype(np.float32)
+    mask = dg.nn.Transformer.generate_square_subsequent_mask(L)
+    out, weights = mine(*[dg.tensor(x)] * 3, attn_mask=mask)
+    out_t, weights_t = theirs(*[torch.tensor(x)] * 3, attn_mask=torch.tensor(mask.numpy()))
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(_array(out), _array(out_t), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_array(weights), _array(weights_t), rtol=1e-5, atol=1e-6)

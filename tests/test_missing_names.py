@@ -21,7 +21,7 @@ import dyngraph.nn.functional as F
 # (what the learner writes, PyTorch's spelling in the message, a suggestion it must make or None)
 MISSING = [
     (lambda: dg.bucketize, "torch.bucketize", None),
-    (lambda: dg.nn.EmbeddingBag, "torch.nn.EmbeddingBag", None),
+    (lambda: dg.nn.Fold, "torch.nn.Fold", None),
     (lambda: dg.nn.Conv3d, "torch.nn.Conv3d", "dg.nn.Conv2d"),
     (lambda: dg.nn.MaxPool1d, "torch.nn.MaxPool1d", "dg.nn.MaxPool2d"),
     (lambda: F.conv3d, "torch.nn.functional.conv3d", "F.conv2d"),
@@ -61,7 +61,7 @@ def test_a_name_built_on_one_dyngraph_has_suggests_that_one():
 
 def test_missing_names_behave_as_missing_attributes_everywhere_else():
     x = dg.tensor([1.0, 2.0])
-    assert not hasattr(dg, "bucketize") and getattr(dg.nn, "EmbeddingBag", 7) == 7
+    assert not hasattr(dg, "bucketize") and getattr(dg.nn, "Fold", 7) == 7
     assert not hasattr(x, "masked_fill_") and getattr(F, "grid_sample", None) is None
     # probes of numpy, IPython, copy and pickle get the plain message, at once
     for owner, name in [(x, "__array_interface__"), (x, "_repr_html_"), (dg, "__wrapped__"),

@@ -2,9 +2,9 @@
 
 - ``module``: ``Module`` (the base class: parameters, buffers, train / eval, state_dict, save /
   load), ``Parameter``, and the containers ``Sequential``, ``ModuleList`` and ``ModuleDict``
-- ``layers``: ``Linear``, ``Embedding``, ``Dropout``, ``Identity``, ``Flatten`` and the
-  activations as modules (``ReLU``, ``Tanh``, ``Sigmoid``, ``GELU``, ``LeakyReLU``,
-  ``Softmax``, ``LogSoftmax``)
+- ``layers``: ``Linear``, ``Embedding``, ``EmbeddingBag``, ``Dropout``, ``Identity``,
+  ``Flatten`` and the activations as modules (``ReLU``, ``Tanh``, ``Sigmoid``, ``GELU``,
+  ``LeakyReLU``, ``Softmax``, ``LogSoftmax``)
 - ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell`` (one step) and ``RNN``, ``GRU``,
   ``LSTM`` (whole sequences)
 - ``conv``: ``Conv1d``, ``Conv2d``, ``MaxPool2d``; ``norm``: ``LayerNorm``, ``BatchNorm1d``,
@@ -26,6 +26,7 @@ from .layers import (
     GELU,
     Dropout,
     Embedding,
+    EmbeddingBag,
     Flatten,
     Identity,
     LeakyReLU,
@@ -58,7 +59,8 @@ from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
-    "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "Identity",
+    "CrossEntropyLoss", "Dropout", "Embedding", "EmbeddingBag", "Flatten", "GELU", "GRU",
+    "GRUCell", "Identity",
     "L1Loss", "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LoadResult", "LogSoftmax",
     "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "RNN",
     "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",

@@ -758,3 +758,18 @@ def test_embedding_bag_refuses_what_torch_refuses():
         bag(dg.tensor([1, 2, 3]))
     with pytest.raises(ValueError, match="mode must be"):
         nn.EmbeddingBag(10, 3, mode="median")
+
+
+@pytest.mark.torch
+def test_conv3d_module_matches_torch(torch):
+    theirs = torch.nn.Conv3d(2, 3, kernel_size=(2, 3, 2), stride=(1, 2, 1), padding=1,
+                             dtype=torch.float64)
+    mine = nn.Conv3d(2, 3, kernel_size=(2, 3, 2), stride=(1, 2, 1), padding=1,
+                     dtype=dg.float64)
+    mine.load_state_dict(theirs.state_dict())
+    x = np.random.default_rng(4).standard_normal((2, 2, 3, 5, 4))
+    out, expected = mine(dg.tensor(x)), theirs(torch.from_numpy(x))
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), **FLOAT64)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(mine.weight.grad.numpy(), theirs.weight.grad.numpy(), **FLOAT64)

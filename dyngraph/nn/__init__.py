@@ -7,8 +7,8 @@
   ``LeakyReLU``, ``Softmax``, ``LogSoftmax``)
 - ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell`` (one step) and ``RNN``, ``GRU``,
   ``LSTM`` (whole sequences)
-- ``conv``: ``Conv1d``, ``Conv2d``, ``MaxPool2d``; ``norm``: ``LayerNorm``, ``BatchNorm1d``,
-  ``BatchNorm2d``
+- ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool2d``; ``norm``: ``LayerNorm``,
+  ``BatchNorm1d``, ``BatchNorm2d``
 - ``loss``: ``MSELoss``, ``L1Loss``, ``CrossEntropyLoss``, ``NLLLoss``, ``BCELoss``,
   ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
@@ -21,7 +21,7 @@
 """
 
 from . import functional, init, utils
-from .conv import Conv1d, Conv2d, MaxPool2d
+from .conv import Conv1d, Conv2d, Conv3d, MaxPool2d
 from .layers import (
     GELU,
     Dropout,
@@ -59,6 +59,7 @@ from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
+    "Conv3d",
     "CrossEntropyLoss", "Dropout", "Embedding", "EmbeddingBag", "Flatten", "GELU", "GRU",
     "GRUCell", "Identity",
     "L1Loss", "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LoadResult", "LogSoftmax",

@@ -314,6 +314,14 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     return _conv(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-D convolution (cross-correlation, as in PyTorch): input (N, C_in, D, H, W), weight
+    (C_out, C_in / groups, kd, kh, kw) -> (N, C_out, D_out, H_out, W_out). One ``Conv`` node:
+    the same op as conv1d and conv2d, which is written for any number of spatial dims."""
+    return _conv(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
+
+
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = False) -> Tensor:
     """The maximum of each window of ``kernel_size`` along the last dim (stride defaults to

@@ -11,7 +11,7 @@
 - ``stats``: prod cumsum norm sort topk
 - ``index``: gather scatter_add masked_fill flip repeat tril triu
 - ``linalg``: einsum outer det inverse
-- ``conv``: convolution and max pooling (1 or 2 spatial dims)
+- ``conv``: convolution (1, 2 or 3 spatial dims) and max pooling
 """
 
 from .conv import Conv, MaxPool

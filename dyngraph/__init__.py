@@ -68,7 +68,9 @@ from .functions import (  # issue 13 names first, then the original ones
     bmm,
     chunk,
     cumsum,
+    det,
     einsum,
+    inverse,
     flip,
     gather,
     log1p,
@@ -247,6 +249,8 @@ __all__ = [
     "gradgradcheck",
     # issue 28: modes are per thread
     "is_anomaly_enabled",
+    # issue 37, item 3: the last names of the inventory (docs/pytorch_inventory.md)
+    "det", "inverse",
     # issue 32: any autograd engine as an event source
     "EventSource",
     # issue 37: PyTorch's legacy typed constructors

@@ -319,6 +319,16 @@ def outer(x: Any, vec2: Any) -> Tensor:
     return _tensor(x).outer(vec2)
 
 
+def det(x: Any) -> Tensor:
+    """The determinant of each matrix of a batch: ``dg.det(x)`` is ``x.det()``."""
+    return _tensor(x).det()
+
+
+def inverse(x: Any) -> Tensor:
+    """The inverse of each matrix of a batch: ``dg.inverse(x)`` is ``x.inverse()``."""
+    return _tensor(x).inverse()
+
+
 def einsum(equation: str, *operands: Any) -> Tensor:
     """Einstein summation: ``dg.einsum('bij,bjk->bik', a, b)`` is a batched matmul. Letters that
     appear in the inputs but not after '->' are summed over; without '->', the output has the

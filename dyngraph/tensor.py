@@ -1508,6 +1508,18 @@ class Tensor:
         """z[i, j] = x[i] * y[j] for vectors x and y."""
         return Outer.apply(self, vec2)
 
+    def det(self) -> Tensor:
+        """The determinant of each square matrix in the last two dimensions: shape (*, n, n)
+        gives shape (*). Differentiable twice where the matrix is invertible (Jacobi's formula).
+
+        >>> dg.tensor([[2.0, 1.0], [1.0, 3.0]]).det()     # 2 * 3 - 1 * 1 = 5
+        """
+        return Det.apply(self)
+
+    def inverse(self) -> Tensor:
+        """The inverse of each square matrix in the last two dimensions (shape (*, n, n))."""
+        return Inverse.apply(self)
+
     # ------------------------------------------------------------------ the learners' names
     # Counted in the learners' material (issue 37, item 3; docs/pytorch_inventory.md): PyTorch's
     # method spellings of the ops above, and the ops of ops/arc_and_round.py.
@@ -2082,7 +2094,7 @@ from .ops.elementwise import (  # noqa: E402
     Where,
 )
 from .ops.index import Flip, Gather, MaskedFill, Repeat, ScatterAdd, Tril, Triu  # noqa: E402
-from .ops.linalg import Outer  # noqa: E402
+from .ops.linalg import Det, Inverse, Outer  # noqa: E402
 from .ops.matmul import MatMul  # noqa: E402
 from .ops.pointwise import Log1p, Sign, Square  # noqa: E402
 from .ops.reduce import (  # noqa: E402

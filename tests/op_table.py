@@ -108,6 +108,12 @@ def distinct(*shape: int) -> Input:
     return Input(lambda rng: ((rng.permutation(n) - n / 2) * 0.3).reshape(shape))
 
 
+def invertible(*shape: int) -> Input:
+    """Matrices 2 I + normal / 2 (shape (*, n, n)): far from singular, so det and inverse have
+    well-conditioned finite differences."""
+    return Input(lambda rng: 2 * np.eye(shape[-1]) + rng.standard_normal(shape) / 2)
+
+
 def fixed_normal(*shape: int) -> Input:
     """Standard normal values in a float tensor that does NOT require grad: exercises the
     ``needs_input_grad`` paths where an op skips the gradient of one input."""
@@ -1000,6 +1006,13 @@ MORE_MATMUL = [
     case("outer", lambda x, y: x.outer(y), np.outer, lambda x, y: x.outer(y), normal(3),
          normal(4)),
     case("dg.outer", dg.outer, np.outer, _t("outer"), normal(2), normal(3)),
+    case("det", lambda x: x.det(), np.linalg.det, lambda x: x.det(), invertible(3, 3)),
+    case("dg.det-batched", dg.det, np.linalg.det, _t("det"), invertible(2, 4, 4)),
+    case("det-times-x", lambda x: x.det() * x.sum(), lambda x: np.linalg.det(x) * x.sum(),
+         lambda x: x.det() * x.sum(), invertible(2, 2)),
+    case("inverse", lambda x: x.inverse(), np.linalg.inv, lambda x: x.inverse(),
+         invertible(3, 3)),
+    case("dg.inverse-batched", dg.inverse, np.linalg.inv, _t("inverse"), invertible(2, 2, 2)),
 ] + [
     case(f"einsum-{equation}", lambda *xs, e=equation: dg.einsum(e, *xs),
          lambda *xs, e=equation: np.einsum(e, *xs),
@@ -1167,6 +1180,10 @@ MORE_FUNCTIONAL = [
          lambda x, w, b: _np_conv(x, w, b, 1, 1),
          lambda x, w, b: _tF().conv1d(x, w, b, padding=1), normal(2, 3, 6), normal(4, 3, 3),
          normal(4)),
+    case("F.conv3d", lambda x, w, b: F.conv3d(x, w, b, stride=(1, 2, 1), padding=1),
+         lambda x, w, b: _np_conv(x, w, b, (1, 2, 1), 1),
+         lambda x, w, b: _tF().conv3d(x, w, b, stride=(1, 2, 1), padding=1),
+         normal(1, 2, 3, 4, 3), normal(2, 2, 2, 3, 2), normal(2)),
     case("F.conv1d-stride", lambda x, w: F.conv1d(x, w, stride=2),
          lambda x, w: _np_conv(x, w, None, 2),
          lambda x, w: _tF().conv1d(x, w, stride=2), normal(2, 2, 7), normal(3, 2, 2)),

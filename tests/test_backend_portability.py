@@ -158,6 +158,7 @@ CUPY_NAMES = frozenset({
     "flip", "take", "take_along_axis",
     # linear algebra
     "matmul", "dot", "tensordot", "einsum", "outer",
+    "linalg", "linalg.det", "linalg.inv",  # cupy.linalg: batched det and inv
 })
 
 

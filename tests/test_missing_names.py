@@ -22,9 +22,9 @@ import dyngraph.nn.functional as F
 MISSING = [
     (lambda: dg.bucketize, "torch.bucketize", None),
     (lambda: dg.nn.Fold, "torch.nn.Fold", None),
-    (lambda: dg.nn.Conv3d, "torch.nn.Conv3d", "dg.nn.Conv2d"),
+    (lambda: dg.nn.ConvTranspose3d, "torch.nn.ConvTranspose3d", "dg.nn.ConvTranspose2d"),
     (lambda: dg.nn.MaxPool1d, "torch.nn.MaxPool1d", "dg.nn.MaxPool2d"),
-    (lambda: F.conv3d, "torch.nn.functional.conv3d", "F.conv2d"),
+    (lambda: F.conv_transpose3d, "torch.nn.functional.conv_transpose3d", "F.conv_transpose2d"),
     (lambda: F.grid_sample, "torch.nn.functional.grid_sample", None),
     (lambda: dg.optim.LBFGS, "torch.optim.LBFGS", None),
     (lambda: dg.tensor([1.0]).logaddexp, "Tensor.logaddexp", None),
@@ -97,7 +97,7 @@ def test_python_prints_our_suggestion_alone_and_its_own_for_a_typo():
         "    def __init__(self):\n"
         "        super().__init__()\n"
         "        self.fc1 = dg.nn.Linear(2, 2)\n"
-        "for access in (lambda: dg.nn.Conv3d, lambda: Net().fc2):\n"
+        "for access in (lambda: dg.nn.ConvTranspose3d, lambda: Net().fc2):\n"
         "    try:\n"
         "        access()\n"
         "    except AttributeError:\n"
@@ -107,7 +107,7 @@ def test_python_prints_our_suggestion_alone_and_its_own_for_a_typo():
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                             timeout=120, check=True)
     first, second = result.stderr.split("Traceback")[1:]
-    assert "The nearest it has: dg.nn.Conv2d" in first and "Did you mean" not in first
+    assert "The nearest it has: dg.nn.ConvTranspose2d" in first and "Did you mean" not in first
     if sys.version_info >= (3, 12):  # 3.10 and 3.11 print suggestions only for uncaught errors
         assert "Did you mean: 'fc1'?" in second
 

@@ -685,3 +685,91 @@ def test_two_layers_used_side_by_side_are_two_boxes_named_by_their_variables():
     scopes = {node.scope for node in rec.nodes.values() if node.scope}
     assert {("combine \u00b7 Linear",), ("classify \u00b7 Linear",),
             ("Sequential", "0 \u00b7 Linear"), ("Model", "fc")} <= scopes
+
+
+# ---------------------------------------------------------------------------- EmbeddingBag
+
+BAG_INPUTS = [  # (input, offsets, include_last_offset): 2-D rows, 1-D slices, an empty bag
+    (np.array([[1, 5, 1], [0, 2, 1]]), None, False),
+    (np.array([1, 2, 4, 5, 4, 3, 2, 9]), np.array([0, 2, 2, 5]), False),
+    (np.array([1, 2, 4, 5, 4, 3]), np.array([0, 1, 4, 6]), True),
+]
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("bags", range(len(BAG_INPUTS)))
+def test_embedding_bag_matches_torch(torch, mode, bags):
+    indices, offsets, last = BAG_INPUTS[bags]
+    theirs = torch.nn.EmbeddingBag(10, 3, mode=mode, include_last_offset=last,
+                                   dtype=torch.float64)
+    mine = nn.EmbeddingBag(10, 3, mode=mode, include_last_offset=last, dtype=dg.float64)
+    mine.load_state_dict(theirs.state_dict())
+    out = mine(dg.tensor(indices), None if offsets is None else dg.tensor(offsets))
+    expected = theirs(torch.from_numpy(indices),
+                      None if offsets is None else torch.from_numpy(offsets))
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), **FLOAT64)
+    upstream = np.random.default_rng(2).standard_normal(out.shape)
+    (out * upstream).sum().backward()
+    (expected * torch.from_numpy(upstream)).sum().backward()
+    np.testing.assert_allclose(mine.weight.grad.numpy(), theirs.weight.grad.numpy(), **FLOAT64)
+
+
+@pytest.mark.torch
+def test_embedding_bag_per_sample_weights_match_torch_and_finite_differences(torch):
+    indices, offsets = np.array([1, 2, 4, 5, 4]), np.array([0, 2])
+    scales = np.random.default_rng(3).standard_normal(5)
+    theirs = torch.nn.EmbeddingBag(6, 3, mode="sum", dtype=torch.float64)
+    mine = nn.EmbeddingBag(6, 3, mode="sum", dtype=dg.float64)
+    mine.load_state_dict(theirs.state_dict())
+    weights = dg.tensor(scales, requires_grad=True)
+    their_weights = torch.tensor(scales, requires_grad=True)
+    out = mine(dg.tensor(indices), dg.tensor(offsets), per_sample_weights=weights)
+    expected = theirs(torch.from_numpy(indices), torch.from_numpy(offsets),
+                      per_sample_weights=their_weights)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), **FLOAT64)
+    (out * out).sum().backward()
+    (expected * expected).sum().backward()
+    np.testing.assert_allclose(weights.grad.numpy(), their_weights.grad.numpy(), **FLOAT64)
+    np.testing.assert_allclose(mine.weight.grad.numpy(), theirs.weight.grad.numpy(), **FLOAT64)
+    assert dg.gradcheck(
+        lambda w, s: dg.nn.functional.embedding_bag(dg.tensor(indices), w, dg.tensor(offsets),
+                                                    "sum", s),
+        (mine.weight, dg.tensor(scales, requires_grad=True)))
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_gradients_match_finite_differences(mode):
+    bag = nn.EmbeddingBag(10, 3, mode=mode, dtype=dg.float64)
+    indices, offsets = dg.tensor([1, 2, 4, 5, 3, 7]), dg.tensor([0, 2, 2, 4])
+    assert dg.gradcheck(lambda w: dg.nn.functional.embedding_bag(indices, w, offsets, mode),
+                        (bag.weight,))
+
+
+def test_embedding_bag_refuses_what_torch_refuses():
+    bag = nn.EmbeddingBag(10, 3, mode="mean")
+    with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
+        bag(dg.tensor([[1, 2]]), per_sample_weights=dg.ones(1, 2))
+    with pytest.raises(ValueError, match="offsets has to be None if input is 2-D"):
+        bag(dg.tensor([[1, 2]]), dg.tensor([0]))
+    with pytest.raises(ValueError, match=r"offsets\[0\] has to be 0"):
+        bag(dg.tensor([1, 2, 3]), dg.tensor([1]))
+    with pytest.raises(ValueError, match="needs offsets"):
+        bag(dg.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match="mode must be"):
+        nn.EmbeddingBag(10, 3, mode="median")
+
+
+@pytest.mark.torch
+def test_conv3d_module_matches_torch(torch):
+    theirs = torch.nn.Conv3d(2, 3, kernel_size=(2, 3, 2), stride=(1, 2, 1), padding=1,
+                             dtype=torch.float64)
+    mine = nn.Conv3d(2, 3, kernel_size=(2, 3, 2), stride=(1, 2, 1), padding=1,
+                     dtype=dg.float64)
+    mine.load_state_dict(theirs.state_dict())
+    x = np.random.default_rng(4).standard_normal((2, 2, 3, 5, 4))
+    out, expected = mine(dg.tensor(x)), theirs(torch.from_numpy(x))
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), **FLOAT64)
+    out.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(mine.weight.grad.numpy(), theirs.weight.grad.numpy(), **FLOAT64)

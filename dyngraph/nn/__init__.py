@@ -2,13 +2,13 @@
 
 - ``module``: ``Module`` (the base class: parameters, buffers, train / eval, state_dict, save /
   load), ``Parameter``, and the containers ``Sequential``, ``ModuleList`` and ``ModuleDict``
-- ``layers``: ``Linear``, ``Embedding``, ``Dropout``, ``Identity``, ``Flatten`` and the
-  activations as modules (``ReLU``, ``Tanh``, ``Sigmoid``, ``GELU``, ``LeakyReLU``,
-  ``Softmax``, ``LogSoftmax``)
+- ``layers``: ``Linear``, ``Embedding``, ``EmbeddingBag``, ``Dropout``, ``Identity``,
+  ``Flatten`` and the activations as modules (``ReLU``, ``Tanh``, ``Sigmoid``, ``GELU``,
+  ``LeakyReLU``, ``Softmax``, ``LogSoftmax``)
 - ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell`` (one step) and ``RNN``, ``GRU``,
   ``LSTM`` (whole sequences)
-- ``conv``: ``Conv1d``, ``Conv2d``, ``MaxPool2d``; ``norm``: ``LayerNorm``, ``BatchNorm1d``,
-  ``BatchNorm2d``
+- ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool2d``; ``norm``: ``LayerNorm``,
+  ``BatchNorm1d``, ``BatchNorm2d``
 - ``loss``: ``MSELoss``, ``L1Loss``, ``CrossEntropyLoss``, ``NLLLoss``, ``BCELoss``,
   ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
@@ -23,11 +23,12 @@
 """
 
 from . import functional, init, utils
-from .conv import Conv1d, Conv2d, MaxPool2d
+from .conv import Conv1d, Conv2d, Conv3d, MaxPool2d
 from .layers import (
     GELU,
     Dropout,
     Embedding,
+    EmbeddingBag,
     Flatten,
     Identity,
     LeakyReLU,
@@ -68,7 +69,9 @@ from .transformer import (
 
 __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "BatchNorm1d", "BatchNorm2d", "Conv1d", "Conv2d",
-    "CrossEntropyLoss", "Dropout", "Embedding", "Flatten", "GELU", "GRU", "GRUCell", "Identity",
+    "Conv3d",
+    "CrossEntropyLoss", "Dropout", "Embedding", "EmbeddingBag", "Flatten", "GELU", "GRU",
+    "GRUCell", "Identity",
     "L1Loss", "LSTM", "LSTMCell", "LayerNorm", "LeakyReLU", "Linear", "LoadResult", "LogSoftmax",
     "MSELoss", "MaxPool2d", "Module", "ModuleDict", "ModuleList", "NLLLoss", "Parameter", "RNN",
     "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",

@@ -94,6 +94,22 @@ class Conv2d(_ConvNd):
                         self.groups)
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over volumes or clips (N, C_in, D, H, W) -> (N, C_out, D_out, H_out,
+    W_out).
+
+    >>> conv = dg.nn.Conv3d(1, 4, kernel_size=3, padding=1)
+    >>> conv(dg.randn(2, 1, 5, 6, 6)).shape
+    (2, 4, 5, 6, 6)
+    """
+
+    dims = 3
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.conv3d(x, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
 class MaxPool2d(Module):
     """The maximum over each kernel_size window of an image (N, C, H, W); ``stride`` defaults
     to ``kernel_size`` (windows side by side).

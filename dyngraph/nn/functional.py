@@ -188,6 +188,89 @@ def embedding(input: Any, weight: Tensor) -> Tensor:
     return weight[input]
 
 
+def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, mode: str = "mean",
+                  per_sample_weights: Tensor | None = None,
+                  include_last_offset: bool = False) -> Tensor:
+    """One row per *bag* of indices: the sum, mean or max of the rows of ``weight`` the bag
+    picks, as PyTorch's. Bags are the rows of a 2-D ``input`` (offsets=None), or slices of a
+    1-D ``input`` that start at ``offsets`` (the last bag runs to the end, or to the last offset
+    with include_last_offset=True). An empty bag gives a row of zeros. ``per_sample_weights``
+    (input's shape, mode="sum" only) scales each picked row before the sum.
+
+    >>> F.embedding_bag(dg.tensor([1, 2, 4, 5, 4]), w, dg.tensor([0, 2]), mode="sum")
+    ... # rows w[1] + w[2] and w[4] + w[5] + w[4]: shape (2, embedding_dim)
+
+    NOTE [bags as a matrix] Sum and mean are one matmul: ``bags @ w[input]``, where ``bags`` is a
+    (number of bags, number of indices) matrix of 1s (or of the per-sample weights, for mean 1 /
+    bag size) marking which index belongs to which bag. The graph shows the lookup, the weights
+    and the matmul, and the gradient flows into the picked rows and into the per-sample weights
+    by the ops' own backward. Max has no such matrix: it is one max per bag, stacked.
+    """
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"embedding_bag(): mode must be 'sum', 'mean' or 'max', got {mode!r}")
+    indices = _array(input)
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError(
+            f"embedding_bag(): input must hold integer indices, got dtype {indices.dtype}: "
+            "convert it with .long()"
+        )
+    starts, ends = _bag_bounds(tuple(indices.shape),
+                               None if offsets is None else backend.to_numpy(_array(offsets)),
+                               include_last_offset)
+    flat = factories.tensor(indices.reshape(-1), device=weight.device)
+    rows = weight[flat]                                   # (number of indices, embedding_dim)
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(
+                f"embedding_bag(): per_sample_weights is only supported for mode='sum', got "
+                f"mode={mode!r}, as in PyTorch"
+            )
+        if tuple(per_sample_weights.shape) != tuple(indices.shape):
+            raise ValueError(
+                f"embedding_bag(): per_sample_weights must have the shape of input "
+                f"{tuple(indices.shape)}, got {tuple(per_sample_weights.shape)}"
+            )
+    if mode == "max":
+        from ..functions import stack
+
+        bags = [rows[int(a):int(b)].max(dim=0).values if b > a
+                else factories.zeros(weight.shape[1], dtype=weight.dtype, device=weight.device)
+                for a, b in zip(starts, ends)]
+        return stack(bags) if bags else factories.zeros(0, weight.shape[1], dtype=weight.dtype,
+                                                        device=weight.device)
+    membership = np.zeros((len(starts), int(np.prod(indices.shape))))
+    for bag, (a, b) in enumerate(zip(starts, ends)):
+        membership[bag, a:b] = 1.0 / max(b - a, 1) if mode == "mean" else 1.0
+    bags = factories.tensor(membership, dtype=weight.dtype, device=weight.device)
+    if per_sample_weights is not None:
+        bags = bags * per_sample_weights.reshape(1, -1)
+    return bags @ rows
+
+
+def _bag_bounds(shape: tuple[int, ...], offsets: Any, include_last_offset: bool):
+    """Where each bag starts and ends in the flattened input (numpy ints, checked)."""
+    if len(shape) == 2:
+        if offsets is not None:
+            raise ValueError("embedding_bag(): offsets has to be None if input is 2-D (each row "
+                             "is a bag)")
+        starts = np.arange(shape[0]) * shape[1]
+        return starts, starts + shape[1]
+    if len(shape) != 1:
+        raise ValueError(f"embedding_bag(): input has to be 1-D or 2-D, got shape {shape}")
+    if offsets is None or np.ndim(offsets) != 1:
+        raise ValueError("embedding_bag(): a 1-D input needs offsets, a 1-D tensor of where "
+                         "each bag starts")
+    offsets = np.asarray(offsets, dtype=np.int64)
+    if len(offsets) and offsets[0] != 0:
+        raise ValueError(f"embedding_bag(): offsets[0] has to be 0, got {int(offsets[0])}")
+    if np.any(np.diff(offsets) < 0) or (len(offsets) and offsets[-1] > shape[0]):
+        raise ValueError(f"embedding_bag(): offsets must be non-decreasing and at most the "
+                         f"input's length {shape[0]}, got {offsets.tolist()}")
+    if include_last_offset:
+        return offsets[:-1], offsets[1:]
+    return offsets, np.append(offsets[1:], shape[0])
+
+
 def one_hot(tensor: Any, num_classes: int = -1) -> Tensor:
     """Integer class indices (any shape) -> int64 rows with a 1 at each index: shape
     (*tensor.shape, num_classes); num_classes=-1 means max + 1. No gradient."""
@@ -229,6 +312,14 @@ def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: An
     (1, 4, 8, 8)
     """
     return _conv(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+           padding: Any = 0, dilation: Any = 1, groups: int = 1) -> Tensor:
+    """3-D convolution (cross-correlation, as in PyTorch): input (N, C_in, D, H, W), weight
+    (C_out, C_in / groups, kd, kh, kw) -> (N, C_out, D_out, H_out, W_out). One ``Conv`` node:
+    the same op as conv1d and conv2d, which is written for any number of spatial dims."""
+    return _conv(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
 
 
 def max_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,

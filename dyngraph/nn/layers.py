@@ -94,6 +94,37 @@ class Embedding(Module):
         return f"{self.num_embeddings}, {self.embedding_dim}"
 
 
+class EmbeddingBag(Module):
+    """An :class:`Embedding` that reduces each bag of indices to one row: the sum, mean or max
+    of the rows it looks up (``F.embedding_bag``). A 2-D input is one bag per row; a 1-D input
+    is cut into bags at ``offsets``. Initialised like PyTorch: W from N(0, 1).
+
+    >>> bag = dg.nn.EmbeddingBag(10, 4, mode="sum")
+    >>> bag(dg.tensor([1, 2, 4, 5, 4]), dg.tensor([0, 2])).shape      # bags [1, 2], [4, 5, 4]
+    (2, 4)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, mode: str = "mean",
+                 include_last_offset: bool = False, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"EmbeddingBag: mode must be 'sum', 'mean' or 'max', got {mode!r}")
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.mode = mode
+        self.include_last_offset = include_last_offset
+        self.weight = normal_parameter((num_embeddings, embedding_dim), device, dtype)
+
+    def forward(self, input: Any, offsets: Any = None,
+                per_sample_weights: Tensor | None = None) -> Tensor:
+        return F.embedding_bag(input, self.weight, offsets, self.mode, per_sample_weights,
+                               self.include_last_offset)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}, mode={self.mode!r}"
+
+
 class Dropout(Module):
     """In training mode, zero each element with probability p and scale the survivors by
     1 / (1 - p), so the expected value is unchanged; in eval mode, the identity.

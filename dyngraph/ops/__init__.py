@@ -10,8 +10,8 @@
 - ``pointwise``: sign log1p square and the activations leaky_relu gelu softplus logsigmoid
 - ``stats``: prod cumsum norm sort topk
 - ``index``: gather scatter_add masked_fill flip repeat tril triu
-- ``linalg``: einsum outer
-- ``conv``: convolution and max pooling (1 or 2 spatial dims)
+- ``linalg``: einsum outer det inverse
+- ``conv``: convolution (1, 2 or 3 spatial dims) and max pooling
 """
 
 from .conv import Conv, MaxPool
@@ -39,7 +39,7 @@ from .elementwise import (
     Where,
 )
 from .index import Flip, Gather, MaskedFill, Repeat, ScatterAdd, Tril, Triu
-from .linalg import Einsum, Outer
+from .linalg import Det, Einsum, Inverse, Outer
 from .matmul import MatMul
 from .nn import BinaryCrossEntropy, BinaryCrossEntropyWithLogits, CrossEntropy, NLLLoss
 from .pointwise import Gelu, LeakyRelu, Log1p, LogSigmoid, Sign, Softplus, Square
@@ -72,4 +72,5 @@ __all__ = [
     "Norm", "Outer", "Prod", "Repeat", "ScatterAdd", "Sign", "Softplus", "Sort", "Square",
     "TopK", "Tril", "Triu",
     "Clone", "Log10", "Log2",  # issue 13: PyTorch's spellings
+    "Det", "Inverse",  # issue 37: the inventory's last names
 ]

@@ -1,4 +1,4 @@
-"""Convolution and max pooling over 1 or 2 spatial dimensions, one node each.
+"""Convolution (1, 2 or 3 spatial dimensions) and max pooling, one node each.
 
 Both cut the (padded) input into patches, im2col-style, with one strided slice per kernel
 offset: ``patches[n, c, i, j, h, w] = x_padded[n, c, h*stride + i*dilation, w*stride +
@@ -94,7 +94,8 @@ def _geometry(ctx, x, kernel, stride, padding, dilation):
 class Conv(Function):
     """z[n, o, h, w] = b[o] + sum_{c, i, j} W[o, c, i, j] x_pad[n, c, h*s + i, w*s + j];
     dL/dx = gz times W added back over the patches,  dL/dW = einsum(gz, patches),  dL/db = sum gz
-    (1 or 2 spatial dims: F.conv1d and F.conv2d; with groups, each group of channels on its own)"""
+    (1, 2 or 3 spatial dims: F.conv1d, F.conv2d, F.conv3d; with groups, each group of channels
+    on its own)"""
 
     @staticmethod
     def forward(ctx, x, weight, *bias, stride, padding, dilation, groups=1):

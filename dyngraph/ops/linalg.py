@@ -124,3 +124,60 @@ class Outer(Function):
         x, y = ctx.saved_tensors
         need_x, need_y = ctx.needs_input_grad
         return (gz @ y if need_x else None), (gz.T @ x if need_y else None)
+
+
+# NOTE [det through the inverse]: Jacobi's formula, d det(X) = det(X) tr(X^-1 dX), gives
+# dL/dX = gz det(X) X^-T. With create_graph=True ``_inverse`` records the op Inverse, so the
+# gradient is a graph of recorded ops and det is differentiable twice, as PyTorch's. The inverse
+# exists only where det(X) != 0: PyTorch falls back to an SVD for singular matrices; here a
+# singular matrix has no gradient and numpy's LinAlgError says "Singular matrix".
+
+
+class Det(Function):
+    """z = det(X) over the last two dimensions;  dL/dX = gz * z * X^-T  (Jacobi's formula)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        _check_square("det", x)
+        z = ctx.xp.linalg.det(x)
+        ctx.save_for_backward(x, z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        x, z = ctx.saved_tensors
+        scale = (gz * z).reshape(tuple(z.shape) + (1, 1))
+        return scale * _inverse(ctx.xp, x).swapaxes(-1, -2)
+
+
+class Inverse(Function):
+    """Z = X^-1 over the last two dimensions;  dL/dX = -Z^T gZ Z^T  (from d(X Z) = 0)"""
+
+    @staticmethod
+    def forward(ctx, x):
+        _check_square("inverse", x)
+        z = ctx.xp.linalg.inv(x)
+        ctx.save_for_backward(z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        (z,) = ctx.saved_tensors
+        zt = z.swapaxes(-1, -2)
+        return -(zt @ gz @ zt)
+
+
+def _inverse(xp, x):
+    """X^-1 for Det's backward: on arrays numpy's inv; given a Tensor (a backward with
+    create_graph=True), the recorded op Inverse, so that det's gradient can be differentiated."""
+    if isinstance(x, Tensor):
+        return Inverse.apply(x)
+    return xp.linalg.inv(x)
+
+
+def _check_square(name, x):
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise RuntimeError(
+            f"{name}: expected a batch of square matrices (shape (*, n, n)), got shape "
+            f"{tuple(x.shape)}"
+        )

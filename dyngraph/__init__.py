@@ -163,7 +163,7 @@ from .graph_diff import diff
 from .sources import EventSource
 
 # --- toolbox A: optim, data (nn is imported above) ---
-from . import data, optim, testing, utils
+from . import data, distributions, optim, testing, utils
 
 # --- toolbox B: trace, checkpoint, memory ---
 from . import memory
@@ -259,7 +259,8 @@ __all__ = [
     # issue 37: names the learners' programs reach for
     "clamp_max", "clamp_min", "repeat_interleave",
     # issue 37, item 3: counted in the learners' material (docs/pytorch_inventory.md)
-    "testing", "utils", "randperm", "save", "load", "set_printoptions", "int8", "int16", "uint8",
+    "testing", "utils", "distributions", "randperm", "save", "load", "set_printoptions", "int8",
+    "int16", "uint8",
     "acos", "add", "as_tensor", "asin", "ceil", "cumprod", "diag", "div", "empty", "empty_like",
     "flatten", "floor", "is_tensor", "meshgrid", "mul", "neg", "nonzero", "numel", "pi", "pow",
     "round", "squeeze", "sub", "unique", "unsqueeze",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
+import threading
 import warnings
 import weakref
 from collections.abc import Callable, Iterator
@@ -33,7 +34,18 @@ DEFAULT_FLOAT = np.dtype(np.float32)
 
 # How many in-place operations have run, ever. A node that saved arrays remembers this clock; if
 # it has not moved by backward time, no saved array can have been modified (the fast path).
+#
+# NOTE [one clock for every thread] Modes and hooks are per thread (thread_state.py); this clock
+# is deliberately not. It answers "could anything have written into memory this node saved?",
+# and a tensor is shared between threads like any Python object: a thread may write into an
+# array that another thread's graph saved. A clock per thread would not move in the thread that
+# runs backward, the fast path would skip the version check, and the gradient would be computed
+# from the new numbers, silently (tests/test_threads.py holds this against PyTorch). Shared, a
+# write anywhere only costs other threads the full check, which is exact. It ticks under a lock:
+# `+= 1` from two threads at once can lose a tick, and a node saved between the two would then
+# see the clock it saved although a write came after it.
 inplace_clock = 0
+_inplace_clock_lock = threading.Lock()
 
 # NOTE [version counters] One counter per array memory, not per Tensor object. Every tensor that
 # aliases another's memory - a view from reshape / view / transpose / permute / expand / T /
@@ -986,7 +998,8 @@ class Tensor:
 
     def _bump_version(self) -> None:
         global inplace_clock
-        inplace_clock += 1
+        with _inplace_clock_lock:  # NOTE [one clock for every thread]
+            inplace_clock += 1
         counter = self._shared_counter()
         counter.value += 1
         if this_thread.state.active:

@@ -587,3 +587,31 @@ def test_two_threads_watching_pytorch_at_once_each_record_their_own_ops_and_scop
     scopes = {n.scope for n in found["other"].nodes.values() if n.op == "TanhBackward0"}
     assert scopes == {("Net",)}
     assert not torch_module._global_forward_pre_hooks  # removed by the last one out
+
+
+# ----------------------------------------------------------------------------- in-place writes
+
+
+def _written_by_another_thread(lib):
+    """Forward saves ``y`` (in ``y * y``); another thread then writes into ``y`` in place;
+    this thread's backward. What it raises, or the gradient it gives."""
+    y = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = (y * y).sum()
+
+    def writer():
+        with lib.no_grad():
+            y.add_(100.0)
+
+    run_in_threads(writer)
+    try:
+        loss.backward()
+    except RuntimeError as exc:
+        return "raised" if "modified by an inplace operation" in str(exc) else str(exc)
+    return y.grad.numpy().tolist()
+
+
+def test_a_write_in_another_thread_into_what_forward_saved_is_caught_at_backward():
+    """NOTE [one clock for every thread] in dyngraph/tensor.py: the fast path's clock must see
+    writes made by every thread, or this backward would silently use the written numbers."""
+    assert _written_by_another_thread(dg) == "raised"
+    assert _written_by_another_thread(import_torch()) == "raised"

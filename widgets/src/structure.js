@@ -336,21 +336,24 @@ export function buildStructure(timeline, opts) {
   // what it leaves (its first and last iterations, and the weights): one rolled step beside
   // the map. A loop inside one module (an RNN cell's) stays inside that module's box.
   // dot.py `_plan_hiding` does the same.
-  const around = new Set(loops.filter((loop) => loop.around).flatMap((loop) => loop.members));
+  const steps = openedSteps(loops, timeline.nodes, expanded, opened);
+  const scopeOf = (/** @type {NodeRecord} */ n) => (map && steps.scopes.get(n.id)) || n.scope;
   const { boxes: mapBoxes, opened: mapOpened, tree } = map
-    ? moduleMap(nodes.filter((n) => !around.has(n.id)), timeline.edges.values(), expanded, vocabulary.min_alike ?? MIN_ALIKE)
+    ? moduleMap(nodes.filter((n) => !steps.rolled.has(n.id)).map((n) => ({ ...n, scope: scopeOf(n) })),
+      timeline.edges.values(), new Set([...expanded, ...steps.keys]), vocabulary.min_alike ?? MIN_ALIKE)
     : { boxes: [], opened: [], tree: scopeTree(nodes) };
   const indices = displayIndices(timeline.clusters);
+  for (const [key, index] of steps.clusters) indices.set(key, index);
   for (const box of mapBoxes) for (const id of box.members) taken.add(id);
 
   for (const loop of loops) {
-    if (loop.members.some((id) => taken.has(id))) continue; // inside a closed box of the map
     const total = loop.iterations.length;
-    const shown = Math.min(Math.max(Math.floor(opened.get(loop.key) || 0), 0), total);
-    const open = expanded.has(loop.key) || shown >= total;
-    groupList.push({ key: loop.key, title: loopLines(loop)[0], expanded: open, loop: true, opened: open ? total : shown, iterations: total });
-    if (open) continue;
+    const shown = iterationsShown(loop, expanded, opened);
     const members = loop.iterations.slice(shown).flat().sort((a, b) => a - b);
+    if (members.some((id) => taken.has(id))) continue; // inside a closed box of the map
+    const open = shown >= total;
+    groupList.push({ key: loop.key, title: loopLines(loop)[0], expanded: open, loop: true, opened: shown, iterations: total });
+    if (open) continue;
     groups.push(groupBox(loop.key, "loop", loopLines(loop, shown), members, vocabulary.loop || vocabulary.group || ""));
     for (const id of members) taken.add(id);
   }
@@ -362,7 +365,9 @@ export function buildStructure(timeline, opts) {
     groups.push({ ...groupBox(`${box.roll ? "r" : "s"}${index}`, "scope", lines, box.members, style), scope: box.scope, key: box.key, output: box.output, title: box.title });
   }
   // the boxes of the map the learner opened (each with its roll-up), then those still closed
-  for (const group of mapOpened) groupList.push({ ...group, expanded: true, loop: false, opened: 0, iterations: 0 });
+  for (const group of mapOpened) {
+    if (!steps.keys.has(group.key)) groupList.push({ ...group, expanded: true, loop: false, opened: 0, iterations: 0 });
+  }
   for (const box of mapBoxes) groupList.push({ key: box.key, title: box.title, expanded: false, loop: false, opened: 0, iterations: 0 });
   let visible = nodes.filter((n) => !taken.has(n.id));
   // a box of the map or a loop holds its running statistics; drawn alone, they are left out
@@ -377,7 +382,7 @@ export function buildStructure(timeline, opts) {
     const lines = labelLines(node, state, { limit });
     const saved = Number(node.saved) > 0;
     boxes.push({
-      name: `n${node.id}`, kind: "node", members: [node.id], scope: displayPath(node.scope), order: node.order,
+      name: `n${node.id}`, kind: "node", members: [node.id], scope: displayPath(scopeOf(node)), order: node.order,
       statement: nodeStatement(node, state, vocabulary, { limit }),
       lines,
       gradLine: grad ? lines.findIndex((l) => l.startsWith("grad")) : -1,
@@ -469,6 +474,56 @@ export function buildStructure(timeline, opts) {
     mappable,
     statsHidden,
   };
+}
+
+/**
+ * How many of a loop's rolled iterations are drawn open, from its first (NOTE [a loop opens a
+ * few iterations at a time]); all of them when the learner expanded the whole loop.
+ * @param {Loop} loop @param {Set<string>} expanded @param {Map<string, number>} opened
+ */
+function iterationsShown(loop, expanded, opened) {
+  const total = loop.iterations.length;
+  if (expanded.has(loop.key)) return total;
+  return Math.min(Math.max(Math.floor(opened.get(loop.key) || 0), 0), total);
+}
+
+/**
+ * NOTE [an opened step is a map of its own] The iterations of a loop around the model (NOTE [a
+ * loop around the model]) still rolled stay out of the map (`rolled`). One the learner opened
+ * is a training step: drawn flat, it was the whole step's nodes, a thousand for ResNet-18, the
+ * step the learner wanted to see buried under its own ops. So each opened iteration is a scope
+ * of its own in the map, "iteration 3 of 20", drawn open (`keys`: it was opened by a click
+ * already), holding that step's own map: the model's box, the loss, the optimizer's ops. Its
+ * nodes are given the scope `scopes` (the iteration's name, then their own) for the map only;
+ * the timeline keeps theirs. Rolling the loop up again closes it. dot.py draws no opened loop
+ * (a static picture has no clicks), so has no port of this.
+ * @param {Loop[]} loops @param {Map<number, NodeRecord>} nodes
+ * @param {Set<string>} expanded @param {Map<string, number>} opened
+ * @returns {{rolled: Set<number>, scopes: Map<number, string[]>, keys: Set<string>, clusters: Map<string, string>}}
+ *   clusters: each iteration's scope key -> its cluster's index ("i<loop key>_<k>")
+ */
+function openedSteps(loops, nodes, expanded, opened) {
+  const rolled = new Set();
+  /** @type {Map<number, string[]>} */
+  const scopes = new Map();
+  const keys = new Set();
+  /** @type {Map<string, string>} */
+  const clusters = new Map();
+  for (const loop of loops) {
+    if (!loop.around) continue;
+    const shown = iterationsShown(loop, expanded, opened);
+    loop.iterations.forEach((ids, k) => {
+      if (k >= shown) {
+        for (const id of ids) rolled.add(id);
+        return;
+      }
+      const name = `iteration ${k + 2} of ${loop.repeats}`; // the box holds the second to the last but one
+      keys.add(`scope:${name}`).add(`roll:${name}`); // open, nor rolled with its alike neighbours
+      clusters.set(scopeKey([name]), `i${loop.key}_${k}`);
+      for (const id of ids) scopes.set(id, [name, ...((nodes.get(id) || { scope: [] }).scope)]);
+    });
+  }
+  return { rolled, scopes, keys, clusters };
 }
 
 /**

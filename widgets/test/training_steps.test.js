@@ -131,6 +131,29 @@ test("a loop around the model rolls up beside the map (NOTE [a loop around the m
   assert.ok(!under.map && under.mappable, "mappable with a loop around the model");
   const asked = buildStructure(tl, { map: true });
   assert.deepEqual(asked.boxes.filter((b) => b.kind === "loop").map((b) => b.lines[0]), ["\u00D718 iterations, line 10"]);
+  // opening the rolled step draws that step as a map of its own (NOTE [an opened step is a map
+  // of its own]): its cluster, its model's boxes, its loss; the rest stays rolled
+  const opened = buildStructure(tl, { map: true, opened: new Map([[loop.key, 1]]) });
+  assert.deepEqual(opened.boxes.filter((b) => b.kind === "loop").map((b) => b.lines[0]), ["\u00D717 iterations, line 10"]);
+  const second = new Set(loop.iterations[0]);
+  const inStep = opened.boxes.filter((b) => b.members.some((m) => second.has(m)));
+  assert.deepEqual(inStep.map((b) => [b.kind, b.scope.join("/")]).sort(),
+    [["node", "iteration 2 of 20"], ["scope", "iteration 2 of 20/Net"], ["scope", "iteration 2 of 20/Net"]],
+    "the step's a and b as boxes inside its Net, its loss beside them, all in the step's cluster");
+  assert.ok(inStep.every((b) => b.members.every((m) => second.has(m))), "a box of the step holds only that step");
+  assert.match(opened.dot, /subgraph cluster_il\d+_0 \{\n\s*graph \[label="iteration 2 of 20"/);
+  assert.ok(!opened.groups.some((g) => g.key === "scope:iteration 2 of 20"), "rolled up with its loop, not on its own");
+  assert.ok(opened.groups.some((g) => g.key === "scope:iteration 2 of 20 / Net / a" && !g.expanded), "its boxes open as any");
+  assert.equal(opened.boxes.filter((b) => b.kind === "node").length, 3, "the losses of the first, second and last steps");
+  // the whole loop expanded: every step its own map
+  const all = buildStructure(tl, { map: true, expanded: new Set([loop.key]) });
+  assert.equal(all.boxes.filter((b) => b.kind === "loop").length, 0);
+  assert.equal(all.boxes.filter((b) => b.kind === "scope").length, 1 + 18 * 2, "Net (of the first and last steps, no longer the root's only module), and a and b of each step");
+  assert.ok(!all.boxes.some((b) => b.lines[0].startsWith("\u00D7")), "the steps are not rolled as alike siblings either");
+  // drawn flat (no map), an opened iteration is its nodes, as before
+  const flat = buildStructure(tl, { collapseOver: 10_000, opened: new Map([[loop.key, 1]]) });
+  assert.ok(!flat.map);
+  assert.ok(loop.iterations[0].every((m) => flat.boxes.some((b) => b.kind === "node" && b.members[0] === m)));
   // a loop inside a module (an RNN cell's steps) is not mappable: the cell's box would swallow it
   for (const node of nodes.values()) if (node.op === "Loss") node.scope = ["Net", "b"];
   assert.ok(!buildStructure(tl, {}).mappable);

@@ -31,7 +31,7 @@
 // ("×25 iterations"); each further click opens the next few, like turning pages.
 
 import { nodeStatement, labelLines, escape, shapeKnown, shapeText, MAX_LABEL_CHARS } from "./vocabulary.js";
-import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
+import { scopeKey } from "./timeline.js";
 import { moduleMap, scopeTree, clusterTitles, displayPath, countNodes, MIN_ALIKE } from "./levels.js";
 
 /** dot.py MIN_REPEATS, used when the vocabulary does not say (`min_repeats`): fewest
@@ -586,4 +586,51 @@ export function svgStyle(body) {
   if (attrs.fontcolor) out.text = attrs.fontcolor;
   if (attrs.style !== undefined) out.dashed = /dashed/.test(attrs.style);
   return out;
+}
+
+/**
+ * The note standing for N hidden nodes. `vocabulary.hidden` is a bare body (joined to the
+ * label's list); one given with its brackets is appended as a second attribute list.
+ * @param {number} n
+ * @param {string} [hiddenAttrs]
+ */
+export function hiddenNote(n, hiddenAttrs) {
+  const label = `label="${Math.floor(n)} nodes hidden"`;
+  const attrs = (hiddenAttrs || "").trim();
+  if (!attrs) return `hidden [${label}];`;
+  if (attrs.startsWith("[")) return `hidden [${label}] ${attrs};`;
+  return `hidden [${label}, ${attrs}];`;
+}
+
+/**
+ * Order of scope paths as Python compares tuples of str (strings by code point).
+ * @param {string[]} a
+ * @param {string[]} b
+ */
+export function compareScopes(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a[i] !== b[i]) return compareCodePoints(a[i], b[i]);
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Compare strings by code point, as Python does (JavaScript's `<` compares UTF-16 units, which
+ * puts an astral character before U+E000..U+FFFF).
+ * @param {string} a
+ * @param {string} b
+ */
+export function compareCodePoints(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates (astral characters) after everything else of the BMP.
+    if (x >= 0xd800) x += x >= 0xe000 ? -0x800 : 0x2000;
+    if (y >= 0xd800) y += y >= 0xe000 ? -0x800 : 0x2000;
+    return x - y;
+  }
+  return a.length - b.length;
 }

@@ -60,6 +60,26 @@ describe("the view", () => {
     assert.equal(renderer.calls.length, 1, "playback restyles the drawing: one layout");
   });
 
+  test("each position restyles the drawing from the timeline's state: edges once both ends are made, outputs", async () => {
+    const { root, view } = setup();
+    await view.scheduler.idle();
+    const id = (name) => Number(name.slice(1));
+    for (const t of [0, 3, 5, 9, 12, 22]) {
+      view.setPosition(t);
+      const { seen, freed } = view.timeline.stateAt(t);
+      for (const g of root.querySelectorAll("g.edge")) {
+        const [a, b] = g.querySelector("title").textContent.split("->").map(id);
+        assert.equal(g.classList.contains("dg-future"), !(seen.has(a) && seen.has(b)), `t=${t}: n${a}->n${b}`);
+      }
+      for (const g of root.querySelectorAll("g.node")) {
+        const n = id(g.querySelector("title").textContent);
+        // an output: made, read by no node made yet, not freed
+        const read = [...view.timeline.edges.values()].some((e) => e.src === n && seen.has(e.dst));
+        assert.equal(g.classList.contains("dg-output"), seen.has(n) && !read && !freed.has(n), `t=${t}: n${n}`);
+      }
+    }
+  });
+
   test("tweens follow options.tween_max_nodes", async () => {
     const a = setup();
     await a.view.scheduler.idle();

@@ -241,7 +241,7 @@ export class Timeline {
   // node's gradient together with the edges its backward sent along, or the freeing with the
   // end of the pass. In-place version steps ride along with the beat before them. Stepping
   // with the arrow keys still moves one raw step; playing and replaying move a beat at a time
-  // (view.js NOTE [replay]).
+  // (view/playback.js NOTE [replay]).
 
   /**
    * The position at which each beat ends, ascending; the last is the timeline's length.

@@ -600,8 +600,8 @@ def vocabulary() -> dict[str, Any]:
 
 # NOTE [one legend] What each style means: (key, name, what it means). A static picture's
 # legend shows the entries its drawing uses (Drawing.styles), in this order; the live widget
-# gets these words in its vocabulary and draws its own swatches for them (widgets/src/view.js
-# buildLegend).
+# gets these words in its vocabulary and draws its own swatches for them (widgets/src/view/panels.js
+# Panels.legend).
 LEGEND = (
     ("leaf", "leaf", "a tensor you made with requires_grad"),
     ("parameter", "parameter", "a module's weight or bias"),

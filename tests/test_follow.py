@@ -173,7 +173,7 @@ def test_a_view_whose_events_were_all_still_batched_follows_its_graph():
 
 
 def test_the_page_is_told_when_the_block_ends():
-    """An empty view that ended says how to see a graph built before it (view.js
+    """An empty view that ended says how to see a graph built before it (widgets/src/view/panels.js
     NOTHING_WATCHED): the page reads ``watching`` in the options."""
     view = GraphView()
     with dg.watch(view, display=False):

@@ -204,9 +204,9 @@ def test_the_widget_gets_the_legends_words_in_its_vocabulary():
     in the vocabulary (widgets/test/citizen.test.js shows it displays them) and draws a swatch
     for each key it knows, every one of them a key of LEGEND."""
     assert dot.vocabulary()["legend"] == [list(entry) for entry in dot.LEGEND]
-    view_js = (ROOT / "widgets" / "src" / "view.js").read_text(encoding="utf-8")
+    view_js = (ROOT / "widgets" / "src" / "view" / "panels.js").read_text(encoding="utf-8")
     block = re.search(r"const swatches = \{(.*?)\n    \};", view_js, re.S)
-    assert block, "widgets/src/view.js buildLegend changed shape: update this test"
+    assert block, "widgets/src/view/panels.js legend changed shape: update this test"
     keys = re.findall(r"^\s+(\w+): \[", block[1], re.M)
     assert len(keys) == 10 and set(keys) <= {key for key, _, _ in dot.LEGEND}, keys
 

@@ -1,7 +1,8 @@
 """The shared fixture that keeps the widget's DOT statements identical to dot.py's.
 
-The live widget composes node, edge and cluster statements in the browser (widgets/src/
-vocabulary.js) from node data and ``dot.vocabulary()``; Python's ``dot.py`` is the reference.
+The live widget composes node statements in the browser (widgets/src/vocabulary.js), cluster
+headers (widgets/src/structure.js) and gradient edge styles (widgets/src/view/drawing.js) from
+node data and ``dot.vocabulary()``; Python's ``dot.py`` is the reference.
 This module makes the cases - nodes of every kind and state, hostile names, odd numbers - with
 the statement Python writes for each, into ``widgets/test/fixtures/vocabulary.json``, which the
 JavaScript test replays. The node data carries the texts of its numbers as the live view

@@ -95,7 +95,7 @@ def test_mlp_and_rnn_open_fitted_zoom_roll_up_and_stay_responsive(lab, page):
     assert rnn["share"] >= 0.9, rnn
     # rolled up, it fits: the box between the first and the last iteration (dot.py NOTE
     # [reading order]) makes 14 ranks, 7.6 px labels in this 648 px pane (a pane wide enough
-    # to turn it, view.js NOTE [turn], gives 13 px); the zoom controls are there
+    # to turn it, view/drawing.js NOTE [turn], gives 13 px); the zoom controls are there
     readable(page.locator(".dg-root").nth(1), rnn)
     loop = page.locator(".dg-root").nth(1).locator("g.node", has_text="iterations")
     assert loop.count() == 1

@@ -1,6 +1,6 @@
 """Loops and small graphs in a real JupyterLab (issue 36, parts 4 and 5).
 
-- A 30-step RNN's rolled-up loop opens quickly: a click opens the next few iterations (view.js
+- A 30-step RNN's rolled-up loop opens quickly: a click opens the next few iterations (structure.js
   NOTE [a loop opens a few iterations at a time]), a busy sign shows while they are laid out,
   the group buttons change when the drawing does (a second click does not undo the first), and
   the view lands on the opened iterations with readable labels, all of them in view.
@@ -192,7 +192,7 @@ def test_a_loop_opens_quickly_and_readably_and_micrograd_fits_with_its_gradients
     print("micrograd", small, fitted)
     assert round(fitted["smallest"], 2) >= 9, fitted
     # across the pane (it was a third of it): as wide as the pane, or laid out the way that
-    # shows more of it (view.js NOTE [turn]: top to bottom here, 510 of 646 px)
+    # shows more of it (view/drawing.js NOTE [turn]: top to bottom here, 510 of 646 px)
     assert small["drawingWidth"] >= 0.75 * small["paneWidth"], small
     assert small["grads"] >= 30, small  # every Value's gradient (39 nodes; a few out of view)
     # laid out left to right: a above b (top to bottom: a left of b)

@@ -72,7 +72,7 @@ SHOWN = (  # the slider's position, the position drawn, and whether the view sti
 
 def settle(page, widget: int = 0) -> None:
     """Until the drawing shows the slider's position (renders are asynchronous) and the view
-    has replayed what it missed (view.js NOTE [replay])."""
+    has replayed what it missed (view/playback.js NOTE [replay])."""
     wait_for(lambda: (lambda shown: shown[0] == shown[1] and not shown[2])(
         page.evaluate(SHOWN, widget)), timeout=15)
 
@@ -116,7 +116,7 @@ def test_graph_grows_per_line_then_gradients_flow_in_order(lab, page):
     def with_gradient() -> set[tuple[str, ...]]:
         """The label lines of every node drawn as holding its gradient at the position: the
         restyle marks it with the class `dg-grad` (`dg-summed` when paths met), not a label line
-        (compact labels have none; see widgets/src/view.js `restyle`)."""
+        (compact labels have none; see widgets/src/view/drawing.js `restyle`)."""
         labels = page.evaluate(
             "Array.from(document.querySelectorAll('.dg-root')[0]"
             ".querySelectorAll('.dg-graph svg g.node.dg-grad, .dg-graph svg g.node.dg-summed'))"
@@ -257,7 +257,7 @@ def test_one_widget_displayed_in_two_cells_updates_both(lab, page):
     wait_for(lambda: page.locator(".dg-root").count() == 2, timeout=30)
     settle(page, 0)
     settle(page, 1)
-    # each view replays what it missed at reading pace (view.js NOTE [replay]): both end
+    # each view replays what it missed at reading pace (view/playback.js NOTE [replay]): both end
     # showing the four nodes (x, the constant 3, Mul, Exp)
     wait_for(lambda: graph_nodes(page, 0) == graph_nodes(page, 1) == 4, timeout=15)
 

@@ -3,7 +3,7 @@
 // tests/test_static_pictures.py holds the two to one drawing.
 //
 // NOTE [map] A drawing too large to read (past `collapse_over` boxes, or with labels under
-// READABLE_PX when fitted: view.js rollUpToRead) is drawn as a map of the modules:
+// READABLE_PX when fitted: view/drawing.js rollUpToRead) is drawn as a map of the modules:
 // - Levels. The root is open, and an open scope shows each of its child scopes as one box and
 //   its own nodes as nodes. The only child scope of an open scope opens too: a model is one
 //   scope, so the map starts inside it, at its children (ResNet's stem, four stages, pooling

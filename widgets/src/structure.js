@@ -5,7 +5,7 @@
 // gradient, which are freed and which edge carries the newest gradient. None of that moves a
 // box, so Graphviz lays out the *whole* recording once (every node of the timeline, with loops
 // rolled up, a map of the modules past a threshold and the budget applied), and each position of
-// the timeline is a restyle of that drawing (view.js `restyle`): classes and a few text lines
+// the timeline is a restyle of that drawing (view/drawing.js `restyle`): classes and a few text lines
 // on the g.node / g.edge elements, found by their Graphviz names (n7, n3->n7, l12, s0, hidden).
 // The layout runs again only when the structure changes: new data while a cell runs, the
 // "values & grads" toggle, a group expanded or rolled up.
@@ -27,11 +27,11 @@
 // top of the drawing down to its iteration (Graphviz routes an edge through every rank it
 // crosses: thousands of virtual nodes; without them the same layout takes 30 ms). So a click
 // opens the next few iterations (`opened`: how many of the box's iterations are drawn, from its
-// first), as many as the pane shows readably (view.js `openMore`), and the box keeps the rest
+// first), as many as the pane shows readably (view/drawing.js `iterationsToOpen`), and the box keeps the rest
 // ("×25 iterations"); each further click opens the next few, like turning pages.
 
 import { nodeStatement, labelLines, escape, shapeKnown, shapeText, MAX_LABEL_CHARS } from "./vocabulary.js";
-import { hiddenNote, compareScopes, scopeKey } from "./timeline.js";
+import { scopeKey } from "./timeline.js";
 import { moduleMap, scopeTree, clusterTitles, displayPath, countNodes, MIN_ALIKE } from "./levels.js";
 
 /** dot.py MIN_REPEATS, used when the vocabulary does not say (`min_repeats`): fewest
@@ -281,7 +281,7 @@ export function loopLines(loop, opened = 0) {
  *     [a loop opens a few iterations at a time]); all of them: as if expanded.
  *   finalGrads: each node's latest gradient in the timeline (sizes the gradient lines).
  *   map: draw the modules one level at a time (levels.js NOTE [map]), as past collapseOver.
- *   rankdir: "LR" lays the ranks out left to right over the header's direction (view.js
+ *   rankdir: "LR" lays the ranks out left to right over the header's direction (view/drawing.js
  *     NOTE [turn]).
  *   runningStats: draw the running statistics a BatchNorm reads (dot.py NOTE [running
  *     statistics]); by default they are left out and counted (`statsHidden`).
@@ -326,7 +326,7 @@ export function buildStructure(timeline, opts) {
   const map = scoped && (Boolean(opts.map) || (!loopOpened && nodes.length - rolledUp > Math.min(collapseOver, maxNodes)));
   // the view maps an unreadable drawing only without a loop inside a module in it: every
   // iteration of an RNN is in its cell's scope, and the cell's box would swallow the loop
-  // (view.js NOTE [readable]); a loop around the model (below) stays rolled beside the map
+  // (view/drawing.js NOTE [readable]); a loop around the model (below) stays rolled beside the map
   const mappable = scoped && loops.every((loop) => loop.around);
   // NOTE [a loop around the model] A loop whose body runs in more than one top-level scope -
   // a training step: the model's modules, then the loss and the optimizer outside them - is
@@ -440,7 +440,7 @@ export function buildStructure(timeline, opts) {
   }
   // NOTE [shapes on edges] An edge leaving a module's box carries the shape of the tensor that
   // flows along it (a node's label shows its own shape already). The widget writes it beside
-  // the edge once the drawing is laid out (view.js labelEdges), not as a Graphviz label: a
+  // the edge once the drawing is laid out (view/drawing.js labelEdges), not as a Graphviz label: a
   // labelled edge takes a rank of its own, and ranks are then doubled across the whole
   // drawing (ResNet-18's map went from 604 to 811 pt tall, unreadable in a 600 px pane). A
   // static picture, which scrolls, has them as Graphviz labels (dot.py `_edges`).
@@ -641,4 +641,51 @@ export function svgStyle(body) {
   if (attrs.fontcolor) out.text = attrs.fontcolor;
   if (attrs.style !== undefined) out.dashed = /dashed/.test(attrs.style);
   return out;
+}
+
+/**
+ * The note standing for N hidden nodes. `vocabulary.hidden` is a bare body (joined to the
+ * label's list); one given with its brackets is appended as a second attribute list.
+ * @param {number} n
+ * @param {string} [hiddenAttrs]
+ */
+export function hiddenNote(n, hiddenAttrs) {
+  const label = `label="${Math.floor(n)} nodes hidden"`;
+  const attrs = (hiddenAttrs || "").trim();
+  if (!attrs) return `hidden [${label}];`;
+  if (attrs.startsWith("[")) return `hidden [${label}] ${attrs};`;
+  return `hidden [${label}, ${attrs}];`;
+}
+
+/**
+ * Order of scope paths as Python compares tuples of str (strings by code point).
+ * @param {string[]} a
+ * @param {string[]} b
+ */
+export function compareScopes(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    if (a[i] !== b[i]) return compareCodePoints(a[i], b[i]);
+  }
+  return a.length - b.length;
+}
+
+/**
+ * Compare strings by code point, as Python does (JavaScript's `<` compares UTF-16 units, which
+ * puts an astral character before U+E000..U+FFFF).
+ * @param {string} a
+ * @param {string} b
+ */
+export function compareCodePoints(a, b) {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates (astral characters) after everything else of the BMP.
+    if (x >= 0xd800) x += x >= 0xe000 ? -0x800 : 0x2000;
+    if (y >= 0xd800) y += y >= 0xe000 ? -0x800 : 0x2000;
+    return x - y;
+  }
+  return a.length - b.length;
 }

@@ -1,19 +1,14 @@
 // The timeline of one recording, as the browser holds it: the deltas Python sends, merged, and
-// the graph at any playback position t. Pure logic, no DOM (see ../PROTOCOL.md, protocol v4).
-//
-// NOTE [one vocabulary] Python sends compact node data and, once, the vocabulary table of
-// dyngraph/dot.py (`header.vocabulary`); every DOT statement is composed from them by
-// ./vocabulary.js, which ports dot.py's rules exactly. This module chooses the nodes, edges and
-// clusters that make up the graph at position t, and the state (gradient, freed) of each.
+// the state of every node at any playback position t. Pure logic, no DOM (see ../PROTOCOL.md).
+// The drawing is made once per structure by ./structure.js (NOTE [layout once] there); a
+// position of the timeline only restyles it, from what `stateAt` says.
 
-import { nodeStatement, edgeStatement, clusterLines } from "./vocabulary.js";
 import { foldEvents } from "./events.js";
 import { passOf } from "./training.js";
 
 /**
  * @typedef {import("./vocabulary.js").NodeData} NodeData
  * @typedef {import("./vocabulary.js").GradData} GradData
- * @typedef {import("./vocabulary.js").Vocabulary} Vocabulary
  * @typedef {NodeData & {scope: string[], order: number}} NodeRecord
  * @typedef {{src: number, dst: number, pos: number}} EdgeRecord
  * @typedef {Array<any>} Step  e.g. ["node", 7],
@@ -21,7 +16,6 @@ import { passOf } from "./training.js";
  *   ["freed", [7, 8]], ["backward_started", 9, {file, line, cell} | null], ["backward_finished", 9],
  *   ["backward_failed", 9, "message"], ["version", 3, 1]
  * @typedef {{file: string|null, line: number|null, cell: number|null}} Where  a line of code
- * @typedef {{lines?: string[], vocabulary?: Vocabulary}} Header
  * @typedef {{
  *   seq?: number, events?: any[], nodes?: any[], edges?: any[], sources?: Record<string, string>,
  *   kept_lines?: Record<string, Array<[number, number]>>, passes?: unknown[],
@@ -31,19 +25,19 @@ import { passOf } from "./training.js";
  */
 
 /**
- * What the graph is at one position of the timeline.
+ * What the graph is at one position of the timeline: what a playback step changes.
  * @typedef {{
  *   t: number,
- *   dot: string,
- *   shown: number[],          node ids drawn, oldest first
- *   hidden: number,           how many older visible nodes the note stands for
- *   visible: number,          visible nodes before the budget (shown.length + hidden)
- *   outputs: Set<number>,
+ *   seen: Set<number>,        the nodes made before t
+ *   visible: number[],        the same, oldest first
  *   grads: Map<number, GradData & {step: number}>,  the latest grad step of each node at t
  *   freed: Set<number>,
- *   highlight: Array<[number, number]>,   edges carrying the newest grad step: [src, dst]
+ *   lastGrad: number|null,    the node of the newest grad step of the pass t is in
+ *   lastEdge: [number, number]|null,  [input, node] of an edge_grad step just before t
  *   error: string|null,       message of a backward_failed step (until the next backward)
  *   newest: number|null,      the newest visible node
+ *   backward: {root: number, where: Where|null}|null,  the pass t is in (after its
+ *                             backward_started, up to its end), with the line that called backward()
  * }} GraphState
  */
 
@@ -87,10 +81,6 @@ export class Timeline {
     /** @type {import("./training.js").Pass[]} each finished backward pass's loss and gradient
      * norm, as Python folded them (training.js NOTE [the training chart]) */
     this.passes = [];
-    /** @type {Map<number, Map<string, string>>} statements composed, per node: "gradStep|freed" -> statement */
-    this._statements = new Map();
-    /** @type {Vocabulary|null} the vocabulary the cached statements were made with */
-    this._vocabulary = null;
     /** @type {{version: number, ends: number[]}|null} where each beat ends (NOTE [beats]) */
     this._beats = null;
     /** bumped by every change of the data (a structure made from it is then stale) */
@@ -140,7 +130,6 @@ export class Timeline {
       const old = this.nodes.get(n.id);
       const scope = Array.isArray(n.scope) ? n.scope.map(String) : [];
       this.nodes.set(n.id, { ...n, scope, order: old ? old.order : this.nodes.size });
-      this._statements.delete(n.id);
       for (let depth = 1; depth <= scope.length; depth++) {
         const path = scopeKey(scope.slice(0, depth));
         if (!this.clusters.has(path)) this.clusters.set(path, this.clusters.size);
@@ -176,55 +165,14 @@ export class Timeline {
     }
   }
 
-  /**
-   * The statement of a node in one state (composed once, then cached).
-   * @param {NodeRecord} node
-   * @param {(GradData & {step: number})|undefined} grad
-   * @param {boolean} freed
-   * @param {Vocabulary} vocabulary
-   */
-  nodeStatement(node, grad, freed, vocabulary) {
-    if (vocabulary !== this._vocabulary) {
-      this._statements.clear();
-      this._vocabulary = vocabulary;
-    }
-    let cache = this._statements.get(node.id);
-    if (!cache) this._statements.set(node.id, (cache = new Map()));
-    const key = `${grad ? grad.step : -1}|${freed ? 1 : 0}`;
-    let statement = cache.get(key);
-    if (statement === undefined) {
-      statement = nodeStatement(node, { grad: grad || null, freed }, vocabulary);
-      cache.set(key, statement);
-    }
-    return statement;
-  }
-
   get length() {
     return this.steps.length;
   }
 
   /**
-   * The graph at position t (how many steps are shown).
+   * The state of every node at position t (how many steps are shown).
    * @param {number} t
-   * @param {Header} header
-   * @param {{max_nodes?: number}} [options]
    * @returns {GraphState}
-   */
-  graphAt(t, header, options = {}) {
-    const { seen, visible, grads, freed, lastGrad, lastEdge, error, newest } = this.stateAt(t);
-    t = clamp(t, 0, this.steps.length);
-    const vocabulary = (header && header.vocabulary) || {};
-    return this._graph(t, header, options, vocabulary, { seen, visible, grads, freed, lastGrad, lastEdge, error, newest });
-  }
-
-  /**
-   * The state of every node at position t, without any DOT: what a playback step changes.
-   * @param {number} t
-   * @returns {{t: number, seen: Set<number>, visible: number[], grads: Map<number, GradData & {step: number}>,
-   *   freed: Set<number>, lastGrad: number|null, lastEdge: [number, number]|null, error: string|null,
-   *   newest: number|null, backward: {root: number, where: Where|null}|null}}  lastEdge: [input, node]
-   *   of an edge_grad step just before t; backward: the pass t is in (after its backward_started,
-   *   up to its backward_finished or backward_failed), with the line that called backward()
    */
   stateAt(t) {
     t = clamp(t, 0, this.steps.length);
@@ -287,117 +235,13 @@ export class Timeline {
     return this.stateAt(this.steps.length).grads;
   }
 
-  /**
-   * @param {number} t @param {Header} header @param {{max_nodes?: number}} options
-   * @param {Vocabulary} vocabulary
-   * @param {ReturnType<Timeline["stateAt"]>} walk
-   * @returns {GraphState}
-   */
-  _graph(t, header, options, vocabulary, { seen, visible, grads, freed, lastGrad, lastEdge, error, newest }) {
-
-    // Outputs: visible nodes that no visible edge leaves (decided before the budget).
-    const consumed = new Set();
-    for (const e of this.edges.values()) {
-      if (seen.has(e.src) && seen.has(e.dst)) consumed.add(e.src);
-    }
-    const outputs = new Set(visible.filter((id) => !consumed.has(id)));
-
-    // The budget: past max_nodes, the oldest are replaced by one note (as dyngraph/dot.py does,
-    // the note counts as one of the max_nodes boxes).
-    const maxNodes = Math.max(1, Math.floor(options.max_nodes ?? Infinity));
-    let shown = visible;
-    let hidden = 0;
-    if (visible.length > maxNodes) {
-      const keep = Math.max(maxNodes - 1, 1);
-      hidden = visible.length - keep;
-      shown = visible.slice(hidden);
-    }
-    const shownSet = new Set(shown);
-
-    const lines = ["digraph dyngraph {", ...((header && header.lines) || []).map(String)];
-    if (hidden > 0) lines.push("  " + hiddenNote(hidden, vocabulary.hidden));
-    const outputAttrs = vocabulary.output || "";
-    const boxes = shown.map((id) => {
-      const node = /** @type {NodeRecord} */ (this.nodes.get(id));
-      let statement = this.nodeStatement(node, grads.get(id), freed.has(id), vocabulary);
-      if (outputs.has(id) && outputAttrs) statement = withExtraAttributes(statement, outputAttrs);
-      return { scope: node.scope, statement };
-    });
-    lines.push(...this._clusterLines(boxes, vocabulary));
-
-    /** @type {Array<[number, number]>} */
-    const highlight = [];
-    for (const e of this.edges.values()) {
-      if (!shownSet.has(e.src) || !shownSet.has(e.dst)) continue;
-      const grad = grads.get(e.src);
-      lines.push("  " + edgeStatement(e.src, e.dst, grad ? grad.norm : null, vocabulary));
-      if (lastEdge ? e.src === lastEdge[0] && e.dst === lastEdge[1] : lastGrad !== null && e.src === lastGrad) {
-        highlight.push([e.src, e.dst]);
-      }
-    }
-    lines.push("}");
-
-    return {
-      t,
-      dot: lines.join("\n") + "\n",
-      shown,
-      hidden,
-      visible: visible.length,
-      outputs,
-      grads,
-      freed,
-      highlight,
-      error,
-      newest,
-    };
-  }
-
-  /**
-   * Node statements nested in one cluster per scope path (a nested scope's cluster inside its
-   * parent's), ordered like dyngraph/dot.py: by scope path, stable in creation order.
-   * @param {Array<{scope: string[], statement: string}>} boxes
-   * @param {Vocabulary} vocabulary
-   * @returns {string[]}
-   */
-  _clusterLines(boxes, vocabulary) {
-    const sorted = boxes
-      .map((box, index) => ({ ...box, index }))
-      .sort((a, b) => compareScopes(a.scope, b.scope) || a.index - b.index);
-    const lines = [];
-    /** @type {Array<{name: string, opened: boolean}>} */
-    const open = [];
-    for (const box of sorted) {
-      let common = 0;
-      while (common < open.length && common < box.scope.length && open[common].name === box.scope[common]) {
-        common++;
-      }
-      while (open.length > common) {
-        const level = /** @type {{opened: boolean}} */ (open.pop());
-        if (level.opened) lines.push("  ".repeat(open.length + 1) + "}");
-      }
-      while (open.length < box.scope.length) {
-        const name = box.scope[open.length];
-        const index = this.clusters.get(scopeKey(box.scope.slice(0, open.length + 1)));
-        const indent = "  ".repeat(open.length + 1);
-        if (index !== undefined) for (const line of clusterLines(index, name, vocabulary)) lines.push(indent + line);
-        open.push({ name, opened: index !== undefined });
-      }
-      lines.push("  ".repeat(open.length + 1) + box.statement);
-    }
-    while (open.length) {
-      const level = /** @type {{opened: boolean}} */ (open.pop());
-      if (level.opened) lines.push("  ".repeat(open.length + 1) + "}");
-    }
-    return lines;
-  }
-
   // NOTE [beats] Playback moves by beats, not by raw steps: what a person can take in at
   // once. A beat is the nodes one source line made (consecutive node steps with the same file,
   // line and cell; a graph announced at the start of a backward, with no line, is one beat), a
   // node's gradient together with the edges its backward sent along, or the freeing with the
   // end of the pass. In-place version steps ride along with the beat before them. Stepping
   // with the arrow keys still moves one raw step; playing and replaying move a beat at a time
-  // (view.js NOTE [replay]).
+  // (view/playback.js NOTE [replay]).
 
   /**
    * The position at which each beat ends, ascending; the last is the timeline's length.
@@ -601,31 +445,6 @@ export function gradOfStep(step, i) {
 }
 
 /**
- * `n7 [label=...];` + `[peripheries=2]` -> `n7 [label=...] [peripheries=2];` (DOT allows a
- * second attribute list).
- * @param {string} statement
- * @param {string} attrs
- */
-export function withExtraAttributes(statement, attrs) {
-  const body = statement.trimEnd().replace(/;$/, "");
-  return `${body} ${attrs};`;
-}
-
-/**
- * The note standing for N hidden nodes. `vocabulary.hidden` is a bare body (joined to the
- * label's list); one given with its brackets is appended as a second attribute list.
- * @param {number} n
- * @param {string} [hiddenAttrs]
- */
-export function hiddenNote(n, hiddenAttrs) {
-  const label = `label="${Math.floor(n)} nodes hidden"`;
-  const attrs = (hiddenAttrs || "").trim();
-  if (!attrs) return `hidden [${label}];`;
-  if (attrs.startsWith("[")) return `hidden [${label}] ${attrs};`;
-  return `hidden [${label}, ${attrs}];`;
-}
-
-/**
  * The note under a view whose oldest backward passes Python let go for the newest (view.py
  * NOTE [the newest passes]): how many, and how to keep more.
  * @param {{passes: number, passNodes: number, maxNodes: number}} dropped
@@ -645,39 +464,6 @@ export function scopeKey(path) {
 /** @param {number} src @param {number} dst @param {number} pos */
 export function edgeKey(src, dst, pos) {
   return `${src},${dst},${pos}`;
-}
-
-/**
- * Order of scope paths as Python compares tuples of str (strings by code point).
- * @param {string[]} a
- * @param {string[]} b
- */
-export function compareScopes(a, b) {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    if (a[i] !== b[i]) return compareCodePoints(a[i], b[i]);
-  }
-  return a.length - b.length;
-}
-
-/**
- * Compare strings by code point, as Python does (JavaScript's `<` compares UTF-16 units, which
- * puts an astral character before U+E000..U+FFFF).
- * @param {string} a
- * @param {string} b
- */
-export function compareCodePoints(a, b) {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    // Surrogates (astral characters) after everything else of the BMP.
-    if (x >= 0xd800) x += x >= 0xe000 ? -0x800 : 0x2000;
-    if (y >= 0xd800) y += y >= 0xe000 ? -0x800 : 0x2000;
-    return x - y;
-  }
-  return a.length - b.length;
 }
 
 /** @param {number} x @param {number} lo @param {number} hi */

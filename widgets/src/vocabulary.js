@@ -1,6 +1,7 @@
-// The visual vocabulary on the browser side: a node's, edge's and cluster's DOT statement from
-// its compact data plus the vocabulary table Python sends in `header.vocabulary` (see
-// ../PROTOCOL.md). Pure functions, no DOM.
+// The visual vocabulary on the browser side: a node's DOT statement and label lines from its
+// compact data plus the vocabulary table Python sends in `header.vocabulary`, and the
+// magnitude level that picks a gradient edge's style (see ../PROTOCOL.md). Pure functions, no
+// DOM. The edges and clusters around the statements are ./structure.js's.
 //
 // NOTE [one vocabulary] Python's dyngraph/dot.py stays the reference: these functions are a
 // port of its label lines and escaping, and test/vocabulary.test.js checks them character for
@@ -239,32 +240,4 @@ export function magnitudeLevel(norm) {
   if (!Number.isFinite(x)) return 4;
   if (x <= 0) return 0;
   return Math.min(Math.max(Math.floor(Math.log10(x)) + 3, 0), 4);
-}
-
-/**
- * `n3 -> n7 [];`, or with the gradient flowing back along it (the norm of the source's
- * gradient) the vocabulary's edge style of its magnitude level.
- * @param {number} src
- * @param {number} dst
- * @param {number|string|null} norm
- * @param {Vocabulary} vocabulary
- * @returns {string}
- */
-export function edgeStatement(src, dst, norm, vocabulary) {
-  if (norm == null) return `n${src} -> n${dst} [];`;
-  const styles = (vocabulary && vocabulary.grad_edges) || [];
-  return `n${src} -> n${dst} [${styles[magnitudeLevel(norm)] ?? ""}];`;
-}
-
-/**
- * The first two lines of the cluster drawn around a scope (dot.py cluster_header).
- * @param {number} index
- * @param {string} name  the scope's own name (the last of its path)
- * @param {Vocabulary} vocabulary
- * @returns {string[]}
- */
-export function clusterLines(index, name, vocabulary) {
-  const v = vocabulary || {};
-  const label = `label="${escape(name, v.max_label_chars ?? MAX_LABEL_CHARS)}"`;
-  return [`subgraph cluster_${index} {`, `  graph ${attributeList(label, v.cluster)};`];
 }

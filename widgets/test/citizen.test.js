@@ -4,7 +4,10 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { NUMBERS_UP_TO, hidePicture, tallestPane, zoomModifier } from "../src/view.js";
+import { hidePicture } from "../src/view.js";
+import { NUMBERS_UP_TO } from "../src/view/state.js";
+import { tallestPane } from "../src/view/drawing.js";
+import { zoomModifier } from "../src/view/dom.js";
 import { repeatedIterations, buildStructure, MIN_REPEATS } from "../src/structure.js";
 import { dom, mountView, sample } from "./helpers.js";
 
@@ -35,11 +38,11 @@ test("a plain wheel is left to the page (the notebook scrolls) and shows the zoo
   assert.equal(plain.defaultPrevented, false, "the notebook must scroll");
   assert.equal(hint.hidden, false);
   assert.match(hint.textContent, /^(Ctrl|\u2318) \+ wheel to zoom/);
-  const zoom = view.state.zoom.scale;
+  const zoom = view.drawing.zoom.scale;
   const ctrl = new window.WheelEvent("wheel", { deltaY: -100, ctrlKey: true, bubbles: true, cancelable: true });
   graph.dispatchEvent(ctrl);
   assert.equal(ctrl.defaultPrevented, true, "Ctrl + wheel (and a pinch) zooms the graph");
-  assert.ok(view.state.zoom.scale > zoom);
+  assert.ok(view.drawing.zoom.scale > zoom);
   cleanup();
 });
 

@@ -110,11 +110,11 @@ test("'values & grads' shows the busy sign while its drawing is laid out", async
 test("opening a loop while the view replays ends the replay at the end (the learner took over)", async () => {
   const { root, view, drawn, cleanup } = setup();
   await drawn();
-  assert.equal(view.state.playing, true, "drawn after the steps came: it replays (view.js NOTE [replay])");
-  assert.ok(view.state.t < view.timeline.length);
+  assert.equal(view.playback.playing, true, "drawn after the steps came: it replays (view.js NOTE [replay])");
+  assert.ok(view.playback.t < view.timeline.length);
   /** @type {HTMLElement} */ (root.querySelector(".dg-groups button")).click();
-  assert.equal(view.state.playing, false);
-  assert.equal(view.state.t, view.timeline.length, "what was opened is not hidden as still to come");
+  assert.equal(view.playback.playing, false);
+  assert.equal(view.playback.t, view.timeline.length, "what was opened is not hidden as still to come");
   await drawn();
   cleanup();
 });

@@ -4,7 +4,8 @@
 
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { createView, MAP_BUTTONS_UP_TO } from "../src/view.js";
+import { createView } from "../src/view.js";
+import { MAP_BUTTONS_UP_TO } from "../src/view/panels.js";
 import { dom, fakeModel, sample, stubRenderer } from "./helpers.js";
 
 /**
@@ -33,7 +34,7 @@ function setup() {
 test("a box of the map opens in place with the busy sign, shows its module, and rolls up again", async () => {
   const { root, view, renderer, cleanup, click, node, inspector } = setup();
   await view.scheduler.idle();
-  const s = view.state.drawn;
+  const s = view.drawing.drawn;
   assert.ok(s && s.map, "past collapse_over: a map");
   const layer = /** @type {any} */ (s.boxes.find((b) => b.key === "scope:M / layer1"));
   assert.deepEqual([layer.members, layer.output, layer.lines], [[4, 5], 5, ["layer1 \u00B7 2 nodes \u00B7 click to open"]]);
@@ -59,7 +60,7 @@ test("a box of the map opens in place with the busy sign, shows its module, and 
   await view.scheduler.idle();
   assert.equal(renderer.calls.length, layouts + 1);
   assert.equal(busy.hidden, true);
-  const open = /** @type {any} */ (view.state.drawn);
+  const open = /** @type {any} */ (view.drawing.drawn);
   assert.ok(!open.boxes.some((b) => b.key === "scope:M / layer1"), "opened: its nodes are drawn");
   assert.ok(open.boxes.some((b) => b.name === "n4") && open.boxes.some((b) => b.key === "scope:M / act"), "the rest stays a box");
   assert.match(open.dot, /label="layer1"/, "in its own cluster");
@@ -70,21 +71,21 @@ test("a box of the map opens in place with the busy sign, shows its module, and 
   assert.ok(rollUp, "the groups bar rolls up what is open");
   rollUp.click();
   await view.scheduler.idle();
-  assert.ok(/** @type {any} */ (view.state.drawn).boxes.some((b) => b.key === "scope:M / layer1"));
+  assert.ok(/** @type {any} */ (view.drawing.drawn).boxes.some((b) => b.key === "scope:M / layer1"));
   cleanup();
 });
 
 test("a map of a few boxes has a button for each in the groups bar; of many, only roll-ups", async () => {
   const { root, view, cleanup } = setup();
   await view.scheduler.idle();
-  const s = /** @type {any} */ (view.state.drawn);
+  const s = /** @type {any} */ (view.drawing.drawn);
   assert.deepEqual(s.groups.map((/** @type {any} */ g) => g.title), ["layer1", "act"]);
   assert.equal(view.state.map, false, "the structure drew a map by itself, past collapse_over");
   const buttons = () => [...root.querySelectorAll(".dg-groups button")].map((b) => b.textContent);
   assert.deepEqual(buttons(), ["expand: layer1", "expand: act"], `at most ${MAP_BUTTONS_UP_TO}: a button each`);
   // many boxes (ResNet-18's map has ten): they say "click to open", the bar stays short
   const many = { ...s, groups: Array.from({ length: MAP_BUTTONS_UP_TO + 1 }, (_, k) => ({ key: `scope:M / m${k}`, title: `m${k}`, expanded: false, loop: false, opened: 0, iterations: 0 })) };
-  view.state.drawn = many;
+  view.drawing.drawn = many;
   view.step(0);
   assert.deepEqual(buttons(), []);
   cleanup();

@@ -141,7 +141,7 @@ describe("the panel in a view", () => {
     for (let i = 0; i < 12; i++) {
       root.dispatchEvent(new root.ownerDocument.defaultView.KeyboardEvent("keydown", { key: "ArrowRight", bubbles: true }));
     }
-    assert.equal(view.state.t, 12); // inside the first backward
+    assert.equal(view.playback.t, 12); // inside the first backward
     assert.equal(readout.textContent, "step 2 \u00B7 loss 7.3 \u00B7 grad norm 2.5 (4 leaves) \u2014 the graph shows this step");
     assert.equal(now.getAttribute("x1"), String(CHART_W / 2));
     assert.equal(now.hasAttribute("visibility"), false);

@@ -1,6 +1,7 @@
 import { test, describe, afterEach } from "node:test";
 import assert from "node:assert/strict";
-import { createView, BEAT_MS, REPLAY_MS } from "../src/view.js";
+import { createView } from "../src/view.js";
+import { BEAT_MS, REPLAY_MS } from "../src/view/playback.js";
 import { readFileSync } from "node:fs";
 import { encode } from "@msgpack/msgpack";
 import { dom, fakeModel, sample, stubRenderer, flush, fakeClock, mountView } from "./helpers.js";
@@ -37,7 +38,7 @@ describe("the view", () => {
     assert.equal(root.getAttribute("tabindex"), "0");
     // NOTE [keys]: the attribute would make Lumino ignore Ctrl+S, Shift+Enter, Esc in the widget
     assert.equal(root.getAttribute("data-lm-suppress-shortcuts"), null);
-    assert.equal(view.state.t, 22);
+    assert.equal(view.playback.t, 22);
     const dot = await lastDot();
     assert.match(dot, /^digraph dyngraph \{/);
     assert.equal((dot.match(/^\s*n\d+ \[/gm) || []).length, 9);
@@ -60,6 +61,26 @@ describe("the view", () => {
     assert.equal(renderer.calls.length, 1, "playback restyles the drawing: one layout");
   });
 
+  test("each position restyles the drawing from the timeline's state: edges once both ends are made, outputs", async () => {
+    const { root, view } = setup();
+    await view.scheduler.idle();
+    const id = (name) => Number(name.slice(1));
+    for (const t of [0, 3, 5, 9, 12, 22]) {
+      view.setPosition(t);
+      const { seen, freed } = view.timeline.stateAt(t);
+      for (const g of root.querySelectorAll("g.edge")) {
+        const [a, b] = g.querySelector("title").textContent.split("->").map(id);
+        assert.equal(g.classList.contains("dg-future"), !(seen.has(a) && seen.has(b)), `t=${t}: n${a}->n${b}`);
+      }
+      for (const g of root.querySelectorAll("g.node")) {
+        const n = id(g.querySelector("title").textContent);
+        // an output: made, read by no node made yet, not freed
+        const read = [...view.timeline.edges.values()].some((e) => e.src === n && seen.has(e.dst));
+        assert.equal(g.classList.contains("dg-output"), seen.has(n) && !read && !freed.has(n), `t=${t}: n${n}`);
+      }
+    }
+  });
+
   test("tweens follow options.tween_max_nodes", async () => {
     const a = setup();
     await a.view.scheduler.idle();
@@ -74,9 +95,9 @@ describe("keyboard", () => {
   test("Home, ArrowRight, ArrowLeft, End move the position", async () => {
     const { key, view, lastDot, root } = setup();
     assert.equal(key("Home").defaultPrevented, true);
-    assert.equal(view.state.t, 0);
+    assert.equal(view.playback.t, 0);
     key("ArrowRight");
-    assert.equal(view.state.t, 1);
+    assert.equal(view.playback.t, 1);
     await lastDot();
     const future = (name) => [...root.querySelectorAll("g.node")]
       .find((n) => n.querySelector("title").textContent === name).classList.contains("dg-future");
@@ -85,9 +106,9 @@ describe("keyboard", () => {
     assert.equal(root.querySelector(".dg-position").textContent, "1 / 22 \u00B7 new x (leaf)");
     key("ArrowRight");
     key("ArrowLeft");
-    assert.equal(view.state.t, 1);
+    assert.equal(view.playback.t, 1);
     key("End");
-    assert.equal(view.state.t, 22);
+    assert.equal(view.playback.t, 22);
   });
 
   test("Space toggles play; playing advances one beat per BEAT_MS / speed", async () => {
@@ -96,18 +117,18 @@ describe("keyboard", () => {
     await flush(); // the drawing is on the page: playback does not wait for it
     key("Home");
     key(" ");
-    assert.equal(view.state.playing, true);
+    assert.equal(view.playback.playing, true);
     assert.equal(root.querySelector(".dg-play").getAttribute("aria-pressed"), "true");
     clock.tick(BEAT_MS.line); // the first line's node (x)
-    assert.equal(view.state.t, 1);
+    assert.equal(view.playback.t, 1);
     clock.tick(BEAT_MS.line);
     clock.tick(BEAT_MS.line);
     clock.tick(BEAT_MS.line); // line 5 made two nodes: one beat
-    assert.equal(view.state.t, 5);
+    assert.equal(view.playback.t, 5);
     key(" ");
-    assert.equal(view.state.playing, false);
+    assert.equal(view.playback.playing, false);
     for (let i = 0; i < 5; i++) clock.tick(BEAT_MS.line);
-    assert.equal(view.state.t, 5);
+    assert.equal(view.playback.t, 5);
     assert.equal(root.querySelector(".dg-skip").hidden, true, "the learner's play is no replay");
   });
 
@@ -116,38 +137,38 @@ describe("keyboard", () => {
     const { key, view } = setup();
     await flush();
     key(" ");
-    assert.equal(view.state.t, 0);
+    assert.equal(view.playback.t, 0);
     for (let i = 0; i < 40; i++) clock.tick(BEAT_MS.line);
-    assert.equal(view.state.t, 22);
-    assert.equal(view.state.playing, false);
+    assert.equal(view.playback.t, 22);
+    assert.equal(view.playback.playing, false);
   });
 
   test("keys meant for a focused control are left to it", () => {
     const { key, view, root } = setup();
     const play = root.querySelector(".dg-play");
     assert.equal(key(" ", play).defaultPrevented, false, "Space on a button clicks the button");
-    assert.equal(view.state.playing, false);
+    assert.equal(view.playback.playing, false);
     const scrub = root.querySelector(".dg-scrub");
     key("ArrowLeft", scrub);
-    assert.equal(view.state.t, 22, "the slider handles its own arrows");
+    assert.equal(view.playback.t, 22, "the slider handles its own arrows");
     key("ArrowLeft", play);
-    assert.equal(view.state.t, 21, "arrows on a button still step");
+    assert.equal(view.playback.t, 21, "arrows on a button still step");
   });
 
   test("toolbar buttons: step, jump to end of forward and start of backward", () => {
     const { view, root } = setup();
     root.querySelector(".dg-end-forward").click();
-    assert.equal(view.state.t, 9);
+    assert.equal(view.playback.t, 9);
     root.querySelector(".dg-start-backward").click();
-    assert.equal(view.state.t, 10);
+    assert.equal(view.playback.t, 10);
     root.querySelector(".dg-start-backward").click();
-    assert.equal(view.state.t, 21, "the second backward");
+    assert.equal(view.playback.t, 21, "the second backward");
     root.querySelector(".dg-back").click();
-    assert.equal(view.state.t, 20);
+    assert.equal(view.playback.t, 20);
     const scrub = root.querySelector(".dg-scrub");
     scrub.value = "3";
     scrub.dispatchEvent(new root.ownerDocument.defaultView.Event("input", { bubbles: true }));
-    assert.equal(view.state.t, 3);
+    assert.equal(view.playback.t, 3);
   });
 });
 
@@ -291,13 +312,13 @@ describe("live deltas", () => {
 
   test("an empty snapshot and a first delta; at the end the view follows new deltas", () => {
     const { model, view, snap } = emptySetup();
-    assert.equal(view.state.t, 2);
+    assert.equal(view.playback.t, 2);
     model.set("delta", more(snap, 2, [3, 4]));
-    assert.equal(view.state.t, 4, "live: follows the end");
+    assert.equal(view.playback.t, 4, "live: follows the end");
     view.setPosition(1);
     model.set("delta", more(snap, 3, [5]));
     assert.equal(view.timeline.length, 5);
-    assert.equal(view.state.t, 1, "scrubbed back: stays put");
+    assert.equal(view.playback.t, 1, "scrubbed back: stays put");
   });
 
   test("a gap asks Python for a resync once; the new snapshot rebuilds the view", () => {
@@ -310,7 +331,7 @@ describe("live deltas", () => {
     model.set("snapshot", { ...snap, seq: 5, steps: snap.steps.slice(0, 6), nodes: snap.nodes.slice(0, 6) });
     assert.equal(view.timeline.seq, 5);
     assert.equal(view.timeline.length, 6);
-    assert.equal(view.state.t, 6);
+    assert.equal(view.playback.t, 6);
     model.set("delta", more(snap, 6, [7]));
     assert.equal(view.timeline.length, 7);
   });
@@ -355,17 +376,17 @@ describe("cleanup", () => {
     clock = fakeClock();
     const { model, cleanup, host, key, view, renderer, root } = setup();
     key(" ");
-    assert.equal(view.state.playing, true);
+    assert.equal(view.playback.playing, true);
     await flush();
     cleanup();
     assert.equal(model.listenerCount(), 0);
     assert.equal(host.querySelector(".dg-root"), null);
     assert.equal(renderer.calls.destroyed, true);
-    const t = view.state.t;
+    const t = view.playback.t;
     for (let i = 0; i < 10; i++) clock.tick(BEAT_MS.line);
-    assert.equal(view.state.t, t, "no timer left");
+    assert.equal(view.playback.t, t, "no timer left");
     key("ArrowRight", root);
-    assert.equal(view.state.t, t, "no key listener left");
+    assert.equal(view.playback.t, t, "no key listener left");
     cleanup(); // twice is harmless
   });
 
@@ -380,8 +401,8 @@ describe("cleanup", () => {
     const ca = createView({ model, el: a, createRenderer: stubRenderer().factory });
     const cb = createView({ model, el: b, createRenderer: stubRenderer().factory });
     model.set("delta", { ...s.snapshot, seq: 1 });
-    assert.equal(ca.view.state.t, 22);
-    assert.equal(cb.view.state.t, 22);
+    assert.equal(ca.view.playback.t, 22);
+    assert.equal(cb.view.playback.t, 22);
     ca();
     assert.ok(model.listenerCount() > 0, "the other view still listens");
     cb();
@@ -413,7 +434,7 @@ describe("snapshot refreshed along with each delta", () => {
     model.fire("delta");
     assert.equal(reloads, 0);
     assert.equal(tl.seq, 2);
-    assert.equal(view.state.t, 3);
+    assert.equal(view.playback.t, 3);
   });
 });
 
@@ -425,10 +446,10 @@ describe("replay: a view that missed the live steps plays them at reading pace (
   }
   /** The position after each tick of `ms`, until the end or `limit` ticks. */
   function positions(view, ms, limit = 400) {
-    const seen = [view.state.t];
-    for (let i = 0; i < limit && view.state.t < view.timeline.length; i++) {
+    const seen = [view.playback.t];
+    for (let i = 0; i < limit && view.playback.t < view.timeline.length; i++) {
       clock.tick(ms);
-      if (view.state.t !== seen.at(-1)) seen.push(view.state.t);
+      if (view.playback.t !== seen.at(-1)) seen.push(view.playback.t);
     }
     return seen;
   }
@@ -436,19 +457,19 @@ describe("replay: a view that missed the live steps plays them at reading pace (
   test("drawn after the cell ended: starts at 0, grows line by line, says so, ends at the end", async () => {
     clock = fakeClock();
     const { view, root } = replaySetup();
-    assert.equal(view.state.t, 0);
-    assert.equal(view.state.playing, true);
+    assert.equal(view.playback.t, 0);
+    assert.equal(view.playback.playing, true);
     assert.match(root.querySelector(".dg-position").textContent, /^replaying/);
     assert.equal(root.querySelector(".dg-skip").hidden, false);
     clock.tick(100);
-    assert.equal(view.state.t, 0, "nothing moves before the first drawing is on the page");
+    assert.equal(view.playback.t, 0, "nothing moves before the first drawing is on the page");
     await flush();
     const seen = positions(view, 10);
     // the forward by source lines (x; w; b; the two nodes of line 5; ...), then the backward
     assert.deepEqual(seen.slice(0, 8), [0, 1, 2, 3, 5, 6, 7, 9]);
     assert.ok(seen.includes(11) && seen.includes(12), "each gradient is a beat of its own");
-    assert.equal(view.state.t, 22);
-    assert.equal(view.state.playing, false);
+    assert.equal(view.playback.t, 22);
+    assert.equal(view.playback.playing, false);
     assert.equal(root.querySelector(".dg-skip").hidden, true);
     assert.doesNotMatch(root.querySelector(".dg-position").textContent, /replaying/);
   });
@@ -458,7 +479,7 @@ describe("replay: a view that missed the live steps plays them at reading pace (
     const { view } = replaySetup({ options: { ...sample().options, speed: 0.25 } });
     await flush();
     let elapsed = 0;
-    while (view.state.t < 22 && elapsed < 60000) {
+    while (view.playback.t < 22 && elapsed < 60000) {
       clock.tick(10);
       elapsed += 10;
     }
@@ -472,14 +493,14 @@ describe("replay: a view that missed the live steps plays them at reading pace (
     const { view, root, key, model, s } = replaySetup();
     await flush();
     root.querySelector(".dg-skip").dispatchEvent(new root.ownerDocument.defaultView.MouseEvent("click", { bubbles: true }));
-    assert.equal(view.state.t, 22);
-    assert.equal(view.state.playing, false);
+    assert.equal(view.playback.t, 22);
+    assert.equal(view.playback.playing, false);
     key("Home");
     key("ArrowRight");
-    assert.equal(view.state.t, 1);
+    assert.equal(view.playback.t, 1);
     model.set("delta", { seq: s.snapshot.seq + 1, steps: [["version", 1, 1]] });
     clock.tick(5000);
-    assert.equal(view.state.t, 1, "the learner has the controls");
+    assert.equal(view.playback.t, 1, "the learner has the controls");
   });
 
   test("live: steps arriving at the end are played, a backward one gradient at a time", async () => {
@@ -490,22 +511,22 @@ describe("replay: a view that missed the live steps plays them at reading pace (
     const { view, model } = replaySetup({ snapshot: forward, delta: {} });
     await flush();
     positions(view, 10);
-    assert.equal(view.state.t, 9);
+    assert.equal(view.playback.t, 9);
     model.set("delta", { seq: 2, steps: snap.steps.slice(9, 20) });
     await flush();
-    assert.equal(view.state.t, 9, "not a jump to the end");
+    assert.equal(view.playback.t, 9, "not a jump to the end");
     assert.deepEqual(positions(view, 10), [9, 11, 12, 13, 14, 15, 16, 17, 18, 20]);
   });
 
   test("with reduced motion, or replay: false, the view opens at the end", () => {
     const a = setup({ options: { ...sample().options, replay: false } });
-    assert.equal(a.view.state.t, 22);
+    assert.equal(a.view.playback.t, 22);
     const { host } = dom();
     const s = sample();
     const model = fakeModel({ header: s.header, snapshot: s.snapshot, delta: {}, options: s.options });
     const c = createView({ model, el: host, createRenderer: stubRenderer().factory, reducedMotion: true });
-    assert.equal(c.view.state.t, 22);
-    assert.equal(c.view.state.playing, false);
+    assert.equal(c.view.playback.t, 22);
+    assert.equal(c.view.playback.playing, false);
     c();
   });
 });

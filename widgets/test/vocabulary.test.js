@@ -1,14 +1,15 @@
 // The browser composes DOT exactly as Python's dyngraph/dot.py does: every case of
 // fixtures/vocabulary.json (written by tests/vocabulary_fixture.py from dot.py; never edit it
 // by hand) must come out character for character. Its numbers come as the texts Python made
-// of them, and the statements show those texts.
+// of them, and the statements show those texts. A node's statement is vocabulary.js's; an
+// edge's style is the one the view paints on it (magnitudeLevel picks it), and a cluster's
+// header is structure.js's.
 
 import { test, describe } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import {
-  escape, formatValues, labelLines, nodeStatement, edgeStatement, clusterLines, magnitudeLevel,
-} from "../src/vocabulary.js";
+import { escape, formatValues, labelLines, nodeStatement, magnitudeLevel } from "../src/vocabulary.js";
+import { buildStructure } from "../src/structure.js";
 
 const FIXTURE = JSON.parse(readFileSync(new URL("./fixtures/vocabulary.json", import.meta.url), "utf8"));
 const V = FIXTURE.vocabulary;
@@ -29,20 +30,27 @@ describe("the Python fixture", () => {
     assert.deepEqual(failures, [], `${failures.length} of ${FIXTURE.nodes.length} node cases differ`);
   });
 
-  test("every edge statement", () => {
+  test("every edge's style: the gradient's magnitude level picks it, as dot.py does", () => {
     const failures = [];
     FIXTURE.edges.forEach((c, i) => {
-      const got = edgeStatement(c.src, c.dst, c.norm, V);
+      // the view paints an edge with grad_edges[magnitudeLevel(norm)] (view/drawing.js restyle)
+      const body = c.norm == null ? "" : V.grad_edges[magnitudeLevel(c.norm)];
+      const got = `n${c.src} -> n${c.dst} [${body}];`;
       if (got !== c.statement) failures.push({ case: i, norm: c.norm, expected: c.statement, got });
     });
     assert.deepEqual(failures, []);
   });
 
-  test("every cluster header", () => {
+  test("every cluster header, as the structure writes it", () => {
     const failures = [];
+    const vocabulary = { ...V, compact_cluster: undefined }; // the live view's addition, not dot.py's
     FIXTURE.clusters.forEach((c, i) => {
-      const got = clusterLines(c.index, c.name, V);
-      if (JSON.stringify(got) !== JSON.stringify(c.lines)) failures.push({ case: i, name: c.name, expected: c.lines, got });
+      const node = { id: 1, kind: "leaf", op: "leaf", name: null, scope: [c.name], order: 0, shape: [], dtype: "float32" };
+      const timeline = { nodes: new Map([[1, node]]), edges: new Map(), clusters: new Map([[c.name, c.index]]), steps: [] };
+      const lines = buildStructure(timeline, { vocabulary }).dot.split("\n").map((line) => line.trim());
+      const at = lines.indexOf(c.lines[0]);
+      const got = at < 0 ? [] : lines.slice(at, at + 2);
+      if (JSON.stringify(got) !== JSON.stringify(c.lines.map((line) => line.trim()))) failures.push({ case: i, name: c.name, expected: c.lines, got });
     });
     assert.deepEqual(failures, []);
   });

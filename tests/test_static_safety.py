@@ -421,12 +421,33 @@ def test_an_einsum_asking_for_hours_of_work_is_refused_at_load_naming_the_step(t
         graph(dg.zeros(3000, 3000), dg.zeros(3000, 3000))  # and at run time, before it runs
 
 
-def test_a_step_declaring_a_narrower_dtype_than_it_makes_is_stopped(tmp_path):
-    """A file declaring bool for a float64 step passed an 8 times smaller budget (12.3 GB under
-    4 GiB): numbers count 8 bytes at least, and on the traced inputs the dtype made is checked."""
+def test_a_step_declaring_another_dtype_than_its_op_makes_is_refused_at_load(tmp_path):
+    """issue 39: a file declaring bool for a float64 step passed an 8 times smaller budget
+    (12.3 GB under 4 GiB). The op states the dtype it makes from its inputs' (Mul.meta), so the
+    file is refused at load, naming the step."""
     x = dg.tensor(np.ones(3), dtype=dg.float64)
     path = dg.trace(lambda v: (v * 2).exp(), x).save(tmp_path / "d")
     rewrite(path, lambda d: d["steps"][0].update(dtype="bool"))
+    with pytest.raises(ValueError, match=r"\$\.steps\[0\] \(Mul\)\.dtype: the step makes float64 "
+                                         r"from inputs of dtypes float64 and 2, but declares "
+                                         r"bool: the file is inconsistent"):
+        dg.load_static(path)
+    rewrite(path, lambda d: d["steps"][1].update(dtype="float32"))  # (Exp's, made of float64)
+    rewrite(path, lambda d: d["steps"][0].update(dtype="float64"))
+    with pytest.raises(ValueError, match=r"steps\[1\] \(Exp\)\.dtype: the step makes float64"):
+        dg.load_static(path)
+
+
+def test_a_step_whose_op_states_no_dtype_is_checked_after_it_runs(tmp_path, monkeypatch):
+    """The backstop, for an op that does not state its dtype (Meta.dtype None): numbers count 8
+    bytes at least, and on the traced inputs the dtype made is checked."""
+    x = dg.tensor(np.ones(3), dtype=dg.float64)
+    path = dg.trace(lambda v: v * 2, x).save(tmp_path / "d")
+    rewrite(path, lambda d: d["steps"][0].update(dtype="bool"))
+    states_nothing = dg.ops.Mul.meta.__func__
+    monkeypatch.setattr(dg.ops.Mul, "meta", classmethod(
+        lambda cls, shapes, dtypes, **options: states_nothing(cls, shapes, dtypes)._replace(
+            dtype=None)))
     graph = dg.load_static(path)
     with pytest.raises(dg.InconsistentGraphError if hasattr(dg, "InconsistentGraphError")
                        else Exception, match=r"step 0 \(Mul\) stopped: it made float64 .* "

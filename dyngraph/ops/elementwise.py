@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from ..function import Function
+from ..meta import INT8, NUMBER_OR_NONE, Meta, Promotion, broadcast_or_sum
 
 # ----------------------------------------------------------------------------- arithmetic
 
@@ -61,6 +62,8 @@ class Mul(Function):
 class Div(Function):
     """z = x / y;  dz/dx = 1 / y,  dz/dy = -x / y^2"""
 
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x if ctx.needs_input_grad[1] else None, y)  # x only for dz/dy
@@ -100,6 +103,12 @@ class Pow(Function):
             gy = None
         return gx, gy
 
+    @classmethod
+    def meta(cls, shapes, dtypes):  # (numpy has no power of booleans: theirs is int8)
+        elements = broadcast_or_sum(shapes)
+        dtype = cls.promotion.dtype(dtypes)
+        return Meta(elements, None, INT8 if dtype.kind == "b" else dtype, elements)
+
 
 class Neg(Function):
     """z = -x;  dz/dx = -1"""
@@ -133,6 +142,8 @@ class Abs(Function):
 class Exp(Function):
     """z = exp(x);  dz/dx = exp(x) = z"""
 
+    promotion = Promotion.INT_TO_FLOAT
+
     @staticmethod
     def forward(ctx, x):
         z = ctx.xp.exp(x)
@@ -148,6 +159,8 @@ class Exp(Function):
 class Log(Function):
     """z = log(x);  dz/dx = 1 / x"""
 
+    promotion = Promotion.INT_TO_FLOAT
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -161,6 +174,8 @@ class Log(Function):
 
 class Log10(Function):
     """z = log10(x);  dz/dx = 1 / (x ln 10)"""
+
+    promotion = Promotion.INT_TO_FLOAT
 
     @staticmethod
     def forward(ctx, x):
@@ -176,6 +191,8 @@ class Log10(Function):
 class Log2(Function):
     """z = log2(x);  dz/dx = 1 / (x ln 2)"""
 
+    promotion = Promotion.INT_TO_FLOAT
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -189,6 +206,8 @@ class Log2(Function):
 
 class Sqrt(Function):
     """z = sqrt(x);  dz/dx = 1 / (2 sqrt(x)) = 0.5 / z"""
+
+    promotion = Promotion.INT_TO_FLOAT
 
     @staticmethod
     def forward(ctx, x):
@@ -205,6 +224,8 @@ class Sqrt(Function):
 class Sin(Function):
     """z = sin(x);  dz/dx = cos(x)"""
 
+    promotion = Promotion.INT_TO_FLOAT
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -218,6 +239,8 @@ class Sin(Function):
 
 class Cos(Function):
     """z = cos(x);  dz/dx = -sin(x)"""
+
+    promotion = Promotion.INT_TO_FLOAT
 
     @staticmethod
     def forward(ctx, x):
@@ -233,6 +256,8 @@ class Cos(Function):
 class Tanh(Function):
     """z = tanh(x);  dz/dx = 1 - tanh(x)^2 = 1 - z^2"""
 
+    promotion = Promotion.INT_TO_FLOAT
+
     @staticmethod
     def forward(ctx, x):
         z = ctx.xp.tanh(x)
@@ -247,6 +272,8 @@ class Tanh(Function):
 
 class Sigmoid(Function):
     """z = 1 / (1 + exp(-x));  dz/dx = z (1 - z)"""
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
 
     @staticmethod
     def forward(ctx, x):
@@ -274,12 +301,19 @@ class Relu(Function):
         (z,) = ctx.saved_tensors
         return gz * (z > 0)
 
+    @classmethod
+    def meta(cls, shapes, dtypes):  # max(x, 0): a bool x meets the integer 0
+        elements = broadcast_or_sum(shapes)
+        return Meta(elements, None, cls.promotion.dtype([*dtypes, 0]), elements)
+
 
 # ----------------------------------------------------------------------------- selection
 
 
 class Clamp(Function):
     """z = min(max(x, low), high);  dz/dx = 1 where low <= x <= high, else 0"""
+
+    option_types = {"low": NUMBER_OR_NONE, "high": NUMBER_OR_NONE}
 
     @staticmethod
     def forward(ctx, x, low=None, high=None):
@@ -297,6 +331,11 @@ class Clamp(Function):
     def backward(ctx, gz):
         (inside,) = ctx.saved_tensors
         return ctx.xp.where(inside, gz, 0)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, low=None, high=None):  # the bounds take part in the promotion
+        elements = broadcast_or_sum(shapes)
+        return Meta(elements, None, cls.promotion.dtype([*dtypes, low, high]), elements)
 
 
 class Maximum(Function):

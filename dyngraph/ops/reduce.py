@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..function import Function
+from ..meta import AXIS, FLAG, INT64, NUMBER, Promotion, one_of
 from ..tensor import scalar_type_name
 
 
@@ -38,6 +39,9 @@ def reduced_shape(shape: tuple[int, ...], axis) -> tuple[int, ...]:
 class Sum(Function):
     """z = sum of x over axis;  dz/dx = 1 (gz is broadcast back over the summed axes)"""
 
+    promotion = Promotion.ACCUMULATE
+    option_types = {"axis": AXIS, "keepdims": FLAG}
+
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
         ctx.input_shape, ctx.kept = x.shape, kept_shape(x.shape, axis)
@@ -50,6 +54,9 @@ class Sum(Function):
 
 class Mean(Function):
     """z = mean of x over axis (n values);  dz/dx = 1 / n"""
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    option_types = {"axis": AXIS, "keepdims": FLAG}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
@@ -71,6 +78,8 @@ class Max(Function):
     between the maxima (``ties="share"``).
     """
 
+    option_types = {"axis": AXIS, "keepdims": FLAG, "ties": one_of("share", "first")}
+
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, ties="share"):
         return _extreme(ctx, x, x.max(axis=axis, keepdims=True), axis, keepdims, ties)
@@ -86,6 +95,8 @@ class Min(Function):
 
     Ties as in Max: ``x.min(dim)`` sends the gradient to the index it returns.
     """
+
+    option_types = {"axis": AXIS, "keepdims": FLAG, "ties": one_of("share", "first")}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, ties="share"):
@@ -113,6 +124,9 @@ class Var(Function):
     value and its gradient are nan, as in PyTorch (Tensor.var warns).
     """
 
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    option_types = {"axis": AXIS, "keepdims": FLAG, "correction": NUMBER}
+
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, correction=1):
         ctx.save_for_backward(x)
@@ -134,6 +148,9 @@ class Std(Function):
     Where all the values are equal (z = 0) PyTorch's gradient is 0, not the nan of sqrt's
     derivative at 0: a loss with a std term stays finite while a batch happens to be constant.
     """
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    option_types = {"axis": AXIS, "keepdims": FLAG, "correction": NUMBER}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, correction=1):
@@ -163,6 +180,9 @@ def _per_dof(value, dof):
 class LogSumExp(Function):
     """z = log(sum(exp(x))) over axis;  dz/dx = exp(x - z) = softmax(x)"""
 
+    promotion = Promotion.INT_TO_FLOAT
+    option_types = {"axis": AXIS, "keepdims": FLAG}
+
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
         z = _logsumexp(ctx.xp, x, axis)
@@ -176,9 +196,19 @@ class LogSumExp(Function):
         x, z = ctx.saved_tensors
         return gz.reshape(ctx.kept) * ctx.xp.exp(x - z.reshape(ctx.kept))
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False):
+        stated = super().meta(shapes, dtypes)  # (a bool x is shifted by int64 zeros first)
+        if dtypes[0].kind == "b":
+            return stated._replace(dtype=cls.promotion.dtype([INT64]))
+        return stated
+
 
 class Softmax(Function):
     """y = exp(x) / sum(exp(x)) over axis;  dL/dx = y * (gy - sum(gy * y))"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    option_types = {"axis": AXIS}
 
     @staticmethod
     def forward(ctx, x, axis=-1):
@@ -197,6 +227,9 @@ class Softmax(Function):
 
 class LogSoftmax(Function):
     """y = x - logsumexp(x) over axis;  dL/dx = gy - softmax(x) * sum(gy)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    option_types = {"axis": AXIS}
 
     @staticmethod
     def forward(ctx, x, axis=-1):

@@ -70,7 +70,9 @@ class OptionType(NamedTuple):
 # NOTE [option types] An op trusts its options: a float where a size belongs, ``true`` for an
 # axis, a negative repeat count would fail deep inside numpy, or worse, work. So each op states
 # the kind of each option it takes (``option_types``), and a loaded graph's options are checked
-# against it before any op sees them. One name means one kind of value across ops.
+# against it before any op sees them. The kinds are written once, below, and shared: one name
+# means one kind of value across ops (a "dim" is a dim of the op's input wherever it appears,
+# Cat's and Stack's "axis" alone being an axis of their result).
 
 
 def is_int(value: Any) -> bool:
@@ -80,10 +82,6 @@ def is_int(value: Any) -> bool:
 def is_number(value: Any) -> bool:
     return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
         value, (bool, np.bool_))
-
-
-def _is_array(value: Any) -> bool:
-    return hasattr(value, "shape") and hasattr(value, "dtype") and not isinstance(value, np.generic)
 
 
 def _int_between(low: int | None = None, high: int | None = None) -> Callable[[Any], bool]:
@@ -130,9 +128,9 @@ INT = OptionType(_int_between(), "an integer")
 NUMBER = OptionType(is_number, "a number")
 NUMBER_OR_NONE = OptionType(lambda v: v is None or is_number(v), "null or a number")
 NUMBER_OR_ARRAY = OptionType(
-    lambda v: is_number(v) or isinstance(v, (bool, np.bool_)) or _is_array(v),
+    lambda v: is_number(v) or isinstance(v, (bool, np.bool_)) or backend.is_array(v),
     "a number or an array")
-ARRAY_OR_NONE = OptionType(lambda v: v is None or _is_array(v), "null or an array")
+ARRAY_OR_NONE = OptionType(lambda v: v is None or backend.is_array(v), "null or an array")
 NORM_ORDER = OptionType(lambda v: is_number(v) or v == "fro", 'a number or "fro"')
 REDUCTION = one_of("mean", "sum", "none")
 DEVICE = OptionType(lambda v: isinstance(v, str), "a device name")

@@ -30,6 +30,7 @@ options (Expand, Repeat, Cat, MatMul, Einsum, Conv, indexing with arrays) writes
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from enum import Enum
@@ -212,7 +213,19 @@ def _like_apply(result: np.dtype, dtypes: Sequence[Any]) -> np.dtype:
 
 
 def _numpy_result(dtypes: Sequence[Any]) -> np.dtype:
-    return np.result_type(*(d for d in dtypes if d is not None))
+    """numpy's common type of these dtypes and numbers. Only a number's type matters (a Python
+    number is weak, a numpy scalar is its dtype), so the answer is remembered per types."""
+    return _common_type(tuple(d if isinstance(d, np.dtype) else type(d) for d in dtypes
+                              if d is not None))
+
+
+_WEAK = (bool, int, float, complex)  # Python's numbers: weak in numpy's promotion (NEP 50)
+
+
+@functools.lru_cache(maxsize=1024)
+def _common_type(kinds: tuple) -> np.dtype:
+    return np.result_type(*(kind() if isinstance(kind, type) and kind in _WEAK else kind
+                            for kind in kinds))
 
 
 class Promotion(Enum):

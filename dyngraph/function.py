@@ -93,6 +93,7 @@ class Function:
     takes_tensors = False  # True for custom ops (dg.autograd.Function): NOTE [custom ops]
     option_types: dict[str, OptionType] = {}  # the kind of each option forward takes (meta.py)
     promotion = Promotion.DEFAULT  # how the output's dtype follows from the inputs' (meta.py)
+    elementwise = False  # True: the output has the inputs' broadcast shape (meta.py)
 
     # ------------------------------------------------------------------ the choke point
 
@@ -190,10 +191,12 @@ class Function:
     def meta(cls, shapes: list[tuple[int, ...]], dtypes: list[Any], **options: Any) -> Meta:
         """What a step of this op makes from inputs of these shapes and dtypes (a number as it
         is), before it runs: NOTE [op meta] in meta.py. The rule of most ops: at most the
-        broadcast of the inputs, each element touched once, in the dtype of the op's
-        ``promotion``. An op that can make more states its own."""
+        broadcast of the inputs (exactly that shape for an ``elementwise`` op), each element
+        touched once, in the dtype of the op's ``promotion``. An op that can make more, or knows
+        its shape otherwise, states its own."""
         elements = broadcast_or_sum(shapes)
-        return Meta(elements, None, cls.promotion.dtype(dtypes), elements)
+        shape = tuple(np.broadcast_shapes(*shapes)) if cls.elementwise else None
+        return Meta(elements, shape, cls.promotion.dtype(dtypes), elements)
 
     def save_for_backward(self, *arrays: Any) -> None:
         """Keep arrays (inputs, the output, or anything forward computed) for backward."""

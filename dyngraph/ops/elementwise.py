@@ -20,6 +20,8 @@ from ..meta import INT8, NUMBER_OR_NONE, Meta, Promotion, broadcast_or_sum
 class Add(Function):
     """z = x + y;  dz/dx = 1,  dz/dy = 1"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x, y):
         return x + y
@@ -32,6 +34,8 @@ class Add(Function):
 class Sub(Function):
     """z = x - y;  dz/dx = 1,  dz/dy = -1"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x, y):
         return x - y
@@ -43,6 +47,8 @@ class Sub(Function):
 
 class Mul(Function):
     """z = x * y;  dz/dx = y,  dz/dy = x"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x, y):
@@ -63,6 +69,7 @@ class Div(Function):
     """z = x / y;  dz/dx = 1 / y,  dz/dy = -x / y^2"""
 
     promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x, y):
@@ -79,6 +86,8 @@ class Div(Function):
 class Pow(Function):
     """z = x ** y;  dz/dx = y * x ** (y - 1) (0 where y = 0, even at x = 0, as in PyTorch),
     dz/dy = z * log(x)"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x, y):
@@ -113,6 +122,8 @@ class Pow(Function):
 class Neg(Function):
     """z = -x;  dz/dx = -1"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         return -x
@@ -124,6 +135,8 @@ class Neg(Function):
 
 class Abs(Function):
     """z = |x|;  dz/dx = sign(x)  (0 at x = 0)"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -143,6 +156,7 @@ class Exp(Function):
     """z = exp(x);  dz/dx = exp(x) = z"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -160,6 +174,7 @@ class Log(Function):
     """z = log(x);  dz/dx = 1 / x"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -176,6 +191,7 @@ class Log10(Function):
     """z = log10(x);  dz/dx = 1 / (x ln 10)"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -192,6 +208,7 @@ class Log2(Function):
     """z = log2(x);  dz/dx = 1 / (x ln 2)"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -208,6 +225,7 @@ class Sqrt(Function):
     """z = sqrt(x);  dz/dx = 1 / (2 sqrt(x)) = 0.5 / z"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -225,6 +243,7 @@ class Sin(Function):
     """z = sin(x);  dz/dx = cos(x)"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -241,6 +260,7 @@ class Cos(Function):
     """z = cos(x);  dz/dx = -sin(x)"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -257,6 +277,7 @@ class Tanh(Function):
     """z = tanh(x);  dz/dx = 1 - tanh(x)^2 = 1 - z^2"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -274,6 +295,7 @@ class Sigmoid(Function):
     """z = 1 / (1 + exp(-x));  dz/dx = z (1 - z)"""
 
     promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -289,6 +311,8 @@ class Sigmoid(Function):
 
 class Relu(Function):
     """z = max(x, 0);  dz/dx = 1 where x > 0, else 0"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -312,6 +336,8 @@ class Relu(Function):
 
 class Clamp(Function):
     """z = min(max(x, low), high);  dz/dx = 1 where low <= x <= high, else 0"""
+
+    elementwise = True
 
     option_types = {"low": NUMBER_OR_NONE, "high": NUMBER_OR_NONE}
 
@@ -342,6 +368,8 @@ class Maximum(Function):
     """z = max(x, y) elementwise;  dz/dx = 1 where x > y, 1/2 where x == y (as in PyTorch);
     dz/dy = 1 - dz/dx"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x, y):
         z = ctx.xp.maximum(x, y)
@@ -361,6 +389,8 @@ class Minimum(Function):
     """z = min(x, y) elementwise;  dz/dx = 1 where x < y, 1/2 where x == y (as in PyTorch);
     dz/dy = 1 - dz/dx"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x, y):
         z = ctx.xp.minimum(x, y)
@@ -377,6 +407,8 @@ def _share_of_x(xp, x_wins, tie, dtype):
 
 class Where(Function):
     """z = x where cond else y;  dz/dx = cond,  dz/dy = not cond"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, cond, x, y):

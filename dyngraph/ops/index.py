@@ -70,6 +70,7 @@ class MaskedFill(Function):
     """z = value where mask else x;  dz/dx = 0 where mask, else 1"""
 
     promotion = Promotion.FIRST_INPUT
+    elementwise = True
     option_types = {"value": NUMBER_OR_ARRAY}
 
     @staticmethod
@@ -88,6 +89,8 @@ class MaskedFill(Function):
 
 class Flip(Function):
     """z = x reversed along dims;  dz/dx: gz reversed back"""
+
+    elementwise = True
 
     option_types = {"dims": DIMS}
 
@@ -134,6 +137,8 @@ class Repeat(Function):
 class Tril(Function):
     """z = x with entries above the diagonal set to 0;  dz/dx = 1 on and below it, else 0"""
 
+    elementwise = True
+
     option_types = {"diagonal": OFFSET}
 
     @staticmethod
@@ -148,6 +153,8 @@ class Tril(Function):
 
 class Triu(Function):
     """z = x with entries below the diagonal set to 0;  dz/dx = 1 on and above it, else 0"""
+
+    elementwise = True
 
     option_types = {"diagonal": OFFSET}
 

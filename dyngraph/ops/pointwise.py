@@ -16,6 +16,8 @@ from ..tensor import Tensor
 class Sign(Function):
     """z = sign(x) (-1, 0 or 1);  dz/dx = 0 (piecewise constant)"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         return ctx.xp.sign(x)
@@ -29,6 +31,7 @@ class Log1p(Function):
     """z = log(1 + x) (accurate for small x);  dz/dx = 1 / (1 + x)"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -43,6 +46,8 @@ class Log1p(Function):
 
 class Square(Function):
     """z = x^2;  dz/dx = 2 x"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -62,6 +67,7 @@ class LeakyRelu(Function):
     """z = x where x > 0, else slope * x;  dz/dx = 1 where x > 0, else slope"""
 
     promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
     option_types = {"negative_slope": NUMBER}
 
     @staticmethod
@@ -86,6 +92,7 @@ class Gelu(Function):
     (approximate='tanh': Phi(x) ~ (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2)"""
 
     promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
     option_types = {"approximate": one_of("none", "tanh")}
 
     @staticmethod
@@ -117,6 +124,7 @@ class Softplus(Function):
     dz/dx = sigmoid(beta x) (1 past the threshold)"""
 
     promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
     option_types = {"beta": NUMBER, "threshold": NUMBER}
 
     @staticmethod
@@ -141,6 +149,7 @@ class LogSigmoid(Function):
     """z = log(sigmoid(x)) = -log(1 + exp(-x));  dz/dx = 1 - sigmoid(x) = sigmoid(-x)"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):

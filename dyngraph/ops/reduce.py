@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..function import Function
-from ..meta import AXIS, FLAG, INT64, NUMBER, Promotion, one_of
+from ..meta import AXIS, FLAG, INT64, NUMBER, Meta, Promotion, count, one_of
 from ..tensor import scalar_type_name
 
 
@@ -33,6 +33,14 @@ def reduced_shape(shape: tuple[int, ...], axis) -> tuple[int, ...]:
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
+def reduction_meta(cls, shapes, dtypes, axis, keepdims) -> Meta:
+    """A reduction's statement: x's shape with the reduced axes removed (or kept as 1s), in
+    the dtype of the op's promotion, each element of x touched once."""
+    x = shapes[0]
+    shape = kept_shape(x, axis) if keepdims else reduced_shape(x, axis)
+    return Meta(count(x), shape, cls.promotion.dtype(dtypes), count(x))
+
+
 # ----------------------------------------------------------------------------- reductions
 
 
@@ -51,6 +59,10 @@ class Sum(Function):
     def backward(ctx, gz):
         return ctx.xp.broadcast_to(gz.reshape(ctx.kept), ctx.input_shape)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
+
 
 class Mean(Function):
     """z = mean of x over axis (n values);  dz/dx = 1 / n"""
@@ -68,6 +80,10 @@ class Mean(Function):
     @staticmethod
     def backward(ctx, gz):
         return ctx.xp.broadcast_to(gz.reshape(ctx.kept) / ctx.count, ctx.input_shape)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
 
 
 class Max(Function):
@@ -89,6 +105,10 @@ class Max(Function):
         (weights,) = ctx.saved_tensors
         return gz.reshape(ctx.kept) * weights
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False, ties="share"):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
+
 
 class Min(Function):
     """z = min of x over axis;  dz/dx = 1 at the minimum (its index, or shared by ties), else 0
@@ -103,6 +123,10 @@ class Min(Function):
         return _extreme(ctx, x, x.min(axis=axis, keepdims=True), axis, keepdims, ties)
 
     backward = staticmethod(Max.backward)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False, ties="share"):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
 
 
 def _extreme(ctx, x, z_kept, axis, keepdims, ties):
@@ -141,6 +165,10 @@ class Var(Function):
         centered = x - x.mean(axis=ctx.axis, keepdims=True)
         return _per_dof(gz.reshape(ctx.kept) * centered * 2.0, ctx.dof)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False, correction=1):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
+
 
 class Std(Function):
     """z = sqrt(var(x));  dz/dx = (x - mean) / ((n - correction) z), and 0 where z = 0
@@ -167,6 +195,10 @@ class Std(Function):
         gz_over_z = xp.where(spread, gz.reshape(ctx.kept) / xp.where(spread, z, 1.0), 0.0)
         centered = x - x.mean(axis=ctx.axis, keepdims=True)
         return _per_dof(gz_over_z * centered, ctx.dof)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False, correction=1):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
 
 
 def _per_dof(value, dof):
@@ -198,8 +230,8 @@ class LogSumExp(Function):
 
     @classmethod
     def meta(cls, shapes, dtypes, axis=None, keepdims=False):
-        stated = super().meta(shapes, dtypes)  # (a bool x is shifted by int64 zeros first)
-        if dtypes[0].kind == "b":
+        stated = reduction_meta(cls, shapes, dtypes, axis, keepdims)
+        if dtypes[0].kind == "b":  # (a bool x is shifted by int64 zeros first)
             return stated._replace(dtype=cls.promotion.dtype([INT64]))
         return stated
 
@@ -208,6 +240,7 @@ class Softmax(Function):
     """y = exp(x) / sum(exp(x)) over axis;  dL/dx = y * (gy - sum(gy * y))"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
     option_types = {"axis": AXIS}
 
     @staticmethod
@@ -229,6 +262,7 @@ class LogSoftmax(Function):
     """y = x - logsumexp(x) over axis;  dL/dx = gy - softmax(x) * sum(gy)"""
 
     promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
     option_types = {"axis": AXIS}
 
     @staticmethod

@@ -84,6 +84,8 @@ def expanded(shape: Shape, target: Shape) -> Shape:
 class Clone(Function):
     """z = a copy of x (its own memory);  dz/dx = 1"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         return x.copy()

@@ -12,7 +12,7 @@ from .. import backend
 from ..function import Function
 from ..meta import COUNT, DIM, FLAG, NORM_ORDER, Promotion
 from .index import along_key
-from .reduce import kept_shape, reduced_shape
+from .reduce import kept_shape, reduced_shape, reduction_meta
 from .shape import scatter_into_zeros
 
 # ----------------------------------------------------------------------------- reductions
@@ -46,6 +46,10 @@ class Prod(Function):
         others = others.reshape(x.shape) if ctx.dim is None else xp.moveaxis(others, -1, ctx.dim)
         return gz.reshape(ctx.kept) * others
 
+    @classmethod
+    def meta(cls, shapes, dtypes, dim=None, keepdim=False):
+        return reduction_meta(cls, shapes, dtypes, dim, keepdim)
+
 
 def _others_recorded(xp, flat):
     """The product of the others along the last axis, as recorded ops (create_graph=True): row
@@ -62,6 +66,7 @@ class CumSum(Function):
     """z_i = x_0 + ... + x_i along dim;  dL/dx_i = gz_i + ... + gz_last (a reversed cumsum)"""
 
     promotion = Promotion.ACCUMULATE
+    elementwise = True
     option_types = {"dim": DIM}
 
     @staticmethod
@@ -111,7 +116,8 @@ class Norm(Function):
 
     @classmethod
     def meta(cls, shapes, dtypes, p=2.0, dim=None, keepdim=False):
-        stated = super().meta(shapes, dtypes)  # p = inf: the largest |x|, in x's own dtype
+        stated = reduction_meta(cls, shapes, dtypes, dim, keepdim)
+        # p = inf: the largest |x|, in x's own dtype
         return stated._replace(dtype=dtypes[0]) if p == float("inf") else stated
 
 
@@ -128,6 +134,7 @@ class Sort(Function):
     """z = x sorted along dim (z = x[order]);  dz/dx: gz put back in x's order"""
 
     promotion = Promotion.FIRST_INPUT
+    elementwise = True
     option_types = {"dim": DIM, "descending": FLAG}
 
     @staticmethod

@@ -6,7 +6,19 @@ import math
 
 from .. import backend
 from ..function import Function
-from ..meta import AXES, DEVICE, DTYPE, NEW_AXIS, SHAPE, Meta, Promotion, Shape, count, index_bound
+from ..meta import (
+    AXES,
+    DEVICE,
+    DTYPE,
+    NEW_AXIS,
+    NUMBER_OR_ARRAY,
+    SHAPE,
+    Meta,
+    Promotion,
+    Shape,
+    count,
+    index_bound,
+)
 from ..tensor import Tensor
 
 # ----------------------------------------------------------------------------- views
@@ -207,6 +219,7 @@ class SetItem(Function):
     wrote into their base (CopySlices); kept so that traced graphs saved then still load.)"""
 
     promotion = Promotion.FIRST_INPUT
+    option_types = {"value": NUMBER_OR_ARRAY}  # (an input, or an option)
 
     @staticmethod
     def forward(ctx, x, value, key):

@@ -4,15 +4,16 @@ Each op (dyngraph/ops) says, beside its ``forward`` and ``backward``, what a ste
 inputs of given shapes and dtypes, without touching a number: ``Op.meta(shapes, dtypes,
 **options) -> Meta``, and which kind of value each of its options is (``Op.option_types``). The
 static-graph loader (static_io.py) asks the ops, and keeps no table of its own (NOTE [op meta]).
-This module is the vocabulary those statements are written in; it imports numpy only.
+This module is the vocabulary those statements are written in (below the ops: it imports
+numpy, backend and tensor only).
 
 NOTE [op meta] PyTorch gives each op a *meta function* that computes its output's shape and dtype
 from its inputs' (``torch._meta_registrations``): the op runs on the ``meta`` device without
 data, and a program's shapes are known before anything is computed. Here the statement is a
 classmethod of the op, in the op's own class:
 
-- ``shape``: the output's exact shape, or None where the op only bounds it (a reduction, a
-  reshape: the file's declared shape is then checked after the step runs);
+- ``shape``: the output's exact shape, or None where the op only bounds it (a reshape's -1,
+  an index: a loaded file's declared shape is then checked after the step runs);
 - ``dtype``: the output's dtype as ``Function.apply`` makes it (numpy's promotion, then NOTE
   [type promotion] of function.py), or None where it follows from values, not dtypes;
 - ``elements``: how many elements the step may allocate at once, its output and what it
@@ -20,12 +21,13 @@ classmethod of the op, in the op's own class:
 - ``work``: about how many multiply-adds it does (elements touched): more than ``elements``
   only for ops whose work outgrows their output (MatMul, Einsum, Conv).
 
-``Function.meta`` states the rule of most ops (elementwise, reducing and shape-keeping ones):
-their output is at most the broadcast of their inputs (their sum, for inputs that do not
-broadcast together), each element touched once, in the dtype of the op's ``promotion`` (a
-``Promotion``, stated in the op's class). An op whose output can outgrow its inputs through its
-options (Expand, Repeat, Cat, MatMul, Einsum, Conv, indexing with arrays) writes its own
-``meta``.
+``Function.meta`` states the rule of most ops: their output is at most the broadcast of their
+inputs (their sum, for inputs that do not broadcast together), exactly that shape for an op
+that says ``elementwise = True``, each element touched once, in the dtype of the op's
+``promotion`` (a ``Promotion``). Both are class attributes, written in the op's class. An op
+whose shape follows another rule (a reduction's), or whose output can outgrow its inputs
+through its options (Expand, Repeat, Cat, MatMul, Einsum, Conv, indexing with arrays), writes
+its own ``meta`` after its ``backward``.
 """
 
 from __future__ import annotations

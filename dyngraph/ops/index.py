@@ -42,6 +42,11 @@ class Gather(Function):
     def backward(ctx, gz):  # (repeated indices accumulate)
         return scatter_into_zeros(ctx.xp, gz, ctx.input_shape, ctx.key), None
 
+    @classmethod
+    def meta(cls, shapes, dtypes, dim):  # one value per index
+        out = shapes[1]
+        return Meta(count(out), out, cls.promotion.dtype(dtypes), count(out))
+
 
 class ScatterAdd(Function):
     """z = x, then z[index[i][j]][j] += src[i][j] (dim=0);  dz/dx = 1,  dz/dsrc = gz[index]"""
@@ -64,6 +69,11 @@ class ScatterAdd(Function):
         if need_src:  # gz at the places src was added to, in the part of src that was used
             gsrc = scatter_into_zeros(ctx.xp, gz[ctx.key], ctx.src_shape, ctx.used)
         return (gz if need_x else None), None, gsrc
+
+    @classmethod
+    def meta(cls, shapes, dtypes, dim):  # x, with src added in
+        elements = sum(map(count, shapes))
+        return Meta(elements, shapes[0], cls.promotion.dtype(dtypes), elements)
 
 
 class MaskedFill(Function):

@@ -182,6 +182,11 @@ class Det(Function):
         scale = (gz * z).reshape(tuple(z.shape) + (1, 1))
         return scale * _inverse(ctx.xp, x).swapaxes(-1, -2)
 
+    @classmethod
+    def meta(cls, shapes, dtypes):  # one number per matrix
+        x = shapes[0]
+        return Meta(count(x), x[:-2], cls.promotion.dtype(dtypes), count(x) * max(x[-1:] or (1,)))
+
 
 class Inverse(Function):
     """Z = X^-1 over the last two dimensions;  dL/dX = -Z^T gZ Z^T  (from d(X Z) = 0)"""
@@ -200,6 +205,11 @@ class Inverse(Function):
         (z,) = ctx.saved_tensors
         zt = z.swapaxes(-1, -2)
         return -(zt @ gz @ zt)
+
+    @classmethod
+    def meta(cls, shapes, dtypes):  # one matrix per matrix
+        x = shapes[0]
+        return Meta(count(x), x, cls.promotion.dtype(dtypes), count(x) * max(x[-1:] or (1,)))
 
 
 def _inverse(xp, x):

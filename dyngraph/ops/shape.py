@@ -38,6 +38,23 @@ class Reshape(Function):
     def backward(ctx, gz):
         return gz.reshape(ctx.input_shape)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, shape):
+        out = reshaped(shapes[0], tuple(shape))
+        return Meta(count(out), out, cls.promotion.dtype(dtypes), count(out))
+
+
+def reshaped(shape: Shape, target: Shape) -> Shape:
+    """``Reshape``'s output: ``target`` with its one -1 worked out from the elements."""
+    known = count(n for n in target if n != -1)
+    if list(target).count(-1) > 1 or (-1 not in target and known != count(shape)):
+        raise ValueError(f"cannot reshape {shape} to {target}")
+    if -1 not in target:
+        return target
+    if known == 0 or count(shape) % known:
+        raise ValueError(f"cannot reshape {shape} to {target}")
+    return tuple(count(shape) // known if n == -1 else n for n in target)
+
 
 class Permute(Function):
     """z = x with its axes reordered;  dz/dx: gz with the inverse order"""
@@ -54,6 +71,12 @@ class Permute(Function):
     @staticmethod
     def backward(ctx, gz):
         return ctx.xp.transpose(gz, ctx.inverse)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, axes):
+        x = shapes[0]
+        out = tuple(x[a % len(x)] for a in axes) if x else ()
+        return Meta(count(x), out, cls.promotion.dtype(dtypes), count(x))
 
 
 class Expand(Function):
@@ -129,6 +152,8 @@ class Cast(Function):
 
 class ToDevice(Function):
     """z = x copied to another device;  dz/dx: gz copied back"""
+
+    elementwise = True  # (its output: its input, elsewhere)
 
     option_types = {"device": DEVICE}
 

@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 from .. import backend
 from ..function import Function
-from ..meta import COUNT, DIM, FLAG, NORM_ORDER, Promotion
+from ..meta import COUNT, DIM, FLAG, NORM_ORDER, Meta, Promotion, count
 from .index import along_key
 from .reduce import kept_shape, reduced_shape, reduction_meta
 from .shape import scatter_into_zeros
@@ -165,6 +165,12 @@ class TopK(Function):
     @staticmethod
     def backward(ctx, gz):
         return scatter_into_zeros(ctx.xp, gz, ctx.input_shape, ctx.key)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, k, dim=-1, largest=True):  # x, with k along dim
+        x = shapes[0]
+        out = tuple(k if i == dim % len(x) else n for i, n in enumerate(x)) if x else ()
+        return Meta(count(x), out, cls.promotion.dtype(dtypes), count(x))
 
 
 def topk_order(xp, x, k, dim, largest=True):

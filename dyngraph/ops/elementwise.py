@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..function import Function
-from ..meta import INT8, NUMBER_OR_NONE, Meta, Promotion, broadcast_or_sum
+from ..meta import INT8, NUMBER_OR_NONE, Promotion
 
 # ----------------------------------------------------------------------------- arithmetic
 
@@ -114,9 +114,8 @@ class Pow(Function):
 
     @classmethod
     def meta(cls, shapes, dtypes):  # (numpy has no power of booleans: theirs is int8)
-        elements = broadcast_or_sum(shapes)
-        dtype = cls.promotion.dtype(dtypes)
-        return Meta(elements, None, INT8 if dtype.kind == "b" else dtype, elements)
+        stated = super().meta(shapes, dtypes)
+        return stated._replace(dtype=INT8) if stated.dtype.kind == "b" else stated
 
 
 class Neg(Function):
@@ -327,8 +326,7 @@ class Relu(Function):
 
     @classmethod
     def meta(cls, shapes, dtypes):  # max(x, 0): a bool x meets the integer 0
-        elements = broadcast_or_sum(shapes)
-        return Meta(elements, None, cls.promotion.dtype([*dtypes, 0]), elements)
+        return super().meta(shapes, dtypes)._replace(dtype=cls.promotion.dtype([*dtypes, 0]))
 
 
 # ----------------------------------------------------------------------------- selection
@@ -360,8 +358,8 @@ class Clamp(Function):
 
     @classmethod
     def meta(cls, shapes, dtypes, low=None, high=None):  # the bounds take part in the promotion
-        elements = broadcast_or_sum(shapes)
-        return Meta(elements, None, cls.promotion.dtype([*dtypes, low, high]), elements)
+        stated = super().meta(shapes, dtypes)
+        return stated._replace(dtype=cls.promotion.dtype([*dtypes, low, high]))
 
 
 class Maximum(Function):

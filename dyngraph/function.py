@@ -52,6 +52,7 @@ import numpy as np
 from . import backend, events
 from . import tensor as tensor_module
 from .grad_mode import no_grad
+from .meta import Meta, OptionType, Promotion, broadcast_or_sum
 from .tensor import Tensor, VersionCounter, new_node_id, wrap_output
 from .thread_state import this_thread
 
@@ -90,6 +91,9 @@ class Function:
     create_graph = False  # True while backward runs with create_graph=True (see autograd.py)
     sets_dtype = False  # True for ops whose output dtype is an option (Cast): no type promotion
     takes_tensors = False  # True for custom ops (dg.autograd.Function): NOTE [custom ops]
+    option_types: dict[str, OptionType] = {}  # the kind of each option forward takes (meta.py)
+    promotion = Promotion.DEFAULT  # how the output's dtype follows from the inputs' (meta.py)
+    elementwise = False  # True: the output has the inputs' broadcast shape (meta.py)
 
     # ------------------------------------------------------------------ the choke point
 
@@ -182,6 +186,17 @@ class Function:
     @staticmethod
     def backward(ctx: Function, *grads: Any) -> Any:
         raise NotImplementedError("a Function subclass must define backward(ctx, grad_output)")
+
+    @classmethod
+    def meta(cls, shapes: list[tuple[int, ...]], dtypes: list[Any], **options: Any) -> Meta:
+        """What a step of this op makes from inputs of these shapes and dtypes (a number as it
+        is), before it runs: NOTE [op meta] in meta.py. The rule of most ops: at most the
+        broadcast of the inputs (exactly that shape for an ``elementwise`` op), each element
+        touched once, in the dtype of the op's ``promotion``. An op that can make more, or knows
+        its shape otherwise, states its own."""
+        elements = broadcast_or_sum(shapes)
+        shape = tuple(np.broadcast_shapes(*shapes)) if cls.elementwise else None
+        return Meta(elements, shape, cls.promotion.dtype(dtypes), elements)
 
     def save_for_backward(self, *arrays: Any) -> None:
         """Keep arrays (inputs, the output, or anything forward computed) for backward."""

@@ -5,11 +5,12 @@ recording_io.py is for a ``Recording``.)
 ``StaticGraph.save(path)`` writes the recorded ops as JSON and the captured tensors next to it as
 ``.npz``; ``dg.load_static(path)`` reads them back in a process that never saw the model's code.
 A graph file is untrusted input, so the loader checks everything before trusting it: file sizes
-before reading, JSON nesting before parsing, then every field, op, option (by type: NOTE [option
-types]) and reference, each step's sizes against its declared shape and a memory budget (NOTE
-[sizes before running]), and the weights' .npy headers before any array is allocated. Ops are
-looked up by name among dyngraph's own, never imported or evaluated. What ``save`` writes, the
-same version's ``load_static`` reads (NOTE [symmetric limits]).
+before reading, JSON nesting before parsing, then every field, op, option (of the kind its op
+states: NOTE [option types] in meta.py) and reference, each step's shape, dtype, memory and work
+as its op states them (``Op.meta``: NOTE [sizes before running]), and the weights' .npy headers
+before any array is allocated. Ops are looked up by name among dyngraph's own, never imported or
+evaluated; what each op makes is the op's to say, and this module keeps no table of ops. What
+``save`` writes, the same version's ``load_static`` reads (NOTE [symmetric limits]).
 """
 
 from __future__ import annotations
@@ -22,13 +23,14 @@ import os
 import stat
 import zipfile
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from . import backend, safe_json
+from .meta import MAX_ELEMENTS, MAX_NDIM, Meta, count, dtype_of, is_int, is_number
 from .tensor import Tensor
 from .trace import Ref, StaticGraph, _Op
 
@@ -96,8 +98,6 @@ MAX_WEIGHT_BYTES = 2 * 1024**3  # the .npz file, and the sum of its members once
 MAX_DEPTH = 32  # JSON nesting, checked before parsing
 MAX_INPUTS = 256
 MAX_CAPTURED = 10_000
-MAX_NDIM = 32
-MAX_ELEMENTS = 2**31  # per shape
 MAX_INDEX_ELEMENTS = 1_000_000  # integer index arrays written inside the JSON
 MAX_STRING = 64
 
@@ -219,173 +219,52 @@ def _encode(value: Any, path: str) -> Any:
     raise ValueError(f"{path}: a {type(value).__name__} cannot be saved in a static graph")
 
 
-# ---------------------------------------------------------------------------- option types
+# ---------------------------------------------------------------------------- options
 
-# NOTE [option types] Each option an op may receive is checked by its name, at load, before any
-# op sees it: an op trusts its options (a float where a size belongs, ``true`` for an axis, a
-# negative repeat count would fail deep inside numpy, or worse, work). The names are the ops'
-# own parameter names; one name means one kind of value across ops.
-
-def _int_between(low: int | None = None, high: int | None = None) -> Callable[[Any], bool]:
-    return lambda v: _is_int(v) and (low is None or v >= low) and (high is None or v <= high)
+# Each option of a step is checked against the kind its op states for it (``Op.option_types``,
+# NOTE [option types] in meta.py), at load, before any op sees it. "key" and "steps" (indexing)
+# take every form an index may have: their decoding (the tagged values of NOTE [option
+# encoding]) is their check, and what they select is bounded by the indexing ops' own meta.
 
 
-def _ints(check: Callable[[Any], bool], max_len: int = MAX_NDIM) -> Callable[[Any], bool]:
-    """An int, or a tuple or list of at most ``max_len`` ints, each passing ``check``."""
-    def test(value: Any) -> bool:
-        if isinstance(value, (tuple, list)):
-            return len(value) <= max_len and all(check(v) for v in value)
-        return check(value)
-    return test
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
-        value, (bool, np.bool_))
-
-
-def _one_of(*choices: str) -> Callable[[Any], bool]:
-    return lambda v: isinstance(v, str) and v in choices
-
-
-_SIZE = _int_between(0, MAX_ELEMENTS)
-_AXIS = _int_between(-MAX_NDIM - 1, MAX_NDIM)
-
-OPTION_TYPES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "axis": (lambda v: v is None or _ints(_AXIS)(v), "null, an integer axis or a list of them"),
-    "dim": (lambda v: v is None or _ints(_AXIS)(v), "null, an integer dim or a list of them"),
-    "dims": (_ints(_AXIS), "an integer dim or a list of them"),
-    "axes": (_ints(_AXIS), "a list of integer axes"),
-    "keepdims": (lambda v: isinstance(v, bool), "true or false"),
-    "keepdim": (lambda v: isinstance(v, bool), "true or false"),
-    "largest": (lambda v: isinstance(v, bool), "true or false"),
-    "descending": (lambda v: isinstance(v, bool), "true or false"),
-    "shape": (lambda v: isinstance(v, (tuple, list)) and _ints(_int_between(-1, MAX_ELEMENTS))(v),
-              "a list of sizes (integers from -1 up)"),
-    "sizes": (lambda v: isinstance(v, (tuple, list)) and _ints(_SIZE)(v),
-              "a list of non-negative integer sizes"),
-    "kernel_size": (_ints(_int_between(1, MAX_ELEMENTS), 3), "a positive integer or a list"),
-    "stride": (_ints(_int_between(1, MAX_ELEMENTS), 3), "a positive integer or a list"),
-    "dilation": (_ints(_int_between(1, MAX_ELEMENTS), 3), "a positive integer or a list"),
-    "padding": (_ints(_int_between(0, MAX_ELEMENTS), 3), "a non-negative integer or a list"),
-    "groups": (_int_between(1, MAX_ELEMENTS), "a positive integer"),
-    "k": (_int_between(0, MAX_ELEMENTS), "a non-negative integer"),
-    "diagonal": (_int_between(-MAX_ELEMENTS, MAX_ELEMENTS), "an integer"),
-    "ignore_index": (_int_between(), "an integer"),
-    "correction": (_number, "a number"),
-    "label_smoothing": (_number, "a number"),
-    "negative_slope": (_number, "a number"),
-    "beta": (_number, "a number"),
-    "threshold": (_number, "a number"),
-    "p": (lambda v: _number(v) or v == "fro", "a number or \"fro\""),
-    "low": (lambda v: v is None or _number(v), "null or a number"),
-    "high": (lambda v: v is None or _number(v), "null or a number"),
-    "value": (lambda v: _number(v) or isinstance(v, (bool, np.bool_)) or backend.is_array(v),
-              "a number or an array"),
-    "reduction": (_one_of("mean", "sum", "none"), "\"mean\", \"sum\" or \"none\""),
-    "approximate": (_one_of("none", "tanh"), "\"none\" or \"tanh\""),
-    "ties": (_one_of("share", "first"), "\"share\" or \"first\""),
-    "device": (lambda v: isinstance(v, str), "a device name"),
-    "equation": (lambda v: isinstance(v, str), "an einsum equation"),
-    "dtype": (lambda v: isinstance(v, np.dtype), "a {\"dtype\": ...} object"),
-    "weight": (lambda v: v is None or backend.is_array(v), "null or an array"),
-    "pos_weight": (lambda v: v is None or backend.is_array(v), "null or an array"),
-}
-# "key" and "steps" (indexing) take every form an index may have: their decoding (the tagged
-# values of NOTE [option encoding]) is their check, and the sizes they select are checked by
-# check_declared_sizes.
-
-
-def check_option(name: str, value: Any, where: str) -> None:
-    """Refuse an option value of the wrong kind for its name (NOTE [option types])."""
-    rule = OPTION_TYPES.get(name)
-    if rule is not None and not rule[0](value):
-        raise ValueError(f"{where}: expected {rule[1]}, got {value!r}"[:300])
+def check_option(cls: type, name: str, value: Any, where: str) -> None:
+    """Refuse an option value of another kind than its op states for it."""
+    kind = cls.option_types.get(name)
+    if kind is not None and not kind.check(value):
+        raise ValueError(f"{where}: expected {kind.says}, got {value!r}"[:300])
 
 
 # ---------------------------------------------------------------------------- sizes and memory
 
-# NOTE [sizes before running] A graph file declares every step's output shape, but an op's real
-# output follows from its inputs and options: a 1 KB file whose ``Repeat`` sizes or ``Expand``
-# shape disagree with its declarations could ask for terabytes at run time. So, for a loaded
+# NOTE [sizes before running] A graph file declares every step's output shape and dtype, but an
+# op's real output follows from its inputs and options: a 1 KB file whose ``Repeat`` sizes or
+# ``Expand`` shape disagree with its declarations could ask for terabytes at run time. So the
+# loader asks each op what its step makes (``Op.meta``, NOTE [op meta] in meta.py: elements it
+# may allocate, its exact shape where the op knows it, its dtype, its work) and, for a loaded
 # graph:
 #
-# - at load, each step's *allocation* is worked out from the declared shapes of its inputs
-#   and its options (``step_allocation``): exactly for the ops whose output can outgrow their
-#   inputs through options or broadcasting (Expand, Repeat, IndexAdd, Outer, MatMul, Einsum,
-#   Conv, MaxPool, indexing with arrays), and as the broadcast (or the sum) of the inputs for
-#   every other op, which cannot make more than that. An exact size that disagrees with the
-#   step's declared shape is an error naming the step; so is a total over MAX_RUN_BYTES.
+# - at load, from the declared shapes and dtypes of each step's inputs: an exact shape or a
+#   dtype that disagrees with the step's declaration is an error naming the step; so is a total
+#   over MAX_RUN_BYTES, or work over MAX_STEP_WORK;
 # - at run time (the inputs may have other sizes than the traced ones, a batch of 7 for a
-#   trace of 2), the same sizes are worked out from the real inputs before each step runs, and
-#   the step is refused when the values held so far plus its allocation pass MAX_RUN_BYTES.
-
+#   trace of 2), the same statement from the real inputs before each step runs: the step is
+#   refused when the values held so far plus its allocation pass MAX_RUN_BYTES, or its work
+#   MAX_STEP_WORK; after it runs on inputs of the declared shapes and dtypes, what it made is
+#   checked against the declarations (the backstop for ops that state no exact shape).
 #
 # Memory is not the only cost a file can ask for: a 359-byte ``Einsum`` of "ab,cd->" over two
 # 3000 x 3000 inputs allocates a number but loops 3000**4 times (hours, deaf to Ctrl-C inside
-# numpy). So each step's *work* is bounded too (``step_work``: multiply-adds for the ops whose
-# work outgrows their output - MatMul, Einsum, Conv, Outer - and the allocation for the
-# others), within MAX_STEP_WORK, at load from the declared shapes and before each step runs.
-# And a step's numbers are counted at 8 bytes each at least (``_item_bytes``): its declared
-# dtype is a claim of the file, and one declaring ``bool`` for what numpy makes in float64
-# would pass an 8 times smaller budget; on the traced shapes the dtype made is checked too.
+# numpy): its work is what refuses it. And a step's numbers are counted at 8 bytes each at least
+# (``_item_bytes``): its declared dtype is a claim of the file, and one declaring ``bool`` for
+# what numpy makes in float64 would pass an 8 times smaller budget.
 
 MAX_RUN_BYTES = 4 * 1024**3  # everything a loaded graph's replay holds at once
 MAX_STEP_WORK = 2**36  # multiply-adds one step of a loaded graph may do (about a minute at most)
 
-_EXACT_SHAPE_OPS = ("Expand", "Repeat", "IndexAdd", "Outer", "MatMul")
 
-
-def step_allocation(name: str, options: dict, shapes: list[tuple[int, ...]],
-                    ) -> tuple[int, tuple[int, ...] | None]:
-    """(elements the step may allocate, its exact output shape or None when only bounded) for
-    the op ``name`` with these options on inputs of these shapes (numbers have shape ()).
-    Raises ValueError when the shapes and options do not fit together."""
-    if name == "Expand":
-        shape = _expanded(shapes[0], tuple(options["shape"]))
-        return _count(shape), shape
-    if name == "Repeat":
-        sizes = tuple(options["sizes"])
-        if len(sizes) < len(shapes[0]):
-            raise ValueError(f"sizes {sizes} has fewer entries than the input has dims "
-                             f"{shapes[0]}")
-        padded = (1,) * (len(sizes) - len(shapes[0])) + shapes[0]
-        shape = tuple(a * b for a, b in zip(padded, sizes))
-        return _count(shape), shape
-    if name == "IndexAdd":
-        shape = tuple(options["shape"])
-        return _count(shape), shape
-    if name == "Outer":
-        shape = (_count(shapes[0]), _count(shapes[1]))
-        return _count(shape), shape
-    if name == "MatMul":
-        shape = _matmul_shape(shapes[0], shapes[1])
-        return _count(shape), shape
-    if name == "Einsum":
-        return _einsum_count(options["equation"], shapes), None
-    if name in ("Conv", "MaxPool"):
-        return _window_count(name, options, shapes), None
-    if name in ("Index", "CopySlices", "SetItem") and _has_index_arrays(options.get("key")):
-        return _advanced_index_bound(shapes[0], options["key"]) + sum(map(_count, shapes)), None
-    try:
-        return _count(np.broadcast_shapes(*shapes)), None
-    except ValueError:  # not one broadcast (MatMul-like or concatenating ops): their sum
-        return sum(map(_count, shapes)), None
-
-
-def step_work(name: str, options: dict, shapes: list[tuple[int, ...]], elements: int) -> int:
-    """About how many multiply-adds the op ``name`` does on inputs of these shapes, whose
-    allocation is ``elements`` (``step_allocation``): NOTE [sizes before running]."""
-    if name == "MatMul":
-        inner = shapes[0][-1] if shapes[0] else 1
-        return elements * max(inner, 1)
-    if name == "Einsum":  # numpy's einsum visits every combination of the equation's letters
-        return _einsum_letters(options["equation"], shapes) * max(len(shapes) - 1, 1)
-    if name == "Conv":  # the gathered windows, times the output channels of each group
-        weight = shapes[1]
-        groups = options.get("groups", 1) or 1
-        return elements * max(weight[0] // max(groups, 1), 1) if weight else elements
-    return elements
+def _stated(op: _Op, shapes: list[tuple[int, ...]], dtypes: list[Any]) -> Meta:
+    """What the step's op states it makes from inputs of these shapes and dtypes."""
+    return op.cls.meta(shapes, dtypes, **op.options)
 
 
 def _item_bytes(dtype: Any) -> int:
@@ -402,89 +281,6 @@ def _work_refused(work: int, where: str) -> str | None:
             "work than a lesson's graph needs")
 
 
-def _count(shape: tuple[int, ...]) -> int:
-    return math.prod(shape)
-
-
-def _expanded(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...]:
-    """``Expand``'s output: -1 keeps the input's size, 1s broadcast (as torch's expand)."""
-    if len(target) < len(shape):
-        raise ValueError(f"cannot expand a {shape} input to {target}: fewer dims")
-    padded = (None,) * (len(target) - len(shape)) + shape
-    result = []
-    for size, want in zip(padded, target):
-        if want == -1:
-            if size is None:
-                raise ValueError(f"-1 in {target} stands for a new leading dim")
-            want = size
-        if size is not None and size not in (1, want):
-            raise ValueError(f"cannot expand a {shape} input to {target}")
-        result.append(want)
-    return tuple(result)
-
-
-def _matmul_shape(x: tuple[int, ...], y: tuple[int, ...]) -> tuple[int, ...]:
-    if not x or not y:
-        raise ValueError("matmul needs inputs with at least one dim")
-    x2 = (1,) + x if len(x) == 1 else x
-    y2 = y + (1,) if len(y) == 1 else y
-    if x2[-1] != y2[-2]:
-        raise ValueError(f"matmul of {x} and {y}: inner sizes {x2[-1]} and {y2[-2]} differ")
-    shape = np.broadcast_shapes(x2[:-2], y2[:-2]) + (x2[-2], y2[-1])
-    if len(x) == 1:
-        shape = shape[:-2] + shape[-1:]
-    if len(y) == 1:
-        shape = shape[:-1]
-    return tuple(shape)
-
-
-def _einsum_sizes(equation: str, shapes: list[tuple[int, ...]]) -> tuple[dict[str, int], str]:
-    """The size of each letter of an einsum equation on inputs of these shapes, and the output's
-    letters."""
-    from .ops.linalg import parse_equation
-
-    inputs, output = parse_equation(equation, [len(s) for s in shapes])
-    sizes: dict[str, int] = {}
-    for subscripts, shape in zip(inputs, shapes):
-        for letter, n in zip(subscripts, shape):
-            if sizes.setdefault(letter, n) != n:
-                raise ValueError(f"einsum {equation!r}: {letter} has sizes {sizes[letter]} and {n}")
-    return sizes, output
-
-
-def _einsum_count(equation: str, shapes: list[tuple[int, ...]]) -> int:
-    sizes, output = _einsum_sizes(equation, shapes)
-    return math.prod(sizes[letter] for letter in output) + sum(map(_count, shapes))
-
-
-def _einsum_letters(equation: str, shapes: list[tuple[int, ...]]) -> int:
-    """How many combinations of its letters an einsum visits."""
-    return math.prod(_einsum_sizes(equation, shapes)[0].values())
-
-
-def _window_count(name: str, options: dict, shapes: list[tuple[int, ...]]) -> int:
-    """Conv and MaxPool gather each window's elements first: (n, c, kernel..., out...)."""
-    x = shapes[0]
-    spatial = len(x) - 2
-    kernel = shapes[1][2:] if name == "Conv" else _per_dim(options["kernel_size"], spatial)
-    stride, padding, dilation = (_per_dim(options[k], spatial)
-                                 for k in ("stride", "padding", "dilation"))
-    if spatial < 1 or len(kernel) != spatial:
-        raise ValueError(f"a {spatial}-d window does not fit an input of shape {x}")
-    out = [(n + 2 * p - d * (k - 1) - 1) // s + 1
-           for n, k, s, p, d in zip(x[2:], kernel, stride, padding, dilation)]
-    if any(m <= 0 for m in out):
-        raise ValueError(f"the window is larger than the padded input {x}")
-    return x[0] * x[1] * math.prod(kernel) * math.prod(out) + sum(map(_count, shapes))
-
-
-def _per_dim(value: Any, spatial: int) -> tuple[int, ...]:
-    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * spatial
-    if len(values) != spatial or not all(_is_int(v) and v >= 0 for v in values):
-        raise ValueError(f"{value!r} is not {spatial} non-negative integer(s)")
-    return values
-
-
 def _is_data(value: Any) -> bool:
     """Is a constant argument of a step numbers (a number, None, an array, or lists of them)?"""
     if value is None or isinstance(value, (bool, int, float, np.generic, np.ndarray)):
@@ -494,107 +290,82 @@ def _is_data(value: Any) -> bool:
     return backend.is_array(value)
 
 
-def _is_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
-def _has_index_arrays(key: Any) -> bool:
-    parts = key if isinstance(key, tuple) else (key,)
-    return any(isinstance(p, list) or backend.is_array(p) for p in parts)
-
-
-def _advanced_index_bound(shape: tuple[int, ...], key: Any) -> int:
-    """At most how many elements ``x[key]`` has: the broadcast size of the index arrays times
-    the dims no array or integer consumes (slices can only shrink those)."""
-    parts = key if isinstance(key, tuple) else (key,)
-    arrays = [np.asarray(backend.to_numpy(p) if backend.is_array(p) else p) for p in parts
-              if isinstance(p, list) or backend.is_array(p)]
-    consumed = [a.ndim if a.dtype == np.bool_ else 1 for a in arrays]
-    consumed += [1 for p in parts if _is_int(p) or isinstance(p, slice)]
-    try:
-        index_shape = np.broadcast_shapes(
-            *[(int(a.sum()),) if a.dtype == np.bool_ else a.shape for a in arrays])
-    except ValueError as exc:
-        raise ValueError(f"the index arrays do not broadcast together: {exc}") from None
-    kept, dim = 1, 0
-    for p in parts:
-        if p is None:
-            continue
-        if p is Ellipsis:
-            width = len(shape) - sum(consumed)
-            kept *= math.prod(shape[dim : dim + max(width, 0)])
-            dim += max(width, 0)
-        elif isinstance(p, slice):
-            kept *= shape[dim] if dim < len(shape) else 1
-            dim += 1
-        else:
-            dim += np.asarray(p).ndim if np.asarray(p).dtype == np.bool_ else 1
-    kept *= math.prod(shape[dim:])
-    return _count(index_shape) * kept
-
-
 def check_declared_sizes(ops: list[_Op], inputs: list[tuple], captured: list[tuple]) -> None:
-    """The load-time half of NOTE [sizes before running]: every step's allocation from the
-    declared shapes, exact ones equal to the declared shape, the total within MAX_RUN_BYTES."""
-    total = sum(_count(shape) * np.dtype(dtype).itemsize for shape, dtype in inputs)
-    total += sum(_count(spec[2]) * spec[3].itemsize for spec in captured)
+    """The load-time half of NOTE [sizes before running]: every step's statement from the
+    declared shapes and dtypes, exact shapes and dtypes equal to the declared ones, the total
+    within MAX_RUN_BYTES and each step's work within MAX_STEP_WORK."""
+    total = sum(count(shape) * np.dtype(dtype).itemsize for shape, dtype in inputs)
+    total += sum(count(spec[2]) * spec[3].itemsize for spec in captured)
     for k, op in enumerate(ops):
         where = f"$.steps[{k}] ({op.cls.__name__})"
-        shapes = [_declared_shape(ref, ops, inputs, captured) for ref in op.args]
+        shapes, dtypes = zip(*[_declared(ref, ops, inputs, captured) for ref in op.args]) \
+            if op.args else ((), ())
+        shapes, dtypes = list(shapes), list(dtypes)
         _check_axes(op, shapes, f"$.steps[{k}].options")
         try:
-            elements, exact = step_allocation(op.cls.__name__, op.options, shapes)
+            stated = _stated(op, shapes, dtypes)
         except (ValueError, TypeError, KeyError, IndexError) as exc:
             raise ValueError(f"{where}: its options do not fit its inputs' declared shapes "
                              f"{shapes}: {exc}") from None
-        if exact is not None and exact != op.shape:
+        if stated.shape is not None and stated.shape != op.shape:
             raise ValueError(
-                f"{where}.shape: the step makes shape {exact} from inputs of shapes {shapes} "
-                f"and its options, but declares {op.shape}"
+                f"{where}.shape: the step makes shape {stated.shape} from inputs of shapes "
+                f"{shapes} and its options, but declares {op.shape}"
+            )
+        if stated.dtype is not None and stated.dtype != op.dtype:
+            raise ValueError(
+                f"{where}.dtype: the step makes {stated.dtype} from inputs of dtypes "
+                f"{_listed(dtypes)}, but declares {op.dtype}: the file is inconsistent"
             )
         itemsize = _item_bytes(op.dtype)
-        total += _count(op.shape) * itemsize
-        if total + elements * itemsize > MAX_RUN_BYTES:
+        total += count(op.shape) * itemsize
+        if total + stated.elements * itemsize > MAX_RUN_BYTES:
             raise ValueError(
                 f"{where}: running the graph up to this step needs "
-                f"{total + elements * itemsize} bytes, over the {MAX_RUN_BYTES}-byte memory "
-                "budget of a loaded graph (static_io.MAX_RUN_BYTES)"
+                f"{total + stated.elements * itemsize} bytes, over the {MAX_RUN_BYTES}-byte "
+                "memory budget of a loaded graph (static_io.MAX_RUN_BYTES)"
             )
-        refused = _work_refused(step_work(op.cls.__name__, op.options, shapes, elements), where)
+        refused = _work_refused(stated.work, where)
         if refused is not None:
             raise ValueError(refused)
 
 
-_AXIS_OPTIONS = ("axis", "dim", "dims", "axes")
+def _listed(dtypes: list[Any]) -> str:
+    """float64, int64 and 2: the dtypes of a step's inputs, and its numbers as they are."""
+    names = [str(d) if isinstance(d, np.dtype) else repr(d) for d in dtypes]
+    return " and ".join(names) if len(names) < 3 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _check_axes(op: _Op, shapes: list[tuple[int, ...]], where: str) -> None:
-    """Axis options name a dim of the op's (first) input: -ndim <= axis < ndim, as in
-    PyTorch (a 0-d input has the axes -1 and 0). Ops taking a list of inputs (Cat, Stack,
-    Einsum) are left to the op."""
-    if not shapes or op.cls.__name__ in ("Cat", "Stack", "Einsum"):
+    """An axis option (one its op states ``is_axis``) names a dim of the op's first input:
+    -ndim <= axis < ndim, as in PyTorch (a 0-d input has the axes -1 and 0)."""
+    if not shapes:
         return
     ndim = max(len(shapes[0]), 1)
-    for name in _AXIS_OPTIONS:
-        value = op.options.get(name)
-        axes = value if isinstance(value, (tuple, list)) else [value]
-        for axis in axes:
-            if _is_int(axis) and not -ndim <= axis < ndim:
+    for name, value in op.options.items():
+        kind = op.cls.option_types.get(name)
+        if kind is None or not kind.is_axis:
+            continue
+        for axis in value if isinstance(value, (tuple, list)) else [value]:
+            if is_int(axis) and not -ndim <= axis < ndim:
                 raise ValueError(
                     f"{where}.{name}: {axis} is out of range for an input of shape "
                     f"{shapes[0]} (expected -{ndim} to {ndim - 1})"
                 )
 
 
-def _declared_shape(ref: Ref, ops: list[_Op], inputs: list[tuple], captured: list[tuple],
-                    ) -> tuple[int, ...]:
+def _declared(ref: Ref, ops: list[_Op], inputs: list[tuple], captured: list[tuple],
+              ) -> tuple[tuple[int, ...], Any]:
+    """The shape and dtype the file declares for a step's input (a constant: its value)."""
     if ref.kind == "input":
-        return tuple(inputs[ref.index][0])
+        return tuple(inputs[ref.index][0]), inputs[ref.index][1]
     if ref.kind == "step":
-        return ops[ref.index].shape
+        return ops[ref.index].shape, ops[ref.index].dtype
     if ref.kind == "captured":
-        return captured[ref.index][2]
-    return tuple(np.shape(ref.value)) if not isinstance(ref.value, (tuple, list)) else ()
+        return captured[ref.index][2], captured[ref.index][3]
+    if isinstance(ref.value, (tuple, list)):
+        return (), None
+    return tuple(np.shape(ref.value)), dtype_of(ref.value)
 
 
 class RunBudget:
@@ -639,14 +410,13 @@ class RunBudget:
         op = self.ops[k]
         shapes = [_shape_of(a) for a in args]
         try:
-            elements, _ = step_allocation(op.cls.__name__, op.options, shapes)
-            work = step_work(op.cls.__name__, op.options, shapes, elements)
+            stated = _stated(op, shapes, [dtype_of(a) for a in args])
         except (ValueError, TypeError, KeyError, IndexError):
             return  # the op itself will explain why these inputs do not fit
-        refused = _work_refused(work, f"inputs of shapes {shapes}")
+        refused = _work_refused(stated.work, f"inputs of shapes {shapes}")
         if refused is not None:
             raise MemoryError(refused)
-        need = elements * _item_bytes(op.dtype)
+        need = stated.elements * _item_bytes(op.dtype)
         if self.held + need > self.limit:
             raise MemoryError(
                 f"it would allocate about {need} bytes for inputs of shapes {shapes} while "
@@ -765,7 +535,7 @@ class _Validated:
             self._ref(ref, f"$.outputs[{i}]", len(self.ops)) for i, ref in enumerate(outputs)
         ]
         for i, ref in enumerate(self.outputs):
-            if ref.kind == "constant" and not _number(ref.value):
+            if ref.kind == "constant" and not is_number(ref.value):
                 raise ValueError(f"$.outputs[{i}].constant: an output constant must be a "
                                  f"number, got {ref.value!r}"[:300])
         self.single_output = document["single_output"]
@@ -855,7 +625,7 @@ class _Validated:
                 raise ValueError(f"{where}.options.{option}: {name} already gets {option} as "
                                  "one of its args")
             decoded[option] = self._decode(value, f"{where}.options.{option}")
-            check_option(option, decoded[option], f"{where}.options.{option}")
+            check_option(cls, option, decoded[option], f"{where}.options.{option}")
         return _Op(cls, refs, decoded, self._shape(entry, where), self._dtype(entry, where))
 
     def _ref(self, ref: Any, where: str, n_steps: int) -> Ref:

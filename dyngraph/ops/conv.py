@@ -12,6 +12,7 @@ import itertools
 
 from .. import backend
 from ..function import Function
+from ..meta import PADDING, POSITIVE_INT, WINDOW, Meta, count, is_int
 from ..tensor import Tensor
 
 _SPATIAL = "hwd"  # einsum letters of the output positions (up to 3 spatial dims)
@@ -97,6 +98,9 @@ class Conv(Function):
     (1, 2 or 3 spatial dims: F.conv1d, F.conv2d, F.conv3d; with groups, each group of channels
     on its own)"""
 
+    option_types = {"stride": WINDOW, "padding": PADDING, "dilation": WINDOW,
+                    "groups": POSITIVE_INT}
+
     @staticmethod
     def forward(ctx, x, weight, *bias, stride, padding, dilation, groups=1):
         k, s = _geometry(ctx, x, weight.shape[2:], stride, padding, dilation)
@@ -142,10 +146,21 @@ class Conv(Function):
         gb = gz.sum(axis=(0,) + tuple(range(2, gz.ndim))) if need[2] else None
         return gx, gw, gb
 
+    @classmethod
+    def meta(cls, shapes, dtypes, stride, padding, dilation, groups=1):
+        # the gathered windows, times the output channels of each group
+        elements = window_count(shapes[0], shapes[1][2:], stride, padding, dilation)
+        elements += sum(map(count, shapes))
+        work = elements * max(shapes[1][0] // max(groups, 1), 1)
+        return Meta(elements, None, cls.promotion.dtype(dtypes), work)
+
 
 class MaxPool(Function):
     """z[n, c, h, w] = max over the window at (h, w) of x;  dz/dx = 1 at each window's maximum
     (the first one on a tie), else 0; overlapping windows add up  (F.max_pool1d / max_pool2d)"""
+
+    option_types = {"kernel_size": WINDOW, "stride": WINDOW, "padding": PADDING,
+                    "dilation": WINDOW}
 
     @staticmethod
     def forward(ctx, x, kernel_size, stride, padding, dilation):
@@ -174,6 +189,34 @@ class MaxPool(Function):
         gpatches = gwindows.reshape(gz.shape[:2] + ctx.kernel + ctx.out)
         return _add_patches(xp, gpatches, ctx.input_shape, ctx.kernel, ctx.stride, ctx.padding,
                             ctx.dilation, ctx.out)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, kernel_size, stride, padding, dilation):
+        kernel = per_dim(kernel_size, len(shapes[0]) - 2)
+        elements = window_count(shapes[0], kernel, stride, padding, dilation)
+        elements += sum(map(count, shapes))
+        return Meta(elements, None, cls.promotion.dtype(dtypes), elements)
+
+
+def window_count(x, kernel, stride, padding, dilation):
+    """How many elements Conv's and MaxPool's gathered windows hold: (n, c, kernel..., out...)."""
+    spatial = len(x) - 2
+    stride, padding, dilation = (per_dim(v, spatial) for v in (stride, padding, dilation))
+    if spatial < 1 or len(kernel) != spatial:
+        raise ValueError(f"a {len(kernel)}-d window does not fit an input of shape {x}")
+    out = [_out_size(n, k, s, p, d) for n, k, s, p, d in zip(x[2:], kernel, stride, padding,
+                                                             dilation)]
+    if any(m <= 0 for m in out):
+        raise ValueError(f"the window is larger than the padded input {x}")
+    return x[0] * x[1] * count(kernel) * count(out)
+
+
+def per_dim(value, spatial):
+    """A window option as one value per spatial dim."""
+    values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * spatial
+    if len(values) != spatial or not all(is_int(v) and v >= 0 for v in values):
+        raise ValueError(f"{value!r} is not {spatial} non-negative integer(s)")
+    return values
 
 
 class Patches(Function):

@@ -12,12 +12,15 @@ from __future__ import annotations
 import math
 
 from ..function import Function
+from ..meta import INT8, NUMBER_OR_NONE, Promotion
 
 # ----------------------------------------------------------------------------- arithmetic
 
 
 class Add(Function):
     """z = x + y;  dz/dx = 1,  dz/dy = 1"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x, y):
@@ -31,6 +34,8 @@ class Add(Function):
 class Sub(Function):
     """z = x - y;  dz/dx = 1,  dz/dy = -1"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x, y):
         return x - y
@@ -42,6 +47,8 @@ class Sub(Function):
 
 class Mul(Function):
     """z = x * y;  dz/dx = y,  dz/dy = x"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x, y):
@@ -61,6 +68,9 @@ class Mul(Function):
 class Div(Function):
     """z = x / y;  dz/dx = 1 / y,  dz/dy = -x / y^2"""
 
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x, y):
         ctx.save_for_backward(x if ctx.needs_input_grad[1] else None, y)  # x only for dz/dy
@@ -76,6 +86,8 @@ class Div(Function):
 class Pow(Function):
     """z = x ** y;  dz/dx = y * x ** (y - 1) (0 where y = 0, even at x = 0, as in PyTorch),
     dz/dy = z * log(x)"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x, y):
@@ -100,9 +112,16 @@ class Pow(Function):
             gy = None
         return gx, gy
 
+    @classmethod
+    def meta(cls, shapes, dtypes):  # (numpy has no power of booleans: theirs is int8)
+        stated = super().meta(shapes, dtypes)
+        return stated._replace(dtype=INT8) if stated.dtype.kind == "b" else stated
+
 
 class Neg(Function):
     """z = -x;  dz/dx = -1"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -115,6 +134,8 @@ class Neg(Function):
 
 class Abs(Function):
     """z = |x|;  dz/dx = sign(x)  (0 at x = 0)"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -133,6 +154,9 @@ class Abs(Function):
 class Exp(Function):
     """z = exp(x);  dz/dx = exp(x) = z"""
 
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         z = ctx.xp.exp(x)
@@ -148,6 +172,9 @@ class Exp(Function):
 class Log(Function):
     """z = log(x);  dz/dx = 1 / x"""
 
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -161,6 +188,9 @@ class Log(Function):
 
 class Log10(Function):
     """z = log10(x);  dz/dx = 1 / (x ln 10)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -176,6 +206,9 @@ class Log10(Function):
 class Log2(Function):
     """z = log2(x);  dz/dx = 1 / (x ln 2)"""
 
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -189,6 +222,9 @@ class Log2(Function):
 
 class Sqrt(Function):
     """z = sqrt(x);  dz/dx = 1 / (2 sqrt(x)) = 0.5 / z"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -205,6 +241,9 @@ class Sqrt(Function):
 class Sin(Function):
     """z = sin(x);  dz/dx = cos(x)"""
 
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -219,6 +258,9 @@ class Sin(Function):
 class Cos(Function):
     """z = cos(x);  dz/dx = -sin(x)"""
 
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -232,6 +274,9 @@ class Cos(Function):
 
 class Tanh(Function):
     """z = tanh(x);  dz/dx = 1 - tanh(x)^2 = 1 - z^2"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -248,6 +293,9 @@ class Tanh(Function):
 class Sigmoid(Function):
     """z = 1 / (1 + exp(-x));  dz/dx = z (1 - z)"""
 
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         z = 0.5 * (1 + ctx.xp.tanh(0.5 * x))  # the same function, without exp overflow
@@ -263,6 +311,8 @@ class Sigmoid(Function):
 class Relu(Function):
     """z = max(x, 0);  dz/dx = 1 where x > 0, else 0"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x):
         z = ctx.xp.maximum(x, 0)
@@ -274,12 +324,20 @@ class Relu(Function):
         (z,) = ctx.saved_tensors
         return gz * (z > 0)
 
+    @classmethod
+    def meta(cls, shapes, dtypes):  # max(x, 0): a bool x meets the integer 0
+        return super().meta(shapes, dtypes)._replace(dtype=cls.promotion.dtype([*dtypes, 0]))
+
 
 # ----------------------------------------------------------------------------- selection
 
 
 class Clamp(Function):
     """z = min(max(x, low), high);  dz/dx = 1 where low <= x <= high, else 0"""
+
+    elementwise = True
+
+    option_types = {"low": NUMBER_OR_NONE, "high": NUMBER_OR_NONE}
 
     @staticmethod
     def forward(ctx, x, low=None, high=None):
@@ -298,10 +356,17 @@ class Clamp(Function):
         (inside,) = ctx.saved_tensors
         return ctx.xp.where(inside, gz, 0)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, low=None, high=None):  # the bounds take part in the promotion
+        stated = super().meta(shapes, dtypes)
+        return stated._replace(dtype=cls.promotion.dtype([*dtypes, low, high]))
+
 
 class Maximum(Function):
     """z = max(x, y) elementwise;  dz/dx = 1 where x > y, 1/2 where x == y (as in PyTorch);
     dz/dy = 1 - dz/dx"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x, y):
@@ -322,6 +387,8 @@ class Minimum(Function):
     """z = min(x, y) elementwise;  dz/dx = 1 where x < y, 1/2 where x == y (as in PyTorch);
     dz/dy = 1 - dz/dx"""
 
+    elementwise = True
+
     @staticmethod
     def forward(ctx, x, y):
         z = ctx.xp.minimum(x, y)
@@ -338,6 +405,8 @@ def _share_of_x(xp, x_wins, tie, dtype):
 
 class Where(Function):
     """z = x where cond else y;  dz/dx = cond,  dz/dy = not cond"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, cond, x, y):

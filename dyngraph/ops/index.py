@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .. import backend
 from ..function import Function
+from ..meta import DIM, DIMS, NUMBER_OR_ARRAY, OFFSET, SIZES, Meta, Promotion, count
 from .shape import scatter_into_zeros
 
 
@@ -29,6 +30,9 @@ def along_key(xp, index, dim):
 class Gather(Function):
     """z[i][j] = x[index[i][j]][j] (dim=0);  dz/dx: gz added back at the gathered places"""
 
+    promotion = Promotion.FIRST_INPUT
+    option_types = {"dim": DIM}
+
     @staticmethod
     def forward(ctx, x, index, dim):
         ctx.input_shape, ctx.key = x.shape, along_key(ctx.xp, index, dim)
@@ -38,9 +42,17 @@ class Gather(Function):
     def backward(ctx, gz):  # (repeated indices accumulate)
         return scatter_into_zeros(ctx.xp, gz, ctx.input_shape, ctx.key), None
 
+    @classmethod
+    def meta(cls, shapes, dtypes, dim):  # one value per index
+        out = shapes[1]
+        return Meta(count(out), out, cls.promotion.dtype(dtypes), count(out))
+
 
 class ScatterAdd(Function):
     """z = x, then z[index[i][j]][j] += src[i][j] (dim=0);  dz/dx = 1,  dz/dsrc = gz[index]"""
+
+    promotion = Promotion.FIRST_INPUT
+    option_types = {"dim": DIM}
 
     @staticmethod
     def forward(ctx, x, index, src, dim):
@@ -58,9 +70,18 @@ class ScatterAdd(Function):
             gsrc = scatter_into_zeros(ctx.xp, gz[ctx.key], ctx.src_shape, ctx.used)
         return (gz if need_x else None), None, gsrc
 
+    @classmethod
+    def meta(cls, shapes, dtypes, dim):  # x, with src added in
+        elements = sum(map(count, shapes))
+        return Meta(elements, shapes[0], cls.promotion.dtype(dtypes), elements)
+
 
 class MaskedFill(Function):
     """z = value where mask else x;  dz/dx = 0 where mask, else 1"""
+
+    promotion = Promotion.FIRST_INPUT
+    elementwise = True
+    option_types = {"value": NUMBER_OR_ARRAY}
 
     @staticmethod
     def forward(ctx, x, mask, value):
@@ -79,6 +100,10 @@ class MaskedFill(Function):
 class Flip(Function):
     """z = x reversed along dims;  dz/dx: gz reversed back"""
 
+    elementwise = True
+
+    option_types = {"dims": DIMS}
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
@@ -91,6 +116,8 @@ class Flip(Function):
 
 class Repeat(Function):
     """z = x tiled sizes[i] times along each dim;  dz/dx: the sum of gz over the copies"""
+
+    option_types = {"sizes": SIZES}
 
     @staticmethod
     def forward(ctx, x, sizes):
@@ -106,9 +133,23 @@ class Repeat(Function):
         copy_axes = tuple(range(0, len(split), 2))
         return gz.reshape(split).sum(axis=copy_axes).reshape(ctx.input_shape)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, sizes):
+        sizes = tuple(sizes)
+        if len(sizes) < len(shapes[0]):
+            raise ValueError(f"sizes {sizes} has fewer entries than the input has dims "
+                             f"{shapes[0]}")
+        padded = (1,) * (len(sizes) - len(shapes[0])) + shapes[0]
+        out = tuple(a * b for a, b in zip(padded, sizes))
+        return Meta(count(out), out, cls.promotion.dtype(dtypes), count(out))
+
 
 class Tril(Function):
     """z = x with entries above the diagonal set to 0;  dz/dx = 1 on and below it, else 0"""
+
+    elementwise = True
+
+    option_types = {"diagonal": OFFSET}
 
     @staticmethod
     def forward(ctx, x, diagonal=0):
@@ -122,6 +163,10 @@ class Tril(Function):
 
 class Triu(Function):
     """z = x with entries below the diagonal set to 0;  dz/dx = 1 on and above it, else 0"""
+
+    elementwise = True
+
+    option_types = {"diagonal": OFFSET}
 
     @staticmethod
     def forward(ctx, x, diagonal=0):

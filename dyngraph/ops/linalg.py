@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import math
+
 from .. import backend
 from ..function import Function
+from ..meta import EQUATION, Meta, Promotion, count
 from ..tensor import Tensor
 
 
 class Einsum(Function):
     """z = einsum(equation, x1, x2, ...);  dL/dxi = einsum of gz with the other operands, back
     to xi's subscripts  (e.g. 'ij,jk->ik': dL/dx1 = einsum('ik,jk->ij', gz, x2) = gz @ x2^T)"""
+
+    option_types = {"equation": EQUATION}
 
     @staticmethod
     def forward(ctx, *operands, equation):
@@ -37,6 +42,27 @@ class Einsum(Function):
             others = [(s, x) for j, (s, x) in enumerate(zip(ctx.inputs, operands)) if j != i]
             grads.append(_einsum_grad(ctx.xp, gz, ctx.output, others, subscripts, ctx.sizes))
         return tuple(grads)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, equation):
+        # numpy's einsum visits every combination of the equation's letters, once per operand
+        # after the first: "ab,cd->" over two 3000 x 3000 inputs is 3000**4 multiply-adds
+        sizes, output = einsum_sizes(equation, shapes)
+        elements = math.prod(sizes[letter] for letter in output) + sum(map(count, shapes))
+        work = math.prod(sizes.values()) * max(len(shapes) - 1, 1)
+        return Meta(elements, None, cls.promotion.dtype(dtypes), max(work, elements))
+
+
+def einsum_sizes(equation, shapes):
+    """The size of each letter of an einsum equation on operands of these shapes, and the
+    output's letters."""
+    inputs, output = parse_equation(equation, [len(s) for s in shapes])
+    sizes = {}
+    for subscripts, shape in zip(inputs, shapes):
+        for letter, n in zip(subscripts, shape):
+            if sizes.setdefault(letter, n) != n:
+                raise ValueError(f"einsum {equation!r}: {letter} has sizes {sizes[letter]} and {n}")
+    return sizes, output
 
 
 def _einsum_grad(xp, gz, output, others, subscripts, sizes):
@@ -125,6 +151,11 @@ class Outer(Function):
         need_x, need_y = ctx.needs_input_grad
         return (gz @ y if need_x else None), (gz.T @ x if need_y else None)
 
+    @classmethod
+    def meta(cls, shapes, dtypes):
+        out = (count(shapes[0]), count(shapes[1]))
+        return Meta(count(out), out, cls.promotion.dtype(dtypes), count(out))
+
 
 # NOTE [det through the inverse]: Jacobi's formula, d det(X) = det(X) tr(X^-1 dX), gives
 # dL/dX = gz det(X) X^-T. With create_graph=True ``_inverse`` records the op Inverse, so the
@@ -135,6 +166,8 @@ class Outer(Function):
 
 class Det(Function):
     """z = det(X) over the last two dimensions;  dL/dX = gz * z * X^-T  (Jacobi's formula)"""
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
 
     @staticmethod
     def forward(ctx, x):
@@ -149,9 +182,16 @@ class Det(Function):
         scale = (gz * z).reshape(tuple(z.shape) + (1, 1))
         return scale * _inverse(ctx.xp, x).swapaxes(-1, -2)
 
+    @classmethod
+    def meta(cls, shapes, dtypes):  # one number per matrix
+        x = shapes[0]
+        return Meta(count(x), x[:-2], cls.promotion.dtype(dtypes), count(x) * max(x[-1:] or (1,)))
+
 
 class Inverse(Function):
     """Z = X^-1 over the last two dimensions;  dL/dX = -Z^T gZ Z^T  (from d(X Z) = 0)"""
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
 
     @staticmethod
     def forward(ctx, x):
@@ -165,6 +205,11 @@ class Inverse(Function):
         (z,) = ctx.saved_tensors
         zt = z.swapaxes(-1, -2)
         return -(zt @ gz @ zt)
+
+    @classmethod
+    def meta(cls, shapes, dtypes):  # one matrix per matrix
+        x = shapes[0]
+        return Meta(count(x), x, cls.promotion.dtype(dtypes), count(x) * max(x[-1:] or (1,)))
 
 
 def _inverse(xp, x):

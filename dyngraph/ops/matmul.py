@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..function import Function
+from ..meta import Meta, Shape, count
 from ..tensor import scalar_type_name
 
 
@@ -65,6 +66,12 @@ class MatMul(Function):
             "cannot be broadcast together"
         )
 
+    @classmethod
+    def meta(cls, shapes, dtypes):  # each output element: a sum of x's last size products
+        out = matmul_shape(*shapes)
+        inner = shapes[0][-1]
+        return Meta(count(out), out, cls.promotion.dtype(dtypes), count(out) * max(inner, 1))
+
 
 def _product_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     """Shape of a @ b for matrices with broadcast batch dimensions."""
@@ -74,3 +81,19 @@ def _product_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
     batch_b = (1,) * (n - len(batch_b)) + batch_b
     batch = tuple(max(p, q) for p, q in zip(batch_a, batch_b))
     return batch + (a[-2], b[-1])
+
+
+def matmul_shape(x: Shape, y: Shape) -> Shape:
+    """The shape of x @ y, 1-D operands included (a row on the left, a column on the right)."""
+    if not x or not y:
+        raise ValueError("matmul needs inputs with at least one dim")
+    x2 = (1,) + x if len(x) == 1 else x
+    y2 = y + (1,) if len(y) == 1 else y
+    if x2[-1] != y2[-2]:
+        raise ValueError(f"matmul of {x} and {y}: inner sizes {x2[-1]} and {y2[-2]} differ")
+    shape = _product_shape(x2, y2)
+    if len(x) == 1:
+        shape = shape[:-2] + shape[-1:]
+    if len(y) == 1:
+        shape = shape[:-1]
+    return tuple(shape)

@@ -17,6 +17,7 @@ Arguments are checked (shapes, dtypes, class ranges) in ``nn.functional`` before
 from __future__ import annotations
 
 from ..function import Function
+from ..meta import ARRAY_OR_NONE, INT, NUMBER, REDUCTION, Meta, Promotion, broadcast_or_sum
 from ..tensor import Tensor
 from .reduce import LogSoftmax, need_floats
 
@@ -102,6 +103,9 @@ class CrossEntropy(Function):
     (N, d1, ...) or class probabilities shaped like ``x``.
     """
 
+    option_types = {"reduction": REDUCTION, "weight": ARRAY_OR_NONE, "ignore_index": INT,
+                    "label_smoothing": NUMBER}
+
     @staticmethod
     def forward(ctx, x, target, reduction="mean", weight=None, ignore_index=-100,
                 label_smoothing=0.0):
@@ -151,6 +155,8 @@ class NLLLoss(Function):
     """L = -sum_c coef_c x_c = -w[t] x[t] (x: log-probabilities, picked by a gather);
     dL/dx = -coef"""
 
+    option_types = {"reduction": REDUCTION, "weight": ARRAY_OR_NONE, "ignore_index": INT}
+
     @staticmethod
     def forward(ctx, x, target, reduction="mean", weight=None, ignore_index=-100):
         index, weight_of_target, coef, count = class_targets(
@@ -164,6 +170,13 @@ class NLLLoss(Function):
         (coef,) = ctx.saved_tensors
         return -coef * spread(ctx, gz, class_axis=True), None
 
+    @classmethod
+    def meta(cls, shapes, dtypes, reduction="mean", weight=None, ignore_index=-100):
+        # the log-probabilities' dtype (a mean of integers would be a float: not stated)
+        elements = broadcast_or_sum(shapes)
+        x = dtypes[0]
+        return Meta(elements, None, x if x.kind == "f" else None, elements)
+
 
 # ----------------------------------------------------------------------------- binary losses
 
@@ -173,6 +186,9 @@ _LOG_FLOOR = -100.0  # PyTorch clamps the logs of BCE at -100, so p = 0 or 1 giv
 class BinaryCrossEntropy(Function):
     """L = -w (t log p + (1 - t) log(1 - p));  dL/dp = w (p - t) / (p (1 - p)),
     dL/dt = w (log(1 - p) - log p)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    option_types = {"reduction": REDUCTION, "weight": ARRAY_OR_NONE}
 
     @staticmethod
     def forward(ctx, p, target, reduction="mean", weight=None):
@@ -204,6 +220,10 @@ class BinaryCrossEntropyWithLogits(Function):
     """L = w ((1 - t) x + (1 + (pw - 1) t) log(1 + exp(-x))), pw the positive weight;
     dL/dx = w ((1 - t) - (1 + (pw - 1) t) sigmoid(-x)),
     dL/dt = w (-x + (pw - 1) log(1 + exp(-x)))"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    option_types = {"reduction": REDUCTION, "weight": ARRAY_OR_NONE,
+                    "pos_weight": ARRAY_OR_NONE}
 
     @staticmethod
     def forward(ctx, x, target, reduction="mean", weight=None, pos_weight=None):

@@ -7,6 +7,7 @@ import math
 
 from .. import backend
 from ..function import Function
+from ..meta import NUMBER, Promotion, one_of
 from ..tensor import Tensor
 
 # ----------------------------------------------------------------------------- math
@@ -14,6 +15,8 @@ from ..tensor import Tensor
 
 class Sign(Function):
     """z = sign(x) (-1, 0 or 1);  dz/dx = 0 (piecewise constant)"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -26,6 +29,9 @@ class Sign(Function):
 
 class Log1p(Function):
     """z = log(1 + x) (accurate for small x);  dz/dx = 1 / (1 + x)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -40,6 +46,8 @@ class Log1p(Function):
 
 class Square(Function):
     """z = x^2;  dz/dx = 2 x"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -57,6 +65,10 @@ class Square(Function):
 
 class LeakyRelu(Function):
     """z = x where x > 0, else slope * x;  dz/dx = 1 where x > 0, else slope"""
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
+    option_types = {"negative_slope": NUMBER}
 
     @staticmethod
     def forward(ctx, x, negative_slope=0.01):
@@ -78,6 +90,10 @@ _GELU_CUBIC = 0.044715
 class Gelu(Function):
     """z = x Phi(x), Phi the standard normal CDF;  dz/dx = Phi(x) + x phi(x)
     (approximate='tanh': Phi(x) ~ (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) / 2)"""
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
+    option_types = {"approximate": one_of("none", "tanh")}
 
     @staticmethod
     def forward(ctx, x, approximate="none"):
@@ -107,6 +123,10 @@ class Softplus(Function):
     """z = log(1 + exp(beta x)) / beta (z = x where beta x > threshold);
     dz/dx = sigmoid(beta x) (1 past the threshold)"""
 
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    elementwise = True
+    option_types = {"beta": NUMBER, "threshold": NUMBER}
+
     @staticmethod
     def forward(ctx, x, beta=1.0, threshold=20.0):
         xp = ctx.xp
@@ -127,6 +147,9 @@ class Softplus(Function):
 
 class LogSigmoid(Function):
     """z = log(sigmoid(x)) = -log(1 + exp(-x));  dz/dx = 1 - sigmoid(x) = sigmoid(-x)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from ..function import Function
+from ..meta import AXIS, FLAG, INT64, NUMBER, Meta, Promotion, count, one_of
 from ..tensor import scalar_type_name
 
 
@@ -32,11 +33,22 @@ def reduced_shape(shape: tuple[int, ...], axis) -> tuple[int, ...]:
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
+def reduction_meta(cls, shapes, dtypes, axis, keepdims) -> Meta:
+    """A reduction's statement: x's shape with the reduced axes removed (or kept as 1s), in
+    the dtype of the op's promotion, each element of x touched once."""
+    x = shapes[0]
+    shape = kept_shape(x, axis) if keepdims else reduced_shape(x, axis)
+    return Meta(count(x), shape, cls.promotion.dtype(dtypes), count(x))
+
+
 # ----------------------------------------------------------------------------- reductions
 
 
 class Sum(Function):
     """z = sum of x over axis;  dz/dx = 1 (gz is broadcast back over the summed axes)"""
+
+    promotion = Promotion.ACCUMULATE
+    option_types = {"axis": AXIS, "keepdims": FLAG}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
@@ -47,9 +59,16 @@ class Sum(Function):
     def backward(ctx, gz):
         return ctx.xp.broadcast_to(gz.reshape(ctx.kept), ctx.input_shape)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
+
 
 class Mean(Function):
     """z = mean of x over axis (n values);  dz/dx = 1 / n"""
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    option_types = {"axis": AXIS, "keepdims": FLAG}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
@@ -62,6 +81,10 @@ class Mean(Function):
     def backward(ctx, gz):
         return ctx.xp.broadcast_to(gz.reshape(ctx.kept) / ctx.count, ctx.input_shape)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
+
 
 class Max(Function):
     """z = max of x over axis;  dz/dx = 1 at the maximum (its index, or shared by ties), else 0
@@ -70,6 +93,8 @@ class Max(Function):
     index, the first maximum (``ties="first"``); ``x.max()`` and ``amax`` share it equally
     between the maxima (``ties="share"``).
     """
+
+    option_types = {"axis": AXIS, "keepdims": FLAG, "ties": one_of("share", "first")}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, ties="share"):
@@ -80,6 +105,10 @@ class Max(Function):
         (weights,) = ctx.saved_tensors
         return gz.reshape(ctx.kept) * weights
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False, ties="share"):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
+
 
 class Min(Function):
     """z = min of x over axis;  dz/dx = 1 at the minimum (its index, or shared by ties), else 0
@@ -87,11 +116,17 @@ class Min(Function):
     Ties as in Max: ``x.min(dim)`` sends the gradient to the index it returns.
     """
 
+    option_types = {"axis": AXIS, "keepdims": FLAG, "ties": one_of("share", "first")}
+
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, ties="share"):
         return _extreme(ctx, x, x.min(axis=axis, keepdims=True), axis, keepdims, ties)
 
     backward = staticmethod(Max.backward)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False, ties="share"):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
 
 
 def _extreme(ctx, x, z_kept, axis, keepdims, ties):
@@ -113,6 +148,9 @@ class Var(Function):
     value and its gradient are nan, as in PyTorch (Tensor.var warns).
     """
 
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    option_types = {"axis": AXIS, "keepdims": FLAG, "correction": NUMBER}
+
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, correction=1):
         ctx.save_for_backward(x)
@@ -127,6 +165,10 @@ class Var(Function):
         centered = x - x.mean(axis=ctx.axis, keepdims=True)
         return _per_dof(gz.reshape(ctx.kept) * centered * 2.0, ctx.dof)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False, correction=1):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
+
 
 class Std(Function):
     """z = sqrt(var(x));  dz/dx = (x - mean) / ((n - correction) z), and 0 where z = 0
@@ -134,6 +176,9 @@ class Std(Function):
     Where all the values are equal (z = 0) PyTorch's gradient is 0, not the nan of sqrt's
     derivative at 0: a loss with a std term stays finite while a batch happens to be constant.
     """
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    option_types = {"axis": AXIS, "keepdims": FLAG, "correction": NUMBER}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, correction=1):
@@ -151,6 +196,10 @@ class Std(Function):
         centered = x - x.mean(axis=ctx.axis, keepdims=True)
         return _per_dof(gz_over_z * centered, ctx.dof)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False, correction=1):
+        return reduction_meta(cls, shapes, dtypes, axis, keepdims)
+
 
 def _per_dof(value, dof):
     """value / dof, the degrees of freedom n - correction; nan when there are none."""
@@ -162,6 +211,9 @@ def _per_dof(value, dof):
 
 class LogSumExp(Function):
     """z = log(sum(exp(x))) over axis;  dz/dx = exp(x - z) = softmax(x)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    option_types = {"axis": AXIS, "keepdims": FLAG}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
@@ -176,9 +228,20 @@ class LogSumExp(Function):
         x, z = ctx.saved_tensors
         return gz.reshape(ctx.kept) * ctx.xp.exp(x - z.reshape(ctx.kept))
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=None, keepdims=False):
+        stated = reduction_meta(cls, shapes, dtypes, axis, keepdims)
+        if dtypes[0].kind == "b":  # (a bool x is shifted by int64 zeros first)
+            return stated._replace(dtype=cls.promotion.dtype([INT64]))
+        return stated
+
 
 class Softmax(Function):
     """y = exp(x) / sum(exp(x)) over axis;  dL/dx = y * (gy - sum(gy * y))"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+    option_types = {"axis": AXIS}
 
     @staticmethod
     def forward(ctx, x, axis=-1):
@@ -197,6 +260,10 @@ class Softmax(Function):
 
 class LogSoftmax(Function):
     """y = x - logsumexp(x) over axis;  dL/dx = gy - softmax(x) * sum(gy)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+    option_types = {"axis": AXIS}
 
     @staticmethod
     def forward(ctx, x, axis=-1):

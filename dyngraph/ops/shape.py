@@ -6,6 +6,19 @@ import math
 
 from .. import backend
 from ..function import Function
+from ..meta import (
+    AXES,
+    DEVICE,
+    DTYPE,
+    NEW_AXIS,
+    NUMBER_OR_ARRAY,
+    SHAPE,
+    Meta,
+    Promotion,
+    Shape,
+    count,
+    index_bound,
+)
 from ..tensor import Tensor
 
 # ----------------------------------------------------------------------------- views
@@ -13,6 +26,8 @@ from ..tensor import Tensor
 
 class Reshape(Function):
     """z = x viewed with a new shape;  dz/dx: gz reshaped back to x's shape"""
+
+    option_types = {"shape": SHAPE}
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -23,9 +38,28 @@ class Reshape(Function):
     def backward(ctx, gz):
         return gz.reshape(ctx.input_shape)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, shape):
+        out = reshaped(shapes[0], tuple(shape))
+        return Meta(count(out), out, cls.promotion.dtype(dtypes), count(out))
+
+
+def reshaped(shape: Shape, target: Shape) -> Shape:
+    """``Reshape``'s output: ``target`` with its one -1 worked out from the elements."""
+    known = count(n for n in target if n != -1)
+    if list(target).count(-1) > 1 or (-1 not in target and known != count(shape)):
+        raise ValueError(f"cannot reshape {shape} to {target}")
+    if -1 not in target:
+        return target
+    if known == 0 or count(shape) % known:
+        raise ValueError(f"cannot reshape {shape} to {target}")
+    return tuple(count(shape) // known if n == -1 else n for n in target)
+
 
 class Permute(Function):
     """z = x with its axes reordered;  dz/dx: gz with the inverse order"""
+
+    option_types = {"axes": AXES}
 
     @staticmethod
     def forward(ctx, x, axes):
@@ -38,10 +72,18 @@ class Permute(Function):
     def backward(ctx, gz):
         return ctx.xp.transpose(gz, ctx.inverse)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axes):
+        x = shapes[0]
+        out = tuple(x[a % len(x)] for a in axes) if x else ()
+        return Meta(count(x), out, cls.promotion.dtype(dtypes), count(x))
+
 
 class Expand(Function):
     """z = x broadcast to a larger shape;  dz/dx: gz summed over the broadcast axes (that sum is
     the engine's central un-broadcast, so backward just passes gz on)"""
+
+    option_types = {"shape": SHAPE}
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -51,9 +93,33 @@ class Expand(Function):
     def backward(ctx, gz):
         return gz
 
+    @classmethod
+    def meta(cls, shapes, dtypes, shape):
+        out = expanded(shapes[0], tuple(shape))
+        return Meta(count(out), out, cls.promotion.dtype(dtypes), count(out))
+
+
+def expanded(shape: Shape, target: Shape) -> Shape:
+    """``Expand``'s output: -1 keeps the input's size, 1s broadcast (as torch's expand)."""
+    if len(target) < len(shape):
+        raise ValueError(f"cannot expand a {shape} input to {target}: fewer dims")
+    padded = (None,) * (len(target) - len(shape)) + shape
+    result = []
+    for size, want in zip(padded, target):
+        if want == -1:
+            if size is None:
+                raise ValueError(f"-1 in {target} stands for a new leading dim")
+            want = size
+        if size is not None and size not in (1, want):
+            raise ValueError(f"cannot expand a {shape} input to {target}")
+        result.append(want)
+    return tuple(result)
+
 
 class Clone(Function):
     """z = a copy of x (its own memory);  dz/dx = 1"""
+
+    elementwise = True
 
     @staticmethod
     def forward(ctx, x):
@@ -68,6 +134,7 @@ class Cast(Function):
     """z = x converted to another dtype;  dz/dx: gz converted back"""
 
     sets_dtype = True  # Function.apply keeps the dtype it asked for (no type promotion)
+    option_types = {"dtype": DTYPE}
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -78,9 +145,17 @@ class Cast(Function):
     def backward(ctx, gz):
         return gz.astype(ctx.input_dtype)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, dtype):
+        return Meta(count(shapes[0]), shapes[0], dtype, count(shapes[0]))
+
 
 class ToDevice(Function):
     """z = x copied to another device;  dz/dx: gz copied back"""
+
+    elementwise = True  # (its output: its input, elsewhere)
+
+    option_types = {"device": DEVICE}
 
     @staticmethod
     def forward(ctx, x, device):
@@ -100,6 +175,8 @@ class ToDevice(Function):
 class Index(Function):
     """z = x[key];  dz/dx: zeros shaped like x with gz added at key (repeats accumulate)"""
 
+    promotion = Promotion.FIRST_INPUT
+
     @staticmethod
     def forward(ctx, x, key):
         ctx.input_shape, ctx.key = x.shape, key
@@ -112,9 +189,27 @@ class Index(Function):
     def backward(ctx, gz):
         return scatter_into_zeros(ctx.xp, gz, ctx.input_shape, ctx.key)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, key):
+        return indexing_meta(cls, shapes, dtypes, key)
+
+
+def indexing_meta(cls: type, shapes: list[Shape], dtypes: list, key) -> Meta:
+    """Index's, SetItem's and CopySlices' statement: a basic index (ints, slices, None, ...)
+    selects at most what its input holds; integer or boolean arrays can select more, up to
+    their broadcast size times the dims they leave."""
+    parts = key if isinstance(key, tuple) else (key,)
+    elements = sum(map(count, shapes))
+    if any(isinstance(p, list) or backend.is_array(p) for p in parts):
+        elements += index_bound(shapes[0], parts)
+    return Meta(elements, None, cls.promotion.dtype(dtypes), elements)
+
 
 class IndexAdd(Function):
     """z = zeros(shape) with x added at key;  dz/dx = gz[key]  (the gradient of Index)"""
+
+    promotion = Promotion.FIRST_INPUT
+    option_types = {"shape": SHAPE}
 
     @staticmethod
     def forward(ctx, x, shape, key):
@@ -124,6 +219,11 @@ class IndexAdd(Function):
     @staticmethod
     def backward(ctx, gz):
         return gz[ctx.key]
+
+    @classmethod
+    def meta(cls, shapes, dtypes, shape, key):
+        out = tuple(shape)
+        return Meta(count(out), out, cls.promotion.dtype(dtypes), count(out) + count(shapes[0]))
 
 
 def scatter_into_zeros(xp, values, shape, key):
@@ -143,6 +243,9 @@ class SetItem(Function):
     (The out-of-place form of ``x[key] = value``, which x[key] = value recorded before views
     wrote into their base (CopySlices); kept so that traced graphs saved then still load.)"""
 
+    promotion = Promotion.FIRST_INPUT
+    option_types = {"value": NUMBER_OR_ARRAY}  # (an input, or an option)
+
     @staticmethod
     def forward(ctx, x, value, key):
         z = x.copy()
@@ -159,6 +262,10 @@ class SetItem(Function):
         need_x, need_value = ctx.needs_input_grad
         return (gz * outside if need_x else None), (gz[ctx.key] if need_value else None)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, key):
+        return indexing_meta(cls, shapes, dtypes, key)
+
 
 class CopySlices(Function):
     """base[region] = src, in base's memory (an in-place op through a view);  dz/dbase = 1
@@ -174,6 +281,8 @@ class CopySlices(Function):
     NOTE [views and in-place] in tensor.py tells the story. The region is where the view lies
     in the base: its view ops (``steps``) replayed, then ``key`` (``x[1:] = y`` writes the key
     ``1:`` of the view ``x``)."""
+
+    promotion = Promotion.FIRST_INPUT
 
     @staticmethod
     def forward(ctx, base, src, steps, key):
@@ -202,6 +311,10 @@ class CopySlices(Function):
         gsrc = gz.reshape(-1)[positions] if need_src else None
         return gbase, gsrc
 
+    @classmethod
+    def meta(cls, shapes, dtypes, steps, key):
+        return indexing_meta(cls, shapes, dtypes, key)
+
 
 def region(xp, array, steps):
     """``array`` seen through the view ops ``steps`` ((op, options), ...), as raw arrays."""
@@ -218,6 +331,8 @@ def region(xp, array, steps):
 class Cat(Function):
     """z = x1, x2, ... joined along axis;  dz/dxi: the slice of gz where xi went"""
 
+    option_types = {"axis": NEW_AXIS}
+
     @staticmethod
     def forward(ctx, *xs, axis=0):
         ctx.axis = axis % xs[0].ndim
@@ -233,9 +348,16 @@ class Cat(Function):
         lead = (slice(None),) * ctx.axis
         return tuple(gz[lead + (slice(a, b),)] for a, b in ctx.bounds)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=0):  # all of its inputs, side by side
+        elements = sum(map(count, shapes))
+        return Meta(elements, None, cls.promotion.dtype(dtypes), elements)
+
 
 class Stack(Function):
     """z = x1, x2, ... stacked along a new axis;  dz/dxi = gz[..., i, ...]"""
+
+    option_types = {"axis": NEW_AXIS}
 
     @staticmethod
     def forward(ctx, *xs, axis=0):
@@ -246,3 +368,10 @@ class Stack(Function):
     def backward(ctx, gz):
         lead = (slice(None),) * ctx.axis
         return tuple(gz[lead + (i,)] for i in range(ctx.count))
+
+    @classmethod
+    def meta(cls, shapes, dtypes, axis=0):  # all of its inputs, side by side
+        elements = sum(map(count, shapes))
+        return Meta(elements, None, cls.promotion.dtype(dtypes), elements)
+
+

@@ -10,8 +10,9 @@ from typing import Any, NamedTuple
 
 from .. import backend
 from ..function import Function
+from ..meta import COUNT, DIM, FLAG, NORM_ORDER, Meta, Promotion, count
 from .index import along_key
-from .reduce import kept_shape, reduced_shape
+from .reduce import kept_shape, reduced_shape, reduction_meta
 from .shape import scatter_into_zeros
 
 # ----------------------------------------------------------------------------- reductions
@@ -19,6 +20,9 @@ from .shape import scatter_into_zeros
 
 class Prod(Function):
     """z = prod of x over dim;  dz/dx_i = prod of the other x_j (no division: zeros are fine)"""
+
+    promotion = Promotion.ACCUMULATE
+    option_types = {"dim": DIM, "keepdim": FLAG}
 
     @staticmethod
     def forward(ctx, x, dim=None, keepdim=False):
@@ -42,6 +46,10 @@ class Prod(Function):
         others = others.reshape(x.shape) if ctx.dim is None else xp.moveaxis(others, -1, ctx.dim)
         return gz.reshape(ctx.kept) * others
 
+    @classmethod
+    def meta(cls, shapes, dtypes, dim=None, keepdim=False):
+        return reduction_meta(cls, shapes, dtypes, dim, keepdim)
+
 
 def _others_recorded(xp, flat):
     """The product of the others along the last axis, as recorded ops (create_graph=True): row
@@ -57,6 +65,10 @@ def _others_recorded(xp, flat):
 class CumSum(Function):
     """z_i = x_0 + ... + x_i along dim;  dL/dx_i = gz_i + ... + gz_last (a reversed cumsum)"""
 
+    promotion = Promotion.ACCUMULATE
+    elementwise = True
+    option_types = {"dim": DIM}
+
     @staticmethod
     def forward(ctx, x, dim):
         ctx.dim = dim
@@ -71,6 +83,9 @@ class CumSum(Function):
 class Norm(Function):
     """z = (sum |x|^p)^(1/p) over dim (p = 2: sqrt(sum x^2));
     dz/dx = sign(x) |x|^(p-1) / z^(p-1)  (x / z for p = 2; p = inf: sign(x) at the max |x|)"""
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT
+    option_types = {"p": NORM_ORDER, "dim": DIM, "keepdim": FLAG}
 
     @staticmethod
     def forward(ctx, x, p=2.0, dim=None, keepdim=False):
@@ -99,6 +114,12 @@ class Norm(Function):
             return g * x / safe_z
         return g * xp.sign(x) * xp.abs(x) ** (p - 1) / safe_z ** (p - 1) * (z != 0)
 
+    @classmethod
+    def meta(cls, shapes, dtypes, p=2.0, dim=None, keepdim=False):
+        stated = reduction_meta(cls, shapes, dtypes, dim, keepdim)
+        # p = inf: the largest |x|, in x's own dtype
+        return stated._replace(dtype=dtypes[0]) if p == float("inf") else stated
+
 
 # ----------------------------------------------------------------------------- ordering
 
@@ -111,6 +132,10 @@ def sort_order(xp, x, dim, descending=False):
 
 class Sort(Function):
     """z = x sorted along dim (z = x[order]);  dz/dx: gz put back in x's order"""
+
+    promotion = Promotion.FIRST_INPUT
+    elementwise = True
+    option_types = {"dim": DIM, "descending": FLAG}
 
     @staticmethod
     def forward(ctx, x, dim=-1, descending=False):
@@ -128,6 +153,9 @@ class Sort(Function):
 class TopK(Function):
     """z = the k largest (or smallest) x along dim;  dz/dx: gz at the chosen places, else 0"""
 
+    promotion = Promotion.FIRST_INPUT
+    option_types = {"k": COUNT, "dim": DIM, "largest": FLAG}
+
     @staticmethod
     def forward(ctx, x, k, dim=-1, largest=True):
         order = topk_order(ctx.xp, x, k, dim, largest)
@@ -137,6 +165,12 @@ class TopK(Function):
     @staticmethod
     def backward(ctx, gz):
         return scatter_into_zeros(ctx.xp, gz, ctx.input_shape, ctx.key)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, k, dim=-1, largest=True):  # x, with k along dim
+        x = shapes[0]
+        out = tuple(k if i == dim % len(x) else n for i, n in enumerate(x)) if x else ()
+        return Meta(count(x), out, cls.promotion.dtype(dtypes), count(x))
 
 
 def topk_order(xp, x, k, dim, largest=True):

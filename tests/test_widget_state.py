@@ -424,21 +424,6 @@ def test_the_collector_appends_every_event_and_ticks_as_told():
     assert story[-1] == ("kept", list(range(20)))  # every event appended, whatever tick did
 
 
-@pytest.mark.parametrize("batches", [0, 1, 15, 16, 300, 70_000])
-def test_pack_delta_is_pack(batches):
-    """The live view's deltas and snapshots, joined by hand (NOTE [big deltas] in
-    dyngraph/jupyter/view.py), are the bytes ormsgpack makes of the same dict."""
-    from dyngraph.jupyter.view import pack_delta
-
-    rng = np.random.default_rng(batches)
-    lengths = [0, 1, 255, 256, 65_535, 65_536, 100_000]  # each side of each length header
-    sizes = [lengths[i % 7] for i in range(batches)] if batches <= 16 else [3] * batches
-    packed = [bytes(rng.integers(0, 256, size, dtype=np.uint8)) for size in sizes]
-    delta = {"seq": 7, "events": packed, "sources": {"lesson.py": "x = 1\n"},
-             "dropped": {"nodes": 0, "steps": 2}}
-    assert pack_delta(delta) == pack(delta)
-
-
 def _a_watched_program() -> list:
     """The events of a small program with fan-in, a re-announced leaf, an in-place change and
     a backward: every kind the live view's filter sees."""

@@ -481,7 +481,7 @@ class GraphView(anywidget.AnyWidget):
         }
         if reset:  # the page forgets what it has and starts from these batches
             delta["reset"] = True
-        return pack_delta(delta)
+        return pack(delta)
 
     def resync(self) -> None:
         """Set the snapshot to everything so far (what a late or out-of-step view starts from)."""
@@ -857,47 +857,6 @@ def pack(value: Any) -> bytes:
         return ormsgpack.packb(value, default=_packable)
     except TypeError:  # an int beyond 64 bits
         return ormsgpack.packb(_plain(value))
-
-
-def pack_delta(delta: dict[str, Any]) -> bytes:
-    """``pack(delta)``, the same bytes, made with one copy of the packed batches under
-    "events" (NOTE [big deltas])."""
-    pieces = [bytes([0x80 + len(delta)])]  # a map of up to 15 entries: 0x80 + their number
-    for key, value in delta.items():
-        pieces.append(pack(key))
-        if key == "events":
-            pieces.append(_array_header(len(value)))
-            for batch in value:
-                pieces.append(_bytes_header(len(batch)))
-                pieces.append(batch)  # as it is: the one copy is the join
-        else:
-            pieces.append(pack(value))
-    return b"".join(pieces)
-
-
-# NOTE [big deltas] A delta or snapshot holds every batch packed since the last one: a few
-# hundred kilobytes at the end of a watched cell, megabytes for a long one. ormsgpack writes its
-# output into a buffer that it grows as it goes and then copies into the result, which past
-# about half a megabyte costs tens of times what one copy does (benchmarks/README.md, W1V).
-# pack_delta writes the small parts with ormsgpack and joins everything once, with the
-# MessagePack headers written out (the format: github.com/msgpack/msgpack/blob/master/spec.md);
-# tests/test_widget_state.py checks that the bytes are pack's.
-
-
-def _array_header(n: int) -> bytes:
-    """MessagePack's header of an array of n items: 0x90 + n below 16, else 0xdc and n in two
-    bytes, else 0xdd and n in four (big-endian); the items follow it."""
-    if n < 16:
-        return bytes([0x90 + n])
-    return b"\xdc" + n.to_bytes(2, "big") if n < 2**16 else b"\xdd" + n.to_bytes(4, "big")
-
-
-def _bytes_header(n: int) -> bytes:
-    """MessagePack's header of n bytes (bin 8, 16 or 32: 0xc4, 0xc5 or 0xc6 and n in one, two
-    or four bytes); the bytes follow it."""
-    if n < 2**8:
-        return b"\xc4" + bytes([n])
-    return b"\xc5" + n.to_bytes(2, "big") if n < 2**16 else b"\xc6" + n.to_bytes(4, "big")
 
 
 def _packable(value: Any) -> Any:

@@ -278,8 +278,11 @@ class Recording(Graph):
     def __call__(self, event: Any) -> None:
         """The subscriber: fold one event into the model."""
         kind = event.kind
-        if kind == "node_created" or kind == "grad_computed":
-            self._passes(event)  # every pass, also past the budget (NOTE [loss and gradient ...])
+        # every pass is folded, also past the budget (NOTE [loss and gradient norm per pass])
+        if kind == "node_created":
+            self._passes.node(event)
+        elif kind == "grad_computed":
+            self._passes(event)
         if not admitted(event, self.nodes):  # NOTE [the node budget]
             return
         if kind == "node_created":

@@ -181,7 +181,7 @@ OUTPUT_ATTRIBUTES = attributes(**OUTPUT_STYLE)
 
 # NOTE [one place for numbers] These are the only functions that turn numbers into text: the
 # static diagrams use them, and the live view sends the texts they make along with the numbers
-# (jupyter/view.py keep_rows), so the browser shows a label's "0.125" exactly as Python wrote it
+# (jupyter/kept.py keep_rows), so the browser shows a label's "0.125" exactly as Python wrote it
 # and never formats a number itself.
 
 
@@ -441,7 +441,7 @@ def drawing(
         note = attributes(label=label, shape="note", style="filled", fillcolor=LIGHT_GREY,
                           fontcolor=TEXT)
         lines.append(f"  running_stats {note};")
-    if model.dropped_passes:  # a live view's oldest passes (jupyter/view.py NOTE [the newest
+    if model.dropped_passes:  # a live view's oldest passes (jupyter/kept.py NOTE [the newest
         passes = model.dropped_passes  # passes])
         label = (f"the first {passes} backward pass{'es' if passes != 1 else ''} "
                  f"({_count_nodes(model.dropped_pass_nodes)}) not shown\n(the view keeps the "

@@ -71,6 +71,6 @@ class Graph:
     edges: list[Edge] = field(default_factory=list)
     dropped_nodes: int = 0  # nodes that ran but were not kept (a recording's budget)
     # a live view's oldest backward passes let go for its newest, and their nodes
-    # (jupyter/view.py NOTE [the newest passes]); a recording drops none
+    # (jupyter/kept.py NOTE [the newest passes]); a recording drops none
     dropped_passes: int = 0
     dropped_pass_nodes: int = 0

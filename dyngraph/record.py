@@ -35,7 +35,7 @@ DEFAULT_MAX_EVENTS = 200_000
 
 # NOTE [a recording keeps the first nodes] Past max_nodes, a recording keeps the nodes it has
 # and counts the new ones as dropped, where a live view of a training loop drops its oldest
-# passes for its newest (jupyter/view.py NOTE [the newest passes]). The two serve different
+# passes for its newest (jupyter/kept.py NOTE [the newest passes]). The two serve different
 # readers. A view is watched now: what matters is the step running, and the shape of a step.
 # A recording is read afterwards - saved, diffed, checked, asserted on in a lesson - and its
 # documented promise is that what it holds is exactly what ran from the start of the block
@@ -43,6 +43,31 @@ DEFAULT_MAX_EVENTS = 200_000
 # Dropping its start would change which nodes dg.diff compares and which graph a saved file
 # holds, silently, as a run grows; a learner who wants the end of a long run records that part
 # (dg.record() around the last steps) or raises max_nodes.
+
+# NOTE [the node budget] A fold of the spine that holds at most max_nodes nodes and max_events
+# steps (a Recording; a live view, jupyter/kept.py) keeps events by one rule: a node is kept the
+# first time it is announced (a new subscriber makes the engine announce existing tensors
+# again), while fewer than max_nodes are kept, and past them it is counted as dropped; what
+# happens to a node (its gradient, a new version, a gradient along an edge) is kept only when
+# the node (both ends of the edge) is; each step kept takes one of max_events, and past them it
+# is counted as dropped. ``admitted`` is the part of the rule that the nodes decide. One
+# difference: a recording keeps a node whose step does not fit (the graph has it, the timeline
+# does not), where a view, whose page learns of a node only from its row, does not.
+
+
+def admitted(event: Any, kept: Any) -> bool:
+    """Whether a fold that holds the nodes ``kept`` (ids) takes ``event`` as far as its nodes
+    go (NOTE [the node budget]): a node it does not hold yet; an event that happens to nodes,
+    when it holds them all; any other event."""
+    kind = event.kind
+    if kind == "node_created":
+        return event.id not in kept
+    if kind == "grad_computed" or kind == "version_bumped":
+        return event.id in kept
+    if kind == "edge_grad":
+        return event.node in kept and event.input in kept
+    return True
+
 
 SOURCE_CONTEXT = 2  # lines kept around each line that made a node, in recordings and pages
 MAX_SOURCE_CHARS = 20_000  # source text kept per file (notebook cells and lessons are short)
@@ -196,7 +221,8 @@ class PassFold:
     def fold(self, received: Any) -> None:
         """Fold a batch of events, in order: ``__call__`` on each, with the two kinds most
         events are (an op's node, a node's gradient) tested first, without a call per event
-        (the live view folds every event it receives: NOTE [kernel-side cost] in view.py)."""
+        (the live view folds every event it receives: NOTE [kernel-side cost] in
+        jupyter/listener.py)."""
         leaves = self._leaves
         for event in received:
             kind = event.kind
@@ -252,30 +278,31 @@ class Recording(Graph):
     def __call__(self, event: Any) -> None:
         """The subscriber: fold one event into the model."""
         kind = event.kind
+        # every pass is folded, also past the budget (NOTE [loss and gradient norm per pass])
         if kind == "node_created":
             self._passes.node(event)
-            self._add_node(event)
         elif kind == "grad_computed":
             self._passes(event)
-            node = self.nodes.get(event.id)
-            if node is not None:
-                node.grad_preview, node.grad_norm = event.preview, event.norm
-                node.accumulated = event.accumulated
-                self._step(("grad", event.id))
+        if not admitted(event, self.nodes):  # NOTE [the node budget]
+            return
+        if kind == "node_created":
+            self._add_node(event)
+        elif kind == "grad_computed":
+            node = self.nodes[event.id]
+            node.grad_preview, node.grad_norm = event.preview, event.norm
+            node.accumulated = event.accumulated
+            self._step(("grad", event.id))
         elif kind == "edge_grad":  # kept in the step itself: an input may receive several
-            if event.node in self.nodes and event.input in self.nodes:
-                self._step(("edge_grad", event.node, event.input, event.position,
-                            tuple(event.preview), event.reduced_from))
+            self._step(("edge_grad", event.node, event.input, event.position,
+                        tuple(event.preview), event.reduced_from))
         elif kind == "graph_freed":
             ids = tuple(i for i in event.ids if i in self.nodes)
             for i in ids:
                 self.nodes[i].freed = True
             self._step(("freed", ids))
         elif kind == "version_bumped":
-            node = self.nodes.get(event.id)
-            if node is not None:
-                node.version = event.version
-                self._step(("version", event.id, event.version))
+            self.nodes[event.id].version = event.version
+            self._step(("version", event.id, event.version))
         elif kind == "backward_started":  # with the line that called backward(), or None
             self._passes(event)
             where = event.where
@@ -309,8 +336,6 @@ class Recording(Graph):
                 self.sources[file] = text
 
     def _add_node(self, event: events.NodeCreated) -> None:
-        if event.id in self.nodes:
-            return
         if len(self.nodes) >= self.max_nodes:
             self.dropped_nodes += 1
             return

@@ -1,5 +1,5 @@
 """A notebook saved with widget state stores the widget's front end once, not once per graph
-(NOTE [the front end once per notebook] in dyngraph/jupyter/view.py).
+(NOTE [the front end once per notebook] in dyngraph/jupyter/front_end.py).
 
 What JupyterLab writes for each model is its synced state, with binary traits as base64
 buffers: ``ipywidgets.Widget.get_manager_state()`` is the kernel's side of the same thing, and
@@ -17,7 +17,7 @@ pytest.importorskip("anywidget", reason="the widget needs the jupyter extra")
 
 import dyngraph as dg  # noqa: E402
 from dyngraph.jupyter import GraphView  # noqa: E402
-from dyngraph.jupyter.view import STATIC, FrontEnd  # noqa: E402
+from dyngraph.jupyter.front_end import STATIC, FrontEnd  # noqa: E402
 
 BUNDLE = (STATIC / "graphview.js").read_text(encoding="utf-8")
 MARK = BUNDLE.splitlines()[0]  # "// dyngraph-widget-sources: <hash>": once per copy of it

@@ -4,7 +4,7 @@
   any length]), the same in the static picture and the widget;
 - a loop's label names the line of its `for`/`while` (events.py NOTE [loop lines]);
 - a live view keeps the newest backward passes within its budget, the oldest dropped behind
-  one note (jupyter/view.py NOTE [the newest passes]); a recording keeps its first nodes
+  one note (jupyter/kept.py NOTE [the newest passes]); a recording keeps its first nodes
   (record.py NOTE [a recording keeps the first nodes]);
 - a BatchNorm's running statistics are not drawn unless asked, and the drawing says so (dot.py
   NOTE [running statistics]).

@@ -115,7 +115,7 @@ def test_the_header_says_how_to_read_events_and_carries_vocabulary_and_rules():
 
 def test_no_text_of_a_number_holds_a_newline_or_is_empty():
     """A batch carries its texts as one string joined by newlines, and "" stands for no text
-    (NOTE [display texts] in view.py): no text dot.py writes of a number holds a newline or is
+    (NOTE [display texts] in wire.py): no text dot.py writes of a number holds a newline or is
     empty, whatever the number."""
     rng = np.random.default_rng(2)
     floats = [*rng.standard_normal(200).tolist(), *(10.0 ** rng.uniform(-320, 308, 200)).tolist(),
@@ -131,7 +131,7 @@ def test_no_text_of_a_number_holds_a_newline_or_is_empty():
 
 
 def test_rows_carry_the_texts_dot_py_writes_and_events_come_back_without_them():
-    """Python formats every number the page shows (NOTE [display texts] in view.py): the texts
+    """Python formats every number the page shows (NOTE [display texts] in wire.py): the texts
     of a row are dot.py's, the numbers stay numbers, and the event comes back exactly."""
     view = GraphView(rate=1e9).attach()
     with dg.record() as recorded, dg.events.timing():
@@ -173,7 +173,7 @@ def test_updates_are_coalesced_to_a_bounded_rate():
 def test_the_clock_is_read_in_strides_while_events_come_fast_and_at_every_event_when_slow(
     monkeypatch,
 ):
-    from dyngraph.jupyter.view import CLOCK_STRIDE
+    from dyngraph.jupyter.listener import CLOCK_STRIDE
 
     clock = [100.0]
     monkeypatch.setattr("dyngraph.jupyter.view.time.monotonic", lambda: clock[0])
@@ -297,13 +297,13 @@ def test_a_view_keeps_sent_events_as_bytes_not_as_objects():
     view = GraphView(rate=1e9).attach()
     small_program()
     view.detach()
-    assert not view._batch and view._packed
-    assert all(type(batch) is bytes for batch in view._packed)
+    assert not view._batch and view._kept.packed
+    assert all(type(batch) is bytes for batch in view._kept.packed)
     assert len(view.recording.nodes) == 5  # and still folds them on demand
 
 
 def test_a_long_run_is_packed_as_it_goes_and_sent_whole():
-    from dyngraph.jupyter.view import BATCH_EVENTS, CLOCK_STRIDE
+    from dyngraph.jupyter.listener import BATCH_EVENTS, CLOCK_STRIDE
 
     view = GraphView(rate=0.001)  # no flush by the clock: only the first and the final
     received = deltas_of(view)
@@ -315,7 +315,7 @@ def test_a_long_run_is_packed_as_it_goes_and_sent_whole():
     view.detach()
     rows = [row for d in received for row in d["events"]]
     assert sum(1 for row in rows if row[0] == "node_created") == 1 + 2 * BATCH_EVENTS
-    assert len(view._packed) >= 2 and len(received) <= 2
+    assert len(view._kept.packed) >= 2 and len(received) <= 2
 
 
 def test_pace_waits_once_per_new_source_line(monkeypatch):
@@ -415,28 +415,13 @@ def _collect_story(make) -> list:
 
 
 def test_the_collector_appends_every_event_and_ticks_as_told():
-    from dyngraph.jupyter.view import collector
+    from dyngraph.jupyter.listener import collector
 
     story = _collect_story(collector)
     ticks = [n for what, n, *_ in story if what == "tick"]
     assert ticks == [1, 2, 5, 7, 8, 13, 14, 16, 20]  # after events 1, 1+1, 2+3, ...: as told
     assert ("raised", 12, "flush failed") in story
     assert story[-1] == ("kept", list(range(20)))  # every event appended, whatever tick did
-
-
-@pytest.mark.parametrize("batches", [0, 1, 15, 16, 300, 70_000])
-def test_pack_delta_is_pack(batches):
-    """The live view's deltas and snapshots, joined by hand (NOTE [big deltas] in
-    dyngraph/jupyter/view.py), are the bytes ormsgpack makes of the same dict."""
-    from dyngraph.jupyter.view import pack_delta
-
-    rng = np.random.default_rng(batches)
-    lengths = [0, 1, 255, 256, 65_535, 65_536, 100_000]  # each side of each length header
-    sizes = [lengths[i % 7] for i in range(batches)] if batches <= 16 else [3] * batches
-    packed = [bytes(rng.integers(0, 256, size, dtype=np.uint8)) for size in sizes]
-    delta = {"seq": 7, "events": packed, "sources": {"lesson.py": "x = 1\n"},
-             "dropped": {"nodes": 0, "steps": 2}}
-    assert pack_delta(delta) == pack(delta)
 
 
 def _a_watched_program() -> list:
@@ -460,11 +445,12 @@ def _a_watched_program() -> list:
 def test_keep_rows_keeps_what_the_budget_allows_with_the_texts_of_the_kept_rows(node_room, room):
     """The view's filter (``keep_rows``): plain tuples that pack as they are, a node kept once,
     its file named as pages name it, kept + dropped within the room; and the texts travel
-    beside the rows as one string (NOTE [display texts] in view.py), those of the kept rows
+    beside the rows as one string (NOTE [display texts] in wire.py), those of the kept rows
     only, in row order, so that decoding puts each row's own texts back after its fields."""
     import ormsgpack
 
-    from dyngraph.jupyter import view
+    from dyngraph.jupyter import wire
+    from dyngraph.jupyter.kept import keep_rows
 
     received = _a_watched_program()
     assert {e.kind for e in received} >= {"node_created", "grad_computed", "edge_grad",
@@ -475,27 +461,29 @@ def test_keep_rows_keeps_what_the_budget_allows_with_the_texts_of_the_kept_rows(
         shared.append(where)
         return ("lesson.py", *where[1:])
 
-    rows, texts, _, left, dropped_nodes, dropped_events = view.keep_rows(
-        received, {999}, {}, share, node_room, room, view._WHERE)
+    node_ids = {999}
+    rows, texts, _, left, dropped_nodes, dropped_events = keep_rows(
+        received, node_ids, {}, share, node_room, room)
     assert all(type(fields) is tuple for _, fields in rows)  # plain tuples: they pack as is
     made = [fields for kind, fields in rows if kind == "node_created"]
     assert len({fields[0] for fields in made}) == len(made)  # a node is kept once
-    assert all(fields[view._WHERE] is None or fields[view._WHERE][0] == "lesson.py"
+    assert node_ids == {999, *(fields[0] for fields in made)}  # kept: sent (NOTE [the node budget])
+    assert all(fields[wire.WHERE] is None or fields[wire.WHERE][0] == "lesson.py"
                for fields in made)
     assert len(shared) == len(set(shared))  # each line shared once, then from the dict
     assert len(rows) == min(room, len(rows) + dropped_events) and left == room - len(rows)
     if (node_room, room) != (1000, 1000):
         assert dropped_nodes + dropped_events > 0  # the budget left some out
 
-    kept_events = [view.EVENT_CLASSES[kind](*fields) for kind, fields in rows]
+    kept_events = [wire.EVENT_CLASSES[kind](*fields) for kind, fields in rows]
     assert texts == "\n".join(text for event in kept_events
-                              for text in view.display_texts(event))
-    decoded = view.rows_with_texts(*ormsgpack.unpackb(view.pack((rows, texts))))
+                              for text in wire.display_texts(event))
+    decoded = wire.rows_with_texts(*ormsgpack.unpackb(wire.pack((rows, texts))))
     assert len(decoded) == len(rows)
     for (kind, fields), event in zip(decoded, kept_events, strict=True):
         own = len(event)
-        assert fields[:own] == ormsgpack.unpackb(view.pack(event))  # the event's fields
-        names = view.TEXT_FIELDS.get(kind, ())
+        assert fields[:own] == ormsgpack.unpackb(wire.pack(event))  # the event's fields
+        names = wire.TEXT_FIELDS.get(kind, ())
         shown = dict(zip(names, fields[own:], strict=True))
         if names:
             assert shown["preview_text"] == [dg.dot.format_value(v) for v in event.preview]
@@ -513,7 +501,8 @@ def test_the_display_texts_of_values_easy_to_get_wrong():
     import ormsgpack
 
     from dyngraph import events
-    from dyngraph.jupyter import view
+    from dyngraph.jupyter import wire
+    from dyngraph.jupyter.kept import keep_rows
 
     values = [0.125, 1.0005, 9.9995, 99995.0, 1e-5, 0.0001, 123456.0, 1e16, 5e-324, -0.0, 0.0,
               math.nan, math.inf, -math.inf, 2**70, -(2**63), 7, True, False,
@@ -528,8 +517,8 @@ def test_the_display_texts_of_values_easy_to_get_wrong():
                                            False, None, (), None, preview, saved, False, elapsed))
         norm = [0.5, math.nan, math.inf, 9.9995, -0.0][k]
         received.append(events.GradComputed(k + 1, preview, norm, k % 2 == 0))
-    batch = view.keep_rows(received, set(), {}, None, 100, 100, view._WHERE)[:2]
-    rows = view.rows_with_texts(*ormsgpack.unpackb(view.pack(batch)))  # as the page reads them
+    batch = keep_rows(received, set(), {}, None, 100, 100)[:2]
+    rows = wire.rows_with_texts(*ormsgpack.unpackb(wire.pack(batch)))  # as the page reads them
     node = dict(zip(GraphView().header["fields"]["node_created"], rows[0][1], strict=True))
     assert node["preview_text"] == ["0.125", "1", "9.999", "1e+05", "1e-05", "0.0001"]
     assert (node["saved_text"], node["elapsed_text"]) == (None, None)  # none saved, not timed

@@ -6,7 +6,7 @@ node data and ``dot.vocabulary()``; Python's ``dot.py`` is the reference.
 This module makes the cases - nodes of every kind and state, hostile names, odd numbers - with
 the statement Python writes for each, into ``widgets/test/fixtures/vocabulary.json``, which the
 JavaScript test replays. The node data carries the texts of its numbers as the live view
-sends them (``view.display_texts``): the browser places them and formats no number itself. The
+sends them (``wire.display_texts``): the browser places them and formats no number itself. The
 ``fold`` case does the same for the browser's fold of the event spine (widgets/src/events.js):
 a snapshot as GraphView packs it, and the nodes, edges and steps that ``Recording`` makes of the
 same events, with their texts. ``tests/test_vocabulary_fixture.py`` fails when
@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 
 from dyngraph import dot, events
-from dyngraph.jupyter.view import GraphView, derivative_rules, preview_texts
+from dyngraph.jupyter.rules import derivative_rules
+from dyngraph.jupyter.view import GraphView
+from dyngraph.jupyter.wire import preview_texts
 from dyngraph.record import Node, Recording, shared_path
 from dyngraph.recording_io import json_number, json_values
 

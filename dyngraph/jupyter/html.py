@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from .view import STATIC
+from .front_end import STATIC, style_sheet
 
 
 def _script_json(value: Any) -> str:
@@ -35,8 +35,7 @@ def _json_state(state: dict[str, Any]) -> dict[str, Any]:
 
 def _bundle_parts() -> tuple[str, str]:
     bundle = (STATIC / "graphview.js").read_text(encoding="utf-8")
-    css_path = STATIC / "graphview.css"
-    css = css_path.read_text(encoding="utf-8") if css_path.exists() else ""
+    css = style_sheet()
     bundle_url = "data:text/javascript;charset=utf-8," + _percent_encode(bundle)
     css = css.replace("</", "<\\/")  # nothing in the style sheet can close the element
     return bundle_url, css

@@ -101,7 +101,7 @@ def test_a_saved_notebook_shows_and_plays_its_graph_without_the_kernel_that_made
     page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
     wait_for(lambda: _saved_snapshot(lab.root / name) > 0, timeout=30)
     # the front end is saved once per notebook, each graph's own state is small (NOTE [the
-    # front end once per notebook] in dyngraph/jupyter/view.py)
+    # front end once per notebook] in dyngraph/jupyter/front_end.py)
     models = _saved_models(lab.root / name)
     views = {i: m for i, m in models.items() if "front_end" in m["state"]}
     front_ends = {i: m for i, m in models.items() if "code" in m["state"]}

@@ -1,7 +1,7 @@
 """Training, watched, in a real JupyterLab (issue 40, item 4): 20 training steps of a small
 nanoGPT (tests/real_models.py, two blocks) under ``dg.watch()``, as a learner writes them.
 
-The view keeps the newest backward passes within its budget (jupyter/view.py NOTE [the newest
+The view keeps the newest backward passes within its budget (jupyter/kept.py NOTE [the newest
 passes]) and says how many it dropped; the steps it kept roll up into one loop labelled with
 the line of the ``for`` (dot.py NOTE [loops of any length], events.py NOTE [loop lines]).
 

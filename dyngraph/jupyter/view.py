@@ -96,7 +96,7 @@ class GraphView(anywidget.AnyWidget):
         self.options = {"tween_max_nodes": tween_max_nodes, "max_nodes": max_visible,
                         "collapse_over": collapse_over, "title": title, "speed": 1.0,
                         # steps the page missed are played at reading pace (NOTE [replay] in
-                        # widgets/src/view.js); False: it opens at the end
+                        # widgets/src/view/playback.js); False: it opens at the end
                         "replay": bool(replay),
                         # draw a BatchNorm's running statistics (dot.py NOTE [running statistics])
                         "running_stats": bool(running_stats)}

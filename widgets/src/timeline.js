@@ -21,7 +21,7 @@ import { passOf } from "./training.js";
  *   kept_lines?: Record<string, Array<[number, number]>>, passes?: unknown[],
  *   steps?: Step[], reset?: boolean,
  *   dropped?: {nodes?: number, steps?: number, passes?: number, pass_nodes?: number, max_nodes?: number}
- * }} Delta  reset: forget what is held, this delta is everything (view.py NOTE [the newest passes])
+ * }} Delta  reset: forget what is held, this delta is everything (jupyter/kept.py NOTE [the newest passes])
  */
 
 /**
@@ -76,7 +76,7 @@ export class Timeline {
     /** @type {Step[]} */
     this.steps = [];
     /** not kept (over Python's budget), and the oldest backward passes let go for the newest
-     * (view.py NOTE [the newest passes]) with their nodes, under a budget of maxNodes */
+     * (jupyter/kept.py NOTE [the newest passes]) with their nodes, under a budget of maxNodes */
     this.dropped = { nodes: 0, steps: 0, passes: 0, passNodes: 0, maxNodes: 0 };
     /** @type {import("./training.js").Pass[]} each finished backward pass's loss and gradient
      * norm, as Python folded them (training.js NOTE [the training chart]) */
@@ -110,7 +110,7 @@ export class Timeline {
     const expected = this.seq === null ? null : this.seq + 1;
     if (expected === null ? delta.seq > 1 : delta.seq > expected) return GAP;
     if (expected !== null && delta.seq < expected) return STALE;
-    // Python dropped its oldest passes (view.py NOTE [the newest passes]): this delta holds
+    // Python dropped its oldest passes (jupyter/kept.py NOTE [the newest passes]): this delta holds
     // everything it keeps, and what we hold is forgotten first.
     if (delta.reset) this.clear();
     this._merge(delta);

@@ -51,7 +51,7 @@ test("loop spans: an outer loop, then the loops inside its first and last iterat
   assert.deepEqual(loopSpans(thueMorse), []);
 });
 
-test("a reset delta replaces what the page holds (view.py NOTE [the newest passes]), and the note says so", () => {
+test("a reset delta replaces what the page holds (jupyter/kept.py NOTE [the newest passes]), and the note says so", () => {
   const node = (id) => ({ id, kind: "op", op: "Mul", file: "c.py", line: 3, scope: [], shape: [1], dtype: "float32", preview: [] });
   const tl = new Timeline();
   tl.offer({ seq: 1, nodes: [node(1), node(2), node(3)], steps: [["node", 1], ["node", 2], ["node", 3], ["backward_finished", 3]] });

@@ -64,6 +64,7 @@ from benchmarks.harness import (
     Result,
     check_torch_ratio,
     check_value,
+    collect_all,
     import_torch,
     interleaved_median_seconds,
     torch_threads_like_numpy,
@@ -162,7 +163,7 @@ def torch_bytes_alive(build: Callable[[], object]) -> int | None:
     which tracemalloc does not see); None without a way to read the C heap."""
     if c_heap_bytes() is None:
         return None
-    gc.collect()
+    collect_all()  # NOTE [settled before measuring] in harness.py
     tracemalloc.start()
     try:
         traced_before, heap_before = tracemalloc.get_traced_memory()[0], c_heap_bytes()
@@ -180,7 +181,7 @@ def torch_freed_by_refcount(torch, n_nodes: int) -> tuple[bool, int]:
     (freed, bytes of C heap and traced memory still held). Freed: nothing for the cycle
     collector and memory back within 1% (at least 16 KiB) of where it started."""
     x, w, b = torch_tensors(torch)
-    gc.collect()
+    collect_all()  # NOTE [settled before measuring] in harness.py
     gc_was_enabled = gc.isenabled()
     gc.disable()
     tracemalloc.start()
@@ -200,7 +201,7 @@ def torch_freed_by_refcount(torch, n_nodes: int) -> tuple[bool, int]:
 
 def traced_bytes_alive(build: Callable[[], object]) -> int:
     """Bytes traced by tracemalloc for the object ``build`` returns, while it is alive."""
-    gc.collect()
+    collect_all()  # NOTE [settled before measuring] in harness.py
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
@@ -222,7 +223,7 @@ def freed_by_refcount(n_nodes: int) -> tuple[bool, int, str]:
     (at least 16 KiB) of where it started.
     """
     x, w, b = make_tensors()
-    gc.collect()
+    collect_all()  # NOTE [settled before measuring] in harness.py
     gc_was_enabled = gc.isenabled()
     gc.disable()
     tracemalloc.start()
@@ -291,7 +292,7 @@ def repeats(n: int, quick: bool) -> int:
 def tracked_objects() -> int:
     """How many objects the cycle collector tracks in this process (after a collection): what
     each full collection walks, a graph's objects apart."""
-    gc.collect()
+    collect_all()  # NOTE [settled before measuring] in harness.py
     return len(gc.get_objects())
 
 

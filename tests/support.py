@@ -12,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness import collect_all
+
 
 @contextmanager
 def cycle_collector_off() -> Iterator[None]:
     """Only reference counting may free anything inside the block."""
     was_enabled = gc.isenabled()
-    gc.collect()
+    collect_all()  # what earlier tests left is gone first (NOTE [settled before measuring])
     gc.disable()
     try:
         yield

@@ -291,9 +291,21 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     return _make(order.astype(resolve_dtype(dtype or int64)), device, requires_grad, None)
 
 
-def device(type: str) -> str:  # noqa: A002 - PyTorch's argument name
-    """What ``torch.device("cpu")`` is for: dyngraph's devices are the names 'cpu', 'cuda'."""
-    return backend.normalize_device(type)
+class device(str):  # noqa: N801 - PyTorch's name
+    """What ``torch.device("cpu")`` is for: dyngraph's devices are the names 'cpu' and 'cuda',
+    so a device is its name (a str, equal to "cpu"), with PyTorch's ``type`` and ``index``
+    (``torch.device("cpu").type`` in a program runs here too)."""
+
+    def __new__(cls, type: str) -> device:  # noqa: A002 - PyTorch's argument name
+        return super().__new__(cls, backend.normalize_device(type))
+
+    @property
+    def type(self) -> str:  # noqa: A003 - PyTorch's attribute
+        return str(self)
+
+    @property
+    def index(self) -> None:
+        return None
 
 
 def randn(*shape: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
@@ -329,11 +341,14 @@ def normal(mean: Any, std: Any, size: Any = None, *, generator: Generator | None
            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Samples of the normal distribution N(mean, std^2): ``dg.normal(0, 0.01, size=(2, 1))``;
     mean and std may be tensors (the samples take their broadcast shape)."""
+    # a tensor mean or std gives the samples its dtype (PyTorch's), numbers the default float
+    given = [t.dtype for t in (mean, std) if isinstance(t, Tensor)]
+    dtype = dtype or (np.result_type(*given) if given else DEFAULT_FLOAT)
     mean = mean.detach().numpy() if isinstance(mean, Tensor) else mean
     std = std.detach().numpy() if isinstance(std, Tensor) else std
     shape = None if size is None else _shape("normal", (size,))
     array = np.asarray(_rng_of(generator).normal(mean, std, shape))
-    return _make(array.astype(resolve_dtype(dtype or DEFAULT_FLOAT)), device, requires_grad, None)
+    return _make(array.astype(resolve_dtype(dtype)), device, requires_grad, None)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,

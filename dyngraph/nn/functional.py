@@ -358,6 +358,12 @@ def _batched(spatial: int, fn: str, input: Tensor) -> bool:
 
 
 def _conv(spatial, fn, input, weight, bias, stride, padding, dilation, groups):
+    if input.dtype != weight.dtype:  # as PyTorch, and as linear: no silent casts
+        got, want = scalar_type_name(input.dtype), scalar_type_name(weight.dtype)
+        raise RuntimeError(
+            f"{fn}: input type ({got}) and weight type ({want}) should be the same: convert the "
+            "input (e.g. x.float() for a default layer) or the layer (e.g. layer.double())"
+        )
     batched = _batched(spatial, fn, input)
     x = input if batched else input.unsqueeze(0)
     if weight.ndim != spatial + 2:
@@ -695,7 +701,9 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
         dim = input.ndim - 1 - k
         before, after = pad[2 * k], pad[2 * k + 1]
         out = _pad_dim(out, dim, before, after, mode, 0.0 if value is None else value)
-    return out
+    # only cropped (no amount > 0): a slice of the input so far; PyTorch's pad always returns
+    # new memory, so an in-place change of the input later does not show through it
+    return out.clone() if all(amount <= 0 for amount in pad) else out
 
 
 def _pad_dim(x: Tensor, dim: int, before: int, after: int, mode: str, value: float) -> Tensor:

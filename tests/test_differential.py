@@ -45,6 +45,10 @@ DIFFERENT: dict[str, str] = {
                                "Generator (g = torch.manual_seed(0); g.manual_seed(1) fails here)",
     "Tensor.device[type]": "Tensor.device is the str 'cpu' here: x.device.type raises "
                            "AttributeError (dg.device('cpu').type works)",
+    "Tensor.__dlpack__[detached-leaf]": "by design (tensor.py's __dlpack__, NOTE [version "
+    "counters]): memory a graph also holds is exported as a copy, so np.from_dlpack(x.detach()) "
+    "of a leaf that requires grad does not share x's memory; torch's does (writes through it "
+    "show in x there, not here)",
     "F.embedding[padding_idx]": "F.embedding and nn.Embedding have no padding_idx (the row "
                                 "whose gradient is always zero)",
     "F.max_pool2d[indices]": "max_pool2d(return_indices=True) raises NotImplementedError",
@@ -68,6 +72,13 @@ LENIENT: dict[str, str] = {
        for n in ("mean", "std", "norm")},
     "F.binary_cross_entropy_with_logits[pos_weight]": "a pos_weight that requires grad: "
     "dyngraph differentiates with respect to it; torch refuses",
+    "Tensor.__array__[requires-grad]": "np.asarray of a tensor that requires grad: a read-only "
+    "view here (tensor.py's __array__: numpy reads, it cannot write into the graph); torch "
+    "refuses (tensor.detach().numpy())",
+    "Tensor.__rmatmul__[array-left]": "numpy array @ tensor: dyngraph's __rmatmul__ takes the "
+                                      "array as an operand; torch raises TypeError",
+    "Tensor.__getitem__[negative-step]": "x[::-1]: a reversed view, as numpy's; torch refuses "
+                                         "negative steps (x.flip(0))",
     "F.cross_entropy[weight]": "class weights that require grad: dyngraph differentiates with "
                                "respect to them; torch refuses",
 }

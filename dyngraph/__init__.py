@@ -18,6 +18,7 @@ emits an event for every node it creates and every gradient it computes (``dg.ev
 from .tensor import Tensor
 from . import autograd, cuda, events, nn, player
 from .anomaly import detect_anomaly, is_anomaly_enabled
+from .backend import device
 from .events import scope
 from .factories import (
     BoolTensor,
@@ -32,7 +33,6 @@ from .factories import (
     ShortTensor,
     arange,
     bool_,
-    device,
     eye,
     float16,
     float32,

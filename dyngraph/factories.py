@@ -291,23 +291,6 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
     return _make(order.astype(resolve_dtype(dtype or int64)), device, requires_grad, None)
 
 
-class device(str):  # noqa: N801 - PyTorch's name
-    """What ``torch.device("cpu")`` is for: dyngraph's devices are the names 'cpu' and 'cuda',
-    so a device is its name (a str, equal to "cpu"), with PyTorch's ``type`` and ``index``
-    (``torch.device("cpu").type`` in a program runs here too)."""
-
-    def __new__(cls, type: str) -> device:  # noqa: A002 - PyTorch's argument name
-        return super().__new__(cls, backend.normalize_device(type))
-
-    @property
-    def type(self) -> str:  # noqa: A003 - PyTorch's attribute
-        return str(self)
-
-    @property
-    def index(self) -> None:
-        return None
-
-
 def randn(*shape: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
           requires_grad: bool = False, name: str | None = None) -> Tensor:
     """Standard normal samples (float32 unless dtype says otherwise)."""

@@ -39,12 +39,11 @@ DIFFERENT: dict[str, str] = {
                                                                                  "int64")},
     "torch.diff[rows]": "dg.diff is dyngraph's graph diff (diff(graph_a, graph_b)); torch.diff, "
                         "differences of neighbours, is missing",
-    "torch.dot[float64]": "dg.dot is the module dyngraph.dot (graphviz drawing), not a function: "
-                          "dg.dot(a, b) raises 'module' object is not callable (Tensor.dot works)",
+    "torch.dot[float64]": "dg.dot is the module dyngraph.dot (the diagrams; tests and tools use "
+                          "dg.dot.format_value ...), not a function: dg.dot(a, b) raises "
+                          "'module' object is not callable (Tensor.dot works)",
     "torch.manual_seed[draw]": "dg.manual_seed returns None; torch's returns the default "
                                "Generator (g = torch.manual_seed(0); g.manual_seed(1) fails here)",
-    "Tensor.device[type]": "Tensor.device is the str 'cpu' here: x.device.type raises "
-                           "AttributeError (dg.device('cpu').type works)",
     "Tensor.__dlpack__[detached-leaf]": "by design (tensor.py's __dlpack__, NOTE [version "
     "counters]): memory a graph also holds is exported as a copy, so np.from_dlpack(x.detach()) "
     "of a leaf that requires grad does not share x's memory; torch's does (writes through it "
@@ -88,6 +87,8 @@ LENIENT: dict[str, str] = {
 FIXED: dict[str, str] = {
     "torch.where[condition-only]": "where(condition) alone is nonzero(condition, as_tuple=True)",
     "torch.device[type]": "dg.device('cpu').type and .index",
+    "Tensor.device[type]": "x.device.type raised AttributeError: Tensor.device was the str "
+                           "'cpu' (a dg.device now, still equal to 'cpu')",
     "torch.normal[tensor-mean]": "normal(mean tensor, std) samples in the mean's dtype (was "
                                  "float32)",
     "F.pad[negative]": "F.pad that only crops copied nothing: a view of its input (torch's pad "

@@ -1027,7 +1027,9 @@ MODULES: dict[str, list[tuple]] = {
     "LayerNorm": [("last", lambda L: L.nn.LayerNorm(3), (normal(2, 3),)),
                   ("two", lambda L: L.nn.LayerNorm((2, 3)), (normal(2, 2, 3),))],
     "GroupNorm": [("2", lambda L: L.nn.GroupNorm(2, 4), (normal(2, 4, 3),))],
-    "Embedding": [("rows", lambda L: L.nn.Embedding(5, 3), (indices(5, 2, 3),))],
+    "Embedding": [("rows", lambda L: L.nn.Embedding(5, 3), (indices(5, 2, 3),)),
+                  ("padding_idx", lambda L: L.nn.Embedding(5, 3, padding_idx=-2),
+                   (constant([[3, 1, 3], [0, 4, 2]]),))],
     "EmbeddingBag": [("mean", lambda L: L.nn.EmbeddingBag(5, 3), (indices(5, 2, 3),))],
     "Dropout": [("eval", lambda L: L.nn.Dropout(0.3), (normal(2, 3),)),
                 ("train", lambda L: L.nn.Dropout(0.3), (normal(2, 3),), {"train": True,
@@ -1112,6 +1114,12 @@ def _parameter(L: Any, x: Any) -> Any:
 
 
 add("nn.Parameter", "flags", _parameter, normal(2, 3))
+add("nn.Embedding", "padding-row-starts-at-zero", lambda L: (lambda m: (
+    m.weight[2].tolist(), bool(m.weight[1].abs().sum() > 0), repr(m)))(
+    L.nn.Embedding(4, 3, padding_idx=2)))
+add("nn.Embedding", "bad-padding_idx", lambda L: L.nn.Embedding(4, 3, padding_idx=4))
+add("F.embedding", "padding_idx-repeated", lambda L, i, w: L.nn.functional.embedding(
+    i, w, padding_idx=0), constant([[0, 2], [0, 0]]), normal(3, 2))
 
 
 # ----------------------------------------------------------------------------- nn.init

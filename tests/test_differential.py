@@ -48,8 +48,6 @@ DIFFERENT: dict[str, str] = {
     "counters]): memory a graph also holds is exported as a copy, so np.from_dlpack(x.detach()) "
     "of a leaf that requires grad does not share x's memory; torch's does (writes through it "
     "show in x there, not here)",
-    "F.embedding[padding_idx]": "F.embedding and nn.Embedding have no padding_idx (the row "
-                                "whose gradient is always zero)",
     "F.max_pool2d[indices]": "max_pool2d(return_indices=True) raises NotImplementedError",
     "F.avg_pool2d[pad]": "avg_pool2d(count_include_pad=False) raises NotImplementedError",
     "F.interpolate[bilinear]": "interpolate(mode='bilinear') raises NotImplementedError: only "
@@ -98,6 +96,10 @@ FIXED: dict[str, str] = {
     "F.conv2d[int-input]": "an int64 input to conv2d ran (torch refuses)",
     "autograd.backward[two-roots]": "autograd.backward([y, z], [None, g]) raised: it took one "
                                     "tensor only",
+    "F.embedding[padding_idx]": "F.embedding and nn.Embedding had no padding_idx (the row that "
+                                "gets no gradient; nn.Embedding starts it at zeros)",
+    "nn.Embedding[padding_idx]": "the same, in the module",
+    "nn.Embedding[padding-row-starts-at-zero]": "the same, at initialisation",
     "nn.utils.rnn.pad_packed_sequence[round-trip]": "pad_packed_sequence kept the padded "
     "input's values after each sequence's end (not padding_value) and its length (not "
     "max(lengths)) and passed gradients to them",

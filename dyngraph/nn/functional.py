@@ -179,13 +179,29 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     return dropout(weights, dropout_p) @ value
 
 
-def embedding(input: Any, weight: Tensor) -> Tensor:
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Rows of ``weight`` picked by integer ``input`` indices (gradients add up for repeats).
     Always a copy, as PyTorch's: one index (a 0-d tensor) picks its row as a copy too, not the
-    view that ``weight[i]`` is."""
+    view that ``weight[i]`` is. The row ``padding_idx`` (the padding token's) is looked up as
+    the others but gets no gradient, as in PyTorch."""
     if getattr(input, "ndim", None) == 0:
-        return weight[input.reshape(1)][0]
-    return weight[input]
+        rows = weight[input.reshape(1)][0]
+    else:
+        rows = weight[input]
+    if padding_idx is None:
+        return rows
+    pad = padding_index(padding_idx, weight.shape[0])
+    index = input if isinstance(input, Tensor) else factories.tensor(input, device=weight.device)
+    # the same values; where the padding row was picked, a detached copy: no gradient to it
+    return rows.detach().where((index == pad).unsqueeze(-1), rows)
+
+
+def padding_index(padding_idx: int, num_embeddings: int) -> int:
+    """``padding_idx`` as a row number (a negative one counts from the end), checked."""
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(f"padding_idx must be within num_embeddings ({num_embeddings}), got "
+                         f"{padding_idx}")
+    return padding_idx % num_embeddings
 
 
 def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, mode: str = "mean",

@@ -24,9 +24,6 @@ int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
 
-_rng = np.random.default_rng()
-
-
 # NOTE [PyTorch's integer stream] dyngraph's floats (randn, rand, dropout) are numpy's, not the
 # ones PyTorch draws. Shuffling is different: a learner compares the batches a DataLoader
 # deals with PyTorch's, and random_split's halves, so randperm and the seeds a sampler draws
@@ -44,19 +41,16 @@ def _integer_stream(seed: int | None) -> np.random.MT19937:
     return stream
 
 
-_integers = _integer_stream(None)
-
-
-def manual_seed(seed: int) -> None:
+def manual_seed(seed: int) -> Generator:
     """Seed dyngraph's random numbers (randn, rand, dropout; randperm and the DataLoader's
-    shuffling: NOTE [PyTorch's integer stream])."""
-    global _rng, _integers
-    _rng = np.random.default_rng(seed)
-    _integers = _integer_stream(seed)
+    shuffling: NOTE [PyTorch's integer stream]); returns the default generator, as PyTorch's
+    ``g = torch.manual_seed(0)`` does."""
+    return default_generator.manual_seed(seed)
 
 
 def generator() -> np.random.Generator:
-    return _rng
+    """The numpy generator behind the default generator (what randn and dropout draw from)."""
+    return default_generator.rng
 
 
 def tensor(
@@ -258,12 +252,16 @@ class Generator:
         return self
 
 
+# the generator everything draws from unless given another, as torch.default_generator
+default_generator = Generator()
+
+
 def _rng_of(generator: Generator | None) -> np.random.Generator:
-    return _rng if generator is None else generator.rng
+    return (generator or default_generator).rng
 
 
 def _integers_of(generator: Generator | None) -> np.random.MT19937:
-    return _integers if generator is None else generator.integers
+    return (generator or default_generator).integers
 
 
 def random_seed(generator: Generator | None = None) -> int:

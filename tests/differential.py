@@ -689,6 +689,18 @@ RANDOM = {
 }
 for _name, _program in RANDOM.items():
     add(f"torch.{_name}", "draw", _program, random=True)
+add("torch.default_generator", "is-manual_seed's", lambda L: L.manual_seed(0) is
+    L.default_generator)
+add("torch.manual_seed", "reseeds-the-default", lambda L: _reseeded(L))
+add("torch.randperm", "seeded", lambda L: L.randperm(7, generator=L.Generator().manual_seed(3)))
+
+
+def _reseeded(L: Any) -> Any:
+    """randperm deals PyTorch's permutations (NOTE [PyTorch's integer stream])."""
+    g = L.manual_seed(3)
+    first = L.randperm(6)
+    g.manual_seed(3)
+    return first, L.randperm(6)
 add("torch.normal", "tensor-mean", lambda L, m: L.normal(m, 1.0), normal(2, 3), random=True)
 add("torch.multinomial", "bad-too-many", lambda L: L.multinomial(L.tensor([0.2, 0.8]), 3),
     random=True)

@@ -42,8 +42,6 @@ DIFFERENT: dict[str, str] = {
     "torch.dot[float64]": "dg.dot is the module dyngraph.dot (the diagrams; tests and tools use "
                           "dg.dot.format_value ...), not a function: dg.dot(a, b) raises "
                           "'module' object is not callable (Tensor.dot works)",
-    "torch.manual_seed[draw]": "dg.manual_seed returns None; torch's returns the default "
-                               "Generator (g = torch.manual_seed(0); g.manual_seed(1) fails here)",
     "Tensor.__dlpack__[detached-leaf]": "by design (tensor.py's __dlpack__, NOTE [version "
     "counters]): memory a graph also holds is exported as a copy, so np.from_dlpack(x.detach()) "
     "of a leaf that requires grad does not share x's memory; torch's does (writes through it "
@@ -96,6 +94,9 @@ FIXED: dict[str, str] = {
     "F.conv2d[int-input]": "an int64 input to conv2d ran (torch refuses)",
     "autograd.backward[two-roots]": "autograd.backward([y, z], [None, g]) raised: it took one "
                                     "tensor only",
+    "torch.manual_seed[draw]": "dg.manual_seed returned None; torch's returns the default "
+                               "Generator (g = torch.manual_seed(0); g.manual_seed(1) failed)",
+    "torch.manual_seed[reseeds-the-default]": "the same: reseeding through what it returns",
     "F.embedding[padding_idx]": "F.embedding and nn.Embedding had no padding_idx (the row that "
                                 "gets no gradient; nn.Embedding starts it at zeros)",
     "nn.Embedding[padding_idx]": "the same, in the module",

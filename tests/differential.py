@@ -233,6 +233,7 @@ for _name, _domain in UNARY.items():
         _call = ((lambda n: lambda L, x: getattr(L, n)(x)) if _space == "torch"
                  else (lambda n: lambda L, x: getattr(x, n)()))(_name)
         add(f"{_space}.{_name}", "float64", _call, _domain)
+        add(f"{_space}.{_name}", "float32", _call, _domain, dtype="float32")
         if _name not in _NO_INT and _domain.differentiable:
             add(f"{_space}.{_name}", "int64", _call, _INT_DOMAIN.get(_name, ints(2, 3)))
 
@@ -257,6 +258,10 @@ for _name, (_a, _b) in BINARY.items():
                  else (lambda n: lambda L, x, y: getattr(x, n)(y)))(_name)
         add(f"{_space}.{_name}", "broadcast", _call, _a, _b)
         add(f"{_space}.{_name}", "scalar", (lambda c: lambda L, x: c(L, x, 2.5))(_call), _a)
+        add(f"{_space}.{_name}", "float32-scalar", (lambda c: lambda L, x: c(L, x, 2.5))(_call),
+            _a, dtype="float32")
+        add(f"{_space}.{_name}", "float32-0d-float64",
+            (lambda c: lambda L, x, y: c(L, x, y.sum()))(_call), _a, _b, dtype="float32")
         add(f"{_space}.{_name}", "int-scalar", (lambda c: lambda L, x: c(L, x, 2))(_call),
             ints(2, 3, low=1))
         add(f"{_space}.{_name}", "int-float-scalar",
@@ -367,8 +372,11 @@ for _name, (_domain, _variants) in REDUCTIONS.items():
         for _label, _args, _kw in _variants:
             add(f"{_space}.{_name}", _label,
                 (lambda c, a, k: lambda L, x: c(L, x, *a, **k))(_call, _args, _kw), _domain)
+        _label, _args, _kw = _variants[0]
+        add(f"{_space}.{_name}", f"float32-{_label}",
+            (lambda c, a, k: lambda L, x: c(L, x, *a, **k))(_call, _args, _kw), _domain,
+            dtype="float32")
         if _name in _INT_REDUCTIONS:
-            _label, _args, _kw = _variants[0]
             add(f"{_space}.{_name}", f"int64-{_label}",
                 (lambda c, a, k: lambda L, x: c(L, x, *a, **k))(_call, _args, _kw), ints(2, 3))
 for _space in ("torch", "Tensor"):
@@ -1193,6 +1201,13 @@ for _name, (_init, _measure, _expected) in RANDOM_INIT.items():
 # ----------------------------------------------------------------------------- optimizers
 
 
+# param_group keys of torch's that are not settings of the update: how torch runs it (foreach,
+# fused, capturable, differentiable), and two settings dyngraph does not take (maximize,
+# Adam's decoupled_weight_decay: passing either raises TypeError here, see optim.SGD[maximize])
+_NOT_COMPARED = {"params", "foreach", "fused", "capturable", "differentiable", "maximize",
+                 "decoupled_weight_decay"}
+
+
 def trajectory(L: Any, make: Callable[..., Any], schedule: Callable[..., Any] | None = None,
                steps: int = 6) -> list:
     """Parameters and learning rates after each of ``steps`` steps of a small least-squares
@@ -1214,6 +1229,16 @@ def trajectory(L: Any, make: Callable[..., Any], schedule: Callable[..., Any] | 
                      [{k: v for k, v in g.items() if k in ("lr", "momentum", "betas")}
                       for g in optimizer.param_groups],
                      scheduler.get_last_lr() if scheduler else None))
+    # what a checkpoint of the optimizer holds, and its zero_grad both ways
+    saved = optimizer.state_dict()
+    seen.append(([sorted(state) for state in saved["state"].values()],
+                 [sorted(k for k in group if k not in _NOT_COMPARED) for group in
+                  saved["param_groups"]],
+                 [group["params"] for group in saved["param_groups"]]))
+    optimizer.zero_grad(set_to_none=False)
+    seen.append([p.grad for p in (w, b)])
+    optimizer.zero_grad()
+    seen.append([p.grad for p in (w, b)])
     return seen
 
 
@@ -1224,7 +1249,8 @@ OPTIMIZERS = {
             ("dampening", lambda L, p: L.optim.SGD(p, lr=0.1, momentum=0.5, dampening=0.3)),
             ("groups", lambda L, p: L.optim.SGD([{"params": [p[0]]},
                                                  {"params": [p[1]], "lr": 0.01}], lr=0.1)),
-            ("bad-lr", lambda L, p: L.optim.SGD(p, lr=-1.0))],
+            ("bad-lr", lambda L, p: L.optim.SGD(p, lr=-1.0)),
+            ("maximize", lambda L, p: L.optim.SGD(p, lr=0.1, maximize=True))],
     "Adam": [("plain", lambda L, p: L.optim.Adam(p, lr=0.05)),
              ("amsgrad-wd", lambda L, p: L.optim.Adam(p, lr=0.05, amsgrad=True,
                                                       weight_decay=0.1, betas=(0.8, 0.9)))],

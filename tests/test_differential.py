@@ -46,8 +46,8 @@ DIFFERENT: dict[str, str] = {
     "counters]): memory a graph also holds is exported as a copy, so np.from_dlpack(x.detach()) "
     "of a leaf that requires grad does not share x's memory; torch's does (writes through it "
     "show in x there, not here)",
-    "optim.SGD[maximize]": "the optimizers take no maximize= (nor Adam/AdamW "
-                           "decoupled_weight_decay=): TypeError",
+    "optim.Adam[decoupled]": "Adam takes no decoupled_weight_decay= (TypeError; AdamW is "
+                             "Adam with it)",
     "F.max_pool2d[indices]": "max_pool2d(return_indices=True) raises NotImplementedError",
     "F.avg_pool2d[pad]": "avg_pool2d(count_include_pad=False) raises NotImplementedError",
     "F.interpolate[bilinear]": "interpolate(mode='bilinear') raises NotImplementedError: only "
@@ -103,6 +103,8 @@ FIXED: dict[str, str] = {
                                 "gets no gradient; nn.Embedding starts it at zeros)",
     "nn.Embedding[padding_idx]": "the same, in the module",
     "nn.Embedding[padding-row-starts-at-zero]": "the same, at initialisation",
+    "optim.SGD[maximize]": "the optimizers took no maximize= (TypeError); now each does, "
+                           "and its param_groups hold it, as torch's",
     "nn.utils.rnn.pad_packed_sequence[round-trip]": "pad_packed_sequence kept the padded "
     "input's values after each sequence's end (not padding_value) and its length (not "
     "max(lengths)) and passed gradients to them",

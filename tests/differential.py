@@ -1201,11 +1201,8 @@ for _name, (_init, _measure, _expected) in RANDOM_INIT.items():
 # ----------------------------------------------------------------------------- optimizers
 
 
-# param_group keys of torch's that are not settings of the update: how torch runs it (foreach,
-# fused, capturable, differentiable), and Adam's decoupled_weight_decay, a setting dyngraph
-# does not take (AdamW is Adam with it: passing it raises TypeError here, see the xfail)
-_NOT_COMPARED = {"params", "foreach", "fused", "capturable", "differentiable",
-                 "decoupled_weight_decay"}
+# param_group keys of torch's that are not settings of the update: how torch runs it
+_NOT_COMPARED = {"params", "foreach", "fused", "capturable", "differentiable"}
 
 
 def trajectory(L: Any, make: Callable[..., Any], schedule: Callable[..., Any] | None = None,

@@ -46,8 +46,6 @@ DIFFERENT: dict[str, str] = {
     "counters]): memory a graph also holds is exported as a copy, so np.from_dlpack(x.detach()) "
     "of a leaf that requires grad does not share x's memory; torch's does (writes through it "
     "show in x there, not here)",
-    "optim.Adam[decoupled]": "Adam takes no decoupled_weight_decay= (TypeError; AdamW is "
-                             "Adam with it)",
     "F.max_pool2d[indices]": "max_pool2d(return_indices=True) raises NotImplementedError",
     "F.avg_pool2d[pad]": "avg_pool2d(count_include_pad=False) raises NotImplementedError",
     "F.interpolate[bilinear]": "interpolate(mode='bilinear') raises NotImplementedError: only "
@@ -105,6 +103,8 @@ FIXED: dict[str, str] = {
     "nn.Embedding[padding-row-starts-at-zero]": "the same, at initialisation",
     "optim.SGD[maximize]": "the optimizers took no maximize= (TypeError); now each does, "
                            "and its param_groups hold it, as torch's",
+    "optim.Adam[decoupled]": "Adam took no decoupled_weight_decay= (TypeError): AdamW is Adam "
+                             "with it, and both param_groups hold it, as torch's",
     "nn.utils.rnn.pad_packed_sequence[round-trip]": "pad_packed_sequence kept the padded "
     "input's values after each sequence's end (not padding_value) and its length (not "
     "max(lengths)) and passed gradients to them",

@@ -218,23 +218,23 @@ class Adam(Optimizer):
         v_hat = v / (1 - beta2 ** t)
         p = p - lr * m_hat / (sqrt(v_hat) + eps)
 
-    ``amsgrad=True`` divides by the largest v_hat seen so far instead.
+    ``amsgrad=True`` divides by the largest v_hat seen so far instead;
+    ``decoupled_weight_decay=True`` is AdamW's weight decay (applied to p, not through g).
 
     >>> opt = dg.optim.Adam(model.parameters(), lr=1e-3)
     """
 
-    decoupled = False  # AdamW: weight decay applied to p directly, not through g
-
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 0.0, amsgrad: bool = False, *,
-                 maximize: bool = False) -> None:
+                 maximize: bool = False, decoupled_weight_decay: bool = False) -> None:
         _non_negative(learning_rate=lr, eps=eps, weight_decay=weight_decay)
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
             raise ValueError(f"invalid betas: {betas} (each must be in [0, 1))")
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay, "amsgrad": amsgrad,
-                                  "maximize": maximize})
+                                  "maximize": maximize,
+                                  "decoupled_weight_decay": decoupled_weight_decay})
 
     @grad_mode.no_grad()
     def step(self) -> None:
@@ -243,7 +243,7 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, weight_decay = group["lr"], group["weight_decay"]
             if weight_decay != 0.0:
-                if self.decoupled:
+                if group.get("decoupled_weight_decay"):
                     p *= 1.0 - lr * weight_decay
                 else:
                     g = g + weight_decay * p
@@ -279,13 +279,12 @@ class AdamW(Adam):
     >>> opt = dg.optim.AdamW(model.parameters(), lr=1e-3)
     """
 
-    decoupled = True
-
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  weight_decay: float = 1e-2, amsgrad: bool = False, *,
                  maximize: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)
 
 
 class RMSprop(Optimizer):

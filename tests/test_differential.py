@@ -47,7 +47,6 @@ DIFFERENT: dict[str, str] = {
     "of a leaf that requires grad does not share x's memory; torch's does (writes through it "
     "show in x there, not here)",
     "F.max_pool2d[indices]": "max_pool2d(return_indices=True) raises NotImplementedError",
-    "F.avg_pool2d[pad]": "avg_pool2d(count_include_pad=False) raises NotImplementedError",
     "F.interpolate[bilinear]": "interpolate(mode='bilinear') raises NotImplementedError: only "
                                "'nearest'",
     "nn.utils.rnn.pack_padded_sequence[sorted]": "PackedSequence is (padded data, lengths) "
@@ -105,6 +104,7 @@ FIXED: dict[str, str] = {
                            "and its param_groups hold it, as torch's",
     "optim.Adam[decoupled]": "Adam took no decoupled_weight_decay= (TypeError): AdamW is Adam "
                              "with it, and both param_groups hold it, as torch's",
+    "F.avg_pool2d[pad]": "avg_pool2d(count_include_pad=False) raised NotImplementedError",
     "nn.utils.rnn.pad_packed_sequence[round-trip]": "pad_packed_sequence kept the padded "
     "input's values after each sequence's end (not padding_value) and its length (not "
     "max(lengths)) and passed gradients to them",

@@ -761,11 +761,11 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
     """The mean over each kernel_size window of an image (N, C, H, W) or (C, H, W); ``stride``
-    defaults to ``kernel_size``; zero ``padding`` counts in the mean (PyTorch's default).
+    defaults to ``kernel_size``; zero ``padding`` counts in the mean (PyTorch's default), or,
+    with ``count_include_pad=False``, each window's mean is over its pixels of the image only.
     Written as the sum of the window's kh * kw shifted, strided slices."""
-    if ceil_mode or not count_include_pad:
-        raise NotImplementedError("avg_pool2d: ceil_mode=True and count_include_pad=False are "
-                                  "not supported yet")
+    if ceil_mode:
+        raise NotImplementedError("avg_pool2d: ceil_mode=True is not supported yet")
     kh, kw = _tuple(kernel_size, 2, "kernel_size", "avg_pool2d")
     sh, sw = _tuple(kernel_size if stride is None else stride, 2, "stride", "avg_pool2d")
     ph, pw = _tuple(padding, 2, "padding", "avg_pool2d")
@@ -777,12 +777,19 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     if oh < 1 or ow < 1:
         raise RuntimeError(f"avg_pool2d: the kernel {(kh, kw)} is larger than the padded input "
                            f"{(height, width)}")
-    total = None
-    for i in range(kh):
-        for j in range(kw):
-            window = x[..., i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
-            total = window if total is None else total + window
-    return total / (divisor_override or kh * kw)
+    def window_sum(a: Any) -> Any:  # the sum over each window, of a tensor or an array
+        total = None
+        for i in range(kh):
+            for j in range(kw):
+                window = a[..., i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
+                total = window if total is None else total + window
+        return total
+
+    if divisor_override or count_include_pad or not (ph or pw):
+        return window_sum(x) / (divisor_override or kh * kw)
+    image = np.pad(np.ones(input.shape[-2:]), ((ph, ph), (pw, pw)))  # 1 on the image's pixels
+    counts = factories.tensor(window_sum(image), dtype=input.dtype, device=input.device)
+    return window_sum(x) / counts
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:

@@ -9,9 +9,15 @@ Three parts, used by tests/test_differential.py:
   with the reason, and the test asserts that the two together are exactly the shared names: a
   name added later without a case fails until it gets one (or a reviewed reason).
 - **the cases**: each :class:`Case` is a program ``program(L, *inputs)`` written once, run with
-  ``L`` bound to ``torch`` and to ``dyngraph`` on leaves made from the same float64 numpy arrays.
-  Most are generated from small tables keyed by the kind of signature (unary elementwise, binary
-  broadcasting, reductions with dim/keepdim, shape ops, indexing, losses, ...).
+  ``L`` bound to ``torch`` and to ``dyngraph`` on leaves made from the same float64 numpy arrays
+  (float32 where a case says so). Most are generated from small tables keyed by the kind of
+  signature (unary elementwise, binary broadcasting, reductions with dim/keepdim, shape ops,
+  indexing, Tensor's operators, factories, losses, ...). A module is built in each library,
+  its parameters and buffers filled from generators seeded by their names, and compared with
+  its tree (:func:`tree`: named_* orders, state_dict entries sharing the module's memory,
+  apply's order, train()/eval() everywhere) and its parameters' gradients, then zero_grad both
+  ways. Optimizers and schedulers run a six-step :func:`trajectory` (parameters, lr, momentum
+  and betas after each step, then the checkpoint's keys and zero_grad).
 - **the comparison** (:func:`outcome`): whether it raised; else every output's kind, dtype name,
   shape and values; which outputs share memory with which inputs and earlier outputs; and the
   gradients of every input leaf after ``backward`` of a sum of the outputs times seeded random

@@ -18,6 +18,7 @@ emits an event for every node it creates and every gradient it computes (``dg.ev
 from .tensor import Tensor
 from . import autograd, cuda, events, nn, player
 from .anomaly import detect_anomaly, is_anomaly_enabled
+from .backend import device
 from .events import scope
 from .factories import (
     BoolTensor,
@@ -32,7 +33,7 @@ from .factories import (
     ShortTensor,
     arange,
     bool_,
-    device,
+    default_generator,
     eye,
     float16,
     float32,
@@ -245,6 +246,8 @@ __all__ = [
     # issue 28: what PyTorch's beginner tutorials, d2l, makemore and nanoGPT also use
     "Generator", "allclose", "device", "float16", "half", "multinomial", "mv", "normal",
     "randint",
+    # issue 37: the differential sweep (torch.manual_seed returns it)
+    "default_generator",
     # issue 37: second derivatives checked as PyTorch's torch.autograd.gradgradcheck does
     "gradgradcheck",
     # issue 28: modes are per thread

@@ -37,25 +37,41 @@ from .thread_state import this_thread
 
 
 def backward(
-    tensor: Tensor,
-    gradient: Any = None,
+    tensors: Tensor | Sequence[Tensor],
+    grad_tensors: Any = None,
     retain_graph: bool | None = None,
     create_graph: bool = False,
     inputs: Any = None,
 ) -> None:
-    """Accumulate d(tensor)/d(leaf) into ``leaf.grad`` for every leaf of the graph (or only for
-    ``inputs``). ``gradient`` is required when ``tensor`` is not a scalar."""
-    if not tensor._requires_grad:
-        raise RuntimeError(
-            "this tensor does not require grad and has no grad_fn: nothing it was computed "
-            "from has requires_grad=True (or it was computed under no_grad())"
-        )
-    seed = _seed_gradient(tensor, gradient, create_graph)
+    """Accumulate d(tensors)/d(leaf) into ``leaf.grad`` for every leaf of the graph (or only for
+    ``inputs``): one tensor (``loss.backward()``), or several at once as PyTorch's
+    ``torch.autograd.backward([loss, aux], [None, g])``, whose gradients add up. A gradient is
+    required for each tensor that is not a scalar."""
+    roots = _as_tensor_list(tensors, "tensors")
+    grads = _one_per_output(grad_tensors, roots, "grad_tensors")
+    for root in roots:
+        if not root._requires_grad:
+            raise RuntimeError(
+                "this tensor does not require grad and has no grad_fn: nothing it was computed "
+                "from has requires_grad=True (or it was computed under no_grad())"
+            )
+    seeds = [_seed_gradient(root, g, create_graph) for root, g in zip(roots, grads)]
     only = None if inputs is None else _as_tensor_list(inputs, "inputs")
     run_backward(
-        [tensor], [seed], create_graph if retain_graph is None else retain_graph, create_graph,
+        roots, seeds, create_graph if retain_graph is None else retain_graph, create_graph,
         accumulate_into=only,
     )
+
+
+def _one_per_output(gradients: Any, outputs: list[Tensor], what: str) -> list[Any]:
+    """The gradients given for ``outputs`` as a list of the same length (None: a scalar's 1)."""
+    if gradients is None:
+        gradients = [None] * len(outputs)
+    elif isinstance(gradients, Tensor) or not isinstance(gradients, (list, tuple)):
+        gradients = [gradients]
+    if len(gradients) != len(outputs):
+        raise ValueError(f"got {len(gradients)} {what} for {len(outputs)} outputs")
+    return list(gradients)
 
 
 def grad(
@@ -74,12 +90,7 @@ def grad(
     """
     outputs = _as_tensor_list(outputs, "outputs")
     inputs = _as_tensor_list(inputs, "inputs")
-    if grad_outputs is None:
-        grad_outputs = [None] * len(outputs)
-    elif isinstance(grad_outputs, Tensor) or not isinstance(grad_outputs, (list, tuple)):
-        grad_outputs = [grad_outputs]
-    if len(grad_outputs) != len(outputs):
-        raise ValueError(f"got {len(grad_outputs)} grad_outputs for {len(outputs)} outputs")
+    grad_outputs = _one_per_output(grad_outputs, outputs, "grad_outputs")
     for out in outputs:
         if not out._requires_grad:
             raise RuntimeError("one of the outputs does not require grad and has no grad_fn")

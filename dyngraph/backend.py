@@ -56,6 +56,25 @@ def normalize_device(device: object) -> str:
     raise ValueError(f"unknown device {device!r}: use 'cpu' or 'cuda'")
 
 
+class device(str):  # noqa: N801 - PyTorch's name
+    """What ``torch.device("cpu")`` is for: dyngraph's devices are the names 'cpu' and 'cuda',
+    so a device is its name (a str, equal to "cpu"), with PyTorch's ``type`` and ``index``
+    (``torch.device("cpu").type`` and ``x.device.type`` in a program run here too)."""
+
+    __slots__ = ()  # a name, nothing more: no attributes of its own
+
+    def __new__(cls, type: str) -> device:  # noqa: A002 - PyTorch's argument name
+        return super().__new__(cls, normalize_device(type))
+
+    @property
+    def type(self) -> str:  # noqa: A003 - PyTorch's attribute
+        return str(self)
+
+    @property
+    def index(self) -> None:
+        return None
+
+
 def module_for(device: str) -> ModuleType:
     """The array module for a device name; a clear error when CUDA is asked for without it."""
     if device == CPU:

@@ -24,9 +24,6 @@ int32 = np.dtype(np.int32)
 int64 = np.dtype(np.int64)
 bool_ = np.dtype(np.bool_)
 
-_rng = np.random.default_rng()
-
-
 # NOTE [PyTorch's integer stream] dyngraph's floats (randn, rand, dropout) are numpy's, not the
 # ones PyTorch draws. Shuffling is different: a learner compares the batches a DataLoader
 # deals with PyTorch's, and random_split's halves, so randperm and the seeds a sampler draws
@@ -44,19 +41,16 @@ def _integer_stream(seed: int | None) -> np.random.MT19937:
     return stream
 
 
-_integers = _integer_stream(None)
-
-
-def manual_seed(seed: int) -> None:
+def manual_seed(seed: int) -> Generator:
     """Seed dyngraph's random numbers (randn, rand, dropout; randperm and the DataLoader's
-    shuffling: NOTE [PyTorch's integer stream])."""
-    global _rng, _integers
-    _rng = np.random.default_rng(seed)
-    _integers = _integer_stream(seed)
+    shuffling: NOTE [PyTorch's integer stream]); returns the default generator, as PyTorch's
+    ``g = torch.manual_seed(0)`` does."""
+    return default_generator.manual_seed(seed)
 
 
 def generator() -> np.random.Generator:
-    return _rng
+    """The numpy generator behind the default generator (what randn and dropout draw from)."""
+    return default_generator.rng
 
 
 def tensor(
@@ -258,12 +252,16 @@ class Generator:
         return self
 
 
+# the generator everything draws from unless given another, as torch.default_generator
+default_generator = Generator()
+
+
 def _rng_of(generator: Generator | None) -> np.random.Generator:
-    return _rng if generator is None else generator.rng
+    return (generator or default_generator).rng
 
 
 def _integers_of(generator: Generator | None) -> np.random.MT19937:
-    return _integers if generator is None else generator.integers
+    return (generator or default_generator).integers
 
 
 def random_seed(generator: Generator | None = None) -> int:
@@ -289,11 +287,6 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: Any = None,
         z = i + int(draws[i]) % (n - i)
         order[i], order[z] = order[z], order[i]
     return _make(order.astype(resolve_dtype(dtype or int64)), device, requires_grad, None)
-
-
-def device(type: str) -> str:  # noqa: A002 - PyTorch's argument name
-    """What ``torch.device("cpu")`` is for: dyngraph's devices are the names 'cpu', 'cuda'."""
-    return backend.normalize_device(type)
 
 
 def randn(*shape: Any, generator: Generator | None = None, dtype: Any = None, device: Any = None,
@@ -329,11 +322,14 @@ def normal(mean: Any, std: Any, size: Any = None, *, generator: Generator | None
            dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """Samples of the normal distribution N(mean, std^2): ``dg.normal(0, 0.01, size=(2, 1))``;
     mean and std may be tensors (the samples take their broadcast shape)."""
+    # a tensor mean or std gives the samples its dtype (PyTorch's), numbers the default float
+    given = [t.dtype for t in (mean, std) if isinstance(t, Tensor)]
+    dtype = dtype or (np.result_type(*given) if given else DEFAULT_FLOAT)
     mean = mean.detach().numpy() if isinstance(mean, Tensor) else mean
     std = std.detach().numpy() if isinstance(std, Tensor) else std
     shape = None if size is None else _shape("normal", (size,))
     array = np.asarray(_rng_of(generator).normal(mean, std, shape))
-    return _make(array.astype(resolve_dtype(dtype or DEFAULT_FLOAT)), device, requires_grad, None)
+    return _make(array.astype(resolve_dtype(dtype)), device, requires_grad, None)
 
 
 def multinomial(input: Tensor, num_samples: int, replacement: bool = False, *,

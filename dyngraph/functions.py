@@ -96,8 +96,14 @@ def minimum(x: Any, y: Any) -> Tensor:
     return ops.Minimum.apply(x, y)
 
 
-def where(condition: Any, x: Any, y: Any) -> Tensor:
-    """x where condition is true, else y (no gradient flows to the condition)."""
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """x where condition is true, else y (no gradient flows to the condition). With the
+    condition alone, PyTorch's ``nonzero(condition, as_tuple=True)``: the indices where it
+    is true, one tensor per dimension."""
+    if x is None and y is None:
+        return nonzero(condition, as_tuple=True)
+    if x is None or y is None:
+        raise TypeError("where(condition, x, y) needs both x and y (or neither)")
     if isinstance(condition, Tensor):
         condition = condition.array
     return ops.Where.apply(condition, x, y)

@@ -308,8 +308,8 @@ class Tensor:
         return self.array.dtype
 
     @property
-    def device(self) -> str:
-        return backend.device_of(self.array)
+    def device(self) -> backend.device:
+        return backend.device(backend.device_of(self.array))
 
     @property
     def version(self) -> int:

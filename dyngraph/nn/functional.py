@@ -179,13 +179,29 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     return dropout(weights, dropout_p) @ value
 
 
-def embedding(input: Any, weight: Tensor) -> Tensor:
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Rows of ``weight`` picked by integer ``input`` indices (gradients add up for repeats).
     Always a copy, as PyTorch's: one index (a 0-d tensor) picks its row as a copy too, not the
-    view that ``weight[i]`` is."""
+    view that ``weight[i]`` is. The row ``padding_idx`` (the padding token's) is looked up as
+    the others but gets no gradient, as in PyTorch."""
     if getattr(input, "ndim", None) == 0:
-        return weight[input.reshape(1)][0]
-    return weight[input]
+        rows = weight[input.reshape(1)][0]
+    else:
+        rows = weight[input]
+    if padding_idx is None:
+        return rows
+    pad = padding_index(padding_idx, weight.shape[0])
+    index = input if isinstance(input, Tensor) else factories.tensor(input, device=weight.device)
+    # the same values; where the padding row was picked, a detached copy: no gradient to it
+    return rows.detach().where((index == pad).unsqueeze(-1), rows)
+
+
+def padding_index(padding_idx: int, num_embeddings: int) -> int:
+    """``padding_idx`` as a row number (a negative one counts from the end), checked."""
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise ValueError(f"padding_idx must be within num_embeddings ({num_embeddings}), got "
+                         f"{padding_idx}")
+    return padding_idx % num_embeddings
 
 
 def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, mode: str = "mean",
@@ -358,6 +374,12 @@ def _batched(spatial: int, fn: str, input: Tensor) -> bool:
 
 
 def _conv(spatial, fn, input, weight, bias, stride, padding, dilation, groups):
+    if input.dtype != weight.dtype:  # as PyTorch, and as linear: no silent casts
+        got, want = scalar_type_name(input.dtype), scalar_type_name(weight.dtype)
+        raise RuntimeError(
+            f"{fn}: input type ({got}) and weight type ({want}) should be the same: convert the "
+            "input (e.g. x.float() for a default layer) or the layer (e.g. layer.double())"
+        )
     batched = _batched(spatial, fn, input)
     x = input if batched else input.unsqueeze(0)
     if weight.ndim != spatial + 2:
@@ -695,7 +717,9 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
         dim = input.ndim - 1 - k
         before, after = pad[2 * k], pad[2 * k + 1]
         out = _pad_dim(out, dim, before, after, mode, 0.0 if value is None else value)
-    return out
+    # only cropped (no amount > 0): a slice of the input so far; PyTorch's pad always returns
+    # new memory, so an in-place change of the input later does not show through it
+    return out.clone() if all(amount <= 0 for amount in pad) else out
 
 
 def _pad_dim(x: Tensor, dim: int, before: int, after: int, mode: str, value: float) -> Tensor:
@@ -737,11 +761,11 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
                ceil_mode: bool = False, count_include_pad: bool = True,
                divisor_override: int | None = None) -> Tensor:
     """The mean over each kernel_size window of an image (N, C, H, W) or (C, H, W); ``stride``
-    defaults to ``kernel_size``; zero ``padding`` counts in the mean (PyTorch's default).
+    defaults to ``kernel_size``; zero ``padding`` counts in the mean (PyTorch's default), or,
+    with ``count_include_pad=False``, each window's mean is over its pixels of the image only.
     Written as the sum of the window's kh * kw shifted, strided slices."""
-    if ceil_mode or not count_include_pad:
-        raise NotImplementedError("avg_pool2d: ceil_mode=True and count_include_pad=False are "
-                                  "not supported yet")
+    if ceil_mode:
+        raise NotImplementedError("avg_pool2d: ceil_mode=True is not supported yet")
     kh, kw = _tuple(kernel_size, 2, "kernel_size", "avg_pool2d")
     sh, sw = _tuple(kernel_size if stride is None else stride, 2, "stride", "avg_pool2d")
     ph, pw = _tuple(padding, 2, "padding", "avg_pool2d")
@@ -753,12 +777,19 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
     if oh < 1 or ow < 1:
         raise RuntimeError(f"avg_pool2d: the kernel {(kh, kw)} is larger than the padded input "
                            f"{(height, width)}")
-    total = None
-    for i in range(kh):
-        for j in range(kw):
-            window = x[..., i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
-            total = window if total is None else total + window
-    return total / (divisor_override or kh * kw)
+    def window_sum(a: Any) -> Any:  # the sum over each window, of a tensor or an array
+        total = None
+        for i in range(kh):
+            for j in range(kw):
+                window = a[..., i: i + sh * (oh - 1) + 1: sh, j: j + sw * (ow - 1) + 1: sw]
+                total = window if total is None else total + window
+        return total
+
+    if divisor_override or count_include_pad or not (ph or pw):
+        return window_sum(x) / (divisor_override or kh * kw)
+    image = np.pad(np.ones(input.shape[-2:]), ((ph, ph), (pw, pw)))  # 1 on the image's pixels
+    counts = factories.tensor(window_sum(image), dtype=input.dtype, device=input.device)
+    return window_sum(x) / counts
 
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import factories
+from ..grad_mode import no_grad
 from ..tensor import DEFAULT_FLOAT, Tensor, resolve_dtype
 from . import functional as F
 from .module import Module, Parameter
@@ -73,25 +74,32 @@ class Embedding(Module):
     """A lookup table: ``embedding(i) = W[i]``, one row of W (num_embeddings, embedding_dim)
     per integer index. The gradient adds up in the rows that were looked up.
 
-    Initialised like PyTorch: W from N(0, 1).
+    Initialised like PyTorch: W from N(0, 1), and the row ``padding_idx`` (the padding token's,
+    if given) zeros; that row gets no gradient, so it stays as it is while the others learn.
 
     >>> emb = dg.nn.Embedding(10, 4)
     >>> emb([1, 2, 1]).shape
     (3, 4)
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 *, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
+        self.padding_idx = (None if padding_idx is None
+                            else F.padding_index(padding_idx, num_embeddings))
         self.weight = normal_parameter((num_embeddings, embedding_dim), device, dtype)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx].fill_(0.0)
 
     def forward(self, indices: Any) -> Tensor:
-        return F.embedding(indices, self.weight)
+        return F.embedding(indices, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        padding = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{padding}"
 
 
 class EmbeddingBag(Module):

@@ -144,11 +144,12 @@ class Optimizer:
         raise NotImplementedError(f"{type(self).__name__} must define step()")
 
     def _with_grads(self) -> Iterator[tuple[dict[str, Any], Tensor, Tensor]]:
-        """(group, parameter, gradient) for every parameter that has a gradient."""
+        """(group, parameter, gradient) for every parameter that has a gradient; with
+        ``maximize`` (PyTorch's option) the gradient's negative, so the step climbs."""
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    yield group, p, p.grad
+                    yield group, p, -p.grad if group.get("maximize") else p.grad
 
     def __repr__(self) -> str:
         text = f"{type(self).__name__} ("
@@ -175,12 +176,13 @@ class SGD(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-3, momentum: float = 0.0,
                  dampening: float = 0.0, weight_decay: float = 0.0,
-                 nesterov: bool = False) -> None:
+                 nesterov: bool = False, *, maximize: bool = False) -> None:
         _non_negative(learning_rate=lr, momentum=momentum, weight_decay=weight_decay)
         if nesterov and (momentum <= 0.0 or dampening != 0.0):
             raise ValueError("Nesterov momentum requires a momentum > 0 and zero dampening")
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
-                                  "weight_decay": weight_decay, "nesterov": nesterov})
+                                  "weight_decay": weight_decay, "nesterov": nesterov,
+                                  "maximize": maximize})
 
     @grad_mode.no_grad()
     def step(self) -> None:
@@ -216,21 +218,23 @@ class Adam(Optimizer):
         v_hat = v / (1 - beta2 ** t)
         p = p - lr * m_hat / (sqrt(v_hat) + eps)
 
-    ``amsgrad=True`` divides by the largest v_hat seen so far instead.
+    ``amsgrad=True`` divides by the largest v_hat seen so far instead;
+    ``decoupled_weight_decay=True`` is AdamW's weight decay (applied to p, not through g).
 
     >>> opt = dg.optim.Adam(model.parameters(), lr=1e-3)
     """
 
-    decoupled = False  # AdamW: weight decay applied to p directly, not through g
-
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 0.0, amsgrad: bool = False) -> None:
+                 weight_decay: float = 0.0, amsgrad: bool = False, *,
+                 maximize: bool = False, decoupled_weight_decay: bool = False) -> None:
         _non_negative(learning_rate=lr, eps=eps, weight_decay=weight_decay)
         if not (0.0 <= betas[0] < 1.0 and 0.0 <= betas[1] < 1.0):
             raise ValueError(f"invalid betas: {betas} (each must be in [0, 1))")
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
-                                  "weight_decay": weight_decay, "amsgrad": amsgrad})
+                                  "weight_decay": weight_decay, "amsgrad": amsgrad,
+                                  "maximize": maximize,
+                                  "decoupled_weight_decay": decoupled_weight_decay})
 
     @grad_mode.no_grad()
     def step(self) -> None:
@@ -239,7 +243,7 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             lr, weight_decay = group["lr"], group["weight_decay"]
             if weight_decay != 0.0:
-                if self.decoupled:
+                if group.get("decoupled_weight_decay"):
                     p *= 1.0 - lr * weight_decay
                 else:
                     g = g + weight_decay * p
@@ -275,12 +279,12 @@ class AdamW(Adam):
     >>> opt = dg.optim.AdamW(model.parameters(), lr=1e-3)
     """
 
-    decoupled = True
-
     def __init__(self, params: Iterable[Any], lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 weight_decay: float = 1e-2, amsgrad: bool = False) -> None:
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad)
+                 weight_decay: float = 1e-2, amsgrad: bool = False, *,
+                 maximize: bool = False) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)
 
 
 class RMSprop(Optimizer):
@@ -298,12 +302,12 @@ class RMSprop(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, alpha: float = 0.99,
                  eps: float = 1e-8, weight_decay: float = 0.0, momentum: float = 0.0,
-                 centered: bool = False) -> None:
+                 centered: bool = False, *, maximize: bool = False) -> None:
         _non_negative(learning_rate=lr, alpha=alpha, eps=eps, weight_decay=weight_decay,
                       momentum=momentum)
         super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps,
                                   "weight_decay": weight_decay, "momentum": momentum,
-                                  "centered": centered})
+                                  "centered": centered, "maximize": maximize})
 
     @grad_mode.no_grad()
     def step(self) -> None:
@@ -354,12 +358,13 @@ class Adadelta(Optimizer):
     """
 
     def __init__(self, params: Iterable[Any], lr: float = 1.0, rho: float = 0.9,
-                 eps: float = 1e-6, weight_decay: float = 0.0) -> None:
+                 eps: float = 1e-6, weight_decay: float = 0.0, *,
+                 maximize: bool = False) -> None:
         _non_negative(learning_rate=lr, eps=eps, weight_decay=weight_decay)
         if not 0.0 <= rho <= 1.0:
             raise ValueError(f"Invalid rho value: {rho}")
         super().__init__(params, {"lr": lr, "rho": rho, "eps": eps,
-                                  "weight_decay": weight_decay})
+                                  "weight_decay": weight_decay, "maximize": maximize})
 
     @grad_mode.no_grad()
     def step(self) -> None:

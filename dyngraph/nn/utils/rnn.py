@@ -73,9 +73,11 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                         padding_value: float = 0.0, total_length: int | None = None
                         ) -> tuple[Tensor, Tensor]:
     """Back to a padded tensor: returns ``(padded, lengths)``, padded (T, B, *) or (B, T, *)."""
-    data = sequence.data
-    if padding_value != 0.0:
-        data = functions.where(sequence.mask() > 0, data, padding_value)
+    # NOTE [padded back as PyTorch pads] PyTorch's packed data holds the real steps only, so
+    # what comes back has max(lengths) steps and padding_value after each sequence's end,
+    # whatever the padded input held there (and no gradient flows to those places).
+    longest = int(sequence.lengths.numpy().max()) if sequence.lengths.numel() else 0
+    data = functions.where(sequence.mask() > 0, sequence.data, padding_value)[:longest]
     if total_length is not None and total_length > data.shape[0]:
         extra = factories.full((total_length - data.shape[0], *data.shape[1:]), padding_value,
                                dtype=data.dtype, device=data.device)

@@ -1,0 +1,1717 @@
+"""The differential sweep (issue 37, item 1): every public name dyngraph shares with PyTorch, run
+on both from the same numbers.
+
+Three parts, used by tests/test_differential.py:
+
+- **the names**: :func:`shared_names` lists every public name of dyngraph's PyTorch-shaped
+  namespaces (``dg``, ``dg.Tensor``, ``dg.nn.functional``, ``dg.nn``, ``dg.optim``, ...) that the
+  torch counterpart also has. Each is either covered by cases below or listed in :data:`SKIP`
+  with the reason, and the test asserts that the two together are exactly the shared names: a
+  name added later without a case fails until it gets one (or a reviewed reason).
+- **the cases**: each :class:`Case` is a program ``program(L, *inputs)`` written once, run with
+  ``L`` bound to ``torch`` and to ``dyngraph`` on leaves made from the same float64 numpy arrays
+  (float32 where a case says so). Most are generated from small tables keyed by the kind of
+  signature (unary elementwise, binary broadcasting, reductions with dim/keepdim, shape ops,
+  indexing, Tensor's operators, factories, losses, ...). A module is built in each library,
+  its parameters and buffers filled from generators seeded by their names, and compared with
+  its tree (:func:`tree`: named_* orders, state_dict entries sharing the module's memory,
+  apply's order, train()/eval() everywhere) and its parameters' gradients, then zero_grad both
+  ways. Optimizers and schedulers run a six-step :func:`trajectory` (parameters, lr, momentum
+  and betas after each step, then the checkpoint's keys and zero_grad).
+- **the comparison** (:func:`outcome`): whether it raised; else every output's kind, dtype name,
+  shape and values; which outputs share memory with which inputs and earlier outputs; and the
+  gradients of every input leaf after ``backward`` of a sum of the outputs times seeded random
+  weights. Random functions (``rand``, ``dropout``) compare dtypes and shapes only: the two
+  libraries draw from different generators.
+"""
+
+from __future__ import annotations
+
+import inspect
+import io
+import math
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+from op_table import (
+    Input,
+    constant,
+    distinct,
+    indices,
+    invertible,
+    lattice,
+    mask,
+    nonzero,
+    normal,
+    positive,
+)
+
+import dyngraph as dg
+
+# ----------------------------------------------------------------------------- the names
+
+# The namespaces compared, by the path that reaches them from the library (dg or torch).
+SPACES: dict[str, Callable[[Any], Any]] = {
+    "torch": lambda L: L,
+    "Tensor": lambda L: L.Tensor,
+    "F": lambda L: L.nn.functional,
+    "nn": lambda L: L.nn,
+    "nn.init": lambda L: L.nn.init,
+    "nn.utils": lambda L: L.nn.utils,
+    "nn.utils.rnn": lambda L: L.nn.utils.rnn,
+    "optim": lambda L: L.optim,
+    "optim.lr_scheduler": lambda L: L.optim.lr_scheduler,
+    "autograd": lambda L: L.autograd,
+    "utils": lambda L: L.utils,
+    "utils.data": lambda L: L.utils.data,
+    "distributions": lambda L: L.distributions,
+    "cuda": lambda L: L.cuda,
+    "testing": lambda L: L.testing,
+}
+# dyngraph's namespaces that are torch's namespaces of the same path (a shared name that is one
+# of these is compared name by name above, not as one case)
+NAMESPACES = {"torch.nn": "nn", "torch.optim": "optim", "torch.autograd": "autograd",
+              "torch.utils": "utils", "torch.cuda": "cuda", "torch.testing": "testing",
+              "torch.distributions": "distributions", "nn.functional": "F",
+              "nn.init": "nn.init", "nn.utils": "nn.utils", "nn.utils.rnn": "nn.utils.rnn",
+              "optim.lr_scheduler": "optim.lr_scheduler", "utils.data": "utils.data"}
+
+
+def _is_own(value: Any) -> bool:
+    """A name dyngraph defines (or a dyngraph namespace), not a library it imported for itself
+    (``np``, ``math``, ``typing.Any``, ``from __future__ import annotations``)."""
+    if inspect.ismodule(value):
+        return value.__name__.startswith("dyngraph")
+    module = getattr(type(value), "__module__", "") if not (
+        inspect.isclass(value) or inspect.isroutine(value)) else getattr(value, "__module__", "")
+    return module not in ("typing", "__future__", "collections.abc", "abc", "math", "numpy")
+
+
+# Tensor's dunder methods of its own (not object's) are its operators and conversions, public
+# through the syntax that calls them (x + y, x[i], len(x)), except the class's plumbing.
+_PLUMBING = {"__dict__", "__doc__", "__module__", "__weakref__", "__init__", "__new__",
+             "__hash__", "__repr__", "__str__", "__format__", "__reduce_ex__", "__getstate__",
+             "__setstate__", "__deepcopy__", "__init_subclass__", "__class_getitem__",
+             "__annotations__", "__slots__", "__getattr__", "__setattr__", "__delattr__",
+             "__dir__", "__sizeof__", "__subclasshook__", "__reduce__", "__copy__"}
+OPERATOR_NAMES = {n for n in vars(dg.Tensor) if n.startswith("__") and n.endswith("__")
+                  and n not in _PLUMBING}
+
+
+def shared_names() -> list[str]:
+    """``"space.name"`` for every public name of a dyngraph namespace that torch's has too. A
+    name that re-exports an object of an earlier namespace under the same name
+    (``F.Tensor`` is ``dg.Tensor``) is that earlier name, listed once."""
+    import torch
+
+    seen: dict[str, list[Any]] = {}
+    names = []
+    for space, reach in SPACES.items():
+        mine, theirs = reach(dg), reach(torch)
+        for name in dir(mine):
+            if not hasattr(theirs, name) or (name.startswith("_") and not (
+                    space == "Tensor" and name in OPERATOR_NAMES)):
+                continue
+            value = inspect.getattr_static(mine, name) if space == "Tensor" else getattr(mine, name)
+            if space != "Tensor" and not _is_own(value):
+                continue
+            # two modules of one name are namespaces: compared name by name where they are
+            # PyTorch's (NAMESPACES), else not names of the API (dyngraph.torch, dyngraph.ops are
+            # dyngraph's own; torch.torch, torch.ops are torch's). A module of dyngraph's where
+            # torch has a function (dg.dot) is a name a program calls: it stays.
+            if (inspect.ismodule(value) and inspect.ismodule(getattr(theirs, name))
+                    and f"{space}.{name}" not in NAMESPACES):
+                continue
+            if space != "torch" and any(v is value for v in seen.get(name, [])):
+                continue
+            seen.setdefault(name, []).append(value)
+            names.append(f"{space}.{name}")
+    return names
+
+
+# ----------------------------------------------------------------------------- the case type
+
+
+@dataclass(frozen=True)
+class Case:
+    """One program run on both libraries. ``name`` is the shared name it covers ("Tensor.add");
+    ``label`` tells the variants of a name apart. ``random``: the values come from each
+    library's own generator, so only kinds, dtypes and shapes are compared."""
+
+    name: str
+    label: str
+    program: Callable[..., Any]
+    inputs: tuple[Input, ...] = ()
+    random: bool = False
+    tol: dict = field(default_factory=dict)
+    dtype: str = "float64"  # of the float inputs (modules run in the default float32)
+    module: bool = False  # the program returns (module, output): its tree is compared too
+
+    @property
+    def id(self) -> str:
+        return f"{self.name}[{self.label}]"
+
+    def arrays(self) -> list[np.ndarray]:
+        rng = np.random.default_rng(zlib.crc32(self.id.encode()))
+        return [np.asarray(spec.make(rng)) for spec in self.inputs]
+
+
+CASES: list[Case] = []
+
+
+def add(name: str, label: str, program: Callable[..., Any], *inputs: Input, **kw: Any) -> None:
+    CASES.append(Case(name, label, program, tuple(inputs), **kw))
+
+
+def both_have(path: str) -> bool:
+    """Whether dyngraph and torch both have ``path``: the tables below are written per kind of
+    signature, and a kind's name is run only where the library spells it (``torch.eq`` is
+    dyngraph's ``Tensor.eq`` only)."""
+    import torch
+
+    space, _, name = path.rpartition(".")
+    return hasattr(SPACES[space](dg), name) and hasattr(SPACES[space](torch), name)
+
+
+def reach(L: Any, path: str) -> Any:
+    """``reach(torch, "F.relu")`` is torch.nn.functional.relu; "Tensor.add" is the method."""
+    space, _, name = path.rpartition(".")
+    return getattr(SPACES[space](L), name)
+
+
+def ints(*shape: int, low: int = -3, high: int = 4) -> Input:
+    return Input(lambda rng: rng.integers(low, high, shape), differentiable=False)
+
+
+def uniform(low: float, high: float, *shape: int) -> Input:
+    return Input(lambda rng: rng.uniform(low, high, shape))
+
+
+def fixed(*shape: int) -> Input:
+    """Float values that do not require grad (targets)."""
+    return Input(lambda rng: rng.standard_normal(shape), differentiable=False)
+
+
+def avoiding_point(p: float) -> Input:
+    """(2, 3) values at least 0.2 away from ``p`` (the kink of clamp_min/clamp_max)."""
+    return Input(lambda rng: p + rng.choice([-1.0, 1.0], (2, 3)) * rng.uniform(0.2, 1.0, (2, 3)))
+
+
+def probs(*shape: int) -> Input:
+    return Input(lambda rng: rng.uniform(0.1, 0.9, shape), differentiable=False)
+
+
+# ----------------------------------------------------------------------------- elementwise
+
+# name: its domain. Each runs as torch.NAME(x) and x.NAME() where the name is shared there, on
+# float64 leaves, and once more on int64 values (the dtype each library gives integers).
+UNARY = {
+    "abs": nonzero(2, 3), "acos": uniform(-0.9, 0.9, 2, 3), "asin": uniform(-0.9, 0.9, 2, 3),
+    "ceil": normal(2, 3), "cos": normal(2, 3), "exp": normal(2, 3), "floor": normal(2, 3),
+    "log": positive(2, 3), "log10": positive(2, 3), "log1p": positive(2, 3),
+    "log2": positive(2, 3), "neg": normal(2, 3), "relu": nonzero(2, 3), "round": normal(2, 3),
+    "sigmoid": normal(2, 3), "sign": nonzero(2, 3), "sin": normal(2, 3), "sqrt": positive(2, 3),
+    "square": normal(2, 3), "tanh": normal(2, 3), "logit": uniform(0.1, 0.9, 2, 3),
+    "clone": normal(2, 3), "contiguous": normal(2, 3), "float": normal(2, 3),
+    "double": normal(2, 3), "half": normal(2, 3), "int": normal(2, 3), "long": normal(2, 3),
+    "bool": nonzero(2, 3), "detach": normal(2, 3), "cpu": normal(2, 3),
+    "t": normal(2, 3), "flatten": normal(2, 3), "tril": normal(3, 3), "triu": normal(3, 3),
+    "diag": normal(3, 3), "trace": normal(3, 3), "det": invertible(3, 3),
+    "inverse": invertible(3, 3), "numel": normal(2, 3), "nonzero": ints(2, 3, low=-1, high=2),
+    "unique": ints(2, 5),
+}
+# names whose integer input does not mean anything to compare (trace/inverse are torch-only names
+# here of a matrix)
+_NO_INT = {"det", "inverse", "half", "logit"}
+# integer inputs inside each name's domain (numpy's warning of a NaN fails the test run)
+_INT_DOMAIN = {"acos": ints(2, 3, low=-1, high=2), "asin": ints(2, 3, low=-1, high=2),
+               **{n: ints(2, 3, low=1) for n in ("log", "log10", "log1p", "log2", "sqrt")},
+               **{n: ints(3, 3) for n in ("tril", "triu", "diag", "trace")}}
+
+for _name, _domain in UNARY.items():
+    for _space in ("torch", "Tensor"):
+        if not both_have(f"{_space}.{_name}"):
+            continue
+        _call = ((lambda n: lambda L, x: getattr(L, n)(x)) if _space == "torch"
+                 else (lambda n: lambda L, x: getattr(x, n)()))(_name)
+        add(f"{_space}.{_name}", "float64", _call, _domain)
+        add(f"{_space}.{_name}", "float32", _call, _domain, dtype="float32")
+        if _name not in _NO_INT and _domain.differentiable:
+            add(f"{_space}.{_name}", "int64", _call, _INT_DOMAIN.get(_name, ints(2, 3)))
+
+# name: (first input, second input). Variants: broadcast (2,3) with (3,), a Python float on the
+# right, an int64 tensor with a float64 one and with a Python float (type promotion), float32 with
+# float64, and a shape mismatch that must raise in both.
+BINARY = {
+    "add": (normal(2, 3), normal(3)), "sub": (normal(2, 3), normal(3)),
+    "mul": (normal(2, 3), normal(3)), "div": (normal(2, 3), nonzero(3)),
+    "pow": (positive(2, 3), normal(3)), "maximum": (lattice(2, 3), lattice(3, offset=0.2)),
+    "minimum": (lattice(2, 3), lattice(3, offset=0.2)),
+    "eq": (lattice(2, 3), lattice(3)), "ne": (lattice(2, 3), lattice(3)),
+    "lt": (lattice(2, 3), lattice(3)), "le": (lattice(2, 3), lattice(3)),
+    "gt": (lattice(2, 3), lattice(3)), "ge": (lattice(2, 3), lattice(3)),
+    "atan2": (normal(2, 3), nonzero(3)),
+}
+for _name, (_a, _b) in BINARY.items():
+    for _space in ("torch", "Tensor"):
+        if not both_have(f"{_space}.{_name}"):
+            continue
+        _call = ((lambda n: lambda L, x, y: getattr(L, n)(x, y)) if _space == "torch"
+                 else (lambda n: lambda L, x, y: getattr(x, n)(y)))(_name)
+        add(f"{_space}.{_name}", "broadcast", _call, _a, _b)
+        add(f"{_space}.{_name}", "scalar", (lambda c: lambda L, x: c(L, x, 2.5))(_call), _a)
+        add(f"{_space}.{_name}", "float32-scalar", (lambda c: lambda L, x: c(L, x, 2.5))(_call),
+            _a, dtype="float32")
+        add(f"{_space}.{_name}", "float32-0d-float64",
+            (lambda c: lambda L, x, y: c(L, x, y.sum()))(_call), _a, _b, dtype="float32")
+        add(f"{_space}.{_name}", "int-scalar", (lambda c: lambda L, x: c(L, x, 2))(_call),
+            ints(2, 3, low=1))
+        add(f"{_space}.{_name}", "int-float-scalar",
+            (lambda c: lambda L, x: c(L, x, 1.5))(_call), ints(2, 3, low=1))
+        add(f"{_space}.{_name}", "int-float", _call, ints(2, 3, low=1), _b)
+        add(f"{_space}.{_name}", "float32-float64",
+            (lambda c: lambda L, x, y: c(L, x.float(), y))(_call), _a, _b)
+        add(f"{_space}.{_name}", "mismatch", _call, normal(2, 3), normal(4))
+add("torch.diff", "rows", lambda L, x: L.diff(x), normal(2, 3))
+add("torch.is_tensor", "tensor", lambda L, x: L.is_tensor(x), normal(2, 3))
+add("torch.pow", "int-negative-int", lambda L, x: L.pow(x, -1), ints(2, 3, low=1))
+add("Tensor.pow", "scalar-base", lambda L, x: 2.0 ** x, normal(2, 3))
+
+# products of matrices and vectors: (inputs, a mismatch)
+PRODUCTS = {
+    "matmul": ((normal(2, 3, 4), normal(4, 2)), (normal(2, 3), normal(2, 3))),
+    "mm": ((normal(2, 3), normal(3, 4)), (normal(2, 3), normal(2, 3))),
+    "bmm": ((normal(2, 2, 3), normal(2, 3, 4)), (normal(2, 3), normal(3, 4))),
+    "mv": ((normal(2, 3), normal(3)), (normal(2, 3), normal(2))),
+    "dot": ((normal(3), normal(3)), (normal(3), normal(4))),
+    "outer": ((normal(3), normal(2)), (normal(3, 1), normal(2))),
+    "dist": ((normal(2, 3), normal(3)), (normal(2, 3), normal(4))),
+}
+for _name, (_ok, _bad) in PRODUCTS.items():
+    for _space in ("torch", "Tensor"):
+        if not both_have(f"{_space}.{_name}"):
+            continue
+        _call = ((lambda n: lambda L, x, y: getattr(L, n)(x, y)) if _space == "torch"
+                 else (lambda n: lambda L, x, y: getattr(x, n)(y)))(_name)
+        add(f"{_space}.{_name}", "float64", _call, *_ok)
+        add(f"{_space}.{_name}", "mismatch", _call, *_bad)
+add("torch.matmul", "vector-vector", lambda L, x, y: L.matmul(x, y), normal(3), normal(3))
+add("torch.matmul", "int-float", lambda L, x, y: L.matmul(x, y), ints(2, 3), normal(3, 2))
+add("torch.einsum", "ij,jk->ik", lambda L, x, y: L.einsum("ij,jk->ik", x, y),
+    normal(2, 3), normal(3, 4))
+add("torch.einsum", "ii->i", lambda L, x: L.einsum("ii->i", x), normal(3, 3))
+add("torch.einsum", "bad", lambda L, x, y: L.einsum("ij,jk->ik", x, y), normal(2, 3), normal(2, 3))
+add("torch.allclose", "close", lambda L, x: L.allclose(x, x + 1e-9), normal(2, 3))
+add("torch.allclose", "far", lambda L, x: L.allclose(x, x + 1), normal(2, 3))
+add("torch.where", "three", lambda L, c, x, y: L.where(c, x, y), mask(2, 3), normal(2, 3),
+    normal(3))
+add("torch.where", "scalar", lambda L, c, x: L.where(c, x, 0.0), mask(2, 3), normal(2, 3))
+add("torch.where", "condition-only", lambda L, c: L.where(c), mask(2, 3))
+add("Tensor.where", "three", lambda L, c, x, y: x.where(c, y), mask(2, 3), normal(2, 3),
+    normal(3))
+
+# clamping: (args, kwargs) variants
+for _space in ("torch", "Tensor"):
+    for _name in ("clamp", "clip") if _space == "Tensor" else ("clamp",):
+        _call = ((lambda n: lambda L, x, *a, **k: getattr(L, n)(x, *a, **k)) if _space == "torch"
+                 else (lambda n: lambda L, x, *a, **k: getattr(x, n)(*a, **k)))(_name)
+        add(f"{_space}.{_name}", "min-max", (lambda c: lambda L, x: c(L, x, -0.5, 0.5))(_call),
+            normal(2, 3))
+        add(f"{_space}.{_name}", "min", (lambda c: lambda L, x: c(L, x, min=0.0))(_call),
+            nonzero(2, 3))
+        add(f"{_space}.{_name}", "int-float-bound",
+            (lambda c: lambda L, x: c(L, x, max=1.5))(_call), ints(2, 3))
+        add(f"{_space}.{_name}", "no-bound", (lambda c: lambda L, x: c(L, x))(_call),
+            normal(2, 3))
+    for _name, _kw in (("clamp_min", 0.1), ("clamp_max", 0.1)):
+        _call = ((lambda n: lambda L, x, v: getattr(L, n)(x, v)) if _space == "torch"
+                 else (lambda n: lambda L, x, v: getattr(x, n)(v)))(_name)
+        add(f"{_space}.{_name}", "float", (lambda c, v: lambda L, x: c(L, x, v))(_call, _kw),
+            avoiding_point(0.1))
+        add(f"{_space}.{_name}", "int", (lambda c: lambda L, x: c(L, x, 1))(_call), ints(2, 3))
+
+
+# ----------------------------------------------------------------------------- reductions
+
+
+# name: (domain, variants as (label, args, kwargs))
+_ALL, _DIM, _KEEP, _DIMS, _BAD = ("all", (), {}), ("dim1", (1,), {}), \
+    ("dim-1-keepdim", (-1,), {"keepdim": True}), ("dims01", ((0, 1),), {}), ("bad-dim", (2,), {})
+REDUCTIONS = {
+    "sum": (normal(2, 3), [_ALL, _DIM, _KEEP, _DIMS, _BAD]),
+    "mean": (normal(2, 3), [_ALL, _DIM, _KEEP, _DIMS, _BAD]),
+    "prod": (nonzero(2, 3), [_ALL, _DIM, _KEEP, _BAD]),
+    "amax": (distinct(2, 3), [_ALL, _DIM, _KEEP, _DIMS, _BAD]),
+    "amin": (distinct(2, 3), [_ALL, _DIM, _KEEP, _DIMS, _BAD]),
+    "max": (distinct(2, 3), [_ALL, _DIM, _KEEP, _BAD]),
+    "min": (distinct(2, 3), [_ALL, _DIM, _KEEP, _BAD]),
+    "argmax": (distinct(2, 3), [_ALL, _DIM, _KEEP, _BAD]),
+    "argmin": (distinct(2, 3), [_ALL, _DIM, _KEEP, _BAD]),
+    "std": (normal(2, 3), [_ALL, _DIM, _KEEP, _DIMS, _BAD,
+                           ("correction0", (1,), {"correction": 0}),
+                           ("unbiased-false", (), {"unbiased": False})]),
+    "var": (normal(2, 3), [_ALL, _DIM, _KEEP, _DIMS, _BAD,
+                           ("correction0", (1,), {"correction": 0})]),
+    "logsumexp": (normal(2, 3), [_DIM, _KEEP, _DIMS, _BAD]),
+    "norm": (nonzero(2, 3), [_ALL, ("p1-dim1", (1, 1), {}), ("dim-keepdim", (),
+                             {"dim": 1, "keepdim": True}), ("fro", ("fro",), {})]),
+    "all": (mask(2, 3), [_ALL, _DIM, _KEEP, _BAD]),
+    "any": (mask(2, 3), [_ALL, _DIM, _KEEP, _BAD]),
+    "cumsum": (normal(2, 3), [_DIM, ("dim0", (0,), {}), _BAD]),
+    "cumprod": (nonzero(2, 3), [_DIM, ("dim0", (0,), {}), _BAD]),
+    "softmax": (normal(2, 3), [_DIM, ("dim0", (0,), {}), _BAD]),
+    "log_softmax": (normal(2, 3), [_DIM, ("dim0", (0,), {}), _BAD]),
+}
+# integer inputs: the dtype of the result (or the error: torch's mean of integers raises)
+_INT_REDUCTIONS = {"sum", "mean", "prod", "amax", "argmax", "max", "cumsum", "cumprod", "softmax",
+                   "std", "norm"}
+for _name, (_domain, _variants) in REDUCTIONS.items():
+    for _space in ("torch", "Tensor"):
+        if not both_have(f"{_space}.{_name}"):
+            continue
+        _call = ((lambda n: lambda L, x, *a, **k: getattr(L, n)(x, *a, **k)) if _space == "torch"
+                 else (lambda n: lambda L, x, *a, **k: getattr(x, n)(*a, **k)))(_name)
+        for _label, _args, _kw in _variants:
+            add(f"{_space}.{_name}", _label,
+                (lambda c, a, k: lambda L, x: c(L, x, *a, **k))(_call, _args, _kw), _domain)
+        _label, _args, _kw = _variants[0]
+        add(f"{_space}.{_name}", f"float32-{_label}",
+            (lambda c, a, k: lambda L, x: c(L, x, *a, **k))(_call, _args, _kw), _domain,
+            dtype="float32")
+        if _name in _INT_REDUCTIONS:
+            add(f"{_space}.{_name}", f"int64-{_label}",
+                (lambda c, a, k: lambda L, x: c(L, x, *a, **k))(_call, _args, _kw), ints(2, 3))
+for _space in ("torch", "Tensor"):
+    for _name in ("max", "min"):
+        _call = ((lambda n: lambda L, x, y: getattr(L, n)(x, y)) if _space == "torch"
+                 else (lambda n: lambda L, x, y: getattr(x, n)(y)))(_name)
+        add(f"{_space}.{_name}", "binary", _call, lattice(2, 3), lattice(3, offset=0.2))
+
+
+# ----------------------------------------------------------------------------- shapes
+
+# name: [(label, program, inputs)], each program (L, x, ...) for both the function and the method
+# where only one of them is shared, the other is simply not listed
+SHAPE = {
+    "Tensor.reshape": [("3x2", lambda L, x: x.reshape(3, 2)), ("tuple-1", lambda L, x:
+                       x.reshape((-1,))), ("bad", lambda L, x: x.reshape(4, 2)),
+                       ("of-T", lambda L, x: x.T.reshape(6))],
+    "torch.reshape": [("3x2", lambda L, x: L.reshape(x, (3, 2))),
+                      ("bad", lambda L, x: L.reshape(x, (4, 2)))],
+    "Tensor.view": [("3x2", lambda L, x: x.view(3, 2)), ("-1", lambda L, x: x.view(-1)),
+                    ("of-T", lambda L, x: x.T.view(6)), ("bad", lambda L, x: x.view(4, 2))],
+    "Tensor.view_as": [("3x2", lambda L, x: x.view_as(x.reshape(3, 2)))],
+    "Tensor.permute": [("10", lambda L, x: x.permute(1, 0)), ("tuple", lambda L, x:
+                       x.permute((1, 0))), ("bad", lambda L, x: x.permute(0, 0))],
+    "torch.permute": [("10", lambda L, x: L.permute(x, (1, 0)))],
+    "Tensor.transpose": [("01", lambda L, x: x.transpose(0, 1)),
+                         ("bad", lambda L, x: x.transpose(0, 2))],
+    "torch.transpose": [("01", lambda L, x: L.transpose(x, 0, 1))],
+    "Tensor.swapaxes": [("01", lambda L, x: x.swapaxes(0, 1))],
+    "Tensor.T": [("2d", lambda L, x: x.T)],
+    "torch.t": [("1d", lambda L, x: L.t(x[0])), ("3d", lambda L, x: L.t(x.reshape(1, 2, 3)))],
+    "Tensor.squeeze": [("all", lambda L, x: x.reshape(2, 1, 3).squeeze()),
+                       ("dim", lambda L, x: x.reshape(2, 1, 3).squeeze(1)),
+                       ("not-1", lambda L, x: x.squeeze(0)),
+                       ("bad", lambda L, x: x.squeeze(3))],
+    "torch.squeeze": [("dim", lambda L, x: L.squeeze(x.reshape(2, 1, 3), 1))],
+    "Tensor.unsqueeze": [("1", lambda L, x: x.unsqueeze(1)), ("-1", lambda L, x: x.unsqueeze(-1)),
+                         ("bad", lambda L, x: x.unsqueeze(4))],
+    "torch.unsqueeze": [("0", lambda L, x: L.unsqueeze(x, 0))],
+    "Tensor.expand": [("2x3", lambda L, x: x[:1].expand(2, 3)),
+                      ("-1", lambda L, x: x[:1].expand(4, -1, -1)),
+                      ("bad", lambda L, x: x.expand(3, 3))],
+    "Tensor.expand_as": [("2x3", lambda L, x: x[:1].expand_as(x))],
+    "Tensor.repeat": [("2x1", lambda L, x: x.repeat(2, 1)), ("3d", lambda L, x: x.repeat(2, 1, 2)),
+                      ("bad", lambda L, x: x.repeat(2))],
+    "Tensor.repeat_interleave": [("2-dim0", lambda L, x: x.repeat_interleave(2, dim=0)),
+                                 ("flat", lambda L, x: x.repeat_interleave(2))],
+    "torch.repeat_interleave": [("2-dim1", lambda L, x: L.repeat_interleave(x, 2, dim=1))],
+    "Tensor.flip": [("0", lambda L, x: x.flip(0)), ("01", lambda L, x: x.flip((0, 1)))],
+    "torch.flip": [("1", lambda L, x: L.flip(x, (1,)))],
+    "Tensor.chunk": [("2-dim1", lambda L, x: x.chunk(2, dim=1)), ("3", lambda L, x: x.chunk(3))],
+    "torch.chunk": [("2-dim1", lambda L, x: L.chunk(x, 2, 1))],
+    "Tensor.split": [("2-dim1", lambda L, x: x.split(2, dim=1)),
+                     ("sections", lambda L, x: x.split([1, 2], dim=1)),
+                     ("bad-sections", lambda L, x: x.split([1, 1], dim=1))],
+    "torch.split": [("2-dim1", lambda L, x: L.split(x, 2, dim=1))],
+    "Tensor.unbind": [("1", lambda L, x: x.unbind(1))],
+    "torch.unbind": [("0", lambda L, x: L.unbind(x))],
+    "Tensor.narrow": [("1-1-2", lambda L, x: x.narrow(1, 1, 2)),
+                      ("bad", lambda L, x: x.narrow(1, 2, 2))],
+    "Tensor.select": [("0-1", lambda L, x: x.select(0, 1)), ("bad", lambda L, x: x.select(0, 2))],
+    "torch.flatten": [("all", lambda L, x: L.flatten(x)),
+                      ("0-1", lambda L, x: L.flatten(x.reshape(1, 2, 3), 0, 1))],
+    "torch.tril": [("-1", lambda L, x: L.tril(x, -1))],
+    "torch.triu": [("1", lambda L, x: L.triu(x, 1))],
+    "torch.diag": [("vector", lambda L, x: L.diag(x[0])), ("offset", lambda L, x: L.diag(x, 1))],
+    "torch.cat": [("dim0", lambda L, x: L.cat([x, x * 2])), ("dim1", lambda L, x:
+                  L.cat((x, x[:, :1]), dim=1)), ("bad", lambda L, x: L.cat([x, x[:, :1]]))],
+    "torch.stack": [("dim0", lambda L, x: L.stack([x, x * 2])),
+                    ("dim-1", lambda L, x: L.stack([x, x], dim=-1)),
+                    ("bad", lambda L, x: L.stack([x, x[:, :1]]))],
+    "torch.meshgrid": [("ij", lambda L, x: L.meshgrid(x[0], x[1, :2], indexing="ij")),
+                       ("xy", lambda L, x: L.meshgrid(x[0], x[1, :2], indexing="xy"))],
+    "Tensor.__getitem__": [],
+}
+del SHAPE["Tensor.__getitem__"]
+for _path, _variants in SHAPE.items():
+    for _label, _program in _variants:
+        add(_path, _label, _program, normal(2, 3))
+add("Tensor.reshape", "int64", lambda L, x: x.reshape(3, 2), ints(2, 3))
+
+
+# ----------------------------------------------------------------------------- indexing
+
+add("torch.gather", "dim1", lambda L, x, i: L.gather(x, 1, i), normal(2, 3), indices(3, 2, 2))
+add("torch.gather", "bad-index", lambda L, x, i: L.gather(x, 1, i), normal(2, 3),
+    constant([[0, 3]]))
+add("Tensor.gather", "dim0", lambda L, x, i: x.gather(0, i), normal(2, 3), indices(2, 1, 3))
+add("Tensor.scatter", "dim1", lambda L, x, i, s: x.scatter(1, i, s), normal(2, 3),
+    constant([[2, 0], [1, 2]]), normal(2, 2))
+add("Tensor.scatter", "scalar", lambda L, x, i: x.scatter(1, i, 7.0), normal(2, 3),
+    constant([[2, 0], [1, 2]]))
+add("Tensor.scatter_", "dim1", lambda L, x, i, s: (x * 1).scatter_(1, i, s), normal(2, 3),
+    constant([[2, 0], [1, 2]]), normal(2, 2))
+add("Tensor.scatter_", "leaf", lambda L, x, i, s: x.scatter_(1, i, s), normal(2, 3),
+    constant([[2, 0], [1, 2]]), normal(2, 2))
+add("Tensor.scatter_add", "repeats", lambda L, x, i, s: x.scatter_add(1, i, s), normal(2, 3),
+    constant([[2, 2], [1, 1]]), normal(2, 2))
+add("torch.scatter_add", "dim0", lambda L, x, i, s: L.scatter_add(x, 0, i, s), normal(2, 3),
+    constant([[1, 0, 1]]), normal(1, 3))
+add("torch.scatter_add", "bad-index", lambda L, x, i, s: L.scatter_add(x, 0, i, s), normal(2, 3),
+    constant([[5, 0, 1]]), normal(1, 3))
+for _space in ("torch", "Tensor"):
+    _mf = (lambda L, x, m: L.masked_fill(x, m, 0.5)) if _space == "torch" else \
+        (lambda L, x, m: x.masked_fill(m, 0.5))
+    add(f"{_space}.masked_fill", "mask", _mf, normal(2, 3), mask(2, 3))
+    add(f"{_space}.masked_fill", "broadcast-mask", _mf, normal(2, 3), mask(3))
+    add(f"{_space}.masked_fill", "int-mask", _mf, normal(2, 3), ints(2, 3, low=0, high=2))
+    _tk = (lambda L, x, *a, **k: L.topk(x, *a, **k)) if _space == "torch" else \
+        (lambda L, x, *a, **k: x.topk(*a, **k))
+    add(f"{_space}.topk", "2", lambda L, x, t=_tk: t(L, x, 2), distinct(2, 4))
+    add(f"{_space}.topk", "smallest-dim0", lambda L, x, t=_tk: t(L, x, 1, dim=0, largest=False),
+        distinct(2, 4))
+    add(f"{_space}.topk", "bad", lambda L, x, t=_tk: t(L, x, 5), distinct(2, 4))
+    _so = (lambda L, x, *a, **k: L.sort(x, *a, **k)) if _space == "torch" else \
+        (lambda L, x, *a, **k: x.sort(*a, **k))
+    add(f"{_space}.sort", "last", lambda L, x, s=_so: s(L, x), distinct(2, 4))
+    add(f"{_space}.sort", "descending-dim0", lambda L, x, s=_so: s(L, x, 0, descending=True),
+        distinct(2, 4))
+    add(f"{_space}.sort", "ints", lambda L, x, s=_so: s(L, x), ints(2, 4))
+add("torch.unique", "inverse-counts",
+    lambda L, x: L.unique(x, return_inverse=True, return_counts=True), ints(2, 5))
+add("torch.unique", "dim0", lambda L, x: L.unique(x, dim=0), constant([[1, 2], [0, 1], [1, 2]]))
+add("torch.nonzero", "as_tuple", lambda L, x: L.nonzero(x, as_tuple=True),
+    ints(2, 3, low=-1, high=2))
+
+
+# ----------------------------------------------------------------------------- operators
+
+# Tensor's operators (its dunder methods that torch.Tensor has too), each through the Python
+# syntax that calls it. Binary ones: a tensor on each side, a number on the right, a number on
+# the left (the reflected method), integer and boolean operands, and a shape mismatch.
+OPERATORS = {
+    "__add__": lambda a, b: a + b, "__sub__": lambda a, b: a - b, "__mul__": lambda a, b: a * b,
+    "__truediv__": lambda a, b: a / b, "__pow__": lambda a, b: a ** b,
+    "__eq__": lambda a, b: a == b, "__ne__": lambda a, b: a != b, "__lt__": lambda a, b: a < b,
+    "__le__": lambda a, b: a <= b, "__gt__": lambda a, b: a > b, "__ge__": lambda a, b: a >= b,
+}
+REFLECTED = {"__radd__": lambda a: 2.5 + a, "__rsub__": lambda a: 2.5 - a,
+             "__rmul__": lambda a: 2.5 * a, "__rtruediv__": lambda a: 2.5 / a,
+             "__rpow__": lambda a: 2.5 ** a}
+for _name, _op in OPERATORS.items():
+    _first = positive(2, 3) if _name == "__pow__" else lattice(2, 3)
+    _second = nonzero(3) if _name == "__truediv__" else lattice(3, offset=0.2 * (
+        _name in ("__add__", "__sub__", "__mul__", "__pow__")))
+    add(f"Tensor.{_name}", "broadcast", (lambda o: lambda L, x, y: o(x, y))(_op), _first, _second)
+    add(f"Tensor.{_name}", "number", (lambda o: lambda L, x: o(x, 2))(_op), _first)
+    add(f"Tensor.{_name}", "int-tensors", (lambda o: lambda L, x, y: o(x, y))(_op),
+        ints(2, 3, low=1), ints(3, low=1))
+    add(f"Tensor.{_name}", "int-float-number", (lambda o: lambda L, x: o(x, 0.5))(_op),
+        ints(2, 3, low=1))
+    add(f"Tensor.{_name}", "mismatch", (lambda o: lambda L, x, y: o(x, y))(_op), normal(2, 3),
+        normal(2))
+for _name, _op in REFLECTED.items():
+    add(f"Tensor.{_name}", "float", (lambda o: lambda L, x: o(x))(_op),
+        nonzero(2, 3) if _name == "__rtruediv__" else normal(2, 3))
+    add(f"Tensor.{_name}", "int", (lambda o: lambda L, x: o(x))(_op), ints(2, 3, low=1))
+add("Tensor.__matmul__", "batched", lambda L, x, y: x @ y, normal(2, 2, 3), normal(3, 4))
+add("Tensor.__matmul__", "mismatch", lambda L, x, y: x @ y, normal(2, 3), normal(2, 3))
+add("Tensor.__rmatmul__", "tensors", lambda L, x, y: x.__rmatmul__(y), normal(3, 2),
+    normal(2, 3))
+add("Tensor.__rmatmul__", "array-left", lambda L, x: _numpy_left(L, x), normal(3, 2))
+add("Tensor.__dlpack__", "plain", lambda L, x: np.from_dlpack(x), fixed(2, 3))
+add("Tensor.__dlpack__", "detached-leaf", lambda L, x: np.from_dlpack(x.detach()), normal(2, 3))
+add("Tensor.__dlpack__", "requires-grad", lambda L, x: np.from_dlpack(x), normal(2, 3))
+add("Tensor.__dlpack_device__", "cpu", lambda L, x: tuple(x.__dlpack_device__()), normal(2, 3))
+for _name, _op in {"__and__": lambda a, b: a & b, "__or__": lambda a, b: a | b}.items():
+    add(f"Tensor.{_name}", "bools", (lambda o: lambda L, x, y: o(x, y))(_op), mask(2, 3), mask(3))
+    add(f"Tensor.{_name}", "ints", (lambda o: lambda L, x, y: o(x, y))(_op), ints(2, 3), ints(3))
+    add(f"Tensor.{_name}", "floats", (lambda o: lambda L, x, y: o(x, y))(_op), normal(2, 3),
+        normal(3))
+add("Tensor.__invert__", "bools", lambda L, m: ~m, mask(2, 3))
+add("Tensor.__invert__", "ints", lambda L, m: ~m, ints(2, 3))
+add("Tensor.__invert__", "floats", lambda L, x: ~x, normal(2, 3))
+add("Tensor.__neg__", "float", lambda L, x: -x, normal(2, 3))
+add("Tensor.__neg__", "bool", lambda L, m: -m, mask(2, 3))
+add("Tensor.__pos__", "float", lambda L, x: +x, normal(2, 3))
+add("Tensor.__abs__", "float", lambda L, x: abs(x), nonzero(2, 3))
+for _name, _op in {"__iadd__": lambda a, b: a.__iadd__(b), "__isub__": lambda a, b: a.__isub__(b),
+                   "__imul__": lambda a, b: a.__imul__(b),
+                   "__itruediv__": lambda a, b: a.__itruediv__(b)}.items():
+    add(f"Tensor.{_name}", "non-leaf", (lambda o: lambda L, x, y: (lambda z: (o(z, y), z))(
+        x * 1))(_op), normal(2, 3), nonzero(3))
+    add(f"Tensor.{_name}", "leaf", (lambda o: lambda L, x, y: o(x, y))(_op), normal(2, 3),
+        nonzero(3))
+    add(f"Tensor.{_name}", "broadcast-self", (lambda o: lambda L, x, y: o(y * 1, x))(_op),
+        normal(2, 3), nonzero(3))
+    add(f"Tensor.{_name}", "int-by-float", (lambda o: lambda L, x: o(x.clone(), 1.5))(_op),
+        ints(2, 3, low=1))
+add("Tensor.__bool__", "one", lambda L, x: bool(x[0, 0] > 0), normal(2, 3))
+add("Tensor.__bool__", "many", lambda L, x: bool(x > 0), normal(2, 3))
+add("Tensor.__float__", "one", lambda L, x: float(x[1, 2]), fixed(2, 3))
+add("Tensor.__float__", "many", lambda L, x: float(x), fixed(2, 3))
+add("Tensor.__int__", "one", lambda L, x: int(x[1, 2] * 10), fixed(2, 3))
+add("Tensor.__index__", "list-index", lambda L, i: [10, 20, 30][i[0]], indices(3, 2))
+add("Tensor.__index__", "float", lambda L, x: [10, 20, 30][x[0, 0]], normal(2, 3))
+add("Tensor.__len__", "rows", lambda L, x: len(x), normal(2, 3))
+add("Tensor.__len__", "0-d", lambda L, x: len(x[0, 0]), normal(2, 3))
+add("Tensor.__iter__", "rows", lambda L, x: list(x), normal(2, 3))
+add("Tensor.__iter__", "0-d", lambda L, x: list(x[0, 0]), normal(2, 3))
+add("Tensor.__array__", "no-grad", lambda L, x: np.asarray(x.detach()), normal(2, 3))
+add("Tensor.__array__", "requires-grad", lambda L, x: np.asarray(x), normal(2, 3))
+GETITEM = {
+    "int": lambda x: x[1], "negative": lambda x: x[-1, -2], "slice": lambda x: x[:, 1:],
+    "step": lambda x: x[:, ::2], "None": lambda x: x[None, :, None],
+    "Ellipsis": lambda x: x[..., 1],
+    "list": lambda x: x[[1, 0, 1]], "two-lists": lambda x: x[[0, 1], [2, 0]],
+    "bool-list": lambda x: x[[True, False]], "out-of-range": lambda x: x[2],
+    "negative-step": lambda x: x[::-1], "too-many": lambda x: x[0, 0, 0],
+}
+for _label, _index in GETITEM.items():
+    add("Tensor.__getitem__", _label, (lambda i: lambda L, x: i(x))(_index), normal(2, 3))
+add("Tensor.__getitem__", "mask", lambda L, x, m: x[m], normal(2, 3), mask(2, 3))
+add("Tensor.__getitem__", "row-mask", lambda L, x, m: x[m], normal(2, 3), constant([True, False]))
+add("Tensor.__getitem__", "int-tensor", lambda L, x, i: x[:, i], normal(2, 3), indices(3, 2, 2))
+add("Tensor.__getitem__", "bad-int-tensor", lambda L, x, i: x[i], normal(2, 3), constant([2]))
+SETITEM = {
+    "int": lambda x, v: x.__setitem__(1, v), "slice": lambda x, v: x.__setitem__(
+        (slice(None), slice(1, None)), v[:2]),
+    "number": lambda x, v: x.__setitem__((0, 0), 7.0),
+    "list": lambda x, v: x.__setitem__([1, 0], v),
+    "mask-none": lambda x, v: x.__setitem__(x > 100, 0.0),
+    "mask": lambda x, v: x.__setitem__(x > 0, 0.0),
+    "bad-shape": lambda x, v: x.__setitem__(0, v[:2]),
+}
+for _label, _set in SETITEM.items():
+    add("Tensor.__setitem__", _label, (lambda s: lambda L, x, v: (lambda z: (s(z, v), z)[1])(
+        x * 1))(_set), normal(2, 3), normal(3))
+add("Tensor.__setitem__", "leaf", lambda L, x, v: x.__setitem__(0, v), normal(2, 3), normal(3))
+add("Tensor.__setitem__", "int-gets-float", lambda L, x: (lambda z: (
+    z.__setitem__(0, 2.7), z)[1])(x.clone()), ints(2, 3))
+
+
+def _numpy_left(L: Any, x: Any) -> Any:
+    """``array @ tensor``: numpy's matmul sees a tensor on its right."""
+    return np.ones((2, 3)) @ x.detach()
+
+
+# ----------------------------------------------------------------------------- making tensors
+
+CREATION = {
+    "zeros": [("2x3", lambda L: L.zeros(2, 3)), ("tuple", lambda L: L.zeros((2,))),
+              ("int", lambda L: L.zeros(2, dtype=L.int64)), ("bad", lambda L: L.zeros(-1))],
+    "ones": [("2x3", lambda L: L.ones(2, 3)), ("f64", lambda L: L.ones(2, dtype=L.float64))],
+    "full": [("float", lambda L: L.full((2, 3), 1.5)), ("int", lambda L: L.full((2,), 3)),
+             ("bool", lambda L: L.full((2,), True))],
+    "empty": [("2x3", lambda L: L.empty(2, 3).zero_())],
+    "arange": [("5", lambda L: L.arange(5)), ("float-step", lambda L: L.arange(0, 1, 0.25)),
+               ("float-end", lambda L: L.arange(0, 5.0)), ("neg", lambda L: L.arange(3, 0, -1)),
+               ("dtype", lambda L: L.arange(4, dtype=L.float32)),
+               ("bad", lambda L: L.arange(0, 3, 0))],
+    "linspace": [("5", lambda L: L.linspace(0, 1, 5)), ("1", lambda L: L.linspace(2, 3, 1))],
+    "eye": [("3", lambda L: L.eye(3)), ("2x3", lambda L: L.eye(2, 3))],
+    "tensor": [("floats", lambda L: L.tensor([1.0, 2.0])), ("ints", lambda L: L.tensor([1, 2])),
+               ("bools", lambda L: L.tensor([True])), ("scalar", lambda L: L.tensor(3.5)),
+               ("mixed", lambda L: L.tensor([1, 2.5])),
+               ("ragged", lambda L: L.tensor([[1], [1, 2]])),
+               ("requires-grad-int", lambda L: L.tensor([1], requires_grad=True)),
+               ("f64-array", lambda L: L.tensor(np.array([1.5]))),
+               ("i32-array", lambda L: L.tensor(np.array([1], dtype=np.int32)))],
+    "as_tensor": [("list", lambda L: L.as_tensor([1.0, 2.0])),
+                  ("array", lambda L: L.as_tensor(np.array([1, 2])))],
+    "from_numpy": [("f32", lambda L: L.from_numpy(np.array([1.0, 2.0], dtype=np.float32))),
+                   ("i64", lambda L: L.from_numpy(np.arange(3)))],
+    "pi": [("value", lambda L: L.pi)],
+    "FloatTensor": [("list", lambda L: L.FloatTensor([1, 2]))],
+    "DoubleTensor": [("list", lambda L: L.DoubleTensor([1, 2]))],
+    "HalfTensor": [("list", lambda L: L.HalfTensor([1, 2]))],
+    "LongTensor": [("list", lambda L: L.LongTensor([1.5, 2]))],
+    "IntTensor": [("list", lambda L: L.IntTensor([1, 2]))],
+    "ShortTensor": [("list", lambda L: L.ShortTensor([1, 2]))],
+    "CharTensor": [("list", lambda L: L.CharTensor([1, -2]))],
+    "ByteTensor": [("list", lambda L: L.ByteTensor([1, 2]))],
+    "BoolTensor": [("list", lambda L: L.BoolTensor([1, 0]))],
+    "Tensor": [("list", lambda L: L.Tensor([1, 2])), ("sizes", lambda L: L.Tensor(2, 3).zero_())],
+    "device": [("cpu", lambda L: str(L.device("cpu"))),
+               ("type", lambda L: L.device("cpu").type)],
+    "is_grad_enabled": [("default", lambda L: L.is_grad_enabled())],
+    "is_anomaly_enabled": [("default", lambda L: L.is_anomaly_enabled())],
+    "save": [("round-trip", lambda L: _round_trip(L, {"w": L.ones(2), "n": 3}))],
+    "load": [("round-trip", lambda L: _round_trip(L, [L.arange(3), L.zeros(1)]))],
+}
+for _name in ("float", "double", "half", "long", "int", "bool", "float16", "float32", "float64",
+              "int8", "int16", "int32", "int64", "uint8"):
+    CREATION[_name] = [("dtype", (lambda n: lambda L: getattr(L, n))(_name))]
+
+
+def _round_trip(L: Any, obj: Any) -> Any:
+    buffer = io.BytesIO()
+    L.save(obj, buffer)
+    buffer.seek(0)
+    return L.load(buffer)
+
+
+for _name, _variants in CREATION.items():
+    for _label, _program in _variants:
+        add(f"torch.{_name}", _label, _program)
+
+for _name in ("zeros_like", "ones_like", "empty_like"):
+    _random = _name == "empty_like"  # uninitialised memory in torch
+    add(f"torch.{_name}", "f64", (lambda n: lambda L, x: getattr(L, n)(x))(_name), normal(2, 3),
+        random=_random)
+    add(f"torch.{_name}", "int", (lambda n: lambda L, x: getattr(L, n)(x))(_name), ints(2),
+        random=_random)
+add("torch.full_like", "f64", lambda L, x: L.full_like(x, 2.5), normal(2, 3))
+add("torch.full_like", "int-float-fill", lambda L, x: L.full_like(x, 2.5), ints(2))
+add("torch.empty_like", "shape", lambda L, x: L.empty_like(x).shape, normal(2, 3))
+
+RANDOM = {
+    "rand": lambda L: L.rand(2, 3), "randn": lambda L: L.randn(2, 3),
+    "randint": lambda L: L.randint(0, 5, (2, 3)), "randperm": lambda L: L.randperm(5),
+    "normal": lambda L: L.normal(0.0, 1.0, (2, 3)),
+    "multinomial": lambda L: L.multinomial(L.tensor([0.2, 0.8]), 3, replacement=True),
+    "rand_like": lambda L: L.rand_like(L.zeros(2, dtype=L.float64)),
+    "randn_like": lambda L: L.randn_like(L.zeros(2)),
+    "manual_seed": lambda L: type(L.manual_seed(0)).__name__,
+    "Generator": lambda L: L.rand(3, generator=L.Generator().manual_seed(1)),
+}
+for _name, _program in RANDOM.items():
+    add(f"torch.{_name}", "draw", _program, random=True)
+add("torch.default_generator", "is-manual_seed's", lambda L: L.manual_seed(0) is
+    L.default_generator)
+add("torch.manual_seed", "reseeds-the-default", lambda L: _reseeded(L))
+add("torch.randperm", "seeded", lambda L: L.randperm(7, generator=L.Generator().manual_seed(3)))
+
+
+def _reseeded(L: Any) -> Any:
+    """randperm deals PyTorch's permutations (NOTE [PyTorch's integer stream])."""
+    g = L.manual_seed(3)
+    first = L.randperm(6)
+    g.manual_seed(3)
+    return first, L.randperm(6)
+add("torch.normal", "tensor-mean", lambda L, m: L.normal(m, 1.0), normal(2, 3), random=True)
+add("torch.multinomial", "bad-too-many", lambda L: L.multinomial(L.tensor([0.2, 0.8]), 3),
+    random=True)
+add("torch.randint", "bad-empty-range", lambda L: L.randint(3, 3, (2,)), random=True)
+for _name, _program in {
+    "normal_": lambda L, x: (x * 1).normal_(), "uniform_": lambda L, x: (x * 1).uniform_(-1, 1),
+    "random_": lambda L, x: (x * 1).random_(0, 5),
+}.items():
+    add(f"Tensor.{_name}", "draw", _program, normal(2, 3), random=True)
+
+
+# ----------------------------------------------------------------------------- Tensor's own
+
+TENSOR = {
+    "item": [("0d", lambda L, x: x[0, 0].item()),
+             ("types", lambda L, x: [type(t.item()).__name__ for t in (
+                 x[0, 0], x[0, 0].long(), x[0, 0] > 0, x[0, 0].float())]),
+             ("1-elem", lambda L, x: x[:1, :1].item()),
+             ("bad", lambda L, x: x.item())],
+    "tolist": [("2d", lambda L, x: x.tolist()), ("int", lambda L, x: x.long().tolist()),
+               ("types", lambda L, x: [type(t.tolist()[0]).__name__ for t in (
+                   x[0], x[0].long(), x[0] > 0)])],
+    "numpy": [("no-grad", lambda L, x: x.detach().numpy()), ("requires-grad", lambda L, x:
+              x.numpy())],
+    "size": [("all", lambda L, x: tuple(x.size())), ("dim", lambda L, x: x.size(1)),
+             ("neg", lambda L, x: x.size(-1)), ("bad", lambda L, x: x.size(2))],
+    "shape": [("tuple", lambda L, x: tuple(x.shape))],
+    "dim": [("2", lambda L, x: x.dim())], "ndim": [("2", lambda L, x: x.ndim)],
+    "nelement": [("6", lambda L, x: x.nelement())],
+    "dtype": [("f64", lambda L, x: x.dtype), ("f32", lambda L, x: x.float().dtype)],
+    "device": [("cpu", lambda L, x: str(x.device)), ("type", lambda L, x: x.device.type)],
+    "is_contiguous": [("yes", lambda L, x: x.is_contiguous()),
+                      ("T", lambda L, x: x.T.is_contiguous())],
+    "requires_grad": [("leaf", lambda L, x: x.requires_grad),
+                      ("derived", lambda L, x: (x * 2).requires_grad)],
+    "is_leaf": [("leaf", lambda L, x: x.is_leaf), ("derived", lambda L, x: (x * 2).is_leaf)],
+    "grad_fn": [("none", lambda L, x: x.grad_fn is None),
+                ("derived", lambda L, x: (x * 2).grad_fn is None)],
+    "grad": [("after", lambda L, x: _grad_after(L, x))],
+    "retain_grad": [("kept", lambda L, x: _retained(x))],
+    "retains_grad": [("flags", lambda L, x: (x.retains_grad, (x * 2).retains_grad))],
+    "register_hook": [("doubles", lambda L, x: _hooked(x))],
+    "backward": [("scalar", lambda L, x: _grad_after(L, x)),
+                 ("non-scalar", lambda L, x: (x * 2).backward()),
+                 ("gradient", lambda L, x: _backward_with(L, x))],
+    "requires_grad_": [("float", lambda L, x: x.detach().requires_grad_().requires_grad),
+                       ("int", lambda L, x: x.long().requires_grad_())],
+    "data": [("view", lambda L, x: x.data)],
+    "to": [("dtype", lambda L, x: x.to(L.float32)), ("device", lambda L, x: x.to("cpu")),
+           ("tensor", lambda L, x: x.to(x.long())), ("kw", lambda L, x: x.to(dtype=L.int32))],
+    "type": [("string", lambda L, x: x.type().split(".")[-1]),
+             ("dtype", lambda L, x: x.type(L.float32))],
+    "type_as": [("long", lambda L, x: x.type_as(x.long()))],
+    "cuda": [("no-gpu", lambda L, x: x.cuda())],
+    "copy_": [("non-leaf", lambda L, x, y: (x * 1).copy_(y)),
+              ("leaf", lambda L, x, y: x.copy_(y)),
+              ("no-grad-leaf", lambda L, x, y: x.detach().copy_(y))],
+    "fill_": [("non-leaf", lambda L, x, y: (x * 1).fill_(2.0)),
+              ("leaf", lambda L, x, y: x.fill_(2.0))],
+    "zero_": [("non-leaf", lambda L, x, y: (x * 1).zero_()), ("leaf", lambda L, x, y: x.zero_())],
+    "add_": [("non-leaf", lambda L, x, y: (x * 1).add_(y)), ("leaf", lambda L, x, y: x.add_(y)),
+             ("alpha", lambda L, x, y: (x * 1).add_(y, alpha=2)),
+             ("broadcast-self", lambda L, x, y: (y * 1).add_(x))],
+    "sub_": [("non-leaf", lambda L, x, y: (x * 1).sub_(y))],
+    "mul_": [("non-leaf", lambda L, x, y: (x * 1).mul_(y)),
+             ("int-by-float", lambda L, x, y: x.long().mul_(1.5))],
+    "div_": [("non-leaf", lambda L, x, y: (x * 1).div_(y + 3))],
+    "new_full": [("f64", lambda L, x, y: x.new_full((2,), 3))],
+    "new_ones": [("f64", lambda L, x, y: x.new_ones(2, 1))],
+    "new_zeros": [("f64", lambda L, x, y: x.new_zeros((3,)))],
+    "new_tensor": [("ints", lambda L, x, y: x.new_tensor([1, 2])),
+                   ("floats", lambda L, x, y: x.new_tensor([1.5]))],
+    "logit": [("eps", lambda L, x, y: x.sigmoid().logit(eps=0.2))],
+    "softmax": [("method", lambda L, x, y: x.softmax(-1))],
+    "log_softmax": [("method", lambda L, x, y: x.log_softmax(0))],
+}
+for _name, _variants in TENSOR.items():
+    for _label, _program in _variants:
+        _n = len(inspect.signature(_program).parameters) - 1
+        add(f"Tensor.{_name}", _label, _program, *[normal(2, 3), normal(3)][:_n])
+
+
+def _grad_after(L: Any, x: Any) -> Any:
+    (x * x).sum().backward()
+    return x.grad
+
+
+def _backward_with(L: Any, x: Any) -> Any:
+    (x * 3).backward(L.ones(2, 3, dtype=L.float64))
+    return x.grad
+
+
+def _retained(x: Any) -> Any:
+    y = x * 2
+    y.retain_grad()
+    (y * y).sum().backward()
+    return y.grad
+
+
+def _hooked(x: Any) -> Any:
+    x.register_hook(lambda g: g * 2)
+    (x * x).sum().backward()
+    return x.grad
+
+
+# ----------------------------------------------------------------------------- grad modes
+
+add("torch.no_grad", "context", lambda L, x: _under(L.no_grad(), x), normal(2, 3))
+add("torch.enable_grad", "inside-no_grad", lambda L, x: _nested(L, x), normal(2, 3))
+add("torch.set_grad_enabled", "false", lambda L, x: _under(L.set_grad_enabled(False), x),
+    normal(2, 3))
+add("torch.is_tensor", "list", lambda L, x: L.is_tensor([1]), normal(2, 3))
+add("torch.numel", "fn", lambda L, x: L.numel(x), normal(2, 3))
+add("torch.allclose", "int-float", lambda L, x: L.allclose(x.long(), x), ints(2, 3))
+
+
+def _under(mode: Any, x: Any) -> Any:
+    with mode:
+        y = x * 2
+    return y.requires_grad, y
+
+
+def _nested(L: Any, x: Any) -> Any:
+    with L.no_grad():
+        with L.enable_grad():
+            y = x * 2
+        z = x * 2
+    return y.requires_grad, z.requires_grad, y
+
+
+# ----------------------------------------------------------------------------- functional
+
+
+def _F(name: str, *args: Any, **kw: Any) -> Callable[..., Any]:
+    return lambda L, *xs: getattr(L.nn.functional, name)(*xs, *args, **kw)
+
+
+FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] = {
+    "relu": [("float", _F("relu"), (nonzero(2, 3),))],
+    "sigmoid": [("float", _F("sigmoid"), (normal(2, 3),))],
+    "tanh": [("float", _F("tanh"), (normal(2, 3),))],
+    "silu": [("float", _F("silu"), (normal(2, 3),))],
+    "logsigmoid": [("float", _F("logsigmoid"), (normal(2, 3),))],
+    "gelu": [("none", _F("gelu"), (normal(2, 3),)),
+             ("tanh", _F("gelu", approximate="tanh"), (normal(2, 3),)),
+             ("bad", _F("gelu", approximate="cubic"), (normal(2, 3),))],
+    "leaky_relu": [("0.1", _F("leaky_relu", 0.1), (nonzero(2, 3),))],
+    "softplus": [("beta2", _F("softplus", beta=2.0), (normal(2, 3),))],
+    "softmax": [("dim1", _F("softmax", dim=1), (normal(2, 3),)),
+                ("dtype", _F("softmax", dim=0, dtype=None), (normal(2, 3),))],
+    "log_softmax": [("dim-1", _F("log_softmax", dim=-1), (normal(2, 3),))],
+    "linear": [("bias", _F("linear"), (normal(2, 3), normal(4, 3), normal(4))),
+               ("no-bias", _F("linear"), (normal(2, 3), normal(4, 3))),
+               ("bad", _F("linear"), (normal(2, 3), normal(4, 2)))],
+    "dropout": [("eval", _F("dropout", 0.5, training=False), (normal(2, 3),)),
+                ("p0", _F("dropout", 0.0), (normal(2, 3),)),
+                ("bad-p", _F("dropout", 1.5), (normal(2, 3),))],
+    "dropout2d": [("eval", _F("dropout2d", 0.5, training=False), (normal(2, 3, 2, 2),))],
+    "embedding": [("2d", lambda L, i, w: L.nn.functional.embedding(i, w),
+                   (indices(4, 2, 3), normal(4, 3))),
+                  ("padding_idx", lambda L, i, w: L.nn.functional.embedding(i, w, padding_idx=0),
+                   (constant([0, 1, 0, 3]), normal(4, 3))),
+                  ("bad-index", lambda L, i, w: L.nn.functional.embedding(i, w),
+                   (constant([4]), normal(4, 3)))],
+    "embedding_bag": [("mean", lambda L, i, o, w: L.nn.functional.embedding_bag(i, w, o),
+                       (constant([0, 2, 1, 3]), constant([0, 1]), normal(4, 3))),
+                      ("sum", lambda L, i, o, w: L.nn.functional.embedding_bag(i, w, o,
+                                                                               mode="sum"),
+                       (constant([0, 2, 1, 3]), constant([0, 3]), normal(4, 3)))],
+    "one_hot": [("4", _F("one_hot", 4), (constant([0, 3, 1]),)),
+                ("infer", _F("one_hot"), (constant([[0, 2]]),)),
+                ("bad", _F("one_hot", 2), (constant([0, 3]),))],
+    "pad": [("last", _F("pad", (1, 2)), (normal(2, 3),)),
+            ("two-dims", _F("pad", (1, 0, 0, 1), value=2.0), (normal(2, 3),)),
+            ("negative", _F("pad", (-1, 0)), (normal(2, 3),)),
+            ("reflect", _F("pad", (1, 1), mode="reflect"), (normal(1, 2, 3),))],
+    "layer_norm": [("affine", lambda L, x, w, b: L.nn.functional.layer_norm(x, (3,), w, b),
+                    (normal(2, 3), normal(3), normal(3))),
+                   ("plain", _F("layer_norm", (2, 3)), (normal(2, 2, 3),)),
+                   ("bad", _F("layer_norm", (2,)), (normal(2, 3),))],
+    "group_norm": [("2", lambda L, x, w, b: L.nn.functional.group_norm(x, 2, w, b),
+                    (normal(2, 4, 3), normal(4), normal(4))),
+                   ("bad", _F("group_norm", 3), (normal(2, 4, 3),))],
+    "conv1d": [("pad", lambda L, x, w, b: L.nn.functional.conv1d(x, w, b, padding=1),
+                (normal(2, 3, 5), normal(4, 3, 3), normal(4))),
+               ("bad", _F("conv1d"), (normal(2, 2, 5), normal(4, 3, 3)))],
+    "conv2d": [("stride", lambda L, x, w, b: L.nn.functional.conv2d(x, w, b, stride=2),
+                (normal(1, 2, 5, 5), normal(3, 2, 3, 3), normal(3))),
+               ("groups", _F("conv2d", groups=2, padding="same"),
+                (normal(1, 4, 4, 4), normal(2, 2, 3, 3))),
+               ("unbatched", _F("conv2d"), (normal(2, 4, 4), normal(3, 2, 3, 3)))],
+    "conv3d": [("plain", _F("conv3d"), (normal(1, 2, 3, 3, 3), normal(2, 2, 2, 2, 2)))],
+    "conv_transpose2d": [("stride", _F("conv_transpose2d", stride=2, padding=1),
+                          (normal(1, 2, 3, 3), normal(2, 3, 3, 3)))],
+    "max_pool1d": [("2", _F("max_pool1d", 2), (distinct(1, 2, 6),))],
+    "max_pool2d": [("2", _F("max_pool2d", 2), (distinct(1, 2, 4, 4),)),
+                   ("pad-stride", _F("max_pool2d", 3, stride=2, padding=1),
+                    (distinct(1, 1, 5, 5),)),
+                   ("indices", _F("max_pool2d", 2, return_indices=True), (distinct(1, 1, 4, 4),))],
+    "avg_pool2d": [("2", _F("avg_pool2d", 2), (normal(1, 2, 4, 4),)),
+                   ("pad", _F("avg_pool2d", 3, stride=2, padding=1, count_include_pad=False),
+                    (normal(1, 1, 5, 5),)),
+                   ("pad-override", _F("avg_pool2d", (3, 2), padding=1, divisor_override=5,
+                                       count_include_pad=False), (normal(1, 2, 5, 4),))],
+    "adaptive_avg_pool2d": [("1", _F("adaptive_avg_pool2d", 1), (normal(2, 3, 4, 4),)),
+                            ("uneven", _F("adaptive_avg_pool2d", (2, 3)), (normal(1, 1, 5, 7),))],
+    "interpolate": [("nearest", _F("interpolate", scale_factor=2), (normal(1, 2, 3, 3),)),
+                    ("bilinear", _F("interpolate", size=(5, 4), mode="bilinear",
+                                    align_corners=False), (normal(1, 1, 3, 3),))],
+    "pixel_shuffle": [("2", _F("pixel_shuffle", 2), (normal(1, 8, 2, 3),))],
+    "scaled_dot_product_attention": [
+        ("plain", _F("scaled_dot_product_attention"), (normal(2, 3, 4), normal(2, 5, 4),
+                                                       normal(2, 5, 2))),
+        ("causal", _F("scaled_dot_product_attention", is_causal=True),
+         (normal(1, 3, 4), normal(1, 3, 4), normal(1, 3, 4)))],
+    "mse_loss": [("mean", _F("mse_loss"), (normal(2, 3), fixed(2, 3))),
+                 ("sum", _F("mse_loss", reduction="sum"), (normal(2, 3), normal(2, 3))),
+                 ("none", _F("mse_loss", reduction="none"), (normal(2, 3), fixed(2, 3))),
+                 ("bad-reduction", _F("mse_loss", reduction="avg"), (normal(2, 3), fixed(2, 3)))],
+    "l1_loss": [("mean", _F("l1_loss"), (nonzero(2, 3), constant(np.zeros((2, 3)))))],
+    "smooth_l1_loss": [("beta", _F("smooth_l1_loss", beta=0.5), (normal(2, 3), fixed(2, 3)))],
+    "binary_cross_entropy": [("mean", _F("binary_cross_entropy"), (uniform(0.1, 0.9, 2, 3),
+                                                                  probs(2, 3))),
+                             ("weight", lambda L, p, t, w: L.nn.functional.binary_cross_entropy(
+                                 p, t, weight=w), (uniform(0.1, 0.9, 2, 3), probs(2, 3),
+                                                   probs(3))),
+                             ("bad-shape", _F("binary_cross_entropy"),
+                              (uniform(0.1, 0.9, 2, 3), probs(3, 2)))],
+    "binary_cross_entropy_with_logits": [
+        ("mean", _F("binary_cross_entropy_with_logits"), (normal(2, 3), probs(2, 3))),
+        ("pos_weight", lambda L, x, t, w: L.nn.functional.binary_cross_entropy_with_logits(
+            x, t, pos_weight=w), (normal(2, 3), probs(2, 3), positive(3))),
+        ("bad-shape", _F("binary_cross_entropy_with_logits"), (normal(2, 3), probs(3)))],
+    "cross_entropy": [("classes", _F("cross_entropy"), (normal(4, 3), indices(3, 4))),
+                      ("smoothing-sum", _F("cross_entropy", label_smoothing=0.1, reduction="sum"),
+                       (normal(4, 3), indices(3, 4))),
+                      ("ignore", _F("cross_entropy", ignore_index=1),
+                       (normal(4, 3), constant([0, 1, 2, 1]))),
+                      ("weight", lambda L, x, t, w: L.nn.functional.cross_entropy(x, t, w),
+                       (normal(4, 3), indices(3, 4), positive(3))),
+                      ("probabilities", _F("cross_entropy"), (normal(4, 3), probs(4, 3))),
+                      ("spatial", _F("cross_entropy"), (normal(2, 3, 2), indices(3, 2, 2))),
+                      ("bad-class", _F("cross_entropy"), (normal(2, 3), constant([0, 3]))),
+                      ("float-target-shape", _F("cross_entropy"), (normal(2, 3), probs(2, 2)))],
+    "nll_loss": [("mean", _F("nll_loss"), (normal(4, 3), indices(3, 4))),
+                 ("none", _F("nll_loss", reduction="none"), (normal(4, 3), indices(3, 4)))],
+}
+for _name, _variants in FUNCTIONAL.items():
+    for _label, _program, _inputs in _variants:
+        add(f"F.{_name}", _label, _program, *_inputs)
+add("F.dropout", "train", _F("dropout", 0.5), normal(2, 3), random=True)
+add("F.dropout2d", "train", _F("dropout2d", 0.5), normal(2, 3, 2, 2), random=True)
+add("F.conv2d", "int-input", _F("conv2d"), ints(1, 2, 4, 4), normal(3, 2, 3, 3))
+
+
+# ----------------------------------------------------------------------------- modules
+
+
+def filled(L: Any, module: Any) -> Any:
+    """``module`` with every parameter and buffer set from a generator seeded by its name, the
+    same numbers in both libraries (running variances positive)."""
+    with L.no_grad():
+        for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+            if not t.dtype.is_floating_point if L is not dg else t.dtype.kind != "f":
+                continue
+            rng = np.random.default_rng(zlib.crc32(name.encode()))
+            values = (rng.uniform(0.5, 1.5, tuple(t.shape)) if name.endswith("running_var")
+                      else rng.standard_normal(tuple(t.shape)) * 0.5)
+            t.copy_(L.tensor(values, dtype=t.dtype))
+    return module
+
+
+def module_case(name: str, label: str, make: Callable[[Any], Any], *inputs: Input,
+                forward: Callable[..., Any] | None = None, train: bool = False,
+                lazy: bool = False, **kw: Any) -> None:
+    """nn.NAME built by ``make(L)``, filled, in eval mode unless ``train``, run on the inputs
+    (``forward(L, module, *inputs)``, module(*inputs) by default)."""
+    def program(L: Any, *xs: Any) -> Any:
+        module = make(L)
+        if lazy:  # the first call decides the shapes
+            with L.no_grad():
+                module(*[x.detach() for x in xs])
+        filled(L, module)
+        module.train(train)
+        out = forward(L, module, *xs) if forward else module(*xs)
+        return module, out
+
+    add(f"nn.{name}", label, program, *inputs, dtype=kw.pop("dtype", "float32"), module=True,
+        **kw)
+
+
+def _custom(L: Any) -> Any:
+    class Net(L.nn.Module):  # registration by attribute, a parameter of its own, a buffer
+        def __init__(self) -> None:
+            super().__init__()
+            self.scale = L.nn.Parameter(L.ones(3))
+            self.body = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.ReLU(), L.nn.Linear(4, 2))
+            self.register_buffer("count", L.zeros(1))
+            self.heads = L.nn.ModuleList([L.nn.Linear(2, 2), L.nn.Tanh()])
+            self.table = L.nn.ModuleDict({"b": L.nn.Identity(), "a": L.nn.Linear(2, 1)})
+
+        def forward(self, x: Any) -> Any:
+            h = self.body(x * self.scale)
+            for m in self.heads:
+                h = m(h)
+            return self.table["a"](self.table["b"](h))
+
+    return Net()
+
+
+MODULES: dict[str, list[tuple]] = {
+    "Linear": [("3-4", lambda L: L.nn.Linear(3, 4), (normal(2, 3),)),
+               ("no-bias", lambda L: L.nn.Linear(3, 2, bias=False), (normal(2, 2, 3),)),
+               ("bad", lambda L: L.nn.Linear(3, 2), (normal(2, 4),))],
+    "LazyLinear": [("4", lambda L: L.nn.LazyLinear(4), (normal(2, 3),), {"lazy": True})],
+    "Bilinear": [],
+    "Conv1d": [("pad", lambda L: L.nn.Conv1d(2, 3, 3, padding=1), (normal(2, 2, 5),))],
+    "Conv2d": [("stride", lambda L: L.nn.Conv2d(2, 3, 3, stride=2), (normal(1, 2, 5, 5),)),
+               ("float64-input", lambda L: L.nn.Conv2d(2, 3, 3), (normal(1, 2, 5, 5),),
+                {"dtype": "float64"})],
+    "LazyConv2d": [("3", lambda L: L.nn.LazyConv2d(3, 2), (normal(1, 2, 4, 4),), {"lazy": True})],
+    "Conv3d": [("plain", lambda L: L.nn.Conv3d(2, 2, 2), (normal(1, 2, 3, 3, 3),))],
+    "ConvTranspose2d": [("stride", lambda L: L.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1),
+                         (normal(1, 2, 3, 3),))],
+    "MaxPool2d": [("2", lambda L: L.nn.MaxPool2d(2), (distinct(1, 2, 4, 4),))],
+    "AvgPool2d": [("2", lambda L: L.nn.AvgPool2d(2), (normal(1, 2, 4, 4),)),
+                  ("pad-excluded", lambda L: L.nn.AvgPool2d(3, 2, 1, count_include_pad=False),
+                   (normal(2, 5, 4),))],
+    "AdaptiveAvgPool2d": [("1", lambda L: L.nn.AdaptiveAvgPool2d((1, 1)), (normal(2, 3, 4, 4),))],
+    "BatchNorm1d": [("train", lambda L: L.nn.BatchNorm1d(3), (normal(4, 3),), {"train": True}),
+                    ("eval", lambda L: L.nn.BatchNorm1d(3), (normal(4, 3),)),
+                    ("no-affine-3d", lambda L: L.nn.BatchNorm1d(3, affine=False),
+                     (normal(2, 3, 4),), {"train": True})],
+    "BatchNorm2d": [("train", lambda L: L.nn.BatchNorm2d(2), (normal(2, 2, 3, 3),),
+                     {"train": True})],
+    "LazyBatchNorm1d": [("train", lambda L: L.nn.LazyBatchNorm1d(), (normal(4, 3),),
+                         {"train": True, "lazy": True})],
+    "LazyBatchNorm2d": [("eval", lambda L: L.nn.LazyBatchNorm2d(), (normal(2, 2, 3, 3),),
+                         {"lazy": True})],
+    "LayerNorm": [("last", lambda L: L.nn.LayerNorm(3), (normal(2, 3),)),
+                  ("two", lambda L: L.nn.LayerNorm((2, 3)), (normal(2, 2, 3),))],
+    "GroupNorm": [("2", lambda L: L.nn.GroupNorm(2, 4), (normal(2, 4, 3),))],
+    "Embedding": [("rows", lambda L: L.nn.Embedding(5, 3), (indices(5, 2, 3),)),
+                  ("padding_idx", lambda L: L.nn.Embedding(5, 3, padding_idx=-2),
+                   (constant([[3, 1, 3], [0, 4, 2]]),))],
+    "EmbeddingBag": [("mean", lambda L: L.nn.EmbeddingBag(5, 3), (indices(5, 2, 3),))],
+    "Dropout": [("eval", lambda L: L.nn.Dropout(0.3), (normal(2, 3),)),
+                ("train", lambda L: L.nn.Dropout(0.3), (normal(2, 3),), {"train": True,
+                                                                         "random": True})],
+    "Dropout2d": [("eval", lambda L: L.nn.Dropout2d(0.3), (normal(1, 2, 3, 3),))],
+    "Flatten": [("default", lambda L: L.nn.Flatten(), (normal(2, 3, 2),))],
+    "Identity": [("same", lambda L: L.nn.Identity(), (normal(2, 3),))],
+    "ReLU": [("plain", lambda L: L.nn.ReLU(), (nonzero(2, 3),))],
+    "LeakyReLU": [("0.2", lambda L: L.nn.LeakyReLU(0.2), (nonzero(2, 3),))],
+    "GELU": [("tanh", lambda L: L.nn.GELU(approximate="tanh"), (normal(2, 3),))],
+    "SiLU": [("plain", lambda L: L.nn.SiLU(), (normal(2, 3),))],
+    "Sigmoid": [("plain", lambda L: L.nn.Sigmoid(), (normal(2, 3),))],
+    "Tanh": [("plain", lambda L: L.nn.Tanh(), (normal(2, 3),))],
+    "Softmax": [("dim1", lambda L: L.nn.Softmax(dim=1), (normal(2, 3),))],
+    "LogSoftmax": [("dim1", lambda L: L.nn.LogSoftmax(dim=1), (normal(2, 3),))],
+    "PixelShuffle": [("2", lambda L: L.nn.PixelShuffle(2), (normal(1, 4, 2, 2),))],
+    "Upsample": [("nearest", lambda L: L.nn.Upsample(scale_factor=2), (normal(1, 1, 2, 3),))],
+    "UpsamplingNearest2d": [("2", lambda L: L.nn.UpsamplingNearest2d(scale_factor=2),
+                             (normal(1, 1, 2, 2),))],
+    "MSELoss": [("mean", lambda L: L.nn.MSELoss(), (normal(2, 3), fixed(2, 3)))],
+    "L1Loss": [("sum", lambda L: L.nn.L1Loss(reduction="sum"),
+                (nonzero(2, 3), constant(np.zeros((2, 3)))))],
+    "BCELoss": [("mean", lambda L: L.nn.BCELoss(), (uniform(0.1, 0.9, 2, 3), probs(2, 3)))],
+    "BCEWithLogitsLoss": [("mean", lambda L: L.nn.BCEWithLogitsLoss(), (normal(2, 3),
+                                                                        probs(2, 3)))],
+    "CrossEntropyLoss": [("smoothing", lambda L: L.nn.CrossEntropyLoss(label_smoothing=0.1),
+                          (normal(4, 3), indices(3, 4)))],
+    "NLLLoss": [("mean", lambda L: L.nn.NLLLoss(), (normal(4, 3), indices(3, 4)))],
+    "RNN": [("batch_first", lambda L: L.nn.RNN(3, 4, num_layers=2, batch_first=True),
+             (normal(2, 5, 3),))],
+    "LSTM": [("bidirectional", lambda L: L.nn.LSTM(3, 4, bidirectional=True),
+              (normal(5, 2, 3),))],
+    "GRU": [("2-layers", lambda L: L.nn.GRU(3, 4, num_layers=2), (normal(5, 2, 3),))],
+    "RNNCell": [("tanh", lambda L: L.nn.RNNCell(3, 4), (normal(2, 3),))],
+    "LSTMCell": [("plain", lambda L: L.nn.LSTMCell(3, 4), (normal(2, 3),))],
+    "GRUCell": [("plain", lambda L: L.nn.GRUCell(3, 4), (normal(2, 3),))],
+    "MultiheadAttention": [("self", lambda L: L.nn.MultiheadAttention(4, 2, batch_first=True),
+                            (normal(2, 3, 4),), {"forward": lambda L, m, x: m(x, x, x)})],
+    "TransformerEncoderLayer": [("post-norm", lambda L: L.nn.TransformerEncoderLayer(
+        4, 2, dim_feedforward=8, dropout=0.0, batch_first=True), (normal(2, 3, 4),))],
+    "TransformerEncoder": [("2", lambda L: L.nn.TransformerEncoder(L.nn.TransformerEncoderLayer(
+        4, 2, dim_feedforward=8, dropout=0.0), 2, enable_nested_tensor=False),
+        (normal(3, 2, 4),))],
+    "TransformerDecoderLayer": [("norm-first", lambda L: L.nn.TransformerDecoderLayer(
+        4, 2, dim_feedforward=8, dropout=0.0, norm_first=True),
+        (normal(3, 2, 4), normal(2, 2, 4)))],
+    "TransformerDecoder": [("1", lambda L: L.nn.TransformerDecoder(L.nn.TransformerDecoderLayer(
+        4, 2, dim_feedforward=8, dropout=0.0), 1), (normal(3, 2, 4), normal(2, 2, 4)))],
+    "Transformer": [("small", lambda L: L.nn.Transformer(4, 2, 1, 1, dim_feedforward=8,
+                                                          dropout=0.0, batch_first=True),
+                     (normal(2, 3, 4), normal(2, 2, 4)))],
+    "Sequential": [("mlp", lambda L: L.nn.Sequential(L.nn.Linear(3, 4), L.nn.Tanh(),
+                                                      L.nn.Linear(4, 2)), (normal(2, 3),)),
+                   ("ordered-dict", lambda L: L.nn.Sequential(__import__("collections")
+                    .OrderedDict([("b", L.nn.Linear(3, 2)), ("a", L.nn.ReLU())])),
+                    (normal(2, 3),))],
+    "ModuleList": [("appended", lambda L: _listed(L), (normal(2, 3),),
+                    {"forward": lambda L, m, x: m[1](m[0](x))})],
+    "ModuleDict": [("keys", lambda L: L.nn.ModuleDict({"z": L.nn.Linear(3, 2), "a": L.nn.Tanh()}),
+                    (normal(2, 3),), {"forward": lambda L, m, x: m["a"](m["z"](x))})],
+    "Module": [("custom", _custom, (normal(2, 3),))],
+}
+del MODULES["Bilinear"]
+
+
+def _listed(L: Any) -> Any:
+    layers = L.nn.ModuleList([L.nn.Linear(3, 3)])
+    layers.append(L.nn.Linear(3, 2))
+    return layers
+
+
+for _name, _variants in MODULES.items():
+    for _label, _make, _inputs, *_options in _variants:
+        module_case(_name, _label, _make, *_inputs, **(_options[0] if _options else {}))
+
+
+def _parameter(L: Any, x: Any) -> Any:
+    p = L.nn.Parameter(x.detach())
+    q = L.nn.Parameter(x.detach(), requires_grad=False)
+    return (p.requires_grad, q.requires_grad, isinstance(p, L.Tensor), p.is_leaf,
+            (p * 2).requires_grad, type(p * 2).__name__, p)
+
+
+add("nn.Parameter", "flags", _parameter, normal(2, 3))
+add("nn.Embedding", "padding-row-starts-at-zero", lambda L: (lambda m: (
+    m.weight[2].tolist(), bool(m.weight[1].abs().sum() > 0), repr(m)))(
+    L.nn.Embedding(4, 3, padding_idx=2)))
+add("nn.Embedding", "bad-padding_idx", lambda L: L.nn.Embedding(4, 3, padding_idx=4))
+add("F.embedding", "padding_idx-repeated", lambda L, i, w: L.nn.functional.embedding(
+    i, w, padding_idx=0), constant([[0, 2], [0, 0]]), normal(3, 2))
+
+
+# ----------------------------------------------------------------------------- nn.init
+
+INIT = {
+    "constant_": lambda L, t: L.nn.init.constant_(t, 0.3),
+    "ones_": lambda L, t: L.nn.init.ones_(t),
+    "zeros_": lambda L, t: L.nn.init.zeros_(t),
+}
+for _name, _program in INIT.items():
+    add(f"nn.init.{_name}", "in-place", (lambda p: lambda L, x: (lambda t: (p(L, t) is t, t))(
+        x.detach().clone()))(_program), normal(3, 4))
+add("nn.init.calculate_gain", "each", lambda L: [L.nn.init.calculate_gain(n) for n in (
+    "linear", "conv2d", "sigmoid", "tanh", "relu", "selu")] + [
+    L.nn.init.calculate_gain("leaky_relu", 0.2), L.nn.init.calculate_gain("leaky_relu")])
+add("nn.init.calculate_gain", "bad", lambda L: L.nn.init.calculate_gain("swish"))
+
+# random ones: the same tensor back, and values of the right spread (a 200 x 300 matrix, so
+# the sample statistics are within a few percent of the formula's)
+_FAN_IN, _FAN_OUT = 300, 200
+RANDOM_INIT = {
+    "uniform_": (lambda L, t: L.nn.init.uniform_(t, -0.5, 0.5), "bound", 0.5),
+    "normal_": (lambda L, t: L.nn.init.normal_(t, 0.0, 0.2), "std", 0.2),
+    "xavier_uniform_": (lambda L, t: L.nn.init.xavier_uniform_(t), "bound",
+                        math.sqrt(6 / (_FAN_IN + _FAN_OUT))),
+    "xavier_normal_": (lambda L, t: L.nn.init.xavier_normal_(t, gain=2.0), "std",
+                       2 * math.sqrt(2 / (_FAN_IN + _FAN_OUT))),
+    "kaiming_uniform_": (lambda L, t: L.nn.init.kaiming_uniform_(t, a=math.sqrt(5)), "bound",
+                         math.sqrt(6 / ((1 + 5) * _FAN_IN))),
+    "kaiming_normal_": (lambda L, t: L.nn.init.kaiming_normal_(t, mode="fan_out",
+                                                                nonlinearity="relu"), "std",
+                        math.sqrt(2 / _FAN_OUT)),
+    "orthogonal_": (lambda L, t: L.nn.init.orthogonal_(t[:50, :60]), "orthogonal", 1.0),
+}
+
+
+def _spread(L: Any, init: Callable[..., Any], measure: str, expected: float) -> Any:
+    t = L.zeros(_FAN_OUT, _FAN_IN)
+    with L.no_grad():
+        out = init(L, t)
+    a = np.asarray(out.tolist())
+    if measure == "bound":
+        fits = a.max() <= expected and a.min() >= -expected and a.max() > 0.95 * expected
+    elif measure == "std":
+        fits = abs(a.std() / expected - 1) < 0.03 and abs(a.mean()) < 0.03 * expected
+    else:
+        fits = np.allclose(a @ a.T, np.eye(len(a)), atol=1e-5)
+    # in place: the tensor itself back (orthogonal_ of a slice: written through into t)
+    same = out is t if measure != "orthogonal" else np.array_equal(
+        np.asarray(t[:50, :60].tolist()), a)
+    return same, bool(fits), dtype_name(out.dtype)
+
+
+for _name, (_init, _measure, _expected) in RANDOM_INIT.items():
+    add(f"nn.init.{_name}", "spread", (lambda i, m, e: lambda L: _spread(L, i, m, e))(
+        _init, _measure, _expected))
+
+
+# ----------------------------------------------------------------------------- optimizers
+
+
+# param_group keys of torch's that are not settings of the update: how torch runs it
+_NOT_COMPARED = {"params", "foreach", "fused", "capturable", "differentiable"}
+
+
+def trajectory(L: Any, make: Callable[..., Any], schedule: Callable[..., Any] | None = None,
+               steps: int = 6) -> list:
+    """Parameters and learning rates after each of ``steps`` steps of a small least-squares
+    fit, float64, every step's gradients from the library's own backward."""
+    rng = np.random.default_rng(0)
+    w = L.nn.Parameter(L.tensor(rng.standard_normal((2, 3))))
+    b = L.nn.Parameter(L.tensor(rng.standard_normal(2)))
+    x, y = L.tensor(rng.standard_normal((4, 3))), L.tensor(rng.standard_normal((4, 2)))
+    optimizer = make(L, [w, b])
+    scheduler = schedule(L, optimizer) if schedule else None
+    seen = []
+    for _ in range(steps):
+        optimizer.zero_grad()
+        ((x @ w.T + b - y) ** 2).mean().backward()
+        optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
+        seen.append((w.detach().clone(), b.detach().clone(),
+                     [{k: v for k, v in g.items() if k in ("lr", "momentum", "betas")}
+                      for g in optimizer.param_groups],
+                     scheduler.get_last_lr() if scheduler else None))
+    # what a checkpoint of the optimizer holds, and its zero_grad both ways
+    saved = optimizer.state_dict()
+    seen.append(([sorted(state) for state in saved["state"].values()],
+                 [sorted(k for k in group if k not in _NOT_COMPARED) for group in
+                  saved["param_groups"]],
+                 [group["params"] for group in saved["param_groups"]]))
+    optimizer.zero_grad(set_to_none=False)
+    seen.append([p.grad for p in (w, b)])
+    optimizer.zero_grad()
+    seen.append([p.grad for p in (w, b)])
+    return seen
+
+
+OPTIMIZERS = {
+    "SGD": [("plain", lambda L, p: L.optim.SGD(p, lr=0.1)),
+            ("momentum-nesterov-wd", lambda L, p: L.optim.SGD(p, lr=0.1, momentum=0.9,
+                                                               nesterov=True, weight_decay=0.01)),
+            ("dampening", lambda L, p: L.optim.SGD(p, lr=0.1, momentum=0.5, dampening=0.3)),
+            ("groups", lambda L, p: L.optim.SGD([{"params": [p[0]]},
+                                                 {"params": [p[1]], "lr": 0.01}], lr=0.1)),
+            ("bad-lr", lambda L, p: L.optim.SGD(p, lr=-1.0)),
+            ("maximize", lambda L, p: L.optim.SGD(p, lr=0.1, maximize=True))],
+    "Adam": [("plain", lambda L, p: L.optim.Adam(p, lr=0.05)),
+             ("maximize", lambda L, p: L.optim.Adam(p, lr=0.05, maximize=True)),
+             ("decoupled", lambda L, p: L.optim.Adam(p, lr=0.05, weight_decay=0.1,
+                                                     decoupled_weight_decay=True)),
+             ("amsgrad-wd", lambda L, p: L.optim.Adam(p, lr=0.05, amsgrad=True,
+                                                      weight_decay=0.1, betas=(0.8, 0.9)))],
+    "AdamW": [("wd", lambda L, p: L.optim.AdamW(p, lr=0.05, weight_decay=0.1)),
+              ("maximize-amsgrad", lambda L, p: L.optim.AdamW(p, lr=0.05, maximize=True,
+                                                              amsgrad=True))],
+    "RMSprop": [("plain", lambda L, p: L.optim.RMSprop(p, lr=0.01)),
+                ("maximize", lambda L, p: L.optim.RMSprop(p, lr=0.01, maximize=True)),
+                ("centered-momentum-wd", lambda L, p: L.optim.RMSprop(
+                    p, lr=0.01, momentum=0.5, centered=True, weight_decay=0.1))],
+    "Adadelta": [("plain", lambda L, p: L.optim.Adadelta(p)),
+                 ("maximize", lambda L, p: L.optim.Adadelta(p, maximize=True)),
+                 ("lr-wd", lambda L, p: L.optim.Adadelta(p, lr=0.5, rho=0.8, weight_decay=0.1))],
+}
+for _name, _variants in OPTIMIZERS.items():
+    for _label, _make in _variants:
+        add(f"optim.{_name}", _label, (lambda m: lambda L: trajectory(L, m))(_make))
+
+
+def _own_optimizer(L: Any, params: Any) -> Any:
+    class Momentum(L.optim.Optimizer):  # the course's own optimizer: param_groups and state
+        def __init__(self, params: Any, lr: float, beta: float = 0.9) -> None:
+            super().__init__(params, {"lr": lr, "beta": beta})
+
+        def step(self) -> None:
+            with L.no_grad():
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        state = self.state[p]
+                        avg = state.get("avg", L.zeros_like(p)) * group["beta"] + p.grad
+                        state["avg"] = avg
+                        p.sub_(group["lr"] * avg)
+
+    return Momentum(params, lr=0.1)
+
+
+add("optim.Optimizer", "subclass", lambda L: trajectory(L, _own_optimizer))
+
+SCHEDULERS = {
+    "StepLR": [("2-half", lambda L, o: L.optim.lr_scheduler.StepLR(o, step_size=2, gamma=0.5))],
+    "ExponentialLR": [("0.8", lambda L, o: L.optim.lr_scheduler.ExponentialLR(o, gamma=0.8))],
+    "LambdaLR": [("inverse", lambda L, o: L.optim.lr_scheduler.LambdaLR(o, lambda e: 1 / (e + 1)))],
+    "OneCycleLR": [("sgd-momentum", lambda L, o: L.optim.lr_scheduler.OneCycleLR(
+        o, max_lr=0.2, total_steps=6)),
+        ("linear-three-phase", lambda L, o: L.optim.lr_scheduler.OneCycleLR(
+            o, max_lr=0.2, total_steps=7, anneal_strategy="linear", three_phase=True))],
+}
+_SGD_MOMENTUM = OPTIMIZERS["SGD"][1][1]
+for _name, _variants in SCHEDULERS.items():
+    for _label, _make in _variants:
+        add(f"optim.lr_scheduler.{_name}", _label,
+            (lambda m: lambda L: trajectory(L, _SGD_MOMENTUM, m))(_make))
+add("optim.lr_scheduler.OneCycleLR", "adam-betas", lambda L: trajectory(
+    L, OPTIMIZERS["Adam"][0][1], lambda L, o: L.optim.lr_scheduler.OneCycleLR(
+        o, max_lr=0.1, total_steps=6)))
+add("optim.lr_scheduler.StepLR", "past-the-end", lambda L: trajectory(
+    L, OPTIMIZERS["SGD"][0][1], lambda L, o: L.optim.lr_scheduler.OneCycleLR(
+        o, max_lr=0.1, total_steps=3)))
+
+
+def _own_scheduler(L: Any, optimizer: Any) -> Any:
+    class Halving(L.optim.lr_scheduler.LRScheduler):
+        def get_lr(self) -> list[float]:
+            return [base * 0.5 ** self.last_epoch for base in self.base_lrs]
+
+    return Halving(optimizer)
+
+
+add("optim.lr_scheduler.LRScheduler", "subclass",
+    lambda L: trajectory(L, OPTIMIZERS["SGD"][0][1], _own_scheduler))
+
+
+# ----------------------------------------------------------------------------- autograd
+
+
+def _square(L: Any) -> Any:
+    class Square(L.autograd.Function):
+        @staticmethod
+        def forward(ctx: Any, x: Any) -> Any:
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx: Any, grad: Any) -> Any:
+            (x,) = ctx.saved_tensors
+            return 2 * x * grad
+
+    return Square
+
+
+add("autograd.Function", "square", lambda L, x: _square(L).apply(x), normal(2, 3))
+add("autograd.backward", "two-roots", lambda L, x: _autograd_backward(L, x), normal(2, 3))
+add("autograd.grad", "second-order", lambda L, x: _second_order(L, x), normal(3))
+add("autograd.grad", "unused", lambda L, x, y: L.autograd.grad((x * 2).sum(), [x, y]),
+    normal(3), normal(3))
+add("autograd.grad", "allow_unused", lambda L, x, y: L.autograd.grad(
+    (x * 2).sum(), [x, y], allow_unused=True), normal(3), normal(3))
+add("autograd.gradcheck", "tanh", lambda L, x: L.autograd.gradcheck(lambda t: t.tanh(), (x,)),
+    normal(3))
+add("autograd.gradgradcheck", "tanh-product", lambda L, x, y: L.autograd.gradgradcheck(
+    lambda a, b: (a * b).tanh(), (x, y)), normal(3), normal(3))
+
+
+def _autograd_backward(L: Any, x: Any) -> Any:
+    L.autograd.backward([(x * x).sum(), x.sin()], [None, L.ones(2, 3, dtype=L.float64)])
+    return x.grad
+
+
+def _second_order(L: Any, x: Any) -> Any:
+    (g,) = L.autograd.grad((x ** 3).sum(), x, create_graph=True)
+    (h,) = L.autograd.grad(g.sum(), x)
+    return g, h
+
+
+# ----------------------------------------------------------------------------- the rest
+
+add("distributions.Categorical", "probs", lambda L, p, a: _categorical(L, L.distributions
+    .Categorical(probs=p.softmax(-1)), a), normal(2, 3), indices(3, 2))
+add("distributions.Categorical", "logits", lambda L, p, a: _categorical(L, L.distributions
+    .Categorical(logits=p), a), normal(2, 3), indices(3, 2))
+add("distributions.Binomial", "probs", lambda L, p, k: _binomial(L, p.sigmoid(), k),
+    normal(3), constant([0.0, 2.0, 5.0]))
+
+
+def _categorical(L: Any, d: Any, a: Any) -> Any:
+    return d.log_prob(a), d.entropy(), d.probs, d.logits, tuple(d.sample().shape)
+
+
+def _binomial(L: Any, p: Any, k: Any) -> Any:
+    d = L.distributions.Binomial(5, probs=p)
+    return d.log_prob(k), d.mean, d.variance, tuple(d.sample().shape)
+
+
+add("nn.utils.clip_grad_norm_", "2", lambda L, x: _clipped(L, x, L.nn.utils.clip_grad_norm_,
+                                                          0.5), normal(2, 3))
+add("nn.utils.clip_grad_norm_", "inf", lambda L, x: _clipped(
+    L, x, lambda p, m: L.nn.utils.clip_grad_norm_(p, m, norm_type=float("inf")), 0.5),
+    normal(2, 3))
+add("nn.utils.clip_grad_value_", "0.3", lambda L, x: _clipped(L, x, L.nn.utils.clip_grad_value_,
+                                                             0.3), normal(2, 3))
+
+
+def _clipped(L: Any, x: Any, clip: Callable[..., Any], limit: float) -> Any:
+    p = L.nn.Parameter(x.detach().clone())
+    (p * p * 3).sum().backward()
+    total = clip([p], limit)
+    return total, p.grad
+
+
+_RNN = "nn.utils.rnn"
+add(f"{_RNN}.pad_sequence", "batch-first", lambda L, a, b: L.nn.utils.rnn.pad_sequence(
+    [a, b[:2]], batch_first=True, padding_value=-1.0), normal(3, 2), normal(3, 2))
+add(f"{_RNN}.pack_padded_sequence", "sorted", lambda L, x: _packed(L, x, [3, 2]),
+    normal(3, 2, 2))
+add(f"{_RNN}.pack_padded_sequence", "unsorted", lambda L, x: _packed(L, x, [2, 3]),
+    normal(3, 2, 2))
+add(f"{_RNN}.pad_packed_sequence", "round-trip", lambda L, x: L.nn.utils.rnn.pad_packed_sequence(
+    L.nn.utils.rnn.pack_padded_sequence(x, [3, 1], enforce_sorted=False)), normal(3, 2, 2))
+add(f"{_RNN}.PackedSequence", "isinstance", lambda L, x: isinstance(
+    L.nn.utils.rnn.pack_padded_sequence(x, [3, 2]), L.nn.utils.rnn.PackedSequence), normal(3, 2))
+
+
+def _packed(L: Any, x: Any, lengths: list) -> Any:
+    p = L.nn.utils.rnn.pack_padded_sequence(x, L.tensor(lengths))
+    return p.data, p.batch_sizes, p.sorted_indices, p.unsorted_indices
+
+
+add("testing.assert_close", "close", lambda L, x: L.testing.assert_close(x, x + 1e-12),
+    normal(2, 3))
+add("testing.assert_close", "far", lambda L, x: L.testing.assert_close(x, x + 1), normal(2, 3))
+add("testing.assert_close", "dtype", lambda L, x: L.testing.assert_close(x, x.float()),
+    normal(2, 3))
+add("cuda.is_available", "bool", lambda L: type(L.cuda.is_available()).__name__)
+
+_DATA = "utils.data"
+add(f"{_DATA}.TensorDataset", "items", lambda L, x, y: (lambda d: (len(d), d[1], d[-1]))(
+    L.utils.data.TensorDataset(x, y)), normal(3, 2), indices(2, 3))
+add(f"{_DATA}.TensorDataset", "bad-sizes", lambda L, x, y: L.utils.data.TensorDataset(x, y),
+    normal(3, 2), indices(2, 4))
+add(f"{_DATA}.DataLoader", "in-order", lambda L, x, y: list(L.utils.data.DataLoader(
+    L.utils.data.TensorDataset(x, y), batch_size=2)), normal(5, 2), indices(2, 5))
+add(f"{_DATA}.DataLoader", "drop-last-dicts", lambda L, x: list(L.utils.data.DataLoader(
+    [{"x": x[i], "i": i} for i in range(5)], batch_size=2, drop_last=True)), normal(5, 2))
+add(f"{_DATA}.DataLoader", "shuffled-seeded", lambda L, x: [b.tolist() for b in L.utils.data
+    .DataLoader(L.arange(7), batch_size=3, shuffle=True, generator=L.Generator().manual_seed(3))])
+add(f"{_DATA}.Subset", "picked", lambda L, x: list(L.utils.data.Subset(
+    L.utils.data.TensorDataset(x), [3, 0])), normal(4, 2))
+add(f"{_DATA}.ConcatDataset", "two", lambda L, x: (lambda d: (len(d), d[4]))(
+    L.utils.data.ConcatDataset([L.utils.data.TensorDataset(x), L.utils.data.TensorDataset(x)])),
+    normal(3, 2))
+add(f"{_DATA}.Dataset", "subclass", lambda L, x: list(L.utils.data.DataLoader(
+    _squares(L)(), batch_size=2)))
+add(f"{_DATA}.IterableDataset", "subclass", lambda L: list(L.utils.data.DataLoader(
+    _counting(L)(), batch_size=2)))
+add(f"{_DATA}.Sampler", "subclass", lambda L: list(L.utils.data.DataLoader(
+    list(range(6)), sampler=_backwards(L)(6), batch_size=4)))
+add(f"{_DATA}.SequentialSampler", "list", lambda L: list(L.utils.data.SequentialSampler(
+    range(4))))
+add(f"{_DATA}.BatchSampler", "drop-last", lambda L: [list(b) for b in L.utils.data.BatchSampler(
+    range(7), 3, drop_last=True)])
+add(f"{_DATA}.RandomSampler", "seeded", lambda L: list(L.utils.data.RandomSampler(
+    range(6), generator=L.Generator().manual_seed(5))))
+add(f"{_DATA}.SubsetRandomSampler", "seeded", lambda L: list(L.utils.data.SubsetRandomSampler(
+    [5, 7, 9], generator=L.Generator().manual_seed(2))))
+add(f"{_DATA}.random_split", "seeded", lambda L: [list(s.indices) for s in L.utils.data
+    .random_split(range(6), [4, 2], generator=L.Generator().manual_seed(0))])
+add(f"{_DATA}.random_split", "fractions", lambda L: [len(s) for s in L.utils.data.random_split(
+    range(7), [0.5, 0.5], generator=L.Generator().manual_seed(0))])
+add(f"{_DATA}.default_collate", "tuples", lambda L: L.utils.data.default_collate(
+    [(1, 2.5, np.array([1.0, 2.0])), (3, 4.5, np.array([3.0, 4.0]))]))
+add(f"{_DATA}.default_convert", "array", lambda L: L.utils.data.default_convert(
+    [np.array([1, 2]), 3]))
+
+
+def _squares(L: Any) -> Any:
+    class Squares(L.utils.data.Dataset):
+        def __len__(self) -> int:
+            return 3
+
+        def __getitem__(self, i: int) -> Any:
+            return i, float(i * i)
+
+    return Squares
+
+
+def _counting(L: Any) -> Any:
+    class Counting(L.utils.data.IterableDataset):
+        def __iter__(self) -> Any:
+            return iter(range(5))
+
+    return Counting
+
+
+def _backwards(L: Any) -> Any:
+    class Backwards(L.utils.data.Sampler):
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def __iter__(self) -> Any:
+            return iter(range(self.n - 1, -1, -1))
+
+        def __len__(self) -> int:
+            return self.n
+
+    return Backwards
+
+
+# ----------------------------------------------------------------------------- the comparison
+
+
+def leaf(L: Any, array: np.ndarray, spec: Input, dtype: str) -> Any:
+    """A leaf of library L holding a copy of ``array`` (float inputs in ``dtype``)."""
+    array = array.astype(dtype) if array.dtype.kind == "f" else array.copy()
+    t = dg.tensor(array) if L is dg else L.from_numpy(array)
+    return t.requires_grad_(True) if spec.differentiable else t
+
+
+def is_tensor(L: Any, value: Any) -> bool:
+    return isinstance(value, L.Tensor)
+
+
+def memory(L: Any, t: Any) -> np.ndarray:
+    """The numpy view of a tensor's memory (dyngraph's own array, torch's storage seen through
+    .numpy()), for np.shares_memory."""
+    if L is dg:
+        return t.array
+    return t.detach().numpy()
+
+
+def dtype_name(dtype: Any) -> str:
+    name = str(dtype).removeprefix("torch.")
+    return {"float": "float32", "double": "float64", "long": "int64", "int": "int32",
+            "half": "float16", "short": "int16", "bool_": "bool"}.get(name, name)
+
+
+def flatten(L: Any, value: Any) -> list[Any]:
+    """The tensors of an output (a tensor, a tuple/list/namedtuple of them), in order."""
+    if is_tensor(L, value):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [t for v in value for t in flatten(L, v)]
+    return []
+
+
+def plain(L: Any, value: Any, random: bool) -> Any:
+    """An output as plain Python to compare across libraries: a tensor becomes its dtype name,
+    shape and values (a float64 array; not its values where ``random``)."""
+    import torch
+
+    if is_tensor(L, value):
+        shape = tuple(value.shape)
+        if random:
+            return ("tensor", dtype_name(value.dtype), shape)
+        array = np.asarray(value.detach().double().tolist() if dtype_name(value.dtype) not in (
+            "bool",) else value.detach().tolist())
+        return ("tensor", dtype_name(value.dtype), shape, array)
+    if isinstance(value, (torch.dtype, np.dtype)) or (
+            isinstance(value, type) and issubclass(value, np.generic)):
+        return ("dtype", dtype_name(np.dtype(value) if not isinstance(value, torch.dtype)
+                                    else value))
+    if isinstance(value, np.ndarray):
+        return ("ndarray", value.dtype.name, value.shape, value.astype(np.float64))
+    if isinstance(value, dict):
+        return {k: plain(L, v, random) for k, v in value.items()}
+    if isinstance(value, (tuple, list)):
+        # (values, indices) pairs: dyngraph's ValuesIndices, SortResult, TopKResult are torch's
+        # torch.return_types.max, sort, topk: compared by their fields, not their class names
+        kind = "values-indices" if hasattr(value, "values") and hasattr(value, "indices") \
+            else "sequence" if type(value) in (tuple, list, torch.Size) else type(value).__name__
+        return (kind, [plain(L, v, random) for v in value])
+    if isinstance(value, float) and math.isnan(value):
+        return "nan"
+    return value
+
+
+@dataclass
+class Outcome:
+    raised: str | None = None
+    values: Any = None
+    aliases: list = field(default_factory=list)
+    grads: list = field(default_factory=list)
+
+
+def outcome(L: Any, case: Case) -> Outcome:
+    """Run ``case`` with library L: what it raised, or its outputs as plain values, which output
+    shares memory with which input or earlier output, and the input leaves' gradients of the
+    outputs' weighted sum."""
+    arrays = case.arrays()
+    inputs = [leaf(L, a, spec, case.dtype) for a, spec in zip(arrays, case.inputs)]
+    module = None
+    try:
+        out = case.program(L, *inputs)
+        if case.module:
+            module, out = out
+        values = plain(L, out, case.random)
+        if module is not None:
+            values = {"output": values, "tree": tree(L, module)}
+    except Exception as exc:  # noqa: BLE001 - which error is compared by the caller
+        return Outcome(raised=f"{type(exc).__name__}: {exc}")
+    result = Outcome(values=values)
+    outs = flatten(L, out)
+    arrays_out = [o for o in (out if isinstance(out, (tuple, list)) else [out])
+                  if isinstance(o, np.ndarray)]
+    seen = inputs + outs
+    for k, o in enumerate(outs + arrays_out):
+        mine = memory(L, o) if is_tensor(L, o) else o
+        result.aliases.append([
+            bool(mine.size) and bool(np.shares_memory(mine, memory(L, other)))
+            for other in seen[: len(inputs) + min(k, len(outs))]])
+    if case.random:
+        return result
+    rng = np.random.default_rng(zlib.crc32(case.id.encode()) + 1)
+    total = None
+    for o in outs:
+        if o.requires_grad and o.dtype in (L.float16, L.float32, L.float64):
+            w = L.tensor(rng.standard_normal(tuple(o.shape)), dtype=o.dtype)
+            term = (o * w).sum()
+            total = term if total is None else total + term
+    if total is not None:
+        try:
+            total.backward()
+        except Exception as exc:  # noqa: BLE001
+            result.grads = [f"backward raised {type(exc).__name__}"]
+            return result
+    result.grads = [None if not spec.differentiable or x.grad is None
+                    else np.asarray(x.grad.tolist()) for x, spec in zip(inputs, case.inputs)]
+    if module is not None:
+        result.grads.append({n: None if p.grad is None else np.asarray(p.grad.tolist())
+                             for n, p in module.named_parameters()})
+        module.zero_grad(set_to_none=False)
+        result.grads.append([(n, p.grad is None or not p.grad.any().item())
+                             for n, p in module.named_parameters()])
+        module.zero_grad()
+        result.grads.append([n for n, p in module.named_parameters() if p.grad is not None])
+    return result
+
+
+def _class_name(module: Any) -> str:
+    """torch's MultiheadAttention.out_proj is a Linear of a private subclass's name."""
+    name = type(module).__name__
+    return "Linear" if name == "NonDynamicallyQuantizableLinear" else name
+
+
+def tree(L: Any, module: Any) -> dict[str, Any]:
+    """What a module's tree looks like from outside: the named_* orders with shapes and
+    dtypes, the state_dict's keys and whether each entry is the module's own memory, the order
+    ``apply`` visits, and ``training`` everywhere after eval() and train()."""
+    def shaped(pairs: Any) -> list:
+        return [(n, tuple(t.shape), dtype_name(t.dtype)) for n, t in pairs]
+
+    own = dict(module.named_parameters())
+    own.update(module.named_buffers())
+    state = module.state_dict()
+    visited: list[str] = []
+    module.apply(lambda m: visited.append(_class_name(m)))
+    flags = [m.training for m in module.eval().modules()]
+    flags += [m.training for m in module.train().modules()]
+    return {
+        "named_parameters": shaped(module.named_parameters()),
+        "named_buffers": shaped(module.named_buffers()),
+        "named_modules": [(n, _class_name(m)) for n, m in module.named_modules()],
+        "named_children": [n for n, _ in module.named_children()],
+        "state_dict": [(k, k in own and v.numel() > 0 and bool(np.shares_memory(
+            memory(L, v), memory(L, own[k])))) for k, v in state.items()],
+        "apply": visited, "training": flags,
+    }
+
+
+def assert_same(mine: Any, theirs: Any, tol: dict, where: str = "") -> None:
+    if isinstance(theirs, np.ndarray):
+        assert isinstance(mine, np.ndarray), f"{where}: {mine!r} is not an array"
+        assert mine.shape == theirs.shape, f"{where}: shape {mine.shape} != {theirs.shape}"
+        if theirs.dtype == bool or mine.dtype == bool:
+            np.testing.assert_array_equal(mine, theirs, err_msg=where)
+        else:
+            np.testing.assert_allclose(mine, theirs, err_msg=where, equal_nan=True, **tol)
+    elif isinstance(theirs, dict):
+        assert isinstance(mine, dict) and list(mine) == list(theirs), f"{where}: {mine!r}"
+        for k in theirs:
+            assert_same(mine[k], theirs[k], tol, f"{where}[{k}]")
+    elif isinstance(theirs, (tuple, list)):
+        assert isinstance(mine, (tuple, list)) and len(mine) == len(theirs), \
+            f"{where}: {mine!r} != {theirs!r}"
+        for k, (a, b) in enumerate(zip(mine, theirs)):
+            assert_same(a, b, tol, f"{where}[{k}]")
+    elif _number(theirs) and _number(mine):  # 1 and 1.0 alike (calculate_gain, momentum 0);
+        # which Python type item() and tolist() give is compared by their own cases
+        assert math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-12), \
+            f"{where}: {mine} != {theirs}"
+    else:
+        assert mine == theirs and type(mine) is type(theirs), \
+            f"{where}: {mine!r} ({type(mine).__name__}) != {theirs!r} ({type(theirs).__name__})"
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+TOLERANCE = {"float64": {"rtol": 1e-7, "atol": 1e-10}}
+LOOSE = {"rtol": 2e-3, "atol": 1e-3}  # float16/float32 results
+
+
+def compare(case: Case, torch: ModuleType) -> None:
+    theirs, mine = outcome(torch, case), outcome(dg, case)
+    assert (mine.raised is None) == (theirs.raised is None), (
+        f"torch {'raised ' + theirs.raised if theirs.raised else 'ran'}; "
+        f"dyngraph {'raised ' + mine.raised if mine.raised else 'ran'}")
+    if theirs.raised:
+        return
+    tol = case.tol or TOLERANCE["float64"]
+    low_precision = "float32" in repr(theirs.values) or "float16" in repr(theirs.values)
+    assert_same(mine.values, theirs.values, LOOSE if low_precision else tol, "values")
+    assert mine.aliases == theirs.aliases, f"aliasing {mine.aliases} != torch's {theirs.aliases}"
+    assert_same(mine.grads, theirs.grads, LOOSE if low_precision else tol, "grads")

@@ -13,7 +13,7 @@ import linecache
 from typing import Any
 
 from . import backend
-from .thread_state import this_thread
+from .spine.thread_state import this_thread
 
 
 def is_anomaly_enabled() -> bool:

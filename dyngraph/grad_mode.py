@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .thread_state import this_thread
+from .spine.thread_state import this_thread
 
 
 def is_grad_enabled() -> bool:

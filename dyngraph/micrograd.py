@@ -47,9 +47,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import events
 from .extras import needs
-from .sources import EventSource
+from .spine import events
+from .spine.reporter import EventSource
 
 with needs("micrograd", "dyngraph.micrograd"):
     from micrograd import engine as _engine

@@ -48,11 +48,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from . import events
 from .dot import COMPACT_VALUES, format_bytes, format_values, shape_known
 from .extras import require
 from .record import Recording, shared_path
-from .sources import watching_sources
+from .spine import events
+from .spine.reporter import watching_sources
 
 MAX_LINES = 200  # lines printed before the outline stops (a training loop would be a wall)
 MAX_FREED_IDS = 8  # ids listed in a "freed" line

@@ -25,10 +25,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from . import backend, events, player
+from . import backend, player
 from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Graph, Node  # noqa: F401 - re-exported
 from .safe_json import valid_text
-from .sources import watching_sources
+from .spine import events
+from .spine.reporter import watching_sources
 
 DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EVENTS = 200_000
@@ -361,21 +362,21 @@ class Recording(Graph):
                 yield self._node_event(self.nodes[rest[0]], inputs)
             elif kind == "grad":
                 node = self.nodes[rest[0]]
-                yield events.GradComputed(node.id, node.grad_preview or (),
+                yield events.grad_computed(node.id, node.grad_preview or (),
                                           node.grad_norm or 0.0, node.accumulated)
             elif kind == "edge_grad":
-                yield events.EdgeGrad(*rest)
+                yield events.edge_grad(*rest)
             elif kind == "freed":
-                yield events.GraphFreed(tuple(rest[0]))
+                yield events.graph_freed(tuple(rest[0]))
             elif kind == "version":
-                yield events.VersionBumped(rest[0], rest[1])
+                yield events.version_bumped(rest[0], rest[1])
             elif kind == "backward_started":
-                yield events.BackwardStarted(root=rest[0], retain_graph=False,
+                yield events.backward_started(root=rest[0], retain_graph=False,
                                              create_graph=False, where=self._source_line(rest[1]))
             elif kind == "backward_finished":
-                yield events.BackwardFinished(rest[0])
+                yield events.backward_finished(rest[0])
             elif kind == "backward_failed":
-                yield events.BackwardFailed(rest[0], valid_text(rest[1]))
+                yield events.backward_failed(rest[0], valid_text(rest[1]))
 
     @staticmethod
     def _source_line(where: tuple | None) -> events.SourceLine | None:
@@ -389,7 +390,7 @@ class Recording(Graph):
     @classmethod
     def _node_event(cls, node: Node, inputs: dict[int, list[int]]) -> events.NodeCreated:
         where = cls._source_line(node.where)
-        return events.NodeCreated(
+        return events.node_created(
             node.id, valid_text(node.op), tuple(inputs.get(node.id, ())), node.shape,
             valid_text(node.dtype), valid_text(node.device), node.requires_grad,
             node.kind != OP, None if node.name is None else valid_text(node.name),
@@ -554,19 +555,12 @@ def from_tensor(tensor: Any) -> Recording:
         from .torch import from_tensor as from_torch_tensor
 
         return from_torch_tensor(tensor)
-    from .function import Function
+    from .function import nodes_behind
     from .tensor import Tensor
 
     recording = Recording()
-    found: dict[int, Any] = {}  # id -> Function node or leaf Tensor
-    stack = [tensor.grad_fn if tensor.grad_fn is not None else tensor]
-    while stack:
-        item = stack.pop()
-        if item.id in found:
-            continue
-        found[item.id] = item
-        if isinstance(item, Function):
-            stack.extend(p for p in item.parents if p is not None)
+    root = tensor.grad_fn if tensor.grad_fn is not None else tensor
+    found = {item.id: item for item in nodes_behind([root])}  # Function nodes and leaf Tensors
     for node_id in sorted(found):  # creation order
         item = found[node_id]
         if isinstance(item, Tensor):

@@ -54,9 +54,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import backend, events, factories, function, grad_mode
+from . import backend, factories, function, grad_mode
 from .function import FunctionHook, forward_on_tensors
 from .ops.shape import ToDevice
+from .spine import events
 from .tensor import Tensor, new_node_id, wrap_output
 
 

@@ -21,7 +21,8 @@ PACKAGE = ROOT / "dyngraph"
 
 
 def module_name(path: Path) -> str:
-    """``dyngraph/nn/module.py`` -> ``dyngraph.nn.module``; a package's ``__init__.py`` -> its name."""
+    """``dyngraph/nn/module.py`` -> ``dyngraph.nn.module``; a package's ``__init__.py`` -> the
+    package's name."""
     parts = ["dyngraph", *path.relative_to(PACKAGE).with_suffix("").parts]
     if parts[-1] == "__init__":
         parts.pop()

@@ -11,7 +11,7 @@ import pytest
 
 import dyngraph as dg
 from dyngraph import events
-from dyngraph.thread_state import this_thread
+from dyngraph.spine.thread_state import this_thread
 
 pytest.importorskip("anywidget", reason="the live view needs the jupyter extra (anywidget)")
 

@@ -37,10 +37,11 @@ import ipywidgets
 import ormsgpack
 import traitlets
 
-from .. import dot, events, ops
+from .. import dot, ops
 from ..function import Function
 from ..record import BackwardPass, PassFold, Recording, kept_stretches, shared_path, source_text
 from ..safe_json import valid_text
+from ..spine import events
 
 STATIC = Path(__file__).parent / "static"
 BATCH_EVENTS = 128  # events held before they are packed, sent or not (see NOTE [kernel-side cost])

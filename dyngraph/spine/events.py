@@ -44,11 +44,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import backend
+from .arrays import device_of, squared_norm, to_numpy
 from .handle import RemovableHandle
 from .thread_state import ThreadState, this_thread
 
 PREVIEW_SIZE = 6  # how many numbers of a value or gradient an event carries
+
+_ids = itertools.count(1)
+new_node_id: Callable[[], int] = _ids.__next__  # stable ids for every engine's nodes, never id()
 
 # --------------------------------------------------------------------------- event types
 
@@ -165,6 +168,68 @@ Event = (
     | GraphFreed
     | VersionBumped
 )
+
+# --------------------------------------------------------------------------- building events
+
+# NOTE [one place per event] Every event is built by one of the functions below, in this module
+# and nowhere else (tests/test_layering.py counts the calls): dyngraph's engine, dyngraph.torch,
+# an EventSource and a Recording that replays itself describe a node, a gradient or a pass the
+# same way, and a field added to an event is added here, once. They take the fields in the
+# record's order (positional or by keyword) and give the record; emitting it is ``emit``'s job.
+
+
+def node_created(id: int, op: str, inputs: tuple[int, ...], shape: tuple[int, ...], dtype: str,
+                 device: str, requires_grad: bool, is_leaf: bool, name: str | None = None,
+                 scope: tuple[str, ...] = (), where: SourceLine | None = None,
+                 preview: tuple[float, ...] = (), saved_bytes: int = 0, recomputed: bool = False,
+                 elapsed: float | None = None) -> NodeCreated:
+    """The ``node_created`` of node ``id``: an op's output (``op`` names it, ``inputs`` are
+    the ids of its inputs in argument order), or a leaf, parameter or constant (no inputs)."""
+    return NodeCreated(id, op, inputs, shape, dtype, device, requires_grad, is_leaf, name, scope,
+                       where, preview, saved_bytes, recomputed, elapsed)
+
+
+def node_of_array(id: int, op: str, inputs: tuple[int, ...], array: Any, requires_grad: bool,
+                  is_leaf: bool, name: str | None = None, scope: tuple[str, ...] = (),
+                  where: SourceLine | None = None, saved_bytes: int = 0,
+                  recomputed: bool = False, elapsed: float | None = None) -> NodeCreated:
+    """``node_created`` of a node whose value is ``array`` (numpy or CuPy): its shape, dtype,
+    device and a preview, never the array itself (NOTE [event rules])."""
+    return NodeCreated(id, op, inputs, array.shape, dtype_name(array.dtype), device_of(array),
+                       requires_grad, is_leaf, name, scope, where, preview(array), saved_bytes,
+                       recomputed, elapsed)
+
+
+def backward_started(root: int, retain_graph: bool, create_graph: bool = False,
+                     where: SourceLine | None = None) -> BackwardStarted:
+    return BackwardStarted(root, retain_graph, create_graph, where)
+
+
+def grad_computed(id: int, preview: tuple[float, ...], norm: float,
+                  accumulated: bool) -> GradComputed:
+    return GradComputed(id, preview, norm, accumulated)
+
+
+def edge_grad(node: int, input: int, position: int, preview: tuple[float, ...],
+              reduced_from: tuple[int, ...] | None) -> EdgeGrad:
+    return EdgeGrad(node, input, position, preview, reduced_from)
+
+
+def backward_finished(root: int) -> BackwardFinished:
+    return BackwardFinished(root)
+
+
+def backward_failed(root: int, error: str) -> BackwardFailed:
+    return BackwardFailed(root, error)
+
+
+def graph_freed(ids: tuple[int, ...]) -> GraphFreed:
+    return GraphFreed(ids)
+
+
+def version_bumped(id: int, version: int) -> VersionBumped:
+    return VersionBumped(id, version)
+
 
 # --------------------------------------------------------------------------- subscribers
 
@@ -338,11 +403,9 @@ def emit_op_created(id: int, op: str, inputs: tuple[int, ...], array: Any, name:
     someone listens): its shape, dtype, device and a preview of ``array``, never the array."""
     state = this_thread.state
     emit(NodeCreated(
-        id=id, op=op, inputs=inputs, shape=array.shape, dtype=dtype_name(array.dtype),
-        device=backend.device_of(array), requires_grad=True, is_leaf=False, name=name,
-        scope=scope, where=where, preview=preview(array), saved_bytes=saved_bytes,
-        recomputed=state.recomputing, elapsed=elapsed,
-    ), state)
+        id, op, inputs, array.shape, dtype_name(array.dtype), device_of(array), True, False,
+        name, scope, where, preview(array), saved_bytes, state.recomputing, elapsed,
+    ), state)  # node_of_array's record, built in place: this runs once per op
 
 
 def emit_grad_computed(id: int, gradient: Any, accumulated: bool) -> None:
@@ -432,8 +495,24 @@ def current_scope() -> tuple[str, ...]:
 
 # --------------------------------------------------------------------------- previews, where
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_is_internal_file: dict[str, bool] = {}  # filename -> inside the dyngraph package?
+# the dyngraph package: this file is dyngraph/spine/events.py
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_is_internal_file: dict[str, bool] = {}  # filename -> passed over when looking for the learner?
+
+
+def is_internal_file(filename: str) -> bool:
+    """Is ``filename`` passed over when looking for the learner's line: a file of the dyngraph
+    package, or one that ``mark_internal_file`` named?"""
+    internal = _is_internal_file.get(filename)
+    if internal is None:
+        internal = _is_internal_file[filename] = filename.startswith(_PACKAGE_DIR)
+    return internal
+
+
+def mark_internal_file(filename: str) -> None:
+    """Pass over ``filename`` too when looking for the learner's line: a file of another
+    engine, met on the way out (dyngraph.torch marks PyTorch's files so)."""
+    _is_internal_file[filename] = True
 
 
 # (id of a code object, instruction offset) -> (that code object, its SourceLine). Keyed by id(code)
@@ -680,7 +759,7 @@ def preview(array: Any) -> tuple[float, ...]:
         return tuple(array.flat[:PREVIEW_SIZE].tolist())  # no copy of a transposed array
     first = array.ravel()[:PREVIEW_SIZE]
     if type(first) is not np.ndarray:
-        first = backend.to_numpy(first)  # from the GPU: a copy of just these few numbers
+        first = to_numpy(first)  # from the GPU: a copy of just these few numbers
     return tuple(first.tolist())
 
 
@@ -700,8 +779,7 @@ def preview_and_norm(array: Any) -> tuple[tuple[float, ...], float]:
             return tuple(flat[:PREVIEW_SIZE].tolist()), _unless_out_of_range(norm, flat)
         norm = float(np.linalg.norm(array))  # dot would copy it first
         return preview(array), _unless_out_of_range(norm, array)
-    xp = backend.get_array_module(array)
-    return preview(array), math.sqrt(float(xp.vdot(array, array).real))
+    return preview(array), math.sqrt(squared_norm(array))
 
 
 def _unless_out_of_range(norm: float, array: np.ndarray) -> float:

@@ -161,7 +161,8 @@ from .serialization import load, save
 from .tensor import set_printoptions
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .record import Recording, draw, record
+from .drawing import draw
+from .record import Recording, record
 from .recording_io import load_recording
 from .graph_diff import diff
 from .spine.reporter import EventSource

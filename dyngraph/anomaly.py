@@ -13,6 +13,7 @@ import linecache
 from typing import Any
 
 from . import backend
+from .spine.events import shared_path
 from .spine.thread_state import this_thread
 
 
@@ -61,8 +62,6 @@ def _describe_origin(node: Any) -> str:
     where = node.where
     if where is None:
         return "(the forward line is unknown: the op was created outside detect_anomaly())"
-    from .record import shared_path  # (record.py reaches this module through the engine)
-
     # The line is read while the learner's own program runs, from their own file; the message
     # names the file as recordings and pages do (NOTE [safe to share] in record.py), since a
     # recording keeps it as the text of a failed backward.

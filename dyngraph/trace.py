@@ -187,7 +187,7 @@ class StaticGraph:
         """A diagram of the recorded ops, in dyngraph's one visual vocabulary: ``dg.draw`` of a
         replay on placeholder inputs (zeros of the traced shapes), so only shapes are meaningful.
         Options go to ``dg.draw``. In Jupyter a StaticGraph displays as this diagram."""
-        from .record import draw
+        from .drawing import draw
 
         placeholders = [
             Tensor(np.zeros(shape, dtype), requires_grad=np.dtype(dtype).kind == "f")

@@ -515,6 +515,27 @@ def mark_internal_file(filename: str) -> None:
     _is_internal_file[filename] = True
 
 
+def shared_path(file: str) -> str:
+    """How a shared recording or page names a source file: ``lessons/run.py`` for a file under
+    the working directory, ``run.py`` for one elsewhere; ``<stdin>``-style names unchanged
+    (NOTE [safe to share] in record.py). Here, beside ``where``, so that every room that names
+    the learner's file (recordings, pages, anomaly mode's messages) names it this way."""
+    if not file or file.startswith("<"):
+        return file
+    if os.path.isabs(file):
+        try:
+            relative = os.path.relpath(file)
+        except ValueError:  # another drive (Windows)
+            relative = os.pardir
+        file = os.path.basename(file) if relative.startswith(os.pardir) else relative
+    elif os.pardir in file.replace("\\", "/").split("/"):
+        file = os.path.basename(file)
+    file = file.replace(os.sep, "/")
+    # NOTE: pages send source text keyed by file name, and the browser's MessagePack decoder
+    # refuses the key "__proto__" outright (it would set an object's prototype): same file.
+    return "./__proto__" if file == "__proto__" else file
+
+
 # (id of a code object, instruction offset) -> (that code object, its SourceLine). Keyed by id(code)
 # because hashing a code object rehashes its constants on every call; the entry keeps the code
 # object alive, so its id cannot be reused by another while the entry exists.

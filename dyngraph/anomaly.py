@@ -4,7 +4,7 @@ Inside ``with dg.detect_anomaly():`` every node remembers the learner's line tha
 and the engine checks each gradient an op's backward returns; the first non-finite one raises
 a RuntimeError naming the op and that line. The mode belongs to the thread that entered it,
 like grad mode (PyTorch keeps this one process-wide): ``this_thread.state.anomaly``, NOTE
-[modes are per thread] in thread_state.py.
+[modes are per thread] in spine/thread_state.py.
 """
 
 from __future__ import annotations

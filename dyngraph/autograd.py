@@ -118,7 +118,7 @@ def run_backward(
     without ``capture``, accumulates into the leaves' ``.grad`` (or only ``accumulate_into``)."""
     task = BackwardPass(roots, seeds, retain_graph, create_graph, capture)
     root_id = roots[0].id
-    state = this_thread.state  # this thread's modes and listeners (thread_state.py)
+    state = this_thread.state  # this thread's modes and listeners (spine/thread_state.py)
     woken = None  # views that drew this graph and follow it (NOTE [a watched graph stays ...])
     if not state.active and state.followers:
         # a view claims the pass by its root, else by a node it drew behind the root (a loss
@@ -225,7 +225,7 @@ class BackwardPass:
                 shape = gi.shape
                 if shape != parent.shape:
                     gi = sum_to_shape(gi, parent.shape, node, input_grads)
-                if state.active:  # what this edge carried (NOTE [edge gradients] in events.py)
+                if state.active:  # what this edge carried (NOTE [edge gradients], spine)
                     data = gi.array if isinstance(gi, Tensor) else gi
                     emit_edge_grad(node.id, parent.id, position, data,
                                    None if shape == data.shape else shape)

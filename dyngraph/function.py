@@ -33,8 +33,8 @@ when Python reads a tensor's values (``bool(t)``, ``t.item()``). The engine's ow
 - ``dg.checkpoint`` (checkpoint.py) finds the weights a segment uses without receiving them;
 - ``dg.memory.memory_timeline`` (memory.py) samples the bytes held for backward after each op.
 
-Hooks see every op; the event spine (events.py, ``_announce_op`` below) tells subscribers about
-the graph: recorded nodes, and the backward pass.
+Hooks see every op; the event spine (spine/events.py, ``_announce_op`` below) tells subscribers
+about the graph: recorded nodes, and the backward pass.
 
 This file is the definition of ``apply``, and the only one: what you read here is what runs.
 """
@@ -291,7 +291,7 @@ class FunctionHook:
         counter.counts                  # {'MatMul': 1, 'Tanh': 1, 'Sum': 1}
 
     A hook should not run ops itself: it would be told about them too, inside its own call.
-    Where the graph is what you want to watch, subscribe to events instead (events.py): they
+    Where the graph is what you want to watch, subscribe to events instead (spine/events.py): they
     also see backward, but only ops that are recorded in a graph.
     """
 
@@ -689,7 +689,7 @@ def announce_tensor(
 # epoch at which subscribers were last told about it (``_announced``), and a tensor told
 # about in this epoch had everything behind it told in the same epoch: checking the roots is
 # enough, so a view that saw the forward pass costs the engine one comparison per backward.
-# Epochs are the thread's (NOTE [listeners are per thread] in events.py), numbers no other
+# Epochs are the thread's (NOTE [listeners are per thread] in spine/events.py), numbers no other
 # thread's listeners share: a tensor another thread's listeners were told about is news here.
 
 

@@ -184,7 +184,7 @@ class _Info:
     def __call__(self, grad_inputs: tuple, grad_outputs: tuple) -> None:
         """The op's node ran its backward (PyTorch calls this post hook, in its backward
         order): its gradient, then what it sent each input (NOTE [edge gradients] in
-        events.py: after the node's grad_computed, before the input's own, which comes when
+        spine/events.py: after the node's grad_computed, before the input's own, which comes when
         the input's node runs)."""
         state = _listeners(self)
         if state is not None:
@@ -339,7 +339,7 @@ _callers: list[Any] = []  # the ThreadState of the thread that started each of t
 # NOTE [backward on PyTorch's threads] PyTorch runs the backward of a graph on CPU in the thread
 # that called it, and that of a CUDA graph on a thread of its own per device while the caller
 # waits: the nodes' hooks (``_Info.__call__``, ``_Info.reached``) run there. Listeners are per
-# thread (NOTE [listeners are per thread] in events.py), and nobody listens to PyTorch's
+# thread (NOTE [listeners are per thread] in spine/events.py), and nobody listens to PyTorch's
 # thread, so a hook that finds its thread unwatched reports to the thread whose watched
 # backward is running.
 _saved_names: dict[type, tuple[str, ...]] = {}  # node type -> its _saved_* attributes of tensors
@@ -702,7 +702,7 @@ def _where() -> events.SourceLine | None:
 
 
 # NOTE [names of torch nodes] A node is named after the variable its line assigns, as
-# dyngraph's own nodes are (NOTE [variable names] in events.py): ``h = x * w`` names the
+# dyngraph's own nodes are (NOTE [variable names] in spine/events.py): ``h = x * w`` names the
 # MulBackward0 ``h``. Only the node whose value the line itself receives gets the name: the
 # op's result, when every torch frame between the learner's line and the mode returns it as it
 # is (``loss = F.cross_entropy(z, y)`` goes through torch's ``handle_torch_function``, which
@@ -1150,7 +1150,7 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
 
 # NOTE [a watched graph stays watched, in PyTorch] A learner watches the forward pass and calls
 # ``loss.backward()`` in a later cell, outside any watch block (NOTE [a watched graph stays
-# watched] in events.py). The mode is off there, so ``_run_backward`` does not run; but the
+# watched] in spine/events.py). The mode is off there, so ``_run_backward`` does not run; but the
 # hooks registered on each node while watching still do. The first of them to run in a pass
 # while nobody listens (the pass's first node, or the first one made while watching: the
 # loss may have been computed in the later cell) asks the thread's followers whether they

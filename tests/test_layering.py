@@ -2,7 +2,9 @@
 GPU package, and no engine module imports one (dyngraph/jupyter/ and dyngraph/plot.py, which sit
 on top of the engine, are the exceptions; backend.py alone may load cupy, lazily). Floors are
 one-way: no engine module imports the Jupyter layer, not even inside a function, bar the
-package's front doors (NOTE [front doors] below)."""
+package's front doors (NOTE [front doors] below). The event spine (dyngraph/spine/) sits at the
+bottom and imports nothing above it; no import circle outside the engine core; each event type
+is built in one module and a graph is walked by one function (issue 39)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import import_graph  # tests/import_graph.py: the package's imports, read from the source
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -385,9 +388,6 @@ def test_no_module_level_import_goes_up_a_graph_floor(module):
 # spine (dyngraph/spine/), which sits at the bottom of the house. It imports nothing of dyngraph
 # outside its own folder, at module level or inside a function, so any engine - dyngraph's, the
 # torch watcher, micrograd's adapter, a learner's - can stand on it without a circle.
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import import_graph  # noqa: E402 - tests/import_graph.py, a helper beside this file
 
 SPINE = "dyngraph.spine"
 

@@ -5,6 +5,7 @@ the one way it tells it (DESIGN.md, "Events: the spine").
   nowhere else), subscribe / emit, scopes, previews and the learner's line (``where``).
 - ``reporter``: ``EventSource``, the public API through which any engine reports - dyngraph's
   own, PyTorch, micrograd, a learner's.
+- ``walk``: the one walk of a graph (``walk_back``), whichever engine's graph it is.
 - ``thread_state``, ``handle``, ``arrays``: what each thread has of its own, the handles that
   ``subscribe`` returns, and what the spine needs to know about an array.
 

@@ -10,8 +10,9 @@ NOTE [event rules]
   numbers) and never live arrays, so a subscriber keeps nothing of the graph alive.
 - They are ``NamedTuple`` classes rather than frozen dataclasses: a frozen dataclass sets each
   field through ``object.__setattr__``, several times slower to build, and a node_created is
-  built for every op while someone listens. They are built by keyword, one constructor per
-  kind, here and in dyngraph.torch, the second source.
+  built for every op while someone listens. They are built here and nowhere else, each by
+  its constructor function (``node_created``, ``grad_computed``, ...: NOTE [one place per
+  event]), whichever engine reports.
 - Subscribers run synchronously, in subscription order, and are read-only. One that raises is
   warned about once and dropped; the computation goes on unchanged.
 - A subscriber may itself compute with tensors: while events are being dispatched the engine
@@ -548,7 +549,7 @@ def where_from_stack(depth: int = 1, named: bool = False,
     ``depth`` frames up (1: the caller), so a caller can pass over frames known to be ours.
     ``named`` (an op's output): the SourceLine keeps its ``target`` only when every dyngraph
     frame on the way out hands the value back as it is (NOTE [variable names]). ``engine``:
-    is this code object another engine's (sources.py, NOTE [the engine's frames])? Its frames
+    is this code object another engine's (reporter.py, NOTE [the engine's frames])? Its frames
     are passed over as dyngraph's are."""
     frame = sys._getframe(depth)
     handed_back = True
@@ -561,7 +562,7 @@ def where_from_stack(depth: int = 1, named: bool = False,
         if not internal and (engine is None or not engine(code)):
             break
         if named and handed_back:
-            # an engine's constructor hands back the object it initialises (sources.py)
+            # an engine's constructor hands back the object it initialises (reporter.py)
             handed_back = (_hands_back(code, frame.f_lasti)
                            or (engine is not None and code.co_name == "__init__"))
         frame = frame.f_back
@@ -703,7 +704,7 @@ def _target(code: Any, lasti: int) -> str | None:
 
 
 # (code, offset) -> does that instruction return the value it just got? Only dyngraph's own code
-# objects and an engine's (sources.py) are keys (the walk stops at the learner's frame).
+# objects and an engine's (reporter.py) are keys (the walk stops at the learner's frame).
 _hands_back_cache: dict[tuple[Any, int], bool] = {}
 _BECOMES_SELF = "_inplace"  # Tensor._inplace: the op's result becomes the tensor it returns
 # id(a SourceLine) -> (it, it without target)

@@ -32,7 +32,7 @@ prints, live::
     freed the saved tensors of 4 nodes: #9, #8, #7, #5
     dg.watch: 10 nodes, 9 gradients, 1 backward pass, 4 freed nodes
 
-It is one more subscriber of the event spine (``dyngraph.events``) and needs no Jupyter package.
+It is one more subscriber of the event spine (``dg.events``) and needs no Jupyter package.
 Numbers are formatted as the diagrams format them (``dot.format_values``) and files are named as
 shared pages name them (``record.shared_path``).
 """

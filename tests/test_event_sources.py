@@ -1,4 +1,4 @@
-"""Any engine as an event source (dyngraph/sources.py, issue 32): a 30-line engine written
+"""Any engine as an event source (dyngraph/spine/reporter.py, issue 32): a 30-line engine written
 against the public API (tests/engine_tiny.py) and micrograd (dyngraph.micrograd) are recorded,
 named, drawn and diffed as dyngraph's own ops are."""
 
@@ -287,7 +287,7 @@ def test_without_micrograd_the_import_says_which_extra(monkeypatch):
 def test_the_examples_in_the_docstrings_run():
     import doctest
 
-    import dyngraph.sources
+    import dyngraph.spine.reporter
 
     modules = [dyngraph.spine.reporter]
     if HAS_MICROGRAD:

@@ -1,6 +1,6 @@
 """A watched graph stays watched until it is freed: forward under ``dg.watch()`` in one cell, a
 plain ``loss.backward()`` in the next plays in the same view (NOTE [a watched graph stays
-watched] in dyngraph/events.py)."""
+watched] in dyngraph/spine/events.py)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ In a fresh page (the widget's front end not loaded yet), the first run of a five
 cell is over before anything is drawn; the view then replays it, line by line (NOTE [replay] in
 widgets/src/view.js). A plain ``loss.backward()`` in the next cell, outside any watch block,
 plays in the same view, one gradient at a time (NOTE [a watched graph stays watched] in
-dyngraph/events.py). What is measured is what a learner sees: the number of boxes drawn (not
+dyngraph/spine/events.py). What is measured is what a learner sees: the number of boxes drawn (not
 marked as future) and of boxes holding a gradient, sampled every 20 ms in the page.
 Screenshots: tests/browser/artifacts/live_first_run.png, live_backward_next_cell.png.
 """

@@ -37,6 +37,7 @@ def to_numpy(array: object) -> np.ndarray:
 
 
 def squared_norm(array: object) -> float:
-    """The sum of the squared magnitudes of ``array``'s elements, computed where it lives."""
-    flat = array.ravel()  # type: ignore[attr-defined]
-    return float(flat.dot(flat.conj()).real)
+    """The sum of the squared magnitudes of ``array``'s elements, computed where it lives (on
+    the GPU for a CuPy array: only the number comes back)."""
+    xp = sys.modules["cupy"] if _is_cupy(array) else np
+    return float(xp.vdot(array, array).real)

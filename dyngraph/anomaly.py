@@ -41,13 +41,13 @@ class detect_anomaly:
 
 
 def check_gradients(node: Any, grads: tuple) -> None:
-    """Raise when one of the gradients an op's backward returned is not finite."""
-    from .tensor import Tensor
-
+    """Raise when one of the gradients an op's backward returned is not finite: arrays, or
+    Tensors (a backward recorded for ``create_graph``), whose ``.array`` is read. (By that
+    attribute, not by importing Tensor: anomaly mode sits beside the engine, not inside it.)"""
     for i, g in enumerate(grads):
         if g is None:
             continue
-        data = g.array if isinstance(g, Tensor) else g
+        data = getattr(g, "array", g)
         xp = backend.get_array_module(data)
         if bool(xp.isfinite(data).all()):
             continue

@@ -177,6 +177,9 @@ Event = (
 # an EventSource and a Recording that replays itself describe a node, a gradient or a pass the
 # same way, and a field added to an event is added here, once. They take the fields in the
 # record's order (positional or by keyword) and give the record; emitting it is ``emit``'s job.
+# The engine's paths that run once per op, node or edge while someone listens
+# (``emit_op_created``, ``emit_grad_computed``, ``emit_edge_grad``, below) build their record
+# in place, in this same module: one Python call less each time.
 
 
 def node_created(id: int, op: str, inputs: tuple[int, ...], shape: tuple[int, ...], dtype: str,
@@ -406,7 +409,7 @@ def emit_op_created(id: int, op: str, inputs: tuple[int, ...], array: Any, name:
     emit(NodeCreated(
         id, op, inputs, array.shape, dtype_name(array.dtype), device_of(array), True, False,
         name, scope, where, preview(array), saved_bytes, state.recomputing, elapsed,
-    ), state)  # node_of_array's record, built in place: this runs once per op
+    ), state)  # node_of_array's record, built in place (NOTE [one place per event])
 
 
 def emit_grad_computed(id: int, gradient: Any, accumulated: bool) -> None:

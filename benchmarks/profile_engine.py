@@ -12,8 +12,8 @@ For each workload it prints:
 2. **A cProfile breakdown** into the engine's parts - the op methods on Tensor, ``Function.apply``
    and inside it the ops' ``forward`` and ``wrap_output``, the backward pass and inside it the
    ops' ``backward`` and the un-broadcast (``sum_to_shape``), the in-place update, anything in
-   ``dyngraph/events.py`` (nobody listens here, so that should be nothing) - then the functions
-   with the most time of their own. cProfile adds a cost per Python call, so its shares
+   ``dyngraph/spine/events.py`` (nobody listens here, so that should be nothing) - then the
+   functions with the most time of their own. cProfile adds a cost per Python call, so its shares
    overstate the parts that make many small calls: read them next to the times of (1).
 3. **Memory per node** while a forward graph is alive (the garbage collector off): objects the
    cycle collector tracks (``gc.get_objects()``), as the nodes are made and after a collection,
@@ -186,7 +186,7 @@ PARTS = (  # (label, file ending, function names or None for any, own time only?
     ("  in_dtype (gradient casts)", "dyngraph/autograd.py", {"in_dtype"}, False),
     ("leaf .grad accumulation", "dyngraph/autograd.py", {"accumulate_into_leaves"}, False),
     ("in-place update (Tensor._inplace)", "dyngraph/tensor.py", {"_inplace"}, False),
-    ("anything in events.py", "dyngraph/events.py", None, False),
+    ("anything in events.py", "dyngraph/spine/events.py", None, False),
 )
 
 

@@ -13,13 +13,17 @@ emits an event for every node it creates and every gradient it computes (``dg.ev
 """
 
 # ruff: noqa: I001
+import contextlib
+import sys
+
 # NOTE [import order] tensor.py first: it imports the ops, which import function.py, which
 # needs Tensor. Everything else builds on those.
 from .tensor import Tensor
-from . import autograd, cuda, events, nn, player
+from . import autograd, cuda, nn, player
+from .spine import events
 from .anomaly import detect_anomaly, is_anomaly_enabled
 from .backend import device
-from .events import scope
+from .spine.events import scope
 from .factories import (
     BoolTensor,
     ByteTensor,
@@ -158,10 +162,11 @@ from .serialization import load, save
 from .tensor import set_printoptions
 from .grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .record import Recording, draw, record
+from .drawing import draw
+from .record import Recording, record
 from .recording_io import load_recording
 from .graph_diff import diff
-from .sources import EventSource
+from .spine.reporter import EventSource
 
 # --- toolbox A: optim, data (nn is imported above) ---
 from . import data, distributions, optim, testing, utils
@@ -220,6 +225,23 @@ def _load_player() -> object:
 
 
 player.connect(_load_player)
+
+
+# NOTE [PyTorch as a source] PyTorch reports through the spine as every other engine does: an
+# EventSource whose adapter (dyngraph.torch.watching, a TorchFunctionMode) is entered by every
+# dg.watch() / dg.record() block once the learner has imported torch. dyngraph never imports
+# torch itself, and the spine (which sits below everything) never names dyngraph.torch: the
+# front door, where the layers meet, connects the two, as it connects the player above.
+def _watch_torch() -> object:
+    """While someone watches: PyTorch's ops as events, if the learner has imported torch."""
+    if "torch" not in sys.modules:
+        return contextlib.nullcontext()
+    from .torch import watching
+
+    return watching()
+
+
+EventSource("PyTorch", engine=(), while_watched=_watch_torch)
 
 
 __version__ = "0.1.0"

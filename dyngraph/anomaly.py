@@ -4,7 +4,7 @@ Inside ``with dg.detect_anomaly():`` every node remembers the learner's line tha
 and the engine checks each gradient an op's backward returns; the first non-finite one raises
 a RuntimeError naming the op and that line. The mode belongs to the thread that entered it,
 like grad mode (PyTorch keeps this one process-wide): ``this_thread.state.anomaly``, NOTE
-[modes are per thread] in thread_state.py.
+[modes are per thread] in spine/thread_state.py.
 """
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ import linecache
 from typing import Any
 
 from . import backend
-from .thread_state import this_thread
+from .spine.events import shared_path
+from .spine.thread_state import this_thread
 
 
 def is_anomaly_enabled() -> bool:
@@ -40,13 +41,13 @@ class detect_anomaly:
 
 
 def check_gradients(node: Any, grads: tuple) -> None:
-    """Raise when one of the gradients an op's backward returned is not finite."""
-    from .tensor import Tensor
-
+    """Raise when one of the gradients an op's backward returned is not finite: arrays, or
+    Tensors (a backward recorded for ``create_graph``), whose ``.array`` is read. (By that
+    attribute, not by importing Tensor: anomaly mode sits beside the engine, not inside it.)"""
     for i, g in enumerate(grads):
         if g is None:
             continue
-        data = g.array if isinstance(g, Tensor) else g
+        data = getattr(g, "array", g)
         xp = backend.get_array_module(data)
         if bool(xp.isfinite(data).all()):
             continue
@@ -61,8 +62,6 @@ def _describe_origin(node: Any) -> str:
     where = node.where
     if where is None:
         return "(the forward line is unknown: the op was created outside detect_anomaly())"
-    from .record import shared_path  # (record.py reaches this module through the engine)
-
     # The line is read while the learner's own program runs, from their own file; the message
     # names the file as recordings and pages do (NOTE [safe to share] in record.py), since a
     # recording keeps it as the text of a failed backward.

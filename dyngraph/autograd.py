@@ -28,12 +28,13 @@ from collections.abc import Sequence
 from operator import attrgetter
 from typing import Any
 
-from . import anomaly, backend, events
+from . import anomaly, backend
 from .function import Function as Node  # the engine's node: arrays in and out
-from .function import announce_graph, attributes_of_the_op, explain_numpy_on_tensors
+from .function import announce_graph, attributes_of_the_op, explain_numpy_on_tensors, nodes_behind
 from .ops import differentiable
+from .spine import events
+from .spine.thread_state import this_thread
 from .tensor import Tensor
-from .thread_state import this_thread
 
 
 def backward(
@@ -128,7 +129,7 @@ def run_backward(
     without ``capture``, accumulates into the leaves' ``.grad`` (or only ``accumulate_into``)."""
     task = BackwardPass(roots, seeds, retain_graph, create_graph, capture)
     root_id = roots[0].id
-    state = this_thread.state  # this thread's modes and listeners (thread_state.py)
+    state = this_thread.state  # this thread's modes and listeners (spine/thread_state.py)
     woken = None  # views that drew this graph and follow it (NOTE [a watched graph stays ...])
     if not state.active and state.followers:
         # a view claims the pass by its root, else by a node it drew behind the root (a loss
@@ -137,7 +138,7 @@ def run_backward(
                  or events.wake_followers(ids_behind(roots)))
     if state.active:
         announce_graph(roots)  # built before anyone listened? (NOTE [graphs built before ...])
-        events.emit(events.BackwardStarted(  # where: the learner's backward() line
+        events.emit(events.backward_started(  # where: the learner's backward() line
             root=root_id, retain_graph=bool(retain_graph), create_graph=bool(create_graph),
             where=events.where_from_stack()))
     previous_mode = state.grad_enabled
@@ -150,7 +151,7 @@ def run_backward(
             task.capture_leaves()
     except BaseException as exc:
         if state.active:
-            events.emit(events.BackwardFailed(root_id, f"{type(exc).__name__}: {exc}"))
+            events.emit(events.backward_failed(root_id, f"{type(exc).__name__}: {exc}"))
         if woken:
             events.rest_followers(woken, freed=False)
         raise
@@ -158,25 +159,16 @@ def run_backward(
         state.grad_enabled = previous_mode
     if state.active:
         if task.freed:
-            events.emit(events.GraphFreed(tuple(task.freed)))
-        events.emit(events.BackwardFinished(root_id))
+            events.emit(events.graph_freed(tuple(task.freed)))
+        events.emit(events.backward_finished(root_id))
     if woken:
         events.rest_followers(woken, freed=not retain_graph)
     return task.captured
 
 
 def ids_behind(roots: list[Tensor]) -> tuple[int, ...]:
-    """The ids of every node and leaf in the graph behind ``roots`` (iterative: any depth)."""
-    seen: set[int] = set()
-    stack = [root.grad_fn or root for root in roots]
-    while stack:
-        item = stack.pop()
-        if item.id in seen:
-            continue
-        seen.add(item.id)
-        if not isinstance(item, Tensor):
-            stack.extend(parent for parent in item.parents if parent is not None)
-    return tuple(seen)
+    """The ids of every node and leaf in the graph behind ``roots``."""
+    return tuple(item.id for item in nodes_behind([root.grad_fn or root for root in roots]))
 
 
 class BackwardPass:
@@ -244,7 +236,7 @@ class BackwardPass:
                 shape = gi.shape
                 if shape != parent.shape:
                     gi = sum_to_shape(gi, parent.shape, node, input_grads)
-                if state.active:  # what this edge carried (NOTE [edge gradients] in events.py)
+                if state.active:  # what this edge carried (NOTE [edge gradients], spine)
                     data = gi.array if isinstance(gi, Tensor) else gi
                     emit_edge_grad(node.id, parent.id, position, data,
                                    None if shape == data.shape else shape)

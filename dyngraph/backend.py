@@ -14,9 +14,7 @@ from types import ModuleType
 import numpy as np
 
 from .extras import install_command
-
-CPU = "cpu"
-CUDA = "cuda"
+from .spine.arrays import CPU, CUDA, device_of, to_numpy  # noqa: F401 - re-exported
 
 _cupy: ModuleType | None = None
 _cupy_checked = False
@@ -114,12 +112,6 @@ def is_array(value: object) -> bool:
     return cupy is not None and isinstance(value, cupy.ndarray)
 
 
-def device_of(array: object) -> str:
-    if type(array) is np.ndarray or _cupy is None:
-        return CPU
-    return CUDA if isinstance(array, _cupy.ndarray) else CPU
-
-
 def expand(xp: ModuleType, array: object, shape: tuple) -> object:
     """``array`` broadcast to ``shape`` without a copy, writable as PyTorch's expand() is
     (numpy's broadcast_to is read-only; in-place ops on repeated elements are refused by the
@@ -149,16 +141,6 @@ def to_device(array: object, device: str) -> object:
     if device == CPU:
         return array.get()  # cupy -> numpy: a device-to-host copy
     return module_for(CUDA).asarray(array)
-
-
-def to_numpy(array: object) -> np.ndarray:
-    """A host (numpy) view or copy. NOTE: on a GPU this is a synchronising copy; call it only when
-    something on the host needs the numbers (a preview for a subscriber, .numpy(), repr)."""
-    if type(array) is np.ndarray:
-        return array
-    if _cupy is not None and isinstance(array, _cupy.ndarray):
-        return array.get()
-    return np.asarray(array)
 
 
 def scatter_add(xp: ModuleType, target: object, index: object, values: object) -> None:

@@ -33,12 +33,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import events, factories, function, grad_mode
+from . import factories, function, grad_mode
 from .autograd import BackwardPass
 from .function import Function, FunctionHook
 from .grad_mode import enable_grad, no_grad
+from .spine import events
+from .spine.thread_state import this_thread
 from .tensor import Tensor
-from .thread_state import this_thread
 from .trace import TraceRecorder
 
 _TENSOR = object()  # marks, in a checkpoint's argument layout, where a Tensor argument goes
@@ -143,7 +144,7 @@ def _backpropagate(out: Tensor, gz: Any, wanted: list[Tensor]) -> list[Any]:
     task = BackwardPass([out], [gz], retain_graph=False, create_graph=False, capture=None)
     task.propagate()
     if this_thread.state.active and task.freed:
-        events.emit(events.GraphFreed(tuple(task.freed)))
+        events.emit(events.graph_freed(tuple(task.freed)))
     return [task.grads.get(leaf) for leaf in wanted]
 
 

@@ -1250,7 +1250,7 @@ def _where_loop(where: tuple | None) -> int | None:
 
 def _loop_line(first: list[Node], backward_loops: dict[int, int]) -> int | None:
     """The line a loop's label names, from the ops of its first iteration (NOTE [loop lines]
-    in events.py): the loop that called backward() on one of them, else the loop of the first
+    in spine/events.py): the loop that called backward() on one of them, else the loop of the first
     op that has one, else the first op's line."""
     for node in first:
         if node.id in backward_loops:

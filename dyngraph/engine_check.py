@@ -1,10 +1,10 @@
 """Checking an engine a learner builds against dyngraph's own, event by event (the build-your-own
 track, issue 32).
 
-The learner's engine reports what it does through a ``dg.EventSource`` (sources.py). The checker
-runs the same small programs on that engine and on dyngraph (float64 scalars), records both
-event streams, and names the *first* difference in words a learner can act on, with a picture
-that marks it:
+The learner's engine reports what it does through a ``dg.EventSource`` (spine/reporter.py).
+The checker runs the same small programs on that engine and on dyngraph (float64 scalars),
+records both event streams, and names the *first* difference in words a learner can act on,
+with a picture that marks it:
 
 >>> result = check_engine(Engine(value=Value, source=src), "backward")
 >>> result

@@ -33,14 +33,15 @@ when Python reads a tensor's values (``bool(t)``, ``t.item()``). The engine's ow
 - ``dg.checkpoint`` (checkpoint.py) finds the weights a segment uses without receiving them;
 - ``dg.memory.memory_timeline`` (memory.py) samples the bytes held for backward after each op.
 
-Hooks see every op; the event spine (events.py, ``_announce_op`` below) tells subscribers about
-the graph: recorded nodes, and the backward pass.
+Hooks see every op; the event spine (spine/events.py, ``_announce_op`` below) tells subscribers
+about the graph: recorded nodes, and the backward pass.
 
 This file is the definition of ``apply``, and the only one: what you read here is what runs.
 """
 
 from __future__ import annotations
 
+import operator
 import time
 import weakref
 from collections.abc import Iterator
@@ -49,12 +50,14 @@ from typing import Any
 
 import numpy as np
 
-from . import backend, events
+from . import backend
 from . import tensor as tensor_module
 from .grad_mode import no_grad
 from .meta import Meta, OptionType, Promotion, broadcast_or_sum
+from .spine import events
+from .spine.thread_state import this_thread
+from .spine.walk import walk_back
 from .tensor import Tensor, VersionCounter, new_node_id, wrap_output
-from .thread_state import this_thread
 
 
 class Function:
@@ -269,7 +272,7 @@ class Function:
 
     def register_hook(self, fn: Any) -> Any:
         """Hook on this node's output gradient (see Tensor.register_hook)."""
-        from .handle import RemovableHandle
+        from .spine.handle import RemovableHandle
 
         if self.hooks is None:
             self.hooks = {}
@@ -303,7 +306,7 @@ class FunctionHook:
         counter.counts                  # {'MatMul': 1, 'Tanh': 1, 'Sum': 1}
 
     A hook should not run ops itself: it would be told about them too, inside its own call.
-    Where the graph is what you want to watch, subscribe to events instead (events.py): they
+    Where the graph is what you want to watch, subscribe to events instead (spine/events.py): they
     also see backward, but only ops that are recorded in a graph.
     """
 
@@ -701,8 +704,26 @@ def announce_tensor(
 # epoch at which subscribers were last told about it (``_announced``), and a tensor told
 # about in this epoch had everything behind it told in the same epoch: checking the roots is
 # enough, so a view that saw the forward pass costs the engine one comparison per backward.
-# Epochs are the thread's (NOTE [listeners are per thread] in events.py), numbers no other
+# Epochs are the thread's (NOTE [listeners are per thread] in spine/events.py), numbers no other
 # thread's listeners share: a tensor another thread's listeners were told about is news here.
+
+
+def inputs_of(item: Any) -> tuple:
+    """What a node of dyngraph's graph was made from: a ``Function``'s parents (its inputs'
+    nodes, or leaf Tensors), in argument order; nothing for a leaf."""
+    if isinstance(item, Tensor):
+        return ()
+    return tuple(parent for parent in item.parents if parent is not None)
+
+
+def nodes_behind(roots: Any, known: Any = None) -> list:
+    """The ``Function`` nodes and leaf Tensors behind ``roots`` (each a Function or a leaf),
+    inputs first: the spine's one walk (spine/walk.py) over dyngraph's graph. ``known(item)``:
+    left out, with what lies behind it only through it."""
+    return walk_back(roots, inputs_of, key=_node_id, known=known)
+
+
+_node_id = operator.attrgetter("id")  # a node and the tensor it made share their id
 
 
 def announce_graph(tensors: Any) -> None:
@@ -711,28 +732,24 @@ def announce_graph(tensors: Any) -> None:
     built them ran while nobody listened)."""
     epoch = this_thread.state.epoch
     held: dict[int, Tensor] = {}  # node id -> a tensor we hold (its name and value are known)
-    stack = []
+    roots = []
     for tensor in tensors:
         if tensor._announced != epoch:
             held[tensor.id] = tensor
-            stack.append(tensor.grad_fn or tensor)
-    if not stack:
+            roots.append(tensor.grad_fn or tensor)
+    if not roots:
         return
-    found: dict[int, Any] = {}  # id -> Function node or leaf Tensor, not told about yet
-    while stack:  # iterative: a 100 000-op chain is fine
-        item = stack.pop()
-        if item.id in found:
-            continue
-        if isinstance(item, Tensor):  # a leaf
-            if item._announced == epoch and item.id not in held:
-                continue
+
+    def known(item: Any) -> bool:  # a leaf these subscribers were told about
+        return isinstance(item, Tensor) and item._announced == epoch and item.id not in held
+
+    found = {item.id: item for item in nodes_behind(roots, known)}  # not told about yet
+    for item in found.values():
+        if isinstance(item, Tensor):
             item._announced = epoch
-        else:
-            stack.extend(parent for parent in item.parents if parent is not None)
-        found[item.id] = item
     for tensor in held.values():
         tensor._announced = epoch
-    for node_id in sorted(found):
+    for node_id in sorted(found):  # creation order
         item = found[node_id]
         if isinstance(item, Tensor):
             op = "parameter" if item.is_parameter else "leaf"
@@ -747,7 +764,7 @@ def announce_graph(tensors: Any) -> None:
                                 False, item.where, (), saved_bytes)
         else:
             device = backend.CPU if item.xp is np else backend.CUDA
-            event = events.NodeCreated(
+            event = events.node_created(
                 id=node_id, op=item.name, inputs=inputs, shape=tuple(item.shape), dtype="",
                 device=device, requires_grad=True, is_leaf=False, name=None, scope=(),
                 where=item.where, preview=(), saved_bytes=saved_bytes,
@@ -769,15 +786,11 @@ def _node_event(
 ) -> events.NodeCreated:
     shape = _shape_of(value)
     if shape is None:  # a Python number used as a constant
-        return events.NodeCreated(
+        return events.node_created(
             id=node_id, op=op, inputs=inputs, shape=(), dtype=type(value).__name__,
             device="cpu", requires_grad=False, is_leaf=True, name=name, scope=scope, where=where,
             preview=(value,) if isinstance(value, (int, float)) else (),
         )
-    return events.NodeCreated(
-        id=node_id, op=op, inputs=inputs, shape=shape, dtype=events.dtype_name(value.dtype),
-        device=backend.device_of(value), requires_grad=requires_grad, is_leaf=is_leaf,
-        name=name, scope=scope, where=where, preview=events.preview(value),
-        saved_bytes=saved_bytes,
-    )
+    return events.node_of_array(node_id, op, inputs, value, requires_grad, is_leaf, name, scope,
+                                where, saved_bytes)
 

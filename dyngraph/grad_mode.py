@@ -4,7 +4,7 @@
 set one flag and restore the previous value on exit, even when an exception passes through, so
 they nest. As in PyTorch the flag belongs to the thread: a ``no_grad`` block in one thread does
 not stop another thread's graph, and a new thread starts with grad enabled. It is
-``this_thread.state.grad_enabled`` (thread_state.py, NOTE [modes are per thread]), which
+``this_thread.state.grad_enabled`` (spine/thread_state.py, NOTE [modes are per thread]), which
 ``Function.apply`` reads on every op.
 """
 
@@ -14,7 +14,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from .thread_state import this_thread
+from .spine.thread_state import this_thread
 
 
 def is_grad_enabled() -> bool:

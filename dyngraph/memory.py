@@ -24,35 +24,26 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
-from . import events
-from .function import Function, FunctionHook
+from .function import Function, FunctionHook, nodes_behind
+from .spine import events
+from .spine.thread_state import this_thread
 from .tensor import Tensor
-from .thread_state import this_thread
 
 # ---------------------------------------------------------------------------- walking graphs
 
 
 def _nodes_of(tensors: Iterable[Tensor]) -> tuple[list[Function], list[Tensor]]:
-    """The nodes and the leaves (that require grad) of the graphs behind ``tensors``, walked
-    iteratively (a 100 000-step RNN is fine), each once."""
-    nodes: list[Function] = []
-    leaves: list[Tensor] = []
-    seen: set[int] = set()
-    stack: list[Any] = []
+    """The nodes and the leaves (that require grad) of the graphs behind ``tensors``, each once
+    (the spine's one walk: a 100 000-step RNN is fine)."""
+    roots: list[Any] = []
     for t in tensors:
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensors, got {type(t).__name__}")
-        stack.append(t.grad_fn if t.grad_fn is not None else (t if t._requires_grad else None))
-    while stack:
-        entry = stack.pop()
-        if entry is None or id(entry) in seen:
-            continue
-        seen.add(id(entry))
-        if isinstance(entry, Tensor):
-            leaves.append(entry)
-            continue
-        nodes.append(entry)
-        stack.extend(entry.parents)
+        if t.grad_fn is not None or t._requires_grad:
+            roots.append(t.grad_fn if t.grad_fn is not None else t)
+    found = nodes_behind(roots)
+    nodes = [item for item in found if not isinstance(item, Tensor)]
+    leaves = [item for item in found if isinstance(item, Tensor)]
     return nodes, leaves
 
 

@@ -17,8 +17,8 @@ is not changed, and outside a watched block micrograd runs exactly as it came fr
 ['leaf', 'leaf', '*', 'ReLU']
 
 NOTE [how micrograd is watched] micrograd has no hooks, so for the length of a watched block
-(``EventSource.while_watched``, sources.py) this module wraps four things of ``Value`` and puts
-them back afterwards:
+(``EventSource.while_watched``, spine/reporter.py) this module wraps four things of ``Value``
+and puts them back afterwards:
 - ``__init__``: a new leaf is reported (``a = Value(2.0)`` names it ``a``); an op's output is
   not yet, but its inputs are kept in argument order (micrograd keeps them in a set).
 - each op method (``__add__``, ``__mul__``, ``relu``, ...): the output is reported as it is
@@ -47,9 +47,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from . import events
 from .extras import needs
-from .sources import EventSource
+from .spine import events
+from .spine.reporter import EventSource
 
 with needs("micrograd", "dyngraph.micrograd"):
     from micrograd import engine as _engine

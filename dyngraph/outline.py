@@ -32,7 +32,7 @@ prints, live::
     freed the saved tensors of 4 nodes: #9, #8, #7, #5
     dg.watch: 10 nodes, 9 gradients, 1 backward pass, 4 freed nodes
 
-It is one more subscriber of the event spine (``dyngraph.events``) and needs no Jupyter package.
+It is one more subscriber of the event spine (``dg.events``) and needs no Jupyter package.
 Numbers are formatted as the diagrams format them (``dot.format_values``) and files are named as
 shared pages name them (``record.shared_path``).
 """
@@ -48,11 +48,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from . import events
 from .dot import COMPACT_VALUES, format_bytes, format_values, shape_known
 from .extras import require
 from .record import Recording, shared_path
-from .sources import watching_sources
+from .spine import events
+from .spine.reporter import watching_sources
 
 MAX_LINES = 200  # lines printed before the outline stops (a training loop would be a wall)
 MAX_FREED_IDS = 8  # ids listed in a "freed" line

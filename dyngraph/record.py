@@ -19,16 +19,17 @@ from __future__ import annotations
 import linecache
 import math
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from . import backend, events, player
+from . import player
 from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Graph, Node  # noqa: F401 - re-exported
 from .safe_json import valid_text
-from .sources import watching_sources
+from .spine import events
+from .spine.events import shared_path  # noqa: F401 - re-exported
+from .spine.reporter import watching_sources
 
 DEFAULT_MAX_NODES = 10_000
 DEFAULT_MAX_EVENTS = 200_000
@@ -91,25 +92,6 @@ MAX_SOURCE_CHARS = 20_000  # source text kept per file (notebook cells and lesso
 # ``/dev/zero``, a FIFO), and the viewer's disk is not theirs to read. A loaded recording shows
 # the text it carries, checked against MAX_SOURCE_CHARS, or none (files written before schema 3
 # carry none).
-
-
-def shared_path(file: str) -> str:
-    """How a shared recording or page names a source file: ``lessons/run.py`` for a file under
-    the working directory, ``run.py`` for one elsewhere; ``<stdin>``-style names unchanged."""
-    if not file or file.startswith("<"):
-        return file
-    if os.path.isabs(file):
-        try:
-            relative = os.path.relpath(file)
-        except ValueError:  # another drive (Windows)
-            relative = os.pardir
-        file = os.path.basename(file) if relative.startswith(os.pardir) else relative
-    elif os.pardir in file.replace("\\", "/").split("/"):
-        file = os.path.basename(file)
-    file = file.replace(os.sep, "/")
-    # NOTE: pages send source text keyed by file name, and the browser's MessagePack decoder
-    # refuses the key "__proto__" outright (it would set an object's prototype): same file.
-    return "./__proto__" if file == "__proto__" else file
 
 
 def kept_stretches(used: Any, length: int,
@@ -386,21 +368,21 @@ class Recording(Graph):
                 yield self._node_event(self.nodes[rest[0]], inputs)
             elif kind == "grad":
                 node = self.nodes[rest[0]]
-                yield events.GradComputed(node.id, node.grad_preview or (),
+                yield events.grad_computed(node.id, node.grad_preview or (),
                                           node.grad_norm or 0.0, node.accumulated)
             elif kind == "edge_grad":
-                yield events.EdgeGrad(*rest)
+                yield events.edge_grad(*rest)
             elif kind == "freed":
-                yield events.GraphFreed(tuple(rest[0]))
+                yield events.graph_freed(tuple(rest[0]))
             elif kind == "version":
-                yield events.VersionBumped(rest[0], rest[1])
+                yield events.version_bumped(rest[0], rest[1])
             elif kind == "backward_started":
-                yield events.BackwardStarted(root=rest[0], retain_graph=False,
+                yield events.backward_started(root=rest[0], retain_graph=False,
                                              create_graph=False, where=self._source_line(rest[1]))
             elif kind == "backward_finished":
-                yield events.BackwardFinished(rest[0])
+                yield events.backward_finished(rest[0])
             elif kind == "backward_failed":
-                yield events.BackwardFailed(rest[0], valid_text(rest[1]))
+                yield events.backward_failed(rest[0], valid_text(rest[1]))
 
     @staticmethod
     def _source_line(where: tuple | None) -> events.SourceLine | None:
@@ -414,7 +396,7 @@ class Recording(Graph):
     @classmethod
     def _node_event(cls, node: Node, inputs: dict[int, list[int]]) -> events.NodeCreated:
         where = cls._source_line(node.where)
-        return events.NodeCreated(
+        return events.node_created(
             node.id, valid_text(node.op), tuple(inputs.get(node.id, ())), node.shape,
             valid_text(node.dtype), valid_text(node.device), node.requires_grad,
             node.kind != OP, None if node.name is None else valid_text(node.name),
@@ -522,97 +504,3 @@ def record(max_nodes: int = DEFAULT_MAX_NODES, max_events: int = DEFAULT_MAX_EVE
     finally:
         recording._live = False
         recording._capture_sources()  # NOTE [own source text]
-
-
-def _is_torch_tensor(value: Any) -> bool:
-    """Is ``value`` a PyTorch tensor, or of a subclass of it (a learner's too)? Never imports
-    torch: where torch is not imported, there is no torch tensor."""
-    torch = sys.modules.get("torch")
-    return isinstance(value, getattr(torch, "Tensor", ()))
-
-
-def draw(tensor: Any, **options: Any) -> Any:
-    """A diagram of the graph behind ``tensor``, built by walking back from its ``grad_fn``
-    (no recording needed; values of intermediates are not known then, only their shapes)."""
-    recording = from_tensor(tensor)
-    recording._capture_sources()  # made in this process, now (NOTE [own source text])
-    return _TensorDiagram(recording, options)
-
-
-class _TensorDiagram:
-    """What dg.draw returns: displays as the diagram; ``.to_dot()``, ``.to_svg()``."""
-
-    def __init__(self, recording: Recording, options: dict[str, Any]) -> None:
-        self.recording = recording
-        self.options = options
-
-    def to_dot(self) -> str:
-        return self.recording.to_dot(**self.options)
-
-    def to_svg(self, timeout: float = 10.0) -> str:
-        """The diagram as SVG (see Recording.to_svg)."""
-        return self.recording.to_svg(timeout=timeout, **self.options)
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from .dot import mimebundle
-
-        return mimebundle(self.recording, repr(self), **self.options)
-
-    def __repr__(self) -> str:
-        # NOTE: not Recording.summary(): that counts the backward passes of a timeline, and a
-        # graph walked back from a tensor has none; the gradients it shows are the .grad its
-        # leaves hold from passes run before (it said "0 backward passes" above them).
-        model = self.recording
-        text = f"<diagram: {len(model.nodes)} nodes, {len(model.edges)} edges, walked back " \
-               "from the tensor"
-        holding = sum(1 for node in model.nodes.values() if node.grad_preview is not None)
-        if holding == 1:
-            text += "; 1 leaf shows its .grad"
-        elif holding:
-            text += f"; {holding} leaves show their .grad"
-        return text + ">"
-
-
-def from_tensor(tensor: Any) -> Recording:
-    """The model of the graph behind ``tensor`` (iterative walk from its grad_fn)."""
-    if _is_torch_tensor(tensor):
-        from .torch import from_tensor as from_torch_tensor
-
-        return from_torch_tensor(tensor)
-    from .function import Function
-    from .tensor import Tensor
-
-    recording = Recording()
-    found: dict[int, Any] = {}  # id -> Function node or leaf Tensor
-    stack = [tensor.grad_fn if tensor.grad_fn is not None else tensor]
-    while stack:
-        item = stack.pop()
-        if item.id in found:
-            continue
-        found[item.id] = item
-        if isinstance(item, Function):
-            stack.extend(p for p in item.parents if p is not None)
-    for node_id in sorted(found):  # creation order
-        item = found[node_id]
-        if isinstance(item, Tensor):
-            data = item.array
-            kind = PARAMETER if getattr(item, "is_parameter", False) else LEAF
-            node = Node(node_id, kind, kind, item.name, tuple(data.shape),
-                        events.dtype_name(data.dtype), item.device, item.requires_grad,
-                        events.preview(data), order=len(recording.nodes))
-            if item._grad is not None:
-                node.grad_preview, node.grad_norm = events.preview_and_norm(item._grad.array)
-        else:
-            is_root = tensor.grad_fn is item
-            value = events.preview(tensor.array) if is_root else ()
-            saved = item.saved_arrays
-            node = Node(node_id, OP, item.name, tensor.name if is_root else None,
-                        tuple(item.shape), events.dtype_name(tensor.dtype) if is_root else "",
-                        backend.device_of_module(item.xp), True, value, order=len(recording.nodes),
-                        saved_bytes=sum(getattr(a, "nbytes", 0) for a in saved or ()),
-                        freed=saved is None, where=tuple(item.where) if item.where else None)
-            for position, parent in enumerate(item.parents):
-                if parent is not None:
-                    recording.edges.append(Edge(parent.id, node_id, position))
-        recording.nodes[node_id] = node
-    return recording

@@ -11,7 +11,6 @@ happens in ``Function.apply``.
 
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 import threading
@@ -22,13 +21,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import backend, events, grad_mode
-from .handle import RemovableHandle
+from . import backend, grad_mode
 from .missing import tensor_attribute_error
-from .thread_state import this_thread
-
-_ids = itertools.count(1)
-new_node_id: Callable[[], int] = _ids.__next__  # stable ids for diagrams, never id()
+from .spine import events
+from .spine.events import new_node_id  # noqa: F401 - re-exported
+from .spine.handle import RemovableHandle
+from .spine.thread_state import this_thread
 
 DEFAULT_FLOAT = np.dtype(np.float32)
 
@@ -1003,7 +1001,7 @@ class Tensor:
         counter = self._shared_counter()
         counter.value += 1
         if this_thread.state.active:
-            events.emit(events.VersionBumped(self.id, counter.value))
+            events.emit(events.version_bumped(self.id, counter.value))
 
     # ------------------------------------------------------------------ op methods
 

@@ -135,12 +135,13 @@ from typing import Any
 
 import numpy as np
 
-from . import events
 from .extras import needs
 from .nn.module import scope_label
 from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
-from .tensor import new_node_id
-from .thread_state import this_thread
+from .spine import events
+from .spine.events import new_node_id
+from .spine.thread_state import this_thread
+from .spine.walk import walk_back
 
 with needs("torch", "dyngraph.torch (PyTorch code as an event source)"):
     import torch
@@ -150,6 +151,12 @@ with needs("torch", "dyngraph.torch (PyTorch code as an event source)"):
 __all__ = ["watching", "name", "from_tensor", "is_torch_tensor"]
 
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__)) + os.sep
+
+
+def _is_ours_or_torchs(filename: str) -> bool:
+    """Is ``filename`` one of PyTorch's files or one the spine passes over (dyngraph's)?"""
+    return filename.startswith(_TORCH_DIR) or events.is_internal_file(filename)
+
 _KEY = "dyngraph"  # the key of a node's dyngraph _Info in grad_fn.metadata
 
 
@@ -177,7 +184,7 @@ class _Info:
     def __call__(self, grad_inputs: tuple, grad_outputs: tuple) -> None:
         """The op's node ran its backward (PyTorch calls this post hook, in its backward
         order): its gradient, then what it sent each input (NOTE [edge gradients] in
-        events.py: after the node's grad_computed, before the input's own, which comes when
+        spine/events.py: after the node's grad_computed, before the input's own, which comes when
         the input's node runs)."""
         state = _listeners(self)
         if state is not None:
@@ -236,7 +243,7 @@ def _grad_computed(info: _Info, grad_outputs: tuple, state: Any) -> tuple | None
         # second backward through a retained graph is summed into .grad, seen above).
         info.consumers = 0
     preview, norm = _preview_and_norm(grad)
-    _emit(events.GradComputed(id=info.id, preview=preview, norm=norm, accumulated=accumulated),
+    _emit(events.grad_computed(id=info.id, preview=preview, norm=norm, accumulated=accumulated),
           state)
     if _pass and info.saved_bytes:
         _pass[-1].append(info.id)
@@ -279,7 +286,7 @@ def _edge_grads(info: _Info, grad_inputs: tuple, grad_outputs: tuple, shown: tup
         reduced_from = None
         if upstream is not None and _shape(grad) != upstream:
             reduced_from = upstream
-        emit(events.EdgeGrad(node=info.id, input=inputs[position], position=position,
+        emit(events.edge_grad(node=info.id, input=inputs[position], position=position,
                              preview=last_preview, reduced_from=reduced_from), state)
 
 
@@ -332,7 +339,7 @@ _callers: list[Any] = []  # the ThreadState of the thread that started each of t
 # NOTE [backward on PyTorch's threads] PyTorch runs the backward of a graph on CPU in the thread
 # that called it, and that of a CUDA graph on a thread of its own per device while the caller
 # waits: the nodes' hooks (``_Info.__call__``, ``_Info.reached``) run there. Listeners are per
-# thread (NOTE [listeners are per thread] in events.py), and nobody listens to PyTorch's
+# thread (NOTE [listeners are per thread] in spine/events.py), and nobody listens to PyTorch's
 # thread, so a hook that finds its thread unwatched reports to the thread whose watched
 # backward is running.
 _saved_names: dict[type, tuple[str, ...]] = {}  # node type -> its _saved_* attributes of tensors
@@ -418,6 +425,31 @@ def _leaf_info(tensor: torch.Tensor) -> _Info:
     if info is None:
         info = _leaves[tensor] = _Info()
     return info
+
+
+def _inputs(node: Any) -> list:
+    """What a node of torch's graph was made from, as the spine's walk follows it
+    (spine/walk.py): the nodes in its ``next_functions`` (argument order), a leaf tensor in
+    place of its ``AccumulateGrad``; nothing for a leaf tensor."""
+    if isinstance(node, torch.Tensor):
+        return []
+    return [parent.variable if type(parent).__name__ == "AccumulateGrad" else parent
+            for parent, _ in node.next_functions if parent is not None]
+
+
+def _inputs_hooked(node: Any) -> list:
+    """``_inputs``, each of them given its grad hook on the way (NOTE [which torch
+    mechanisms]): a leaf's hook is on its ``AccumulateGrad``, met only here."""
+    if not isinstance(node, torch.Tensor):
+        for parent, _ in node.next_functions:
+            if parent is not None:
+                _node_info(parent)
+    return _inputs(node)
+
+
+def _info_of(item: Any) -> _Info:
+    """The _Info of a node or of a leaf tensor (a node's made, and hooked, on first sight)."""
+    return _leaf_info(item) if isinstance(item, torch.Tensor) else _node_info(item)
 
 
 def _numbered(info: _Info) -> int:
@@ -661,17 +693,16 @@ def _where() -> events.SourceLine | None:
     where = events.where_from_stack(depth, named=named)
     if where is None or not where.file.startswith(_TORCH_DIR):
         return where
-    internal = events._is_internal_file
     for _ in range(64):
         where = events.where_from_stack(depth, named=named)
         if where is None or not where.file.startswith(_TORCH_DIR):
             return where
-        internal[where.file] = True
+        events.mark_internal_file(where.file)
     return None
 
 
 # NOTE [names of torch nodes] A node is named after the variable its line assigns, as
-# dyngraph's own nodes are (NOTE [variable names] in events.py): ``h = x * w`` names the
+# dyngraph's own nodes are (NOTE [variable names] in spine/events.py): ``h = x * w`` names the
 # MulBackward0 ``h``. Only the node whose value the line itself receives gets the name: the
 # op's result, when every torch frame between the learner's line and the mode returns it as it
 # is (``loss = F.cross_entropy(z, y)`` goes through torch's ``handle_torch_function``, which
@@ -749,33 +780,12 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
     if made_before:
         _announce([node for node, _ in made_before.values()],
                   {key: tensor for key, (_, tensor) in made_before.items()}, None, ())
-    order: list = []  # (node or leaf tensor, its _Info), inputs before the ops that use them
-    stack: list = [(root, False) for root in reversed(roots)]
-    while stack:  # iterative post-order: a 10 000-op chain is fine
-        item, expanded = stack.pop()
-        if isinstance(item, torch.Tensor):
-            info = _leaf_info(item)
-            if info.announced != epoch:
-                info.announced = epoch
-                order.append((item, info))
-            continue
-        info = _node_info(item)
-        if expanded:
-            order.append((item, info))
-            continue
-        if info.announced == epoch:
-            continue
+    # nodes and leaf tensors not told about yet, inputs before the ops that use them
+    order = [(item, _info_of(item)) for item in walk_back(
+        roots, _inputs_hooked, key=lambda item: id(_info_of(item)),
+        known=lambda item: _info_of(item).announced == epoch)]
+    for _, info in order:
         info.announced = epoch
-        stack.append((item, True))
-        for parent, _ in reversed(item.next_functions):
-            if parent is None:
-                continue
-            if _node_info(parent).announced == epoch:  # (a leaf gets its hook here)
-                continue
-            if type(parent).__name__ == "AccumulateGrad":
-                stack.append((parent.variable, False))
-            else:
-                stack.append((parent, False))
     for item, info in order:
         if isinstance(item, torch.Tensor):
             _emit(_leaf_event(item, _numbered(info), where))
@@ -826,7 +836,7 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
         info.saved_bytes = _saved_bytes(node)
     if not info.id:
         info.id = new_node_id()
-    (_emit if _here.held or _here.stack else events.emit)(events.NodeCreated(
+    (_emit if _here.held or _here.stack else events.emit)(events.node_created(
         id=info.id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
         dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
         requires_grad=True, is_leaf=False, name=_name(output, where), scope=_scope(),
@@ -888,12 +898,12 @@ def _emit_node(node: Any, info: _Info, slots: list, output: torch.Tensor | None,
         info.saved_bytes = _saved_bytes(node)
     node_id = _numbered(info)
     if output is None:  # made inside a composite op, or before watching: no value known
-        event = events.NodeCreated(
+        event = events.node_created(
             id=node_id, op=_op_name(node), inputs=info.inputs, shape=(), dtype="", device="cpu",
             requires_grad=True, is_leaf=False, name=None, scope=scope, where=where, preview=(),
             saved_bytes=info.saved_bytes)
     else:
-        event = events.NodeCreated(
+        event = events.node_created(
             id=node_id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
             dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
             requires_grad=True, is_leaf=False, name=_name(output, where),
@@ -907,7 +917,7 @@ def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
         op = "parameter"
     else:  # data needing no gradient is drawn as dyngraph draws it: a constant
         op = "leaf" if tensor.requires_grad else "constant"
-    return events.NodeCreated(
+    return events.node_created(
         id=node_id, op=op, inputs=(),
         shape=_shape(tensor), dtype=_dtype(tensor),
         device="cpu" if tensor.is_cpu else _device(tensor),
@@ -976,7 +986,7 @@ class _EventMode(TorchFunctionMode):
         else:
             _announce_outputs(arguments, out)
         if before is not None and before.announced == this_thread.state.epoch:
-            _emit(events.VersionBumped(id=before.id, version=args[0]._version))
+            _emit(events.version_bumped(id=before.id, version=args[0]._version))
         return out
 
 
@@ -1053,8 +1063,7 @@ def _placed_at_the_learners_line(show: Any) -> Any:
             show(message)
             return
         frame = sys._getframe(1)
-        while frame is not None and frame.f_code.co_filename.startswith(
-                (events._PACKAGE_DIR, _TORCH_DIR)):
+        while frame is not None and _is_ours_or_torchs(frame.f_code.co_filename):
             frame = frame.f_back
         if frame is None:  # (no learner's frame: PyTorch called back from a thread of its own)
             show(message)
@@ -1119,21 +1128,21 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
     _announce(starts, {}, None, ())  # built before watching? (the nodes get their hooks too)
     root = starts[0]
     root_id = (_leaf_info(root) if isinstance(root, torch.Tensor) else _node_info(root)).id
-    _emit(events.BackwardStarted(root=root_id, retain_graph=retain_graph,
+    _emit(events.backward_started(root=root_id, retain_graph=retain_graph,
                                  create_graph=create_graph, where=_where()))
     _pass.append([])
     _callers.append(this_thread.state)
     try:
         result = func(*args, **kwargs)
     except BaseException as exc:
-        _emit(events.BackwardFailed(root=root_id, error=f"{type(exc).__name__}: {exc}"))
+        _emit(events.backward_failed(root=root_id, error=f"{type(exc).__name__}: {exc}"))
         raise
     finally:
         ran = _pass.pop()
         _callers.pop()
     if ran and not retain_graph:
-        _emit(events.GraphFreed(ids=tuple(ran)))
-    _emit(events.BackwardFinished(root=root_id))
+        _emit(events.graph_freed(ids=tuple(ran)))
+    _emit(events.backward_finished(root=root_id))
     return result
 
 
@@ -1141,7 +1150,7 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
 
 # NOTE [a watched graph stays watched, in PyTorch] A learner watches the forward pass and calls
 # ``loss.backward()`` in a later cell, outside any watch block (NOTE [a watched graph stays
-# watched] in events.py). The mode is off there, so ``_run_backward`` does not run; but the
+# watched] in spine/events.py). The mode is off there, so ``_run_backward`` does not run; but the
 # hooks registered on each node while watching still do. The first of them to run in a pass
 # while nobody listens (the pass's first node, or the first one made while watching: the
 # loss may have been computed in the later cell) asks the thread's followers whether they
@@ -1185,7 +1194,7 @@ def _follow_pass(info: _Info, state: Any) -> Any:
     retain_graph = bool(keep_graph()) if keep_graph is not None else True
     followed = _Followed(info.id, state, woken, retain_graph)
     _pass.append(followed.ran)
-    _emit(events.BackwardStarted(root=info.id, retain_graph=retain_graph,
+    _emit(events.backward_started(root=info.id, retain_graph=retain_graph,
                                  create_graph=create_graph, where=_where()), state)
 
     def ran_to_the_end() -> None:
@@ -1208,11 +1217,11 @@ def _end_followed(followed: _Followed, error: str | None) -> None:
         _pass.pop()
     state = followed.state
     if error is not None:
-        _emit(events.BackwardFailed(root=followed.root, error=error), state)
+        _emit(events.backward_failed(root=followed.root, error=error), state)
     else:
         if followed.ran and not followed.retain_graph:
-            _emit(events.GraphFreed(ids=tuple(followed.ran)), state)
-        _emit(events.BackwardFinished(root=followed.root), state)
+            _emit(events.graph_freed(ids=tuple(followed.ran)), state)
+        _emit(events.backward_finished(root=followed.root), state)
     events.rest_followers(followed.woken, freed=error is None and not followed.retain_graph)
 
 
@@ -1292,7 +1301,7 @@ def _caller_target() -> str | None:
     frame, depth = sys._getframe(2), 3  # from the caller of _enter_module (this one's caller)
     while frame is not None and frame.f_code.co_filename == _MODULE_FILE:
         frame, depth = frame.f_back, depth + 1  # Module.__call__ and its hooks
-    if frame is None or frame.f_code.co_filename.startswith((_TORCH_DIR, events._PACKAGE_DIR)):
+    if frame is None or _is_ours_or_torchs(frame.f_code.co_filename):
         return None
     where = events.where_from_stack(depth)
     return None if where is None else where.target
@@ -1376,26 +1385,12 @@ def from_tensor(tensor: torch.Tensor) -> Recording:
     recording = Recording()
     node = _grad_fn(tensor)
     root = node if node is not None else tensor
-    order: list = []
-    seen: set[int] = set()  # id() of the _Info of each node met
-    stack: list = [(root, False)]
-    while stack:
-        item, expanded = stack.pop()
-        info = _leaf_info(item) if isinstance(item, torch.Tensor) else _node_info(item, False)
-        if expanded:
-            order.append((item, info))
-            continue
-        if id(info) in seen:
-            continue
-        seen.add(id(info))
-        if isinstance(item, torch.Tensor):
-            order.append((item, info))
-            continue
-        stack.append((item, True))
-        for parent, _ in reversed(item.next_functions):
-            if parent is not None:
-                is_leaf = type(parent).__name__ == "AccumulateGrad"
-                stack.append((parent.variable if is_leaf else parent, False))
+
+    def drawn_info(item: Any) -> _Info:  # dg.draw registers no hook
+        return _leaf_info(item) if isinstance(item, torch.Tensor) else _node_info(item, False)
+
+    order = [(item, drawn_info(item)) for item in walk_back(
+        [root], _inputs, key=lambda item: id(drawn_info(item)))]
     for item, info in order:
         _numbered(info)
         if isinstance(item, torch.Tensor):

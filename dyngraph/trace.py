@@ -54,9 +54,10 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import backend, events, factories, function, grad_mode
+from . import backend, factories, function, grad_mode
 from .function import FunctionHook, forward_on_tensors
 from .ops.shape import ToDevice
+from .spine import events
 from .tensor import Tensor, new_node_id, wrap_output
 
 
@@ -186,7 +187,7 @@ class StaticGraph:
         """A diagram of the recorded ops, in dyngraph's one visual vocabulary: ``dg.draw`` of a
         replay on placeholder inputs (zeros of the traced shapes), so only shapes are meaningful.
         Options go to ``dg.draw``. In Jupyter a StaticGraph displays as this diagram."""
-        from .record import draw
+        from .drawing import draw
 
         placeholders = [
             Tensor(np.zeros(shape, dtype), requires_grad=np.dtype(dtype).kind == "f")

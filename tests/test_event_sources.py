@@ -1,4 +1,4 @@
-"""Any engine as an event source (dyngraph/sources.py, issue 32): a 30-line engine written
+"""Any engine as an event source (dyngraph/spine/reporter.py, issue 32): a 30-line engine written
 against the public API (tests/engine_tiny.py) and micrograd (dyngraph.micrograd) are recorded,
 named, drawn and diffed as dyngraph's own ops are."""
 
@@ -287,9 +287,9 @@ def test_without_micrograd_the_import_says_which_extra(monkeypatch):
 def test_the_examples_in_the_docstrings_run():
     import doctest
 
-    import dyngraph.sources
+    import dyngraph.spine.reporter
 
-    modules = [dyngraph.sources]
+    modules = [dyngraph.spine.reporter]
     if HAS_MICROGRAD:
         import dyngraph.micrograd
 
@@ -349,7 +349,7 @@ def test_a_broken_while_watched_is_dropped_with_a_warning_and_others_are_still_w
     with dg.record() as again:  # dropped: no second warning, watching as usual
         y = y * 3
     assert [n.op for n in again.nodes.values()][-1] == "Mul" and c.data == 6.0
-    assert broken.name not in dg.sources._registered
+    assert broken.name not in dg.spine.reporter._registered
 
 
 def test_an_adapter_whose_exit_raises_warns_and_the_learners_error_passes_unchanged():
@@ -367,7 +367,7 @@ def test_an_adapter_whose_exit_raises_warns_and_the_learners_error_passes_unchan
     dg.EventSource("exit-bug-2", while_watched=fails_on_exit)
     with pytest.raises(KeyError, match="the learner's"), dg.record():  # not the adapter's
         raise KeyError("the learner's")
-    dg.sources._registered.pop("exit-bug-2", None)
+    dg.spine.reporter._registered.pop("exit-bug-2", None)
 
 
 @pytest.mark.parametrize("made", ["Mul", ("Mul",), ("Mul", 3), (7, ()), ("Mul", "ab")])

@@ -1,6 +1,6 @@
 """A watched graph stays watched until it is freed: forward under ``dg.watch()`` in one cell, a
 plain ``loss.backward()`` in the next plays in the same view (NOTE [a watched graph stays
-watched] in dyngraph/events.py)."""
+watched] in dyngraph/spine/events.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 
 import dyngraph as dg
 from dyngraph import events
-from dyngraph.thread_state import this_thread
+from dyngraph.spine.thread_state import this_thread
 
 pytest.importorskip("anywidget", reason="the live view needs the jupyter extra (anywidget)")
 

@@ -2,7 +2,9 @@
 GPU package, and no engine module imports one (dyngraph/jupyter/ and dyngraph/plot.py, which sit
 on top of the engine, are the exceptions; backend.py alone may load cupy, lazily). Floors are
 one-way: no engine module imports the Jupyter layer, not even inside a function, bar the
-package's front doors (NOTE [front doors] below)."""
+package's front doors (NOTE [front doors] below). The event spine (dyngraph/spine/) sits at the
+bottom and imports nothing above it; no import circle outside the engine core; each event type
+is built in one module and a graph is walked by one function (issue 39)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import import_graph  # tests/import_graph.py: the package's imports, read from the source
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -134,7 +137,7 @@ def _module_level_imports(path: Path):
 
 def test_the_scan_sees_the_engine():
     names = {p.relative_to(PACKAGE).as_posix() for p in _engine_modules()}
-    assert {"tensor.py", "function.py", "autograd.py", "events.py", "backend.py"} <= names
+    assert {"tensor.py", "function.py", "autograd.py", "spine/events.py", "backend.py"} <= names
 
 
 @pytest.mark.parametrize("path", _engine_modules(), ids=lambda p: p.relative_to(PACKAGE).as_posix())
@@ -377,3 +380,186 @@ def test_no_module_level_import_goes_up_a_graph_floor(module):
     upward = [f"line {line}: {imported}" for where, line, imported in _graph_floor_imports(module)
               if where == "<module>" and GRAPH_FLOORS[imported] > GRAPH_FLOORS[module]]
     assert upward == []
+
+
+# ----------------------------------------------------------------------------- the spine
+
+# NOTE [the spine at the bottom] DESIGN.md, "Events: the spine": every engine reports through the
+# spine (dyngraph/spine/), which sits at the bottom of the house. It imports nothing of dyngraph
+# outside its own folder, at module level or inside a function, so any engine - dyngraph's, the
+# torch watcher, micrograd's adapter, a learner's - can stand on it without a circle.
+
+SPINE = "dyngraph.spine"
+
+
+def _in_spine(module: str) -> bool:
+    return module == SPINE or module.startswith(SPINE + ".")
+
+
+def test_the_graph_of_imports_sees_the_spine_and_its_imports():
+    spine = [name for name in import_graph.modules() if _in_spine(name)]
+    assert {"dyngraph.spine.events", "dyngraph.spine.reporter", "dyngraph.spine.walk"} <= set(spine)
+    top, _ = import_graph.imports("dyngraph.spine.reporter")
+    assert "dyngraph.spine.events" in top  # the scan reads relative imports inside the folder
+
+
+@pytest.mark.parametrize("module", sorted(name for name in import_graph.modules()
+                                          if _in_spine(name)))
+def test_the_spine_imports_nothing_above_it(module):
+    top, inner = import_graph.imports(module)
+    above = sorted(name for name in top | inner if not _in_spine(name))
+    assert above == [], f"{module} imports {above}: the spine stands on nothing of dyngraph"
+
+
+# ----------------------------------------------------------------------------- circles
+
+# NOTE [the engine core] The one circle of imports allowed: the engine itself. A Tensor's
+# methods call the ops, each op is a Function whose apply makes Tensors, backward runs the ops'
+# backward, gradcheck calls backward and autograd offers it, a Tensor's factory methods
+# (new_full, normal_) call the factories, which make Tensors. Anything else that imports in a
+# circle is two rooms that know each other: put what both need below them (as the spine is).
+# The set is named in full and must be exactly the circle there is, so it can only shrink.
+ENGINE_CORE = frozenset({
+    "dyngraph.tensor", "dyngraph.function", "dyngraph.autograd", "dyngraph.gradcheck",
+    "dyngraph.factories", "dyngraph.ops.differentiable",
+    "dyngraph.ops.arc_and_round", "dyngraph.ops.elementwise", "dyngraph.ops.index",
+    "dyngraph.ops.linalg", "dyngraph.ops.matmul", "dyngraph.ops.pointwise", "dyngraph.ops.reduce",
+    "dyngraph.ops.shape", "dyngraph.ops.stats",
+})
+
+# Circles still to break, each with why it stands (issue 39). Not to grow.
+KNOWN_CIRCLES = {
+    # NOTE [graph floors]: the Recording's own rec.save() reaches up to its file format.
+    frozenset({"dyngraph.record", "dyngraph.recording_io"}),
+    # html.py takes the static folder's path from view.py (being split, issue 39 item 3).
+    frozenset({"dyngraph.jupyter.html", "dyngraph.jupyter.view"}),
+    # StaticGraph.save reaches the file format, which reads StaticGraph's steps.
+    frozenset({"dyngraph.static_io", "dyngraph.trace"}),
+}
+
+
+def _circles() -> list[frozenset[str]]:
+    """The circles of the package's imports (module and function level together), the front
+    door (dyngraph/__init__.py, which imports everything public) left out."""
+    edges = import_graph.without(import_graph.graph("all"), {"dyngraph"})
+    return [frozenset(circle) for circle in import_graph.circles(edges)]
+
+
+def test_the_circle_finder_finds_a_circle_and_nothing_else():
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert import_graph.circles(edges) == [["a", "b", "c"]]
+
+
+def test_no_import_circle_outside_the_engine_core():
+    found = _circles()
+    assert ENGINE_CORE in found, "the engine core changed: name the modules it has now"
+    outside = [sorted(circle) for circle in found
+               if circle != ENGINE_CORE and circle not in KNOWN_CIRCLES]
+    assert outside == []
+
+
+def test_the_known_circles_are_still_there():
+    """A circle broken leaves the list, so the list cannot hide a new one."""
+    found = set(_circles())
+    assert [sorted(circle) for circle in KNOWN_CIRCLES if circle not in found] == []
+
+
+# ----------------------------------------------------------------------------- one place each
+
+# NOTE [one place per event] in spine/events.py: each event type is built in one module, the
+# spine's; every engine and every replay calls its constructors.
+EVENT_TYPES = ("NodeCreated", "BackwardStarted", "GradComputed", "EdgeGrad", "BackwardFinished",
+               "BackwardFailed", "GraphFreed", "VersionBumped")
+
+
+def _called_name(call: ast.Call) -> str | None:
+    func = call.func
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    return None
+
+
+def _modules_calling(names: set[str]) -> dict[str, set[str]]:
+    """name -> the package's modules (paths under dyngraph/) with a call of that name."""
+    found: dict[str, set[str]] = {name: set() for name in names}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Call) and _called_name(node) in names:
+                found[_called_name(node)].add(path.relative_to(PACKAGE).as_posix())
+    return found
+
+
+def test_every_event_type_is_built_in_one_module_the_spines():
+    built = _modules_calling(set(EVENT_TYPES))
+    assert built == {name: {"spine/events.py"} for name in EVENT_TYPES}
+
+
+def test_every_event_type_has_its_constructor_and_engines_use_them():
+    from dyngraph.spine import events
+
+    constructors = {"node_created", "node_of_array", "backward_started", "grad_computed",
+                    "edge_grad", "backward_finished", "backward_failed", "graph_freed",
+                    "version_bumped"}
+    assert all(callable(getattr(events, name)) for name in constructors)
+    users = set().union(*_modules_calling(constructors).values())
+    # dyngraph's engine, its backward, the torch watcher, the reporter, a replayed recording
+    assert {"function.py", "autograd.py", "torch.py", "spine/reporter.py", "record.py"} <= users
+
+
+# The walks of a graph by hand: a loop that pops a stack and follows a node's inputs
+# (dyngraph's ``parents``, torch's ``next_functions``, micrograd's ``_prev``, an EventSource's
+# ``made_by``). There is one, spine/walk.py's ``walk_back``, which follows ``inputs_of``; every
+# other module asks it. (The backward pass's own loop, autograd.BackwardPass.propagate, runs
+# the chain rule in the engine's order from a heap: it is the engine, not a walk of the graph.)
+INPUTS = {"parents", "next_functions", "_prev", "made_by", "_made", "inputs_of"}
+
+
+def _hand_walks(tree: ast.Module) -> list[int]:
+    """Lines of the ``while`` loops in a module that pop a stack and follow a node's inputs."""
+    lines = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.While):
+            continue
+        inner = list(ast.walk(node))
+        pops = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                   and n.func.attr == "pop" and not n.args for n in inner)  # stack.pop()
+        follows = any((isinstance(n, ast.Attribute) and n.attr in INPUTS)
+                      or (isinstance(n, ast.Name) and n.id in INPUTS) for n in inner)
+        if pops and follows:
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_walk_detector_sees_a_hand_written_walk_and_not_the_engines_heap():
+    source = textwrap.dedent(
+        """
+        def behind(root):
+            stack, seen = [root], set()
+            while stack:
+                node = stack.pop()
+                seen.add(node)
+                stack.extend(node.parents)
+
+        def propagate(pending, grads):
+            while pending:
+                node = heapq.heappop(pending)
+                g = grads.pop(node)
+                for parent in node.parents:
+                    pass
+        """
+    )
+    assert _hand_walks(ast.parse(source)) == [4]
+
+
+def test_one_walk_of_a_graph():
+    walks = {path.relative_to(PACKAGE).as_posix(): _hand_walks(_tree(path))
+             for path in sorted(PACKAGE.rglob("*.py"))}
+    assert {path: lines for path, lines in walks.items() if lines} == {
+        "spine/walk.py": walks["spine/walk.py"]}
+    assert len(walks["spine/walk.py"]) == 1
+    defined = [path.relative_to(PACKAGE).as_posix() for path in sorted(PACKAGE.rglob("*.py"))
+               for node in ast.walk(_tree(path))
+               if isinstance(node, ast.FunctionDef) and node.name == "walk_back"]
+    assert defined == ["spine/walk.py"]

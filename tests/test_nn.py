@@ -16,7 +16,7 @@ import pytest
 
 import dyngraph as dg
 from dyngraph import nn
-from dyngraph.thread_state import this_thread
+from dyngraph.spine.thread_state import this_thread
 
 FLOAT64 = {"rtol": 1e-7, "atol": 1e-10}
 

@@ -16,8 +16,9 @@ import pytest
 from support import cycle_collector_off
 
 import dyngraph as dg
+from dyngraph.drawing import from_tensor
 from dyngraph.function import Function
-from dyngraph.record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording, from_tensor
+from dyngraph.record import CONSTANT, LEAF, OP, PARAMETER, Edge, Node, Recording
 
 
 class Weight(dg.Tensor):

@@ -21,7 +21,7 @@ import dyngraph as dg
 from dyngraph import events
 from dyngraph.record import kept_stretches, shared_source, source_text
 from dyngraph.recording_io import load_recording
-from dyngraph.thread_state import this_thread
+from dyngraph.spine.thread_state import this_thread
 
 HERE = Path(__file__).read_text(encoding="utf-8").splitlines()
 

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch", reason="torch is not installed (pip install
 import dyngraph as dg  # noqa: E402
 import dyngraph.torch as dgt  # noqa: E402
 from dyngraph import events  # noqa: E402
-from dyngraph.thread_state import this_thread  # noqa: E402
+from dyngraph.spine.thread_state import this_thread  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

@@ -1,4 +1,4 @@
-"""Variable names on nodes (NOTE [variable names] in dyngraph/events.py): a node made by
+"""Variable names on nodes (NOTE [variable names] in dyngraph/spine/events.py): a node made by
 ``h = x * w`` is labelled ``h``; sub-expressions, tuple unpacking and returns keep the op name;
 a leaf made while someone listens is named by its line and points at that line."""
 

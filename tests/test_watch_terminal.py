@@ -236,7 +236,7 @@ def test_hostile_names_stay_on_their_line_and_cannot_restyle_the_terminal():
 def test_an_op_whose_output_was_never_seen_has_no_shape_in_the_outline():
     """dot.shape_known: PyTorch's TBackward0 inside F.linear, found by walking back, has no
     dtype and shape (); the outline says nothing of its shape rather than "scalar"."""
-    from dyngraph.events import NodeCreated
+    from dyngraph.spine.events import NodeCreated
 
     stream = io.StringIO()
     shown = outline.Outline(stream=stream)

@@ -47,7 +47,7 @@ from nbclient import NotebookClient
 
 notebook = nbformat.read(sys.argv[1], as_version=4)
 notebook.cells.append(nbformat.v4.new_code_cell(
-    "import sys, dyngraph, dyngraph.events\\n"
+    "import sys, dyngraph, dyngraph.spine.events\\n"
     "print(sys.executable, dyngraph.__file__)"))
 NotebookClient(notebook, timeout=600, kernel_name="python3",
                resources={"metadata": {"path": sys.argv[2]}}).execute()
@@ -58,7 +58,7 @@ print("kernel:", notebook.cells[-1].outputs[0].text.strip())
 
 # Run by the sdist's virtualenv, outside the checkout.
 TINY_BACKWARD = """
-import dyngraph as dg, dyngraph.events
+import dyngraph as dg, dyngraph.spine.events
 x = dg.tensor([1.0, 2.0], requires_grad=True)
 (x * x).sum().backward()
 assert x.grad.tolist() == [2.0, 4.0], x.grad

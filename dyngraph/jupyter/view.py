@@ -20,9 +20,10 @@ from typing import Any
 import anywidget
 import traitlets
 
-from .. import dot, events
+from .. import dot
 from ..record import BackwardPass, PassFold, Recording
 from ..safe_json import valid_text
+from ..spine import events
 from .front_end import LOADER, FrontEnd, style_sheet
 from .html import write_html
 from .kept import KeptEvents

@@ -9,7 +9,7 @@ from typing import Any
 
 import dyngraph
 
-from ..sources import watching_sources
+from ..spine.reporter import watching_sources
 from .view import GraphView
 
 

@@ -14,8 +14,9 @@ from typing import Any
 
 import ormsgpack
 
-from .. import dot, events
+from .. import dot
 from ..record import BackwardPass
+from ..spine import events
 
 EVENT_TYPES = typing.get_args(events.Event)
 EVENT_CLASSES = {cls.kind: cls for cls in EVENT_TYPES}

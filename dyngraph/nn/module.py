@@ -47,11 +47,12 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .. import backend, events, factories, grad_mode
-from ..handle import RemovableHandle
+from .. import backend, factories, grad_mode
 from ..missing import module_attribute_error
+from ..spine import events
+from ..spine.handle import RemovableHandle
+from ..spine.thread_state import this_thread
 from ..tensor import Tensor, resolve_dtype
-from ..thread_state import this_thread
 
 
 class Parameter(Tensor):

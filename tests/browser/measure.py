@@ -115,8 +115,8 @@ def widget_count(page) -> int:
 
 
 def wait_drawn(page, i: int, timeout: float = 60) -> None:
-    """Until widget i has a drawing showing its slider's position, done replaying (widgets/src/view/playback.js
-    NOTE [replay])."""
+    """Until widget i has a drawing showing its slider's position, done replaying
+    (widgets/src/view/playback.js NOTE [replay])."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         done = page.evaluate(

@@ -1,10 +1,10 @@
 """Live means seen, at a person's pace, in a real JupyterLab (conftest.py has the setup).
 
 In a fresh page (the widget's front end not loaded yet), the first run of a five-line watched
-cell is over before anything is drawn; the view then replays it, line by line (NOTE [replay] in
-widgets/src/view/playback.js). A plain ``loss.backward()`` in the next cell, outside any watch block,
-plays in the same view, one gradient at a time (NOTE [a watched graph stays watched] in
-dyngraph/events.py). What is measured is what a learner sees: the number of boxes drawn (not
+cell is over before anything is drawn; the view then replays it, line by line (NOTE [replay]
+in widgets/src/view/playback.js). A plain ``loss.backward()`` in the next cell, outside any watch
+block, plays in the same view, one gradient at a time (NOTE [a watched graph stays watched] in
+dyngraph/spine/events.py). What is measured is what a learner sees: the number of boxes drawn (not
 marked as future) and of boxes holding a gradient, sampled every 20 ms in the page.
 Screenshots: tests/browser/artifacts/live_first_run.png, live_backward_next_cell.png.
 """

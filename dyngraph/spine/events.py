@@ -10,8 +10,9 @@ NOTE [event rules]
   numbers) and never live arrays, so a subscriber keeps nothing of the graph alive.
 - They are ``NamedTuple`` classes rather than frozen dataclasses: a frozen dataclass sets each
   field through ``object.__setattr__``, several times slower to build, and a node_created is
-  built for every op while someone listens. They are built by keyword, one constructor per
-  kind, here and in dyngraph.torch, the second source.
+  built for every op while someone listens. They are built here and nowhere else, each by
+  its constructor function (``node_created``, ``grad_computed``, ...: NOTE [one place per
+  event]), whichever engine reports.
 - Subscribers run synchronously, in subscription order, and are read-only. One that raises is
   warned about once and dropped; the computation goes on unchanged.
 - A subscriber may itself compute with tensors: while events are being dispatched the engine
@@ -44,11 +45,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from . import backend
+from .arrays import device_of, squared_norm, to_numpy
 from .handle import RemovableHandle
 from .thread_state import ThreadState, this_thread
 
 PREVIEW_SIZE = 6  # how many numbers of a value or gradient an event carries
+
+_ids = itertools.count(1)
+new_node_id: Callable[[], int] = _ids.__next__  # stable ids for every engine's nodes, never id()
 
 # --------------------------------------------------------------------------- event types
 
@@ -165,6 +169,71 @@ Event = (
     | GraphFreed
     | VersionBumped
 )
+
+# --------------------------------------------------------------------------- building events
+
+# NOTE [one place per event] Every event is built by one of the functions below, in this module
+# and nowhere else (tests/test_layering.py counts the calls): dyngraph's engine, dyngraph.torch,
+# an EventSource and a Recording that replays itself describe a node, a gradient or a pass the
+# same way, and a field added to an event is added here, once. They take the fields in the
+# record's order (positional or by keyword) and give the record; emitting it is ``emit``'s job.
+# The engine's paths that run once per op, node or edge while someone listens
+# (``emit_op_created``, ``emit_grad_computed``, ``emit_edge_grad``, below) build their record
+# in place, in this same module: one Python call less each time.
+
+
+def node_created(id: int, op: str, inputs: tuple[int, ...], shape: tuple[int, ...], dtype: str,
+                 device: str, requires_grad: bool, is_leaf: bool, name: str | None = None,
+                 scope: tuple[str, ...] = (), where: SourceLine | None = None,
+                 preview: tuple[float, ...] = (), saved_bytes: int = 0, recomputed: bool = False,
+                 elapsed: float | None = None) -> NodeCreated:
+    """The ``node_created`` of node ``id``: an op's output (``op`` names it, ``inputs`` are
+    the ids of its inputs in argument order), or a leaf, parameter or constant (no inputs)."""
+    return NodeCreated(id, op, inputs, shape, dtype, device, requires_grad, is_leaf, name, scope,
+                       where, preview, saved_bytes, recomputed, elapsed)
+
+
+def node_of_array(id: int, op: str, inputs: tuple[int, ...], array: Any, requires_grad: bool,
+                  is_leaf: bool, name: str | None = None, scope: tuple[str, ...] = (),
+                  where: SourceLine | None = None, saved_bytes: int = 0,
+                  recomputed: bool = False, elapsed: float | None = None) -> NodeCreated:
+    """``node_created`` of a node whose value is ``array`` (numpy or CuPy): its shape, dtype,
+    device and a preview, never the array itself (NOTE [event rules])."""
+    return NodeCreated(id, op, inputs, array.shape, dtype_name(array.dtype), device_of(array),
+                       requires_grad, is_leaf, name, scope, where, preview(array), saved_bytes,
+                       recomputed, elapsed)
+
+
+def backward_started(root: int, retain_graph: bool, create_graph: bool = False,
+                     where: SourceLine | None = None) -> BackwardStarted:
+    return BackwardStarted(root, retain_graph, create_graph, where)
+
+
+def grad_computed(id: int, preview: tuple[float, ...], norm: float,
+                  accumulated: bool) -> GradComputed:
+    return GradComputed(id, preview, norm, accumulated)
+
+
+def edge_grad(node: int, input: int, position: int, preview: tuple[float, ...],
+              reduced_from: tuple[int, ...] | None) -> EdgeGrad:
+    return EdgeGrad(node, input, position, preview, reduced_from)
+
+
+def backward_finished(root: int) -> BackwardFinished:
+    return BackwardFinished(root)
+
+
+def backward_failed(root: int, error: str) -> BackwardFailed:
+    return BackwardFailed(root, error)
+
+
+def graph_freed(ids: tuple[int, ...]) -> GraphFreed:
+    return GraphFreed(ids)
+
+
+def version_bumped(id: int, version: int) -> VersionBumped:
+    return VersionBumped(id, version)
+
 
 # --------------------------------------------------------------------------- subscribers
 
@@ -338,11 +407,9 @@ def emit_op_created(id: int, op: str, inputs: tuple[int, ...], array: Any, name:
     someone listens): its shape, dtype, device and a preview of ``array``, never the array."""
     state = this_thread.state
     emit(NodeCreated(
-        id=id, op=op, inputs=inputs, shape=array.shape, dtype=dtype_name(array.dtype),
-        device=backend.device_of(array), requires_grad=True, is_leaf=False, name=name,
-        scope=scope, where=where, preview=preview(array), saved_bytes=saved_bytes,
-        recomputed=state.recomputing, elapsed=elapsed,
-    ), state)
+        id, op, inputs, array.shape, dtype_name(array.dtype), device_of(array), True, False,
+        name, scope, where, preview(array), saved_bytes, state.recomputing, elapsed,
+    ), state)  # node_of_array's record, built in place (NOTE [one place per event])
 
 
 def emit_grad_computed(id: int, gradient: Any, accumulated: bool) -> None:
@@ -432,8 +499,45 @@ def current_scope() -> tuple[str, ...]:
 
 # --------------------------------------------------------------------------- previews, where
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
-_is_internal_file: dict[str, bool] = {}  # filename -> inside the dyngraph package?
+# the dyngraph package: this file is dyngraph/spine/events.py
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+_is_internal_file: dict[str, bool] = {}  # filename -> passed over when looking for the learner?
+
+
+def is_internal_file(filename: str) -> bool:
+    """Is ``filename`` passed over when looking for the learner's line: a file of the dyngraph
+    package, or one that ``mark_internal_file`` named?"""
+    internal = _is_internal_file.get(filename)
+    if internal is None:
+        internal = _is_internal_file[filename] = filename.startswith(_PACKAGE_DIR)
+    return internal
+
+
+def mark_internal_file(filename: str) -> None:
+    """Pass over ``filename`` too when looking for the learner's line: a file of another
+    engine, met on the way out (dyngraph.torch marks PyTorch's files so)."""
+    _is_internal_file[filename] = True
+
+
+def shared_path(file: str) -> str:
+    """How a shared recording or page names a source file: ``lessons/run.py`` for a file under
+    the working directory, ``run.py`` for one elsewhere; ``<stdin>``-style names unchanged
+    (NOTE [safe to share] in record.py). Here, beside ``where``, so that every room that names
+    the learner's file (recordings, pages, anomaly mode's messages) names it this way."""
+    if not file or file.startswith("<"):
+        return file
+    if os.path.isabs(file):
+        try:
+            relative = os.path.relpath(file)
+        except ValueError:  # another drive (Windows)
+            relative = os.pardir
+        file = os.path.basename(file) if relative.startswith(os.pardir) else relative
+    elif os.pardir in file.replace("\\", "/").split("/"):
+        file = os.path.basename(file)
+    file = file.replace(os.sep, "/")
+    # NOTE: pages send source text keyed by file name, and the browser's MessagePack decoder
+    # refuses the key "__proto__" outright (it would set an object's prototype): same file.
+    return "./__proto__" if file == "__proto__" else file
 
 
 # (id of a code object, instruction offset) -> (that code object, its SourceLine). Keyed by id(code)
@@ -448,7 +552,7 @@ def where_from_stack(depth: int = 1, named: bool = False,
     ``depth`` frames up (1: the caller), so a caller can pass over frames known to be ours.
     ``named`` (an op's output): the SourceLine keeps its ``target`` only when every dyngraph
     frame on the way out hands the value back as it is (NOTE [variable names]). ``engine``:
-    is this code object another engine's (sources.py, NOTE [the engine's frames])? Its frames
+    is this code object another engine's (reporter.py, NOTE [the engine's frames])? Its frames
     are passed over as dyngraph's are."""
     frame = sys._getframe(depth)
     handed_back = True
@@ -461,7 +565,7 @@ def where_from_stack(depth: int = 1, named: bool = False,
         if not internal and (engine is None or not engine(code)):
             break
         if named and handed_back:
-            # an engine's constructor hands back the object it initialises (sources.py)
+            # an engine's constructor hands back the object it initialises (reporter.py)
             handed_back = (_hands_back(code, frame.f_lasti)
                            or (engine is not None and code.co_name == "__init__"))
         frame = frame.f_back
@@ -603,7 +707,7 @@ def _target(code: Any, lasti: int) -> str | None:
 
 
 # (code, offset) -> does that instruction return the value it just got? Only dyngraph's own code
-# objects and an engine's (sources.py) are keys (the walk stops at the learner's frame).
+# objects and an engine's (reporter.py) are keys (the walk stops at the learner's frame).
 _hands_back_cache: dict[tuple[Any, int], bool] = {}
 _BECOMES_SELF = "_inplace"  # Tensor._inplace: the op's result becomes the tensor it returns
 # id(a SourceLine) -> (it, it without target)
@@ -680,7 +784,7 @@ def preview(array: Any) -> tuple[float, ...]:
         return tuple(array.flat[:PREVIEW_SIZE].tolist())  # no copy of a transposed array
     first = array.ravel()[:PREVIEW_SIZE]
     if type(first) is not np.ndarray:
-        first = backend.to_numpy(first)  # from the GPU: a copy of just these few numbers
+        first = to_numpy(first)  # from the GPU: a copy of just these few numbers
     return tuple(first.tolist())
 
 
@@ -700,8 +804,7 @@ def preview_and_norm(array: Any) -> tuple[tuple[float, ...], float]:
             return tuple(flat[:PREVIEW_SIZE].tolist()), _unless_out_of_range(norm, flat)
         norm = float(np.linalg.norm(array))  # dot would copy it first
         return preview(array), _unless_out_of_range(norm, array)
-    xp = backend.get_array_module(array)
-    return preview(array), math.sqrt(float(xp.vdot(array, array).real))
+    return preview(array), math.sqrt(squared_norm(array))
 
 
 def _unless_out_of_range(norm: float, array: np.ndarray) -> float:

@@ -60,8 +60,8 @@ from typing import Any
 import numpy as np
 
 from . import events
-from .tensor import new_node_id
 from .thread_state import this_thread
+from .walk import walk_back
 
 __all__ = ["EventSource", "watching_sources"]
 
@@ -146,7 +146,7 @@ class EventSource:
         """Backward begins at ``root`` (reported as a leaf first if it never was)."""
         if this_thread.state.active:
             where = events.where_from_stack(2, engine=self._is_engine_code)  # the learner's
-            events.emit(events.BackwardStarted(  # backward() line, past the engine's frames
+            events.emit(events.backward_started(  # backward() line, past the engine's frames
                 root=self._announced(root), retain_graph=bool(retain_graph), create_graph=False,
                 where=where))
 
@@ -162,7 +162,7 @@ class EventSource:
         node_id = self._announced(obj)
         if accumulated is None:
             accumulated = self._uses.get(node_id, 0) > 1
-        events.emit(events.GradComputed(node_id, values, norm, bool(accumulated)))
+        events.emit(events.grad_computed(node_id, values, norm, bool(accumulated)))
 
     def edge_grad(self, obj: Any, to: Any, position: int, contribution: Any,
                   reduced_from: tuple[int, ...] | None = None) -> None:
@@ -182,7 +182,7 @@ class EventSource:
         if not this_thread.state.active:
             return
         array = _as_array(contribution)
-        events.emit(events.EdgeGrad(
+        events.emit(events.edge_grad(
             node=self._announced(obj), input=self._announced(to),
             position=self._whole(position, "position"),
             preview=events.preview(array) if array is not None else (),
@@ -195,53 +195,45 @@ class EventSource:
             return
         root_id = self._announced(root)
         if error is None:
-            events.emit(events.BackwardFinished(root_id))
+            events.emit(events.backward_finished(root_id))
         else:
             text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-            events.emit(events.BackwardFailed(root_id, text))
+            events.emit(events.backward_failed(root_id, text))
 
     def freed(self, objs: Iterable[Any]) -> None:
         """What backward saved for these nodes was released."""
         if this_thread.state.active:
             ids = tuple(i for i in (self.id_of(obj) for obj in objs) if i is not None)
             if ids:
-                events.emit(events.GraphFreed(ids))
+                events.emit(events.graph_freed(ids))
 
     def version_bumped(self, obj: Any, version: int) -> None:
         """``obj`` was changed in place; ``version`` is its version counter now."""
         if this_thread.state.active:
             node_id = self.id_of(obj)
             if node_id is not None:
-                events.emit(events.VersionBumped(node_id, self._whole(version, "version")))
+                events.emit(events.version_bumped(node_id, self._whole(version, "version")))
 
     # ------------------------------------------------------------------ inside
 
     def _announced(self, obj: Any) -> int:
         """``obj``'s node id, reporting it first if it is new to the spine: with what
-        ``made_by`` says made it (and, before it, what made its inputs), else as a leaf. A walk
-        with a stack, not recursion: a chain of ten thousand ops is announced as well."""
+        ``made_by`` says made it (and, before it, what made its inputs), else as a leaf. The
+        spine's one walk (walk.py): a chain of ten thousand ops is announced as well."""
         known = self.id_of(obj)
         if known is not None:
             return known
-        stack: list[tuple[Any, tuple | None]] = [(obj, None)]
-        visited: set[int] = set()  # id() of what was met: a cyclic made_by ends too
-        while stack:
-            item, made = stack.pop()
-            if self.id_of(item) is not None:
+        made: dict[int, tuple[str, tuple] | None] = {}  # id() -> what made_by said, asked once
+
+        def inputs_of(item: Any) -> tuple:
+            made[id(item)] = found = self._made(item)
+            return () if found is None else found[1]
+
+        for item in walk_back([obj], inputs_of, known=lambda item: self.id_of(item) is not None):
+            if made[id(item)] is None:
+                self._emit_node(item, "leaf", (), None, None, None)
                 continue
-            if made is None:  # first visit: what made it, and its inputs before it
-                if id(item) in visited:
-                    continue
-                visited.add(id(item))
-                made = self._made(item)
-                if made is None:
-                    self._emit_node(item, "leaf", (), None, None, None)
-                    continue
-                op, inputs = made
-                stack.append((item, (op, inputs)))
-                stack.extend((x, None) for x in reversed(inputs))
-                continue
-            op, inputs = made
+            op, inputs = made[id(item)]
             input_ids = tuple(i for i in map(self.id_of, inputs) if i is not None)
             self._emit_node(item, op, input_ids, None, None, None)
         return self.id_of(obj)
@@ -272,14 +264,13 @@ class EventSource:
         if value is None and self.value_of is not None:
             value = self.value_of(obj)
         array = _as_array(value)
-        events.emit(events.NodeCreated(
-            id=node_id, op=op, inputs=input_ids,
-            shape=array.shape if array is not None else (),
-            dtype=events.dtype_name(array.dtype) if array is not None else "",
-            device="cpu", requires_grad=True, is_leaf=not input_ids, name=name,
-            scope=events.current_scope(), where=where,
-            preview=events.preview(array) if array is not None else (),
-        ))
+        scope = events.current_scope()
+        if array is None:  # no value known: the node alone
+            events.emit(events.node_created(node_id, op, input_ids, (), "", "cpu", True,
+                                            not input_ids, name, scope, where))
+        else:
+            events.emit(events.node_of_array(node_id, op, input_ids, array, True, not input_ids,
+                                             name, scope, where))
         return node_id
 
     def _new_id(self, obj: Any) -> int:
@@ -291,7 +282,7 @@ class EventSource:
                 f"{self.name}: dyngraph refers to an engine's objects weakly (watching keeps "
                 f"nothing alive), and a {type(obj).__name__} cannot be: add '__weakref__' to "
                 "its __slots__") from None
-        node_id = new_node_id()
+        node_id = events.new_node_id()
         self._ids[key] = (ref, node_id)
         return node_id
 
@@ -383,9 +374,9 @@ _registered: dict[str, EventSource] = {}  # by name, the sources with a while_wa
 
 @contextmanager
 def watching_sources() -> Iterator[None]:
-    """What every ``dg.watch()`` / ``dg.record()`` block enters: PyTorch as a source when the
-    learner has imported torch (dyngraph never imports it itself), and each registered
-    source's ``while_watched()``.
+    """What every ``dg.watch()`` / ``dg.record()`` block enters: each registered source's
+    ``while_watched()``, in the order they were registered (PyTorch's first: the package's
+    front door registers it, NOTE [PyTorch as a source] in dyngraph/__init__.py).
 
     NOTE [a source that misbehaves] One engine's adapter must not break watching for the
     others, dyngraph's own included: a ``while_watched`` that raises, or returns something that
@@ -393,13 +384,7 @@ def watching_sources() -> Iterator[None]:
     unregistered, and the block goes on without it; one whose exit raises is warned about too,
     after the others have exited. The learner's own exception, raised inside the block, passes
     through unchanged."""
-    import sys
-
     with ExitStack() as stack:
-        if "torch" in sys.modules:
-            from .torch import watching
-
-            stack.enter_context(watching())
         for source in list(_registered.values()):
             stack.push(_entered(source))
         yield

@@ -48,6 +48,8 @@ import bisect
 import functools
 import math
 import re
+import sys
+import types
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1274,3 +1276,29 @@ def mimebundle(model: Graph, text: str, browser: bool = True, **options: Any) ->
     graphviz_render.picture)."""
     drawn = drawing(model, **options)
     return picture(drawn.dot, text, model if browser else None, legend=legend(drawn.styles))
+
+
+# ----------------------------------------------------------------------------- dg.dot(a, b)
+
+# NOTE [dg.dot is also torch.dot] ``torch.dot(a, b)`` is the inner product of two vectors, and
+# learners' code calls it (d2l, fast.ai: docs/pytorch_inventory.md). Here ``dg.dot`` is this
+# module: importing a submodule binds its name on the package, over anything else of that name.
+# So the module itself is callable: ``dg.dot(a, b)`` is ``a.dot(b)``, while ``dg.dot.drawing``
+# and ``from dyngraph import dot`` still reach the diagrams. (A module's ``__class__`` set to a
+# subclass of ModuleType is Python's documented way to give a module behaviour: the language
+# reference, "Customizing module attribute access".)
+
+
+class _DotModule(types.ModuleType):
+    def __call__(self, input: Any, other: Any) -> Any:
+        """torch.dot: the dot product of two 1-D tensors of the same length."""
+        from .tensor import Tensor
+
+        for name, value in (("input", input), ("tensor", other)):
+            if not isinstance(value, Tensor):
+                raise TypeError(f"dot(): argument '{name}' must be Tensor, not "
+                                f"{type(value).__name__}")
+        return input.dot(other)
+
+
+sys.modules[__name__].__class__ = _DotModule

@@ -165,6 +165,31 @@ def logsumexp(x: Any, dim: Any = None, keepdim: bool | None = None, *, axis: Any
     return _tensor(x).logsumexp(dim, keepdim, axis=axis, keepdims=keepdims)
 
 
+def diff(input: Tensor, n: int = 1, dim: int = -1, prepend: Any = None,
+         append: Any = None) -> Tensor:
+    """torch.diff: the differences of neighbours along ``dim``, ``out[i] = x[i + 1] - x[i]``,
+    ``n`` times; ``prepend`` / ``append`` are joined on first. Built from slicing and
+    subtraction, so it backpropagates as they do. (``dg.diff(graph_a, graph_b)``, two graphs,
+    is the diagram of two runs: graph_diff.py.)"""
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    for name, joined in (("prepend", prepend), ("append", append)):
+        if joined is not None and not isinstance(joined, Tensor):
+            raise TypeError(f"diff(): argument '{name}' must be Tensor, not "
+                            f"{type(joined).__name__}")
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = cat(parts, dim=dim) if len(parts) > 1 else input
+    axis = dim % x.ndim
+    for _ in range(n):
+        length = x.shape[axis]
+        if length == 0:
+            break
+        x = x.narrow(axis, 1, length - 1) - x.narrow(axis, 0, length - 1)
+    return x
+
+
 def cat(tensors: Sequence[Any], dim: Any = None, *, axis: Any = None) -> Tensor:
     """Join tensors along an existing dimension ``dim`` (default 0)."""
     if not tensors:

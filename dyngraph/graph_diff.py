@@ -112,6 +112,18 @@ class GraphDiff:
         return f"<diff: {self.only_in_a} nodes only in A, {self.only_in_b} only in B>"
 
 
-def diff(a: Graph, b: Graph) -> GraphDiff:
-    """One diagram of two runs of the same code on different inputs (see GraphDiff)."""
+def diff(a: Any, b: Any = None, *args: Any, **kwargs: Any) -> Any:
+    """One diagram of two runs of the same code on different inputs (see GraphDiff).
+
+    NOTE [two diffs] ``torch.diff(x, n=1, dim=-1, prepend=None, append=None)`` is the
+    differences of a tensor's neighbours, and code from PyTorch tutorials calls it. Two graphs
+    are never a Tensor, so ``dg.diff`` given a Tensor is that one (functions.diff)."""
+    from .functions import diff as tensor_diff
+    from .tensor import Tensor
+
+    if isinstance(a, Tensor):
+        return tensor_diff(a, *(() if b is None else (b,)), *args, **kwargs)
+    if args or kwargs or b is None:
+        raise TypeError("dg.diff(graph_a, graph_b) compares two graphs (dg.draw / record results);"
+                        " for torch.diff, the differences of neighbours, pass a Tensor first")
     return GraphDiff(a, b)

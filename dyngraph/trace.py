@@ -488,7 +488,16 @@ def trace(fn: Callable[..., Any], *example_inputs: Tensor) -> StaticGraph:
     >>> graph = dg.trace(lambda x: (x @ W).relu(), dg.randn(2, 4))
     >>> graph(dg.randn(2, 4)).shape
     (2, 3)
+
+    NOTE [two traces] ``torch.trace(x)`` is the sum of a matrix's diagonal, and learners' code
+    calls it. A Tensor is never a function to trace, so ``dg.trace`` given one is that sum.
     """
+    if isinstance(fn, Tensor):
+        if example_inputs:
+            raise TypeError("dg.trace(x) of a Tensor is the sum of its diagonal (torch.trace) "
+                            "and takes nothing more; to trace a function: "
+                            "dg.trace(fn, *example_inputs)")
+        return fn.trace()
     for i, x in enumerate(example_inputs):
         if not isinstance(x, Tensor):
             raise TypeError(

@@ -277,6 +277,11 @@ for _name, (_a, _b) in BINARY.items():
             (lambda c: lambda L, x, y: c(L, x.float(), y))(_call), _a, _b)
         add(f"{_space}.{_name}", "mismatch", _call, normal(2, 3), normal(4))
 add("torch.diff", "rows", lambda L, x: L.diff(x), normal(2, 3))
+# dg.diff and dg.trace also compare graphs and trace functions (NOTE [two diffs], [two traces])
+add("torch.diff", "n2-dim0-joined", lambda L, x, y: L.diff(x, n=2, dim=0, prepend=y, append=y),
+    normal(3, 2), normal(1, 2))
+add("torch.diff", "n-past-length", lambda L, x: L.diff(x, n=4), normal(2, 3))
+add("torch.diff", "0-d", lambda L, x: L.diff(x.sum()), normal(3))
 add("torch.is_tensor", "tensor", lambda L, x: L.is_tensor(x), normal(2, 3))
 add("torch.pow", "int-negative-int", lambda L, x: L.pow(x, -1), ints(2, 3, low=1))
 add("Tensor.pow", "scalar-base", lambda L, x: 2.0 ** x, normal(2, 3))

@@ -11,8 +11,9 @@ import pytest
 
 import dyngraph as dg
 import dyngraph.nn.functional as F
-from dyngraph import events, function, thread_state
+from dyngraph import events, function
 from dyngraph.checkpoint import Checkpoint
+from dyngraph.spine import thread_state
 
 
 def param(*shape, seed=0, scale=0.5):

@@ -34,14 +34,6 @@ SKIP: dict[str, str] = {
 
 # Cases that differ from torch today, with the precise difference (strict expected failures).
 DIFFERENT: dict[str, str] = {
-    **{f"torch.trace[{v}]": "dg.trace is dyngraph's graph tracer (trace(fn, *inputs)); "
-       "torch.trace(x), the sum of the diagonal, is Tensor.trace here"
-       for v in ("float64", "float32", "int64")},
-    "torch.diff[rows]": "dg.diff is dyngraph's graph diff (diff(graph_a, graph_b)); torch.diff, "
-                        "differences of neighbours, is missing",
-    "torch.dot[float64]": "dg.dot is the module dyngraph.dot (the diagrams; tests and tools use "
-                          "dg.dot.format_value ...), not a function: dg.dot(a, b) raises "
-                          "'module' object is not callable (Tensor.dot works)",
     "Tensor.__dlpack__[detached-leaf]": "by design (tensor.py's __dlpack__, NOTE [version "
     "counters]): memory a graph also holds is exported as a copy, so np.from_dlpack(x.detach()) "
     "of a leaf that requires grad does not share x's memory; torch's does (writes through it "

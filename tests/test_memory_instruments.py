@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import dyngraph as dg
-from dyngraph import function, thread_state
+from dyngraph import function
+from dyngraph.spine import thread_state
 
 
 def f32(*shape, requires_grad=False, seed=0):

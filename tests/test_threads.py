@@ -20,7 +20,7 @@ import pytest
 from conftest import import_torch
 
 import dyngraph as dg
-from dyngraph import thread_state
+from dyngraph.spine import thread_state
 
 WAIT = 30.0  # seconds any wait may take before the test gives up (a hang is a failure)
 

@@ -549,3 +549,34 @@ def test_repeat_interleave_of_counts_alone_gives_positions_as_in_torch():
 
     theirs, mine = both(run)
     assert mine == theirs
+
+
+# ------------------------------------------------ names dyngraph also uses for its own tools
+
+
+def test_dot_trace_and_diff_are_torch_s_given_tensors_and_dyngraph_s_tools_otherwise(torch):
+    """dg.dot is the diagrams module, dg.trace the tracer, dg.diff the diagram of two runs;
+    given tensors they are torch's (NOTE [dg.dot is also torch.dot], [two traces], [two
+    diffs]), with torch's values and gradients."""
+    a = np.array([1.0, -2.0, 3.0])
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    for lib in (dg, torch):
+        x = lib.tensor(a, requires_grad=True)
+        y = lib.tensor(m, requires_grad=True)
+        (lib.dot(x, x * 2) + lib.trace(y) + lib.diff(x, n=2).sum() * 3).backward()
+        if lib is dg:
+            ours = (x.grad.numpy(), y.grad.numpy())
+        else:
+            theirs = (x.grad.numpy(), y.grad.numpy())
+    for mine, torch_s in zip(ours, theirs):
+        np.testing.assert_allclose(mine, torch_s)
+    # the tools are still there
+    assert callable(dg.dot.drawing)
+    graph = dg.trace(lambda t: t * 2, dg.ones(2))
+    assert isinstance(graph, dg.StaticGraph)
+    with pytest.raises(TypeError, match="sum of its diagonal"):
+        dg.trace(dg.ones(2, 2), dg.ones(2))
+    with pytest.raises(TypeError, match="compares two graphs"):
+        dg.diff([1, 2])
+    with pytest.raises(TypeError, match="argument 'input' must be Tensor"):
+        dg.dot([1.0], [2.0])

@@ -13,8 +13,8 @@ import pytest
 from support import shared_timeline
 
 import dyngraph as dg
-from dyngraph import thread_state
 from dyngraph.record import shared_path
+from dyngraph.spine import thread_state
 
 pytest.importorskip("anywidget", reason="the jupyter extra is missing (pip install -e .[jupyter])")
 

@@ -104,6 +104,12 @@ DIFFERENTIABLE = [
     ("F.interpolate scale", IMG, lambda lib, F, x: F.interpolate(x, scale_factor=2)),
     ("F.interpolate size", IMG, lambda lib, F, x: F.interpolate(x, size=(3, 10))),
     ("nn.Upsample", IMG, lambda lib, F, x: lib.nn.Upsample(scale_factor=2)(x)),
+    ("F.interpolate bilinear", IMG,
+     lambda lib, F, x: F.interpolate(x, size=(5, 9), mode="bilinear")),
+    ("F.interpolate bilinear corners", IMG,
+     lambda lib, F, x: F.interpolate(x, scale_factor=1.5, mode="bilinear", align_corners=True)),
+    ("nn.Upsample bilinear", IMG,
+     lambda lib, F, x: lib.nn.Upsample(scale_factor=2, mode="bilinear")(x)),
     ("F.conv_transpose2d", IMG, lambda lib, F, x: F.conv_transpose2d(x, lib.tensor(KERNEL))),
     ("F.conv_transpose2d stride", IMG,
      lambda lib, F, x: F.conv_transpose2d(x, lib.tensor(KERNEL), lib.tensor(V[:2]), stride=2,
@@ -149,7 +155,7 @@ SECOND_ORDER = {
     "F.adaptive_avg_pool2d uneven", "torch.diag vector +1", "Tensor.trace", "Tensor.diag matrix",
     "torch.meshgrid xy", "Tensor.where", "Tensor.scatter repeats", "F.smooth_l1_loss",
     "F.group_norm", "F.conv_transpose2d stride", "Tensor.dist", "Tensor.cumprod with zeros",
-    "F.interpolate size", "F.pixel_shuffle",
+    "F.interpolate size", "F.pixel_shuffle", "F.interpolate bilinear",
 }
 
 

@@ -869,17 +869,34 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     return x.reshape(*lead, channels // (r * r), height * r, width * r)
 
 
+# interpolate's interpolating modes and the spatial dimensions each works on
+_LINEAR_MODES = {"linear": 1, "bilinear": 2, "trilinear": 3}
+
+
 def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
                 mode: str = "nearest", align_corners: bool | None = None,
                 recompute_scale_factor: bool | None = None, antialias: bool = False) -> Tensor:
     """Resize the spatial dimensions (all after the first two) to ``size`` or by
-    ``scale_factor``. ``mode="nearest"`` (PyTorch's rule: output pixel i reads input pixel
-    floor(i * scale), scale = in / out, or 1 / scale_factor when that is given); the other
-    modes are not there yet."""
-    if mode != "nearest":
+    ``scale_factor``, with PyTorch's rules. ``mode="nearest"``: output pixel i reads input
+    pixel floor(i * scale), scale = in / out, or 1 / scale_factor when that is given.
+    ``"linear"``, ``"bilinear"``, ``"trilinear"`` (3-, 4-, 5-D input): one dimension at a time
+    (the modes are separable), output pixel i mixes the two input pixels around the source
+    point (i + 0.5) scale - 0.5 (at least 0), or i (in - 1) / (out - 1) with
+    ``align_corners=True``. Built from indexing, products and sums, so it backpropagates as
+    they do. Other modes are not there yet."""
+    if mode != "nearest" and mode not in _LINEAR_MODES:
         raise NotImplementedError(f"interpolate(mode={mode!r}) is not supported yet: only "
-                                  "mode='nearest'")
+                                  "'nearest', 'linear', 'bilinear' and 'trilinear'")
+    if antialias:
+        raise NotImplementedError("interpolate(antialias=True) is not supported yet")
     spatial = input.ndim - 2
+    if mode in _LINEAR_MODES and spatial != _LINEAR_MODES[mode]:
+        raise ValueError(f"interpolate(mode={mode!r}) needs a {_LINEAR_MODES[mode] + 2}-D input "
+                         f"(batch, channels and {_LINEAR_MODES[mode]} spatial), got "
+                         f"{input.ndim}-D")
+    if mode == "nearest" and align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: "
+                         "linear | bilinear | bicubic | trilinear")
     if (size is None) == (scale_factor is None):
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
@@ -889,13 +906,34 @@ def interpolate(input: Tensor, size: Any = None, scale_factor: Any = None,
         factors = ((scale_factor,) * spatial if isinstance(scale_factor, (int, float))
                    else tuple(scale_factor))
         sizes = tuple(int(math.floor(i * f)) for i, f in zip(input.shape[2:], factors))
-        scales = [1.0 / f for f in factors]
+        scales = ([i / o for i, o in zip(input.shape[2:], sizes)] if recompute_scale_factor
+                  else [1.0 / f for f in factors])
     out = input
     for k, (n_in, n_out, scale) in enumerate(zip(input.shape[2:], sizes, scales)):
-        index = np.minimum(np.floor(np.arange(n_out) * np.float32(scale)).astype(np.int64),
-                           n_in - 1)
-        out = out[(slice(None),) * (2 + k) + (index,)]
+        if mode == "nearest":
+            index = np.minimum(np.floor(np.arange(n_out) * np.float32(scale)).astype(np.int64),
+                               n_in - 1)
+            out = out[(slice(None),) * (2 + k) + (index,)]
+        else:
+            out = _linear_along(out, 2 + k, n_in, n_out, scale, bool(align_corners))
     return out
+
+
+def _linear_along(x: Tensor, axis: int, n_in: int, n_out: int, scale: float,
+                  align_corners: bool) -> Tensor:
+    """``x`` resized along ``axis`` from n_in to n_out by linear interpolation (PyTorch's
+    source index: area_pixel_compute_source_index, clamped at 0 for the linear modes)."""
+    i = np.arange(n_out, dtype=np.float64)
+    if align_corners:
+        source = i * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
+    else:
+        source = np.maximum((i + 0.5) * scale - 0.5, 0.0)
+    low = np.minimum(np.floor(source).astype(np.int64), n_in - 1)
+    high = np.minimum(low + 1, n_in - 1)
+    shape = (n_out,) + (1,) * (x.ndim - axis - 1)  # the weights broadcast over later axes
+    weight = factories.tensor((source - low).reshape(shape), dtype=x.dtype, device=x.device)
+    before = (slice(None),) * axis
+    return x[before + (low,)] * (1 - weight) + x[before + (high,)] * weight
 
 
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,

@@ -221,7 +221,8 @@ class PixelShuffle(Module):
 
 
 class Upsample(Module):
-    """Resize by ``scale_factor`` or to ``size`` (``F.interpolate``; mode "nearest")."""
+    """Resize by ``scale_factor`` or to ``size`` (``F.interpolate``: mode "nearest",
+    "linear", "bilinear" or "trilinear")."""
 
     def __init__(self, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                  align_corners: bool | None = None,

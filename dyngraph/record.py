@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 from . import player
 from .graph import CONSTANT, LEAF, OP, PARAMETER, Edge, Graph, Node  # noqa: F401 - re-exported
+from .recording_format import MAX_SOURCE_CHARS
 from .safe_json import valid_text
 from .spine import events
 from .spine.events import shared_path  # noqa: F401 - re-exported
@@ -71,7 +72,6 @@ def admitted(event: Any, kept: Any) -> bool:
 
 
 SOURCE_CONTEXT = 2  # lines kept around each line that made a node, in recordings and pages
-MAX_SOURCE_CHARS = 20_000  # source text kept per file (notebook cells and lessons are short)
 
 # NOTE [safe to share] A recording, a page or a saved notebook goes to other people: it names a
 # source file relative to the working directory (a bare file name when the file is elsewhere),
@@ -461,10 +461,10 @@ class Recording(Graph):
         return mimebundle(self, repr(self))
 
     def save(self, path: Any, source: bool = True) -> None:
-        """Write the recording as versioned JSON (see dyngraph/recording_io.py), with the
+        """Write the recording as versioned JSON (see dyngraph/recording_format.py), with the
         source lines that made nodes (a few lines around each; ``source=False``: none) and
         file names relative to the working directory (NOTE [safe to share])."""
-        from .recording_io import save_recording
+        from .recording_format import save_recording
 
         if self._live:  # saved inside its own dg.record() block
             self._capture_sources()

@@ -1,6 +1,6 @@
 """Safe to share, robust to any file (issue 30, the recording side): a recording from someone
 else can neither read the viewer's files nor hang the kernel (NOTE [own source text] in
-dyngraph/record.py, NOTE [symmetric limits] in dyngraph/recording_io.py).
+dyngraph/record.py, NOTE [symmetric limits] in dyngraph/recording_format.py).
 
 A recording carries its own source text; rendering a loaded one (a page, the notebook display,
 DOT) never opens a file it names. Reads are bounded and never block; limits are symmetric; the

@@ -22,13 +22,10 @@ from __future__ import annotations
 import json
 import math
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import safe_json
 from .spine.events import shared_path
-
-if TYPE_CHECKING:  # for annotations only: a Recording is read by its attributes
-    from .record import Recording
 
 FORMAT = "dyngraph-recording"
 SCHEMA_VERSION = 5  # 2: "edge_grad" timeline steps (what each edge carried back); 3: "sources";
@@ -85,7 +82,7 @@ def _where_out(where: tuple | None) -> list | None:
             *(within_limit(v) if isinstance(v, str) else v for v in rest)]
 
 
-def _sources_out(recording: Recording) -> dict[str, str]:
+def _sources_out(recording: Any) -> dict[str, str]:
     """The recording's source text by the file names the saved nodes and backward passes use,
     for the files they name (the first text of two files that share a name)."""
     named = {where[0] for where in recording.source_lines()}
@@ -96,8 +93,8 @@ def _sources_out(recording: Recording) -> dict[str, str]:
     return sources
 
 
-def to_document(recording: Recording, source: bool = True) -> dict[str, Any]:
-    """The recording as plain JSON data (the schema the loader checks); ``source=False``:
+def to_document(recording: Any, source: bool = True) -> dict[str, Any]:
+    """The recording (a Recording, read by its attributes) as plain JSON data (the schema the loader checks); ``source=False``:
     without its source text."""
     nodes = []
     for node in sorted(recording.nodes.values(), key=lambda n: n.order):
@@ -144,13 +141,13 @@ def _step_out(step: tuple) -> list:
                     if isinstance(x, str) else x for x in step[1:])]
 
 
-def dumps(recording: Recording, source: bool = True) -> str:
+def dumps(recording: Any, source: bool = True) -> str:
     # ASCII-only: a name may hold any character, even a lone surrogate, and still round-trip.
     return json.dumps(to_document(recording, source), ensure_ascii=True, separators=(",", ":"),
                       allow_nan=False) + "\n"
 
 
-def save_recording(recording: Recording, path: Any, source: bool = True) -> None:
+def save_recording(recording: Any, path: Any, source: bool = True) -> None:
     """Write ``recording`` as versioned JSON (``source=False``: without its source text)."""
     with open(os.fspath(path), "w", encoding="utf-8", newline="\n") as f:
         f.write(dumps(recording, source))

@@ -94,8 +94,8 @@ def _sources_out(recording: Any) -> dict[str, str]:
 
 
 def to_document(recording: Any, source: bool = True) -> dict[str, Any]:
-    """The recording (a Recording, read by its attributes) as plain JSON data (the schema the loader checks); ``source=False``:
-    without its source text."""
+    """The recording (a Recording, read by its attributes) as plain JSON data (the schema the
+    loader checks); ``source=False``: without its source text."""
     nodes = []
     for node in sorted(recording.nodes.values(), key=lambda n: n.order):
         nodes.append(

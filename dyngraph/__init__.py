@@ -174,8 +174,7 @@ from . import data, distributions, optim, testing, utils
 # --- toolbox B: trace, checkpoint, memory ---
 from . import memory
 from .checkpoint import checkpoint
-from .trace import StaticGraph, TracerWarning, trace
-from .static_io import load_static
+from .trace import StaticGraph, TracerWarning, load_static, trace
 
 # --- PyTorch's dtype names: dg.float is float32 and dg.int is int32, as in PyTorch. They
 # shadow the builtins float/int/bool in this module only, whose code below uses none of them.

@@ -1,6 +1,8 @@
 """Saving and loading static graphs: JSON + an ``.npz`` of the captured tensors, validated
-strictly, never pickle. (Tracing and replay are in trace.py; this is the file format, as
-recording_io.py is for a ``Recording``.)
+strictly, never pickle. (Tracing and replay are in trace.py, above this module: a graph's
+steps are this module's records, ``Ref`` and ``_Op``; ``dg.load_static`` makes a StaticGraph
+of the parts ``read_static`` returns. This is the file format, as recording_format.py and
+recording_io.py are for a ``Recording``.)
 
 ``StaticGraph.save(path)`` writes the recorded ops as JSON and the captured tensors next to it as
 ``.npz``; ``dg.load_static(path)`` reads them back in a process that never saw the model's code.
@@ -25,19 +27,53 @@ import zipfile
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import backend, safe_json
 from .meta import MAX_ELEMENTS, MAX_NDIM, Meta, count, dtype_of, is_int, is_number
 from .tensor import Tensor
-from .trace import Ref, StaticGraph, _Op
+
+# ---------------------------------------------------------------------------- the records
+
+# A static graph's steps as trace.py records them and this module writes and reads them: below
+# trace.py, which imports them, so that the format and the tracer are no circle of imports.
+
+
+class Ref(NamedTuple):
+    """Where one positional input of a step comes from.
+
+    kind   "input" (index: which traced input), "step" (index: which earlier step's output),
+           "captured" (index: which captured tensor or array), or "constant" (value: a number)
+    raw    True when the op was given the array itself (``t.array``), not the Tensor
+    """
+
+    kind: str
+    index: int = 0
+    value: Any = None
+    raw: bool = False
+
+    def label(self) -> str:
+        if self.kind == "constant":
+            return f"constant:{self.value!r}"
+        return f"{self.kind}:{self.index}"
+
+
+class _Op(NamedTuple):
+    """One recorded op: what ``StaticGraph`` replays."""
+
+    cls: type
+    args: tuple[Ref, ...]
+    options: dict
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
 
 # ---------------------------------------------------------------------------- saving
 
 
-def save_static(graph: StaticGraph, path: str | os.PathLike) -> Path:
+def save_static(graph: Any, path: str | os.PathLike) -> Path:
     """``StaticGraph.save``: the graph as JSON at ``path`` (".json" added when it has no suffix)
     and its captured tensors as ``.npz`` beside it. Returns the JSON path."""
     json_path, npz_path = _paths(path)
@@ -122,7 +158,7 @@ def _paths(path: str | os.PathLike) -> tuple[Path, Path]:
     return json_path, json_path.with_suffix(".npz")
 
 
-def _to_document(graph: StaticGraph) -> dict:
+def _to_document(graph: Any) -> dict:
     registry = _op_registry()
     steps = []
     for k, op in enumerate(graph._ops):
@@ -459,20 +495,21 @@ def _nbytes(value: Any) -> int:
 # ---------------------------------------------------------------------------- export: loading
 
 
-def load_static(path: str | os.PathLike, device: str = "cpu") -> StaticGraph:
-    """Read a graph written by ``StaticGraph.save``: no code of the model is needed, and none is
-    imported or run (ops are looked up by name among dyngraph's own).
+class StaticParts(NamedTuple):
+    """What a StaticGraph is made of (trace.py's ``StaticGraph(*parts)``), read from a file."""
 
-    Everything is checked before it is trusted: file sizes before reading, JSON nesting before
-    parsing, every field, op, option and reference, shapes against limits, and the weights file
-    must be a plain ``.npz`` (no pickle, no object arrays), each member's header matching its
-    declaration. Errors are ValueErrors naming the JSON path of the bad entry. A file from a
-    newer dyngraph is named as such. The graph keeps a memory budget (``MAX_RUN_BYTES``): each
-    step's sizes are checked before it runs (a ``MemoryError`` naming the step when over).
+    ops: list[_Op]
+    inputs: list[tuple[tuple[int, ...], np.dtype]]
+    captured: list[Any]
+    outputs: list[Ref]
+    single_output: bool
+    data_reads: None
+    budget: RunBudget
 
-    >>> graph = dg.load_static("mlp.json")                  # or device="cuda"
-    >>> graph(dg.randn(8, 4))
-    """
+
+def read_static(path: str | os.PathLike, device: str = "cpu") -> StaticParts:
+    """The parts of the graph at ``path``, every one checked (``dg.load_static``, in trace.py,
+    makes the StaticGraph of them; its docstring says what is checked)."""
     device = backend.normalize_device(device)
     xp = backend.module_for(device)
     json_path, npz_path = _paths(path)
@@ -483,10 +520,10 @@ def load_static(path: str | os.PathLike, device: str = "cpu") -> StaticGraph:
     for (kind, name, _, _), array in zip(spec.captured_specs, arrays):
         array = xp.asarray(backend.to_device(array, device))
         captured.append(Tensor(array, name=name) if kind == "tensor" else array)
-    return StaticGraph(spec.ops, spec.inputs, captured, spec.outputs, spec.single_output,
-                       budget=RunBudget(spec.ops, [shape for shape, _ in spec.inputs],
-                                        len(captured),
-                                        input_dtypes=[dtype for _, dtype in spec.inputs]))
+    budget = RunBudget(spec.ops, [shape for shape, _ in spec.inputs], len(captured),
+                       input_dtypes=[dtype for _, dtype in spec.inputs])
+    return StaticParts(spec.ops, spec.inputs, captured, spec.outputs, spec.single_output, None,
+                       budget)
 
 
 class _Validated:

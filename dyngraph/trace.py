@@ -58,6 +58,7 @@ from . import backend, factories, function, grad_mode
 from .function import FunctionHook, forward_on_tensors
 from .ops.shape import ToDevice
 from .spine import events
+from .static_io import Ref, _Op, read_static, save_static
 from .tensor import Tensor, new_node_id, wrap_output
 
 
@@ -79,41 +80,12 @@ class TracerWarning(UserWarning):
 # ---------------------------------------------------------------------------- the recorded graph
 
 
-class Ref(NamedTuple):
-    """Where one positional input of a step comes from.
-
-    kind   "input" (index: which traced input), "step" (index: which earlier step's output),
-           "captured" (index: which captured tensor or array), or "constant" (value: a number)
-    raw    True when the op was given the array itself (``t.array``), not the Tensor
-    """
-
-    kind: str
-    index: int = 0
-    value: Any = None
-    raw: bool = False
-
-    def label(self) -> str:
-        if self.kind == "constant":
-            return f"constant:{self.value!r}"
-        return f"{self.kind}:{self.index}"
-
-
 class Step(NamedTuple):
     """One op of a StaticGraph, as a diagram renderer reads it."""
 
     op: str  # the op's class name ("MatMul", "Tanh", ...)
     inputs: tuple[str, ...]  # "input:0", "step:3", "captured:1", "constant:2.0"
     shape: tuple[int, ...]  # the output shape in the traced run
-
-
-class _Op(NamedTuple):
-    """One recorded op: what ``StaticGraph`` replays."""
-
-    cls: type
-    args: tuple[Ref, ...]
-    options: dict
-    shape: tuple[int, ...]
-    dtype: np.dtype
 
 
 class StaticGraph:
@@ -407,9 +379,6 @@ class StaticGraph:
         >>> graph.save("mlp.json")             # mlp.json + mlp.npz
         >>> dg.load_static("mlp.json")(x)      # in any process, without the model's code
         """
-        # NOTE: imported here: the file format (static_io.py) builds on this module
-        from .static_io import save_static
-
         return save_static(self, path)
 
 
@@ -651,3 +620,20 @@ def _without_unused_steps(ops: list[_Op], outputs: list[Ref]) -> tuple[list[_Op]
 
     kept = [op._replace(args=tuple(renumber(r) for r in op.args)) for op in kept]
     return kept, [renumber(r) for r in outputs]
+
+
+def load_static(path: str | os.PathLike, device: str = "cpu") -> StaticGraph:
+    """Read a graph written by ``StaticGraph.save``: no code of the model is needed, and none is
+    imported or run (ops are looked up by name among dyngraph's own).
+
+    Everything is checked before it is trusted: file sizes before reading, JSON nesting before
+    parsing, every field, op, option and reference, shapes against limits, and the weights file
+    must be a plain ``.npz`` (no pickle, no object arrays), each member's header matching its
+    declaration. Errors are ValueErrors naming the JSON path of the bad entry. A file from a
+    newer dyngraph is named as such. The graph keeps a memory budget (``MAX_RUN_BYTES``): each
+    step's sizes are checked before it runs (a ``MemoryError`` naming the step when over).
+
+    >>> graph = dg.load_static("mlp.json")                  # or device="cuda"
+    >>> graph(dg.randn(8, 4))
+    """
+    return StaticGraph(*read_static(path, device))

@@ -433,12 +433,6 @@ ENGINE_CORE = frozenset({
     "dyngraph.meta",
 })
 
-# Circles still to break, each with why it stands (issue 39). Not to grow.
-KNOWN_CIRCLES = {
-    # StaticGraph.save reaches the file format, which reads StaticGraph's steps.
-    frozenset({"dyngraph.static_io", "dyngraph.trace"}),
-}
-
 
 def _circles() -> list[frozenset[str]]:
     """The circles of the package's imports (module and function level together), the front
@@ -455,15 +449,7 @@ def test_the_circle_finder_finds_a_circle_and_nothing_else():
 def test_no_import_circle_outside_the_engine_core():
     found = _circles()
     assert ENGINE_CORE in found, "the engine core changed: name the modules it has now"
-    outside = [sorted(circle) for circle in found
-               if circle != ENGINE_CORE and circle not in KNOWN_CIRCLES]
-    assert outside == []
-
-
-def test_the_known_circles_are_still_there():
-    """A circle broken leaves the list, so the list cannot hide a new one."""
-    found = set(_circles())
-    assert [sorted(circle) for circle in KNOWN_CIRCLES if circle not in found] == []
+    assert [sorted(circle) for circle in found if circle != ENGINE_CORE] == []
 
 
 # ----------------------------------------------------------------------------- one place each

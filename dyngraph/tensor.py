@@ -813,6 +813,85 @@ class Tensor:
     def zero_(self) -> Tensor:
         return self.fill_(0)
 
+    # NOTE [the in-place forms]: x.clamp_(0, 1), x.exp_(), x.masked_fill_(m, v), ... are x's
+    # out-of-place op written back into x's memory, one method each over ``_inplace_result``:
+    # the op is recorded on x's old values and its result becomes x's history, as ``_inplace``
+    # does for += (so views, version counters and the leaf check behave alike).
+
+    def _inplace_result(self, name: str, compute: Any, operand: Any = None) -> Tensor:
+        """``x.name(...)`` (``compute(x)``) written into x in place; ``operand``: a tensor the
+        op also reads (its gradient flows; its memory must not overlap x's)."""
+        self._check_writable(name, operand)
+        if self._records_inplace(operand):
+            self._write_recorded(compute(self._old_values()), result_of_op=True)
+            return self
+        with grad_mode.no_grad():
+            result = compute(self)
+        _copy_into(self.array, result.array)
+        self._bump_version()
+        return self
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
+        """clamp in place (``img.data.clamp_(0, 1)``)."""
+        return self._inplace_result("clamp_", lambda x: x.clamp(min, max))
+
+    clip_ = clamp_
+
+    def clamp_min_(self, min: Any) -> Tensor:
+        return self._inplace_result("clamp_min_", lambda x: x.clamp_min(min))
+
+    def clamp_max_(self, max: Any) -> Tensor:
+        return self._inplace_result("clamp_max_", lambda x: x.clamp_max(max))
+
+    def exp_(self) -> Tensor:
+        return self._inplace_result("exp_", lambda x: x.exp())
+
+    def log_(self) -> Tensor:
+        return self._inplace_result("log_", lambda x: x.log())
+
+    def sqrt_(self) -> Tensor:
+        return self._inplace_result("sqrt_", lambda x: x.sqrt())
+
+    def pow_(self, exponent: Any) -> Tensor:
+        return self._inplace_result("pow_", lambda x: x.pow(exponent), exponent)
+
+    def neg_(self) -> Tensor:
+        return self._inplace_result("neg_", lambda x: x.neg())
+
+    def abs_(self) -> Tensor:
+        return self._inplace_result("abs_", lambda x: x.abs())
+
+    def relu_(self) -> Tensor:
+        return self._inplace_result("relu_", lambda x: x.relu())
+
+    def sigmoid_(self) -> Tensor:
+        return self._inplace_result("sigmoid_", lambda x: x.sigmoid())
+
+    def tanh_(self) -> Tensor:
+        return self._inplace_result("tanh_", lambda x: x.tanh())
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        return self._inplace_result("masked_fill_", lambda x: x.masked_fill(mask, value))
+
+    def index_fill_(self, dim: int, index: Any, value: Any) -> Tensor:
+        return self._inplace_result("index_fill_", lambda x: x.index_fill(dim, index, value))
+
+    def lerp_(self, end: Any, weight: Any) -> Tensor:
+        return self._inplace_result("lerp_", lambda x: x.lerp(end, weight), end)
+
+    def index_fill(self, dim: int, index: Any, value: Any) -> Tensor:
+        """x with ``value`` at the positions ``index`` (1-D) along ``dim``: the Annotated
+        Transformer's ``true_dist.index_fill_(0, padding_rows, 0.0)``."""
+        dim = dim + self.ndim if dim < 0 else dim
+        chosen = np.zeros(self.shape[dim] if self.ndim else 1, dtype=bool)
+        chosen[np.asarray(_data_of(index)).reshape(-1)] = True
+        return self.masked_fill(chosen.reshape((-1,) + (1,) * (self.ndim - dim - 1)), value)
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        """x + weight * (end - x): the straight line from x to ``end`` (an exponential moving
+        average's step: ``avg.lerp_(x, 1 - beta)``)."""
+        return self + weight * (end - self)
+
     def fill_(self, value: Any) -> Tensor:
         """Every element set to ``value`` (a number, or a one-element tensor), in place.
         (Unlike the other in-place ops, PyTorch lets it write an expanded tensor: every

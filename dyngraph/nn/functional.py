@@ -802,6 +802,31 @@ def smooth_l1_loss(input: Tensor, target: Any, size_average: Any = None, reduce:
                    + (size >= beta).float().type_as(d) * (size - 0.5 * beta), reduction)
 
 
+def kl_div(input: Tensor, target: Any, size_average: Any = None, reduce: Any = None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """KL(target || q) pointwise, with ``input`` the log-probabilities log q: target *
+    (log target - input), a zero where target is 0 (``log_target=True``: the target given as
+    log-probabilities). ``reduction="batchmean"`` divides the sum by the batch size, the KL
+    divergence proper; "mean" divides by the number of elements, as PyTorch does."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if log_target:
+        losses = target.exp() * (target - input)
+    else:
+        target = target if isinstance(target, Tensor) else _tensor_like(input, target)
+        positive = target > 0
+        log_target_or_zero = (target * positive + (~positive)).log()  # log 1 = 0 where t = 0
+        losses = target * (log_target_or_zero - input)
+    if reduction == "batchmean":
+        return losses.sum() / (input.shape[0] if input.ndim else 1)
+    return _reduce(losses, reduction)
+
+
+def _tensor_like(input: Tensor, values: Any) -> Tensor:
+    from ..factories import tensor
+
+    return tensor(values, dtype=input.dtype)
+
+
 def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """Normalise each sample's channels in ``num_groups`` groups (the mean and the biased

@@ -751,8 +751,8 @@ class Sequential(ModuleList):
         return x
 
     def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return Sequential(*list(self._modules.values())[index])
+        if isinstance(index, slice):  # the children keep their names, as in PyTorch
+            return self.__class__(dict(list(self._modules.items())[index]))
         return super().__getitem__(index)
 
 

@@ -112,7 +112,31 @@ class LambdaLR(LRScheduler):
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
 
 
-__all__ = ["ExponentialLR", "LRScheduler", "LambdaLR", "StepLR"]
+class CosineAnnealingLR(LRScheduler):
+    """The lr follows half a cosine from the initial lr down to ``eta_min`` over ``T_max``
+    epochs (then back up, and so on): eta_min + (base_lr - eta_min) (1 + cos(pi epoch /
+    T_max)) / 2, reached in PyTorch's chained form (NOTE [chained form])."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+                 last_epoch: int = -1) -> None:
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups, epoch, t_max = self.optimizer.param_groups, self.last_epoch, self.T_max
+        if epoch == 0:
+            return [group["lr"] for group in groups]
+        if (epoch - 1 - t_max) % (2 * t_max) == 0:  # at the bottom: the way back up begins
+            return [group["lr"] + (base - self.eta_min) * (1 - math.cos(math.pi / t_max)) / 2
+                    for base, group in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * epoch / t_max))
+                / (1 + math.cos(math.pi * (epoch - 1) / t_max))
+                * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
+
+
+__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "OneCycleLR",
+           "StepLR"]
 
 
 class OneCycleLR(LRScheduler):
@@ -215,3 +239,9 @@ def _per_group(value: Any, groups: list[dict[str, Any]], name: str) -> list[Any]
             raise ValueError(f"expected {len(groups)} values for {name}, got {len(value)}")
         return list(value)
     return [value] * len(groups)
+
+
+# A PyTorch name dyngraph does not have yet (NOTE [missing names], dyngraph/missing.py).
+from ..missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

@@ -56,6 +56,11 @@ PROGRAMS = [
     "char_rnn_classification",
     "d2l_from_scratch",
     "makemore_wavenet",
+    "dqn_optimize",
+    "time_sequence_lbfgs",
+    "neural_style",
+    "annotated_training",
+    "fastai_accel_sgd",
 ]
 
 

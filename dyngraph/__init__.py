@@ -163,7 +163,8 @@ from .graph_diff import diff
 from .sources import EventSource
 
 # --- toolbox A: optim, data (nn is imported above) ---
-from . import data, distributions, optim, testing, utils
+from . import amp, data, distributions, optim, testing, utils
+from .amp import autocast
 
 # --- toolbox B: trace, checkpoint, memory ---
 from . import memory
@@ -264,6 +265,8 @@ __all__ = [
     "acos", "add", "as_tensor", "asin", "ceil", "cumprod", "diag", "div", "empty", "empty_like",
     "flatten", "floor", "is_tensor", "meshgrid", "mul", "neg", "nonzero", "numel", "pi", "pow",
     "round", "squeeze", "sub", "unique", "unsqueeze",
+    # issue 37, done-when 4: nanoGPT's train.py on the CPU (docs/pytorch_inventory.md)
+    "amp", "autocast",
 ]
 
 

@@ -96,7 +96,6 @@ KNOWN_MISSING = {
     "dg.bfloat16": "numpy has no bfloat16, and dyngraph computes with numpy (or CuPy)",
     "dg.accelerator": "devices are the strings 'cpu' and 'cuda' here: dg.cuda.is_available()",
     "dg.compile": "dyngraph's static capture is dg.trace (lessons 04 and 11), not a compiler",
-    "dg.autocast": "no mixed precision: every op computes in the dtypes it is given",
 }
 
 

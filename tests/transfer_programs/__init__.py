@@ -61,6 +61,9 @@ PROGRAMS = [
     "neural_style",
     "annotated_training",
     "fastai_accel_sgd",
+    "what_is_torch_nn",
+    "vae_step",
+    "nanogpt_train_generate",
 ]
 
 

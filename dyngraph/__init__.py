@@ -165,6 +165,7 @@ from .sources import EventSource
 # --- toolbox A: optim, data (nn is imported above) ---
 from . import amp, data, distributions, optim, testing, utils
 from .amp import autocast
+from .functions import argsort, clip, index_select, isfinite, isinf, isnan, masked_select
 
 # --- toolbox B: trace, checkpoint, memory ---
 from . import memory
@@ -266,7 +267,8 @@ __all__ = [
     "flatten", "floor", "is_tensor", "meshgrid", "mul", "neg", "nonzero", "numel", "pi", "pow",
     "round", "squeeze", "sub", "unique", "unsqueeze",
     # issue 37, done-when 4: nanoGPT's train.py on the CPU (docs/pytorch_inventory.md)
-    "amp", "autocast",
+    "amp", "autocast", "argsort", "clip", "index_select", "isfinite", "isinf", "isnan",
+    "masked_select",
 ]
 
 

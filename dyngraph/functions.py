@@ -476,3 +476,35 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
         shape[axis] = v.shape[0]
         grids.append(v.reshape(*shape).expand(*sizes))
     return tuple(grids)
+
+
+# ---------------------------------------------- the fresh programs' names (issue 37, done-when 4)
+
+
+def isnan(x: Any) -> Tensor:
+    return _tensor(x).isnan()
+
+
+def isinf(x: Any) -> Tensor:
+    return _tensor(x).isinf()
+
+
+def isfinite(x: Any) -> Tensor:
+    return _tensor(x).isfinite()
+
+
+def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    return _tensor(x).argsort(dim, descending)
+
+
+def index_select(x: Any, dim: int, index: Any) -> Tensor:
+    return _tensor(x).index_select(dim, index)
+
+
+def masked_select(x: Any, mask: Any) -> Tensor:
+    return _tensor(x).masked_select(mask)
+
+
+def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """``clamp`` by its numpy name."""
+    return _tensor(x).clamp(min, max)

@@ -879,6 +879,32 @@ class Tensor:
     def lerp_(self, end: Any, weight: Any) -> Tensor:
         return self._inplace_result("lerp_", lambda x: x.lerp(end, weight), end)
 
+    def isnan(self) -> Tensor:
+        """Where the values are NaN (bool, outside the graph)."""
+        return Tensor(backend.get_array_module(self.array).isnan(self.array))
+
+    def isinf(self) -> Tensor:
+        """Where the values are +inf or -inf (bool, outside the graph)."""
+        return Tensor(backend.get_array_module(self.array).isinf(self.array))
+
+    def isfinite(self) -> Tensor:
+        """Where the values are neither inf nor NaN (bool, outside the graph)."""
+        return Tensor(backend.get_array_module(self.array).isfinite(self.array))
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        """The indices that sort x along ``dim``: ``x.sort(dim, descending).indices``."""
+        return self.sort(dim, descending).indices
+
+    def index_select(self, dim: int, index: Any) -> Tensor:
+        """The entries at ``index`` (1-D) along ``dim``: x[:, index] for dim=1."""
+        dim = dim + self.ndim if dim < 0 else dim
+        return self[(slice(None),) * dim + (_index_tensor(index),)]
+
+    def masked_select(self, mask: Any) -> Tensor:
+        """The entries where ``mask`` (broadcast to x's shape) is True, as one 1-D tensor."""
+        mask = np.broadcast_to(np.asarray(_data_of(mask)), self.shape)
+        return self.reshape(-1)[Tensor(np.flatnonzero(mask))]
+
     def index_fill(self, dim: int, index: Any, value: Any) -> Tensor:
         """x with ``value`` at the positions ``index`` (1-D) along ``dim``: the Annotated
         Transformer's ``true_dist.index_fill_(0, padding_rows, 0.0)``."""
@@ -1998,6 +2024,11 @@ def _variance_args(fn: str, tensor: Tensor, dim: Any, unbiased: Any, keepdim: An
             stacklevel=3,
         )
     return dim, keepdim, correction
+
+
+def _index_tensor(index: Any) -> Any:
+    """An index given as a tensor, a list or an array, as a Tensor of int64 positions."""
+    return index if isinstance(index, Tensor) else Tensor(np.asarray(index, dtype=np.int64))
 
 
 def _data_of(value: Any) -> Any:

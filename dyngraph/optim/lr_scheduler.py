@@ -135,8 +135,109 @@ class CosineAnnealingLR(LRScheduler):
                 * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
 
 
-__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "OneCycleLR",
-           "StepLR"]
+class MultiStepLR(LRScheduler):
+    """Multiply the lr by ``gamma`` at each epoch of ``milestones`` (twice if listed twice)."""
+
+    def __init__(self, optimizer: Optimizer, milestones: Any, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones = sorted(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        times = self.milestones.count(self.last_epoch)
+        return [group["lr"] * self.gamma ** times if times else group["lr"]
+                for group in self.optimizer.param_groups]
+
+
+class LinearLR(LRScheduler):
+    """The lr scaled by a factor going in a line from ``start_factor`` to ``end_factor``
+    over ``total_iters`` epochs (a warm-up), then left alone; PyTorch's chained form."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
+        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
+            raise ValueError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups, epoch = self.optimizer.param_groups, self.last_epoch
+        if epoch == 0:
+            return [group["lr"] * self.start_factor for group in groups]
+        if epoch > self.total_iters:
+            return [group["lr"] for group in groups]
+        change = self.end_factor - self.start_factor
+        return [group["lr"] * (1.0 + change / (self.total_iters * self.start_factor
+                                               + (epoch - 1) * change)) for group in groups]
+
+
+class ReduceLROnPlateau:
+    """Multiply the lr by ``factor`` when the metric given to ``step(metric)`` has not
+    improved (by ``threshold``, relative or absolute) for more than ``patience`` epochs;
+    then wait ``cooldown`` epochs; never below ``min_lr``. PyTorch's rules and defaults."""
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
+                 patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
+                 cooldown: int = 0, min_lr: float | list[float] = 0.0,
+                 eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
+            raise ValueError("mode must be 'min' or 'max', threshold_mode 'rel' or 'abs'")
+        self.optimizer = optimizer
+        groups = optimizer.param_groups
+        self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * len(
+            groups)
+        self.mode, self.factor, self.patience = mode, factor, patience
+        self.threshold, self.threshold_mode = threshold, threshold_mode
+        self.cooldown, self.eps = cooldown, eps
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = 0
+        self.cooldown_counter = 0
+        self.last_epoch = 0
+        self._last_lr = [group["lr"] for group in groups]
+
+    def _is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min":
+            return a < (best * (1.0 - self.threshold) if self.threshold_mode == "rel"
+                        else best - self.threshold)
+        return a > (best * (self.threshold + 1.0) if self.threshold_mode == "rel"
+                    else best + self.threshold)
+
+    def step(self, metrics: Any) -> None:
+        """One epoch's metric (a validation loss, say): reduce the lr if it has stalled."""
+        current = float(metrics)
+        self.last_epoch += 1
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
+                new_lr = max(float(group["lr"]) * self.factor, min_lr)
+                if float(group["lr"]) - new_lr > self.eps:
+                    group["lr"] = new_lr
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def get_last_lr(self) -> list[float]:
+        return self._last_lr
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+
+__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
+           "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau", "StepLR"]
 
 
 class OneCycleLR(LRScheduler):

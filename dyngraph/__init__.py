@@ -165,7 +165,20 @@ from .sources import EventSource
 # --- toolbox A: optim, data (nn is imported above) ---
 from . import amp, data, distributions, optim, testing, utils
 from .amp import autocast
-from .functions import argsort, clip, index_select, isfinite, isinf, isnan, masked_select
+from .functions import (
+    argsort,
+    clip,
+    dist,
+    index_select,
+    isfinite,
+    isinf,
+    isnan,
+    logical_and,
+    logical_not,
+    logical_or,
+    masked_select,
+    var,
+)
 
 # --- toolbox B: trace, checkpoint, memory ---
 from . import memory
@@ -268,7 +281,7 @@ __all__ = [
     "round", "squeeze", "sub", "unique", "unsqueeze",
     # issue 37, done-when 4: nanoGPT's train.py on the CPU (docs/pytorch_inventory.md)
     "amp", "autocast", "argsort", "clip", "index_select", "isfinite", "isinf", "isnan",
-    "masked_select",
+    "masked_select", "var", "dist", "logical_and", "logical_not", "logical_or",
 ]
 
 

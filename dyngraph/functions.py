@@ -508,3 +508,23 @@ def masked_select(x: Any, mask: Any) -> Tensor:
 def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
     """``clamp`` by its numpy name."""
     return _tensor(x).clamp(min, max)
+
+
+def var(x: Any, *args: Any, **kwargs: Any) -> Tensor:
+    return _tensor(x).var(*args, **kwargs)
+
+
+def dist(x: Any, other: Any, p: float = 2) -> Tensor:
+    return _tensor(x).dist(other, p)
+
+
+def logical_not(x: Any) -> Tensor:
+    return _tensor(x).logical_not()
+
+
+def logical_and(x: Any, other: Any) -> Tensor:
+    return _tensor(x).logical_and(other)
+
+
+def logical_or(x: Any, other: Any) -> Tensor:
+    return _tensor(x).logical_or(other)

@@ -818,11 +818,13 @@ class Tensor:
     # the op is recorded on x's old values and its result becomes x's history, as ``_inplace``
     # does for += (so views, version counters and the leaf check behave alike).
 
-    def _inplace_result(self, name: str, compute: Any, operand: Any = None) -> Tensor:
-        """``x.name(...)`` (``compute(x)``) written into x in place; ``operand``: a tensor the
-        op also reads (its gradient flows; its memory must not overlap x's)."""
-        self._check_writable(name, operand)
-        if self._records_inplace(operand):
+    def _inplace_result(self, name: str, compute: Any, *operands: Any) -> Tensor:
+        """``x.name(...)`` (``compute(x)``) written into x in place; ``operands``: tensors the
+        op also reads (their gradients flow; their memory must not overlap x's)."""
+        for operand in operands:
+            self._check_writable(name, operand)
+        tracked = [o for o in operands if isinstance(o, Tensor) and o.requires_grad]
+        if self._records_inplace(tracked[0] if tracked else None):
             self._write_recorded(compute(self._old_values()), result_of_op=True)
             return self
         with grad_mode.no_grad():
@@ -904,6 +906,57 @@ class Tensor:
         """The entries where ``mask`` (broadcast to x's shape) is True, as one 1-D tensor."""
         mask = np.broadcast_to(np.asarray(_data_of(mask)), self.shape)
         return self.reshape(-1)[Tensor(np.flatnonzero(mask))]
+
+    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+        return self._inplace_result("index_add_", lambda x: x.index_add(dim, index, source,
+                                                                          alpha=alpha), source)
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Tensor:
+        return self._inplace_result("scatter_add_", lambda x: x.scatter_add(dim, index, src), src)
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        return self._inplace_result("addcmul_", lambda x: x.addcmul(tensor1, tensor2,
+                                                                      value=value),
+                                    tensor1, tensor2)
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        return self._inplace_result("addcdiv_", lambda x: x.addcdiv(tensor1, tensor2,
+                                                                      value=value),
+                                    tensor1, tensor2)
+
+    def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+        """x with ``alpha * source`` added at the positions ``index`` (1-D) along ``dim``,
+        repeated positions summed (makemore's ``dC.index_add_(0, Xb.view(-1), demb...)``)."""
+        dim = dim + self.ndim if dim < 0 else dim
+        positions = _index_tensor(index).reshape(*[-1 if d == dim else 1
+                                                    for d in range(self.ndim)])
+        source = source if alpha == 1 else source * alpha
+        return self.scatter_add(dim, positions.expand(*source.shape), source)
+
+    def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """x + value * tensor1 * tensor2 (an optimizer's moment update written by hand)."""
+        return self + value * tensor1 * tensor2
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """x + value * tensor1 / tensor2."""
+        return self + value * tensor1 / tensor2
+
+    def logical_not(self) -> Tensor:
+        return Tensor(backend.get_array_module(self.array).logical_not(self.array))
+
+    def logical_and(self, other: Any) -> Tensor:
+        return Tensor(backend.get_array_module(self.array).logical_and(self.array,
+                                                                       _data_of(other)))
+
+    def logical_or(self, other: Any) -> Tensor:
+        return Tensor(backend.get_array_module(self.array).logical_or(self.array,
+                                                                      _data_of(other)))
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind == "f"
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(*other.shape)
 
     def index_fill(self, dim: int, index: Any, value: Any) -> Tensor:
         """x with ``value`` at the positions ``index`` (1-D) along ``dim``: the Annotated

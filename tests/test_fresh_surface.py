@@ -66,10 +66,34 @@ DIFFERENTIABLE = [
     ("Tensor.masked_select broadcast", X,
      lambda lib, F, x: x.masked_select(lib.tensor([True, False, False, True]))),
     ("torch.clip", X, lambda lib, F, x: lib.clip(x, -1.0, 2.0)),
+    ("Tensor.index_add", X, lambda lib, F, x: x.index_add(0, lib.tensor([2, 0, 2]), x[:3] * x[:3],
+                                                          alpha=0.5)),
+    ("Tensor.index_add_ dim 1", X,
+     lambda lib, F, x: (x * 1).index_add_(1, lib.tensor([3, 3]), x[:, :2] * 2)),
+    ("Tensor.scatter_add_", X,
+     lambda lib, F, x: (x * 1).scatter_add_(1, lib.tensor([[0, 0], [1, 3], [2, 2]]), x[:, 1:3])),
+    ("Tensor.addcmul", X, lambda lib, F, x: x.addcmul(x, lib.tensor(Y), value=0.3)),
+    ("Tensor.addcmul_", X, lambda lib, F, x: (x * 1).addcmul_(x, x, value=-0.5)),
+    ("Tensor.addcdiv_", X,
+     lambda lib, F, x: (x * 1).addcdiv_(x, lib.tensor(Y) ** 2 + 1, value=0.2)),
+    ("F.avg_pool1d", IMG.reshape(2, 3, 4),
+     lambda lib, F, x: F.avg_pool1d(x, 2, stride=1, padding=1)),
+    ("F.adaptive_avg_pool1d", IMG.reshape(2, 3, 4), lambda lib, F, x: F.adaptive_avg_pool1d(x, 3)),
+    ("nn.AvgPool1d", IMG.reshape(2, 3, 4), lambda lib, F, x: lib.nn.AvgPool1d(2)(x)),
+    ("nn.AdaptiveAvgPool1d", IMG.reshape(2, 3, 4),
+     lambda lib, F, x: lib.nn.AdaptiveAvgPool1d(1)(x)),
+    ("nn.MaxPool1d", IMG.reshape(2, 3, 4), lambda lib, F, x: lib.nn.MaxPool1d(2, stride=1)(x)),
+    ("torch.var", X, lambda lib, F, x: lib.var(x, 1, keepdim=True)),
+    ("torch.dist", X, lambda lib, F, x: lib.dist(x, lib.tensor(Y), 3)),
+    ("Tensor.reshape_as", X, lambda lib, F, x: x.reshape_as(lib.tensor(X.T))),
+    ("autograd.Variable", X, lambda lib, F, x: x * lib.autograd.Variable(lib.tensor(Y))),
 ]
 NOT_TWICE = {"F.hardtanh", "F.relu6", "nn.ReLU6", "nn.Hardtanh", "torch.clip",
              "F.hardsigmoid", "nn.Hardsigmoid", "nn.Unflatten", "torch.index_select",
-             "Tensor.index_select dim 0", "torch.masked_select", "Tensor.masked_select broadcast"}
+             "Tensor.index_select dim 0", "torch.masked_select", "Tensor.masked_select broadcast",
+             "nn.MaxPool1d", "Tensor.reshape_as", "Tensor.index_add", "Tensor.index_add_ dim 1",
+             "Tensor.scatter_add_", "F.avg_pool1d", "F.adaptive_avg_pool1d", "nn.AvgPool1d",
+             "nn.AdaptiveAvgPool1d"}
 IDS = [c[0] for c in DIFFERENTIABLE]
 
 
@@ -157,3 +181,54 @@ def test_schedulers_move_the_lr_as_torch(make, metrics):
             sched.step(*([metrics[epoch]] if metrics else []))
         return seen + sched.get_last_lr()
     np.testing.assert_allclose(lrs(dg), lrs(torch), rtol=1e-15, atol=1e-17)
+
+
+def test_logical_ops_and_dtype_predicates_as_torch():
+    for lib in (dg, torch):
+        a, b = lib.tensor(X) > 0, lib.tensor(Y) > 0
+        got = [lib.logical_and(a, b).tolist(), lib.logical_or(a, b).tolist(),
+               lib.logical_not(a).tolist(), a.logical_and(b).tolist(),
+               lib.tensor(X).is_floating_point(), lib.tensor([1, 2]).is_floating_point()]
+        if lib is dg:
+            mine = got
+    assert mine == got
+
+
+def test_variable_is_a_new_tensor_on_the_same_memory_outside_the_graph():
+    x = dg.tensor([1.0, 2.0], requires_grad=True)
+    v = dg.autograd.Variable(x * 2)
+    assert not v.requires_grad and v.grad_fn is None and v.is_leaf
+    base = dg.tensor([1.0, 2.0])
+    w = dg.autograd.Variable(base, requires_grad=True)
+    assert w is not base and w.requires_grad and not base.requires_grad
+    with dg.no_grad():
+        w += 1
+    assert base.tolist() == [2.0, 3.0]       # the same memory, as PyTorch's
+
+
+@pytest.mark.parametrize("settings", [{}, {"lr": 0.1, "lr_decay": 0.05, "weight_decay": 0.1,
+                                           "initial_accumulator_value": 0.2}])
+def test_adagrad_takes_torchs_steps(settings):
+    def run(lib):
+        w = lib.tensor(X.copy(), requires_grad=True)
+        opt = lib.optim.Adagrad([w], **settings)
+        for _ in range(4):
+            opt.zero_grad()
+            ((w - lib.tensor(Y)) ** 2).sum().backward()
+            opt.step()
+        return w.detach().numpy()
+    np.testing.assert_allclose(run(dg), run(torch), rtol=1e-12)
+
+
+def test_parameters_to_vector_and_back_as_torch():
+    results = []
+    for lib in (dg, torch):
+        model = lib.nn.Linear(3, 2).double()
+        model.load_state_dict({"weight": lib.tensor(X[:2, :3]), "bias": lib.tensor(Y[0, :2])})
+        vec = lib.nn.utils.parameters_to_vector(model.parameters())
+        (vec * vec).sum().backward()
+        lib.nn.utils.vector_to_parameters(vec.detach() * 3, model.parameters())
+        results.append((vec.detach().numpy(), model.weight.grad.numpy(),
+                        model.bias.detach().numpy()))
+    for mine, theirs in zip(*results):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-12)

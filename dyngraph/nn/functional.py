@@ -1032,3 +1032,21 @@ def _where(condition: Tensor, x: Tensor, y: Tensor) -> Tensor:
     from ..functions import where
 
     return where(condition, x, y)
+
+
+def avg_pool1d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
+               ceil_mode: bool = False, count_include_pad: bool = True) -> Tensor:
+    """The mean over each window of ``kernel_size`` along the last dim of (N, C, L) or (C, L):
+    avg_pool2d over a height of one."""
+    size = kernel_size if isinstance(kernel_size, int) else kernel_size[0]
+    step = size if stride is None else (stride if isinstance(stride, int) else stride[0])
+    pad = padding if isinstance(padding, int) else padding[0]
+    return avg_pool2d(input.unsqueeze(-2), (1, size), (1, step), (0, pad), ceil_mode,
+                      count_include_pad).squeeze(-2)
+
+
+def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
+    """The mean over ``output_size`` windows that tile the last dim as evenly as they can
+    (d2l's TextCNN pools each channel to one value)."""
+    size = output_size if isinstance(output_size, int) else output_size[0]
+    return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)

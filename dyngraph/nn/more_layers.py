@@ -466,3 +466,46 @@ class Unflatten(Module):
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class MaxPool1d(Module):
+    """The maximum over each window of ``kernel_size`` along the last dim of (N, C, L)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
+                 ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, x: Tensor) -> Any:
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool1d(Module):
+    """The mean over each window of ``kernel_size`` along the last dim of (N, C, L)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class AdaptiveAvgPool1d(Module):
+    """The mean over ``output_size`` windows tiling the last dim (1: one mean per channel)."""
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(x, self.output_size)

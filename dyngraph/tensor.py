@@ -513,6 +513,17 @@ class Tensor:
         out.name = self.name
         return self._alias(out)
 
+    def detach_(self) -> Tensor:
+        """Make this tensor itself a leaf outside the graph (requires_grad=False), keeping its
+        memory: d2l's ``state.detach_()`` between batches of a recurrent net. As PyTorch, a
+        view cannot be detached in place (use ``detach()``)."""
+        if self._view is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        fresh = wrap_output(self.array, None)
+        self._grad_fn, self.id, self._announced = None, fresh.id, fresh._announced
+        self._requires_grad = False
+        return self
+
     def retain_grad(self) -> None:
         """Keep .grad for this non-leaf tensor too during backward (leaves always keep it)."""
         if not self._requires_grad:

@@ -232,3 +232,19 @@ def test_parameters_to_vector_and_back_as_torch():
                         model.bias.detach().numpy()))
     for mine, theirs in zip(*results):
         np.testing.assert_allclose(mine, theirs, rtol=1e-12)
+
+
+def test_detach_in_place_makes_the_same_tensor_a_leaf_as_torch():
+    """d2l's state.detach_() between batches: the next batch's graph stops at the state."""
+    results = []
+    for lib in (dg, torch):
+        w = lib.tensor(X[0], requires_grad=True)
+        state = w * 2
+        (state * w).sum().backward()        # one batch (d2l backpropagates before detaching)
+        assert state.detach_() is state
+        assert not state.requires_grad and state.grad_fn is None and state.is_leaf
+        (state * w).sum().backward()        # the next batch's graph stops at the state
+        results.append(w.grad.numpy())
+        with pytest.raises(RuntimeError, match="detach views in-place"):
+            (w * 1)[1:].detach_()
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-12)

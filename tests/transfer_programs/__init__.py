@@ -64,6 +64,7 @@ PROGRAMS = [
     "what_is_torch_nn",
     "vae_step",
     "nanogpt_train_generate",
+    "d2l_rnn_scratch",
 ]
 
 

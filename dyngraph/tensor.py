@@ -682,6 +682,13 @@ class Tensor:
     def __float__(self) -> float:
         return float(self.item())
 
+    def __format__(self, format_spec: str) -> str:
+        """A 0-d tensor formats as its number (``'{:+.2f}'.format(w)``, ``f'{loss:.4f}'``), as
+        in PyTorch; any other tensor only with an empty spec (its repr)."""
+        if self.ndim == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __int__(self) -> int:
         return int(self.item())
 
@@ -742,6 +749,28 @@ class Tensor:
 
     def __rtruediv__(self, other: Any) -> Tensor:
         return Div.apply(other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return self.remainder(other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return Tensor(backend.get_array_module(self.array).asarray(other,
+                                                                   dtype=self.dtype)).remainder(self)
+
+    def remainder(self, other: Any) -> Tensor:
+        """Python's ``%``: a - floor(a / b) * b, with the sign of b. For floats the gradient is
+        1 for a and -floor(a / b) for b, as PyTorch's; integers stay integers."""
+        floats = self.dtype.kind == "f" or isinstance(other, float) or (
+            isinstance(other, Tensor) and other.dtype.kind == "f")
+        if floats:
+            return self - (self / other).floor() * other
+        return Tensor(backend.get_array_module(self.array).mod(self.array, _data_of(other)))
 
     def __pow__(self, other: Any) -> Tensor:
         return Pow.apply(self, other)
@@ -2088,6 +2117,14 @@ def _variance_args(fn: str, tensor: Tensor, dim: Any, unbiased: Any, keepdim: An
             stacklevel=3,
         )
     return dim, keepdim, correction
+
+
+def _floor_divide(a: Any, b: Any) -> Tensor:
+    """``a // b``: floor(a / b), in the operands' dtype (integers stay integers). Outside the
+    graph: PyTorch has no derivative for it either (its backward raises)."""
+    tensor = a if isinstance(a, Tensor) else b
+    xp = backend.get_array_module(tensor.array)
+    return Tensor(xp.floor_divide(_data_of(a), _data_of(b)))
 
 
 def _index_tensor(index: Any) -> Any:

@@ -87,13 +87,15 @@ DIFFERENTIABLE = [
     ("torch.dist", X, lambda lib, F, x: lib.dist(x, lib.tensor(Y), 3)),
     ("Tensor.reshape_as", X, lambda lib, F, x: x.reshape_as(lib.tensor(X.T))),
     ("autograd.Variable", X, lambda lib, F, x: x * lib.autograd.Variable(lib.tensor(Y))),
+    ("Tensor % number", X, lambda lib, F, x: x % 1.5),
+    ("Tensor.remainder tensor", X, lambda lib, F, x: x.remainder(lib.tensor(Y) + 3.0) * x),
 ]
 NOT_TWICE = {"F.hardtanh", "F.relu6", "nn.ReLU6", "nn.Hardtanh", "torch.clip",
              "F.hardsigmoid", "nn.Hardsigmoid", "nn.Unflatten", "torch.index_select",
              "Tensor.index_select dim 0", "torch.masked_select", "Tensor.masked_select broadcast",
              "nn.MaxPool1d", "Tensor.reshape_as", "Tensor.index_add", "Tensor.index_add_ dim 1",
              "Tensor.scatter_add_", "F.avg_pool1d", "F.adaptive_avg_pool1d", "nn.AvgPool1d",
-             "nn.AdaptiveAvgPool1d"}
+             "nn.AdaptiveAvgPool1d", "Tensor % number", "Tensor.remainder tensor"}
 IDS = [c[0] for c in DIFFERENTIABLE]
 
 
@@ -248,3 +250,26 @@ def test_detach_in_place_makes_the_same_tensor_a_leaf_as_torch():
         with pytest.raises(RuntimeError, match="detach views in-place"):
             (w * 1)[1:].detach_()
     np.testing.assert_allclose(results[0], results[1], rtol=1e-12)
+
+
+def test_floor_division_remainder_and_formatting_as_torch():
+    for lib in (dg, torch):
+        ints, floats = lib.tensor([7, -7, 9]), lib.tensor([7.5, -7.5, 2.0])
+        got = [(ints // 2).tolist(), (7 // lib.tensor([2, -2])).tolist(), (floats // 2).tolist(),
+               (ints % 4).tolist(), (floats % 2).tolist(), (9 % lib.tensor([4, -4])).tolist(),
+               str((ints // 2).dtype)[-5:], str((floats // 2).dtype)[-7:],
+               str((lib.tensor([1, 2], dtype=lib.int32) // 2).dtype)[-5:],
+               "{:+.2f} {:.3e} {}".format(floats[0], floats.sum(), floats[1]),  # noqa: UP032
+               f"{lib.tensor(3):04d} {lib.tensor(2.5, requires_grad=True):.1f}"]
+        if lib is dg:
+            mine = got
+    assert mine == got
+    with pytest.raises(TypeError):
+        "{:.2f}".format(dg.tensor([1.0, 2.0]))  # noqa: UP032 (only a 0-d tensor is a number)
+
+
+def test_numpy_float64_scalars_keep_float64_as_torch():
+    cases = [np.float64(3.0), [np.float64(1.0), np.float64(2.0)], [1.0, np.float64(2.0)],
+             np.float32(1.5), [np.int32(3)], 3.0, [[1.0, 2.0]], np.mean(X)]
+    for data in cases:
+        assert str(dg.tensor(data).dtype) == str(torch.tensor(data).dtype).replace("torch.", "")

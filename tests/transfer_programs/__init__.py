@@ -65,6 +65,7 @@ PROGRAMS = [
     "vae_step",
     "nanogpt_train_generate",
     "d2l_rnn_scratch",
+    "examples_regression",
 ]
 
 

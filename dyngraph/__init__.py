@@ -165,10 +165,20 @@ from .sources import EventSource
 # --- toolbox A: optim, data (nn is imported above) ---
 from . import amp, data, distributions, optim, testing, utils
 from .amp import autocast
+from .grad_mode import inference_mode
 from .functions import (
     argsort,
     clip,
+    count_nonzero,
     dist,
+    equal,
+    get_default_dtype,
+    hstack,
+    isclose,
+    reciprocal,
+    roll,
+    rsqrt,
+    vstack,
     index_select,
     isfinite,
     isinf,
@@ -281,7 +291,9 @@ __all__ = [
     "round", "squeeze", "sub", "unique", "unsqueeze",
     # issue 37, done-when 4: nanoGPT's train.py on the CPU (docs/pytorch_inventory.md)
     "amp", "autocast", "argsort", "clip", "index_select", "isfinite", "isinf", "isnan",
-    "masked_select", "var", "dist", "logical_and", "logical_not", "logical_or",
+    "masked_select", "var", "dist", "logical_and", "logical_not", "logical_or", "count_nonzero",
+    "equal", "get_default_dtype", "hstack", "isclose", "reciprocal", "roll", "rsqrt", "vstack",
+    "inference_mode",
 ]
 
 

@@ -528,3 +528,49 @@ def logical_and(x: Any, other: Any) -> Tensor:
 
 def logical_or(x: Any, other: Any) -> Tensor:
     return _tensor(x).logical_or(other)
+
+
+def reciprocal(x: Any) -> Tensor:
+    return _tensor(x).reciprocal()
+
+
+def rsqrt(x: Any) -> Tensor:
+    return _tensor(x).rsqrt()
+
+
+def count_nonzero(x: Any, dim: Any = None) -> Tensor:
+    return _tensor(x).count_nonzero(dim)
+
+
+def roll(x: Any, shifts: Any, dims: Any = None) -> Tensor:
+    return _tensor(x).roll(shifts, dims)
+
+
+def hstack(tensors: Any) -> Tensor:
+    """Joined along dim 1 (dim 0 for 1-D tensors)."""
+    tensors = [_tensor(t) for t in tensors]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Any) -> Tensor:
+    """Stacked as rows: joined along dim 0, 1-D tensors first made rows (1, n)."""
+    return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in map(_tensor, tensors)], 0)
+
+
+def equal(x: Any, other: Any) -> bool:
+    """Same shape and the same values."""
+    x, other = _tensor(x), _tensor(other)
+    return x.shape == other.shape and bool((x == other).all())
+
+
+def isclose(x: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """|x - other| <= atol + rtol * |other|, entry by entry (bool, outside the graph)."""
+    x, other = _tensor(x), _tensor(other)
+    xp = backend.get_array_module(x.array)
+    return Tensor(xp.isclose(x.array, other.array, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def get_default_dtype() -> Any:
+    """The dtype of tensors made from Python floats: float32, as PyTorch's default."""
+    return factories.DEFAULT_FLOAT

@@ -1248,7 +1248,14 @@ class Tensor:
     def pow(self, exponent: Any) -> Tensor:
         return Pow.apply(self, exponent)
 
-    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
+        """Values below ``min`` raised to it, above ``max`` lowered to it. A bound may be a
+        tensor (broadcast against x): then the gradient flows to the bound where it is taken."""
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            from .functions import where
+
+            out = self if min is None else where(self < min, min, self)
+            return out if max is None else where(out > max, max, out)
         return Clamp.apply(self, low=min, high=max)
 
     def clamp_min(self, min: float) -> Tensor:
@@ -1820,8 +1827,38 @@ class Tensor:
     def ceil(self) -> Tensor:
         return Ceil.apply(self)
 
-    def round(self) -> Tensor:
+    def round(self, *, decimals: int = 0) -> Tensor:
+        """To the nearest integer, halves to even; ``decimals``: to that many decimal places
+        (x * 10**decimals rounded, divided back, as PyTorch does)."""
+        if decimals:
+            scale = 10.0 ** decimals
+            return Round.apply(self * scale) / scale
         return Round.apply(self)
+
+    def reciprocal(self) -> Tensor:
+        return 1.0 / self
+
+    def rsqrt(self) -> Tensor:
+        return 1.0 / self.sqrt()
+
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        """How many entries are not zero (over ``dim``, or all)."""
+        nonzero = self != 0
+        return nonzero.sum() if dim is None else nonzero.sum(dim)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        """Entries shifted along ``dims`` by ``shifts``, those that fall off coming back at the
+        other end (the flattened tensor when ``dims`` is None)."""
+        if dims is None:
+            return self.reshape(-1).roll(shifts, 0).reshape(*self.shape)
+        shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        out = self
+        for shift, dim in zip(shifts, dims):
+            n = out.shape[dim]
+            order = (np.arange(n) - shift) % n
+            out = out.index_select(dim, order)
+        return out
 
     def acos(self) -> Tensor:
         return Acos.apply(self)

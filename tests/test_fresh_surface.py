@@ -88,6 +88,16 @@ DIFFERENTIABLE = [
     ("Tensor.reshape_as", X, lambda lib, F, x: x.reshape_as(lib.tensor(X.T))),
     ("autograd.Variable", X, lambda lib, F, x: x * lib.autograd.Variable(lib.tensor(Y))),
     ("Tensor % number", X, lambda lib, F, x: x % 1.5),
+    ("clamp tensor bounds", X, lambda lib, F, x: x.clamp(min=lib.tensor(Y[0]) - 1.0,
+                                                        max=lib.tensor(Y[:, :1]) + 1.0)),
+    ("clamp by a tensor that learns", X, lambda lib, F, x: lib.tensor(Y).clamp(max=x)),
+    ("torch.reciprocal", X, lambda lib, F, x: lib.reciprocal(x)),
+    ("torch.rsqrt", X, lambda lib, F, x: lib.rsqrt(x.abs() + 0.1)),
+    ("torch.roll", X, lambda lib, F, x: lib.roll(x, 1, dims=1) * x),
+    ("Tensor.roll two dims", X, lambda lib, F, x: x.roll((-1, 2), (0, 1)) * x),
+    ("Tensor.roll flat", X, lambda lib, F, x: x.roll(5)),
+    ("torch.hstack", X, lambda lib, F, x: lib.hstack([x, x * x])),
+    ("torch.vstack 1-D", X[0], lambda lib, F, x: lib.vstack([x, x * 2])),
     ("Tensor.remainder tensor", X, lambda lib, F, x: x.remainder(lib.tensor(Y) + 3.0) * x),
 ]
 NOT_TWICE = {"F.hardtanh", "F.relu6", "nn.ReLU6", "nn.Hardtanh", "torch.clip",
@@ -95,7 +105,9 @@ NOT_TWICE = {"F.hardtanh", "F.relu6", "nn.ReLU6", "nn.Hardtanh", "torch.clip",
              "Tensor.index_select dim 0", "torch.masked_select", "Tensor.masked_select broadcast",
              "nn.MaxPool1d", "Tensor.reshape_as", "Tensor.index_add", "Tensor.index_add_ dim 1",
              "Tensor.scatter_add_", "F.avg_pool1d", "F.adaptive_avg_pool1d", "nn.AvgPool1d",
-             "nn.AdaptiveAvgPool1d", "Tensor % number", "Tensor.remainder tensor"}
+             "nn.AdaptiveAvgPool1d", "Tensor % number", "Tensor.remainder tensor",
+             "clamp tensor bounds", "clamp by a tensor that learns", "torch.roll",
+             "Tensor.roll two dims", "Tensor.roll flat"}
 IDS = [c[0] for c in DIFFERENTIABLE]
 
 
@@ -273,3 +285,16 @@ def test_numpy_float64_scalars_keep_float64_as_torch():
              np.float32(1.5), [np.int32(3)], 3.0, [[1.0, 2.0]], np.mean(X)]
     for data in cases:
         assert str(dg.tensor(data).dtype) == str(torch.tensor(data).dtype).replace("torch.", "")
+
+
+def test_small_names_as_torch():
+    for lib in (dg, torch):
+        x = lib.tensor(X)
+        with lib.inference_mode():
+            inside = (lib.tensor(X, requires_grad=True) * 2).requires_grad
+        got = [x.round(decimals=1).tolist(), lib.count_nonzero(x > 1).item(),
+               x.count_nonzero(dim=0).tolist(), lib.equal(x, x * 1), lib.equal(x, x[:2]),
+               lib.isclose(x, x + 1e-9).all().item(), str(lib.get_default_dtype())[-7:], inside]
+        if lib is dg:
+            mine = got
+    assert mine == got

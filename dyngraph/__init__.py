@@ -168,10 +168,12 @@ from .amp import autocast
 from .grad_mode import inference_mode
 from .functions import (
     argsort,
+    bernoulli,
     clip,
     count_nonzero,
     dist,
     equal,
+    erf,
     get_default_dtype,
     hstack,
     isclose,
@@ -293,7 +295,7 @@ __all__ = [
     "amp", "autocast", "argsort", "clip", "index_select", "isfinite", "isinf", "isnan",
     "masked_select", "var", "dist", "logical_and", "logical_not", "logical_or", "count_nonzero",
     "equal", "get_default_dtype", "hstack", "isclose", "reciprocal", "roll", "rsqrt", "vstack",
-    "inference_mode",
+    "inference_mode", "erf", "bernoulli",
 ]
 
 

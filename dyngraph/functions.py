@@ -574,3 +574,14 @@ def isclose(x: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
 def get_default_dtype() -> Any:
     """The dtype of tensors made from Python floats: float32, as PyTorch's default."""
     return factories.DEFAULT_FLOAT
+
+
+def erf(x: Any) -> Tensor:
+    return _tensor(x).erf()
+
+
+def bernoulli(input: Any, *, generator: Any = None) -> Tensor:
+    """1 with probability ``input`` (entry by entry), else 0, in input's dtype: dyngraph's
+    own draws (NOTE [samples are dyngraph's] in distributions.py)."""
+    p = _tensor(input)
+    return (factories.rand(*p.shape, generator=generator) < p.detach()).to(p.dtype)

@@ -1835,6 +1835,10 @@ class Tensor:
             return Round.apply(self * scale) / scale
         return Round.apply(self)
 
+    def erf(self) -> Tensor:
+        """The error function (BERT's exact GELU, 0.5 x (1 + erf(x / sqrt 2)), by hand)."""
+        return Erf.apply(self)
+
     def reciprocal(self) -> Tensor:
         return 1.0 / self
 
@@ -2357,7 +2361,7 @@ from .ops.elementwise import (  # noqa: E402
 from .ops.index import Flip, Gather, MaskedFill, Repeat, ScatterAdd, Tril, Triu  # noqa: E402
 from .ops.linalg import Det, Inverse, Outer  # noqa: E402
 from .ops.matmul import MatMul  # noqa: E402
-from .ops.pointwise import Log1p, Sign, Square  # noqa: E402
+from .ops.pointwise import Erf, Log1p, Sign, Square  # noqa: E402
 from .ops.reduce import (  # noqa: E402
     LogSoftmax,
     LogSumExp,

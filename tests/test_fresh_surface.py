@@ -92,6 +92,9 @@ DIFFERENTIABLE = [
                                                         max=lib.tensor(Y[:, :1]) + 1.0)),
     ("clamp by a tensor that learns", X, lambda lib, F, x: lib.tensor(Y).clamp(max=x)),
     ("torch.reciprocal", X, lambda lib, F, x: lib.reciprocal(x)),
+    ("torch.erf (BERT's GELU)", X,
+     lambda lib, F, x: 0.5 * x * (1.0 + lib.erf(x / 1.4142135623730951))),
+    ("Tensor.erf", X, lambda lib, F, x: x.erf()),
     ("torch.rsqrt", X, lambda lib, F, x: lib.rsqrt(x.abs() + 0.1)),
     ("torch.roll", X, lambda lib, F, x: lib.roll(x, 1, dims=1) * x),
     ("Tensor.roll two dims", X, lambda lib, F, x: x.roll((-1, 2), (0, 1)) * x),
@@ -298,3 +301,11 @@ def test_small_names_as_torch():
         if lib is dg:
             mine = got
     assert mine == got
+
+
+def test_bernoulli_draws_zeros_and_ones_with_the_given_probabilities():
+    p = dg.tensor(np.linspace(0.0, 1.0, 5).astype(np.float32))
+    draws = np.stack([dg.bernoulli(p).numpy() for _ in range(400)])
+    assert draws.dtype == np.float32 and set(np.unique(draws)) <= {0.0, 1.0}
+    assert draws[:, 0].sum() == 0 and draws[:, -1].sum() == 400
+    np.testing.assert_allclose(draws.mean(0), p.numpy(), atol=0.08)

@@ -50,7 +50,15 @@ from .loss import (
     NLLLoss,
     SmoothL1Loss,
 )
-from .module import LoadResult, Module, ModuleDict, ModuleList, Parameter, Sequential
+from .module import (
+    LoadResult,
+    Module,
+    ModuleDict,
+    ModuleList,
+    Parameter,
+    ParameterList,
+    Sequential,
+)
 from .more_layers import (
     CELU,
     ELU,
@@ -110,7 +118,7 @@ __all__ = [
     "KLDivLoss", "SmoothL1Loss", "HuberLoss", "CELU", "ELU", "GLU", "SELU", "CosineSimilarity",
     "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PairwiseDistance", "PReLU",
     "ReLU6", "Softmin", "Softplus", "Softsign", "Unflatten", "AdaptiveAvgPool1d", "AvgPool1d",
-    "MaxPool1d",
+    "MaxPool1d", "ParameterList",
     "AdaptiveAvgPool2d", "AvgPool2d", "Dropout2d", "LazyBatchNorm1d", "LazyBatchNorm2d",
     "LazyConv2d", "LazyLinear", "SiLU", "ConvTranspose2d", "GroupNorm", "PixelShuffle",
     "Upsample", "UpsamplingNearest2d", "MultiheadAttention", "Transformer", "TransformerDecoder",

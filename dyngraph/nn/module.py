@@ -674,8 +674,43 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def __getitem__(self, index: int) -> Module:
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):  # a ModuleList again, as in PyTorch (renumbered)
+            return self.__class__(list(self._modules.values())[index])
         return list(self._modules.values())[index]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        names = list(self._modules)
+        self.add_module(names[index], module)
+
+
+class ParameterList(Module):
+    """A list of parameters that registers them, named "0", "1", ... (PyTorch's
+    ``nn.ParameterList``); a tensor appended becomes a Parameter."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        for value in values or ():
+            self.append(value)
+
+    def append(self, value: Any) -> ParameterList:
+        parameter = value if isinstance(value, Parameter) else Parameter(value)
+        self.register_parameter(str(len(self._parameters)), parameter)
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        for value in values:
+            self.append(value)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self._parameters.values())
+
+    def __getitem__(self, index: int) -> Any:
+        return list(self._parameters.values())[index]
 
 
 class ModuleDict(Module):

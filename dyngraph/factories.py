@@ -372,6 +372,9 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     """start, start + step, ... below end (ints give int64, floats float32)."""
     if end is None:
         start, end = 0, start
+    # a one-element tensor bound (torch.arange(x.size(0)), arange(n) with n = t.sum()) counts
+    # as its number: an integer tensor gives integers, as in PyTorch
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if dtype is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
         dtype = int64 if is_int else DEFAULT_FLOAT

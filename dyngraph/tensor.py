@@ -1292,17 +1292,21 @@ class Tensor:
     # Reductions take PyTorch's dim= / keepdim= and numpy's axis= / keepdims= (one of each pair).
 
     def sum(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
-            keepdims: bool | None = None) -> Tensor:
+            keepdims: bool | None = None, dtype: Any = None) -> Tensor:
         """Sum over ``dim`` (an int, a tuple, or None for every dimension); ``keepdim=True``
-        keeps the reduced dimensions with size 1."""
+        keeps the reduced dimensions with size 1; ``dtype``: converted to it first."""
         dim, keepdim = _reduction_args("sum", self.ndim, dim, axis, keepdim, keepdims)
-        return Sum.apply(self, axis=dim, keepdims=keepdim)
+        x = self if dtype is None else self.to(dtype)
+        out = Sum.apply(x, axis=dim, keepdims=keepdim)
+        return out if dtype is None or out.dtype == x.dtype else out.to(dtype)  # numpy widens
 
     def mean(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
-             keepdims: bool | None = None) -> Tensor:
-        """Mean over ``dim`` (an int, a tuple, or None for every dimension)."""
+             keepdims: bool | None = None, dtype: Any = None) -> Tensor:
+        """Mean over ``dim`` (an int, a tuple, or None for every dimension); ``dtype``:
+        converted to it first (the mean of an integer tensor)."""
         dim, keepdim = _reduction_args("mean", self.ndim, dim, axis, keepdim, keepdims)
-        return Mean.apply(self, axis=dim, keepdims=keepdim)
+        x = self if dtype is None else self.to(dtype)
+        return Mean.apply(x, axis=dim, keepdims=keepdim)
 
     def max(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
             keepdims: bool | None = None) -> Any:
@@ -1933,6 +1937,10 @@ class Tensor:
         dim = normalize_dim(dim, self.ndim, "scatter")
         positions = backend.to_numpy(index.array if isinstance(index, Tensor) else
                                      np.asarray(index)).astype(np.int64)
+        if positions.ndim == 0 and self.ndim == 1:  # one position, as PyTorch reads it (the
+            positions = positions.reshape(1)        # data tutorial's one-hot target_transform)
+            if isinstance(src, Tensor) and src.ndim == 0:
+                src = src.reshape(1)
         # NOTE: which src entry writes each target last: a constant mask, so repeats keep one.
         # The index may be smaller than self in the other dimensions: it addresses the
         # corner of that size, as in PyTorch.

@@ -309,3 +309,34 @@ def test_bernoulli_draws_zeros_and_ones_with_the_given_probabilities():
     assert draws.dtype == np.float32 and set(np.unique(draws)) <= {0.0, 1.0}
     assert draws[:, 0].sum() == 0 and draws[:, -1].sum() == 400
     np.testing.assert_allclose(draws.mean(0), p.numpy(), atol=0.08)
+
+
+def test_embedding_padding_idx_and_from_pretrained_as_torch():
+    results = []
+    for lib in (dg, torch):
+        emb = lib.nn.Embedding(5, 3, padding_idx=-5)
+        start = emb.weight[0].tolist()
+        with lib.no_grad():
+            emb.weight[0] = 1.0                 # a padding row may be changed by hand
+        out = emb(lib.tensor([[0, 2], [2, 0]]))
+        (out ** 2).sum().backward()
+        frozen = lib.nn.Embedding.from_pretrained(lib.tensor(Y.astype(np.float32)))
+        free = lib.nn.Embedding.from_pretrained(lib.tensor(Y.astype(np.float32)), freeze=False,
+                                                padding_idx=1)
+        results.append([start, emb.padding_idx, out[0, 0].tolist(), emb.weight.grad[0].tolist(),
+                        (emb.weight.grad[2] == 4 * emb.weight[2]).all().item(),
+                        frozen.weight.requires_grad, free.weight.requires_grad, free.padding_idx,
+                        frozen(lib.tensor([2])).tolist()])
+    assert results[0] == results[1]
+
+
+def test_small_fixes_found_by_the_side_by_side_probe():
+    for lib in (dg, torch):
+        got = [lib.zeros(5).scatter_(0, lib.tensor(3), value=1).tolist(),  # the data tutorial
+               lib.tensor([1, 2]).mean(dtype=lib.float32).item(),
+               str(lib.tensor([True, False, True]).sum(dtype=lib.int32).dtype)[-5:],
+               str(lib.arange(lib.tensor(4)).dtype)[-5:], lib.arange(lib.tensor(4)).tolist(),
+               str(lib.arange(lib.tensor(2.5)).dtype)[-7:]]
+        if lib is dg:
+            mine = got
+    assert mine == got

@@ -179,13 +179,19 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
     return dropout(weights, dropout_p) @ value
 
 
-def embedding(input: Any, weight: Tensor) -> Tensor:
+def embedding(input: Any, weight: Tensor, padding_idx: int | None = None) -> Tensor:
     """Rows of ``weight`` picked by integer ``input`` indices (gradients add up for repeats).
     Always a copy, as PyTorch's: one index (a 0-d tensor) picks its row as a copy too, not the
-    view that ``weight[i]`` is."""
+    view that ``weight[i]`` is. ``padding_idx``: that row's lookups pass no gradient back (the
+    padding of a batch of sentences does not train its row)."""
     if getattr(input, "ndim", None) == 0:
-        return weight[input.reshape(1)][0]
-    return weight[input]
+        return embedding(input.reshape(1), weight, padding_idx)[0]
+    rows = weight[input]
+    if padding_idx is None:
+        return rows
+    padding_idx = padding_idx + weight.shape[0] if padding_idx < 0 else padding_idx
+    is_padding = np.asarray(_array(input) == padding_idx)[..., None]
+    return _where(Tensor(is_padding), rows.detach(), rows)
 
 
 def embedding_bag(input: Any, weight: Tensor, offsets: Any = None, mode: str = "mean",

@@ -80,18 +80,36 @@ class Embedding(Module):
     (3, 4)
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, device: Any = None,
-                 dtype: Any = None) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 device: Any = None, dtype: Any = None, _weight: Tensor | None = None,
+                 _freeze: bool = False) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        self.weight = normal_parameter((num_embeddings, embedding_dim), device, dtype)
+        if padding_idx is not None and padding_idx < 0:
+            padding_idx += num_embeddings
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = normal_parameter((num_embeddings, embedding_dim), device, dtype)
+            if padding_idx is not None:  # PyTorch starts the padding row at zeros
+                self.weight.data[padding_idx] = 0.0
+        else:
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None) -> Embedding:
+        """An Embedding holding ``embeddings`` (d2l's GloVe vectors), frozen unless
+        ``freeze=False``."""
+        rows, dim = embeddings.shape
+        return cls(rows, dim, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze)
 
     def forward(self, indices: Any) -> Tensor:
-        return F.embedding(indices, self.weight)
+        return F.embedding(indices, self.weight, self.padding_idx)
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        return text if self.padding_idx is None else f"{text}, padding_idx={self.padding_idx}"
 
 
 class EmbeddingBag(Module):

@@ -1296,9 +1296,9 @@ class Tensor:
         """Sum over ``dim`` (an int, a tuple, or None for every dimension); ``keepdim=True``
         keeps the reduced dimensions with size 1; ``dtype``: converted to it first."""
         dim, keepdim = _reduction_args("sum", self.ndim, dim, axis, keepdim, keepdims)
-        x = self if dtype is None else self.to(dtype)
-        out = Sum.apply(x, axis=dim, keepdims=keepdim)
-        return out if dtype is None or out.dtype == x.dtype else out.to(dtype)  # numpy widens
+        if dtype is None:  # handed back as it is: the learner's name for it (NOTE [variable names])
+            return Sum.apply(self, axis=dim, keepdims=keepdim)
+        return Sum.apply(self.to(dtype), axis=dim, keepdims=keepdim).to(dtype)  # numpy widens
 
     def mean(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
              keepdims: bool | None = None, dtype: Any = None) -> Tensor:

@@ -163,13 +163,15 @@ from .graph_diff import diff
 from .sources import EventSource
 
 # --- toolbox A: optim, data (nn is imported above) ---
-from . import amp, data, distributions, optim, testing, utils
+from . import accelerator, amp, backends, data, distributions, optim, testing, utils
 from .amp import autocast
 from .grad_mode import inference_mode
 from .functions import (
     argsort,
     bernoulli,
     clip,
+    compile,
+    use_deterministic_algorithms,
     count_nonzero,
     dist,
     equal,
@@ -296,7 +298,10 @@ __all__ = [
     "masked_select", "var", "dist", "logical_and", "logical_not", "logical_or", "count_nonzero",
     "equal", "get_default_dtype", "hstack", "isclose", "reciprocal", "roll", "rsqrt", "vstack",
     "inference_mode", "erf", "bernoulli",
+    # the switches and probes at the top of learners' scripts (docs/pytorch_inventory.md)
+    "accelerator", "backends", "compile", "use_deterministic_algorithms",
 ]
+
 
 
 # A PyTorch name dyngraph does not have yet: an AttributeError that names it and the nearest

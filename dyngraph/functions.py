@@ -585,3 +585,15 @@ def bernoulli(input: Any, *, generator: Any = None) -> Tensor:
     own draws (NOTE [samples are dyngraph's] in distributions.py)."""
     p = _tensor(input)
     return (factories.rand(*p.shape, generator=generator) < p.detach()).to(p.dtype)
+
+
+def compile(model: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 (PyTorch's name)
+    """``torch.compile(model)`` gives the model back as it is: dyngraph runs (and records)
+    every op as written, which is what it is for; nanoGPT's ``model = torch.compile(model)``
+    runs unchanged."""
+    return model
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Nothing to switch: dyngraph's kernels (numpy's, CuPy's) give the same numbers every run."""
+

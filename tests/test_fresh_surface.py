@@ -340,3 +340,26 @@ def test_small_fixes_found_by_the_side_by_side_probe():
         if lib is dg:
             mine = got
     assert mine == got
+
+
+def test_the_probes_and_switches_at_the_top_of_learners_scripts_run():
+    """pytorch/examples, nanoGPT and the tutorials open with these; dyngraph answers for its
+    own devices and keeps the flags it cannot use."""
+    use_accel = dg.accelerator.is_available()
+    device = dg.accelerator.current_accelerator() if use_accel else dg.device("cpu")
+    assert use_accel == dg.cuda.is_available() and str(device) in ("cpu", "cuda")
+    assert dg.accelerator.device_count() == dg.cuda.device_count() == int(use_accel)
+    assert not dg.backends.mps.is_available()
+    dg.backends.cudnn.benchmark = True
+    dg.backends.cuda.matmul.allow_tf32 = True
+    dg.backends.cudnn.allow_tf32 = True
+    assert dg.backends.cudnn.benchmark and dg.backends.cuda.matmul.allow_tf32
+    dg.manual_seed(1)
+    first = dg.randn(3).tolist()
+    dg.manual_seed(1)
+    dg.cuda.manual_seed(7)              # dyngraph's one generator is not reseeded by it
+    dg.cuda.manual_seed_all(7)
+    dg.use_deterministic_algorithms(True)
+    assert dg.randn(3).tolist() == first
+    model = dg.nn.Linear(2, 1)
+    assert dg.compile(model) is model and dg.compile(model, mode="reduce-overhead") is model

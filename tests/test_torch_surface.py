@@ -94,8 +94,6 @@ UTILS = ("clip_grad_norm_",)
 KNOWN_MISSING = {
     "dg.dot": "dg.dot is dyngraph's DOT (Graphviz) module; write x @ y or x.dot(y)",
     "dg.bfloat16": "numpy has no bfloat16, and dyngraph computes with numpy (or CuPy)",
-    "dg.accelerator": "devices are the strings 'cpu' and 'cuda' here: dg.cuda.is_available()",
-    "dg.compile": "dyngraph's static capture is dg.trace (lessons 04 and 11), not a compiler",
 }
 
 

@@ -363,3 +363,17 @@ def test_the_probes_and_switches_at_the_top_of_learners_scripts_run():
     assert dg.randn(3).tolist() == first
     model = dg.nn.Linear(2, 1)
     assert dg.compile(model) is model and dg.compile(model, mode="reduce-overhead") is model
+
+
+def test_get_submodule_and_trunc_normal():
+    for lib in (dg, torch):
+        model = lib.nn.Sequential(lib.nn.Linear(1, 1), lib.nn.Sequential(lib.nn.ReLU()))
+        assert type(model.get_submodule("1.0")).__name__ == "ReLU"
+        assert model.get_submodule("") is model
+        with pytest.raises(AttributeError, match="Sequential has no attribute `x`"):
+            model.get_submodule("1.x")
+    w = dg.nn.Parameter(dg.empty(2000))
+    assert dg.nn.init.trunc_normal_(w, std=1.0, a=-0.5, b=0.5) is w
+    values = w.detach().numpy()
+    assert values.min() >= -0.5 and values.max() <= 0.5 and values.std() > 0.2
+    assert w.requires_grad and w.is_leaf and w.grad_fn is None

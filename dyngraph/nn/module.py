@@ -381,6 +381,16 @@ class Module:
         for _, module in self.named_children():
             yield module
 
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at the dotted path ``target`` ("" is this module): ``"0.attn"``."""
+        module = self
+        for part in target.split(".") if target else []:
+            child = module._modules.get(part)
+            if child is None:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{part}`")
+            module = child
+        return module
+
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
         """(dotted name, module) for this module (name ``prefix``, "" by default) and every
         descendant, parents before children. Iterative, and each module appears once."""

@@ -597,10 +597,15 @@ class Tensor:
             _tell_hooks_data_read(self, "tolist()")
         return backend.to_numpy(self.array).tolist()
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
+           copy: bool = False) -> Tensor:
         """A copy on another device (``'cpu'``/``'cuda'``), with another dtype, or both:
         ``x.to('cuda')``, ``x.to(dg.float64)``, ``x.to('cpu', dg.float32)``, ``x.to(other)``
-        (other's device and dtype). Returns ``self`` when nothing changes; differentiable."""
+        (other's device and dtype). Returns ``self`` when nothing changes (a copy all the same
+        with ``copy=True``); differentiable. ``non_blocking`` changes nothing here."""
+        if copy:
+            out = self.to(*args, dtype=dtype, device=device)
+            return Clone.apply(out) if out is self else out
         for arg in args:
             if isinstance(arg, Tensor):
                 device, dtype = arg.device, arg.dtype

@@ -377,3 +377,18 @@ def test_get_submodule_and_trunc_normal():
     values = w.detach().numpy()
     assert values.min() >= -0.5 and values.max() <= 0.5 and values.std() > 0.2
     assert w.requires_grad and w.is_leaf and w.grad_fn is None
+
+
+def test_to_takes_pytorchs_keywords_on_modules_and_tensors():
+    for lib in (dg, torch):
+        model = lib.nn.Linear(2, 1)
+        weight = model.weight
+        assert model.to(device=lib.device("cpu"), dtype=lib.float64) is model
+        assert model.weight is weight and str(weight.dtype).endswith("float64")
+        assert str(lib.nn.Linear(2, 1).to("cpu", lib.float64).bias.dtype).endswith("float64")
+        x = lib.ones(2, requires_grad=True)
+        assert x.to("cpu", non_blocking=True) is x
+        copied = x.to(copy=True)
+        assert copied is not x and copied.requires_grad
+        (copied * 3).sum().backward()
+        assert x.grad.tolist() == [3.0, 3.0]

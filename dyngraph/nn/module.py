@@ -457,9 +457,18 @@ class Module:
             param.requires_grad_(requires_grad)
         return self
 
-    def to(self, target: Any) -> Module:
+    def to(self, *targets: Any, device: Any = None, dtype: Any = None,
+           non_blocking: bool = False) -> Module:
         """Move every parameter to a device (``'cpu'``, ``'cuda'``) or cast it to a dtype, in
-        place: the Parameter objects stay the same, so an optimizer made before still works."""
+        place: the Parameter objects stay the same, so an optimizer made before still works.
+        PyTorch's spellings: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
+        ``to(device=..., dtype=...)`` (``non_blocking`` changes nothing here)."""
+        for target in (*targets, device, dtype):
+            if target is not None:
+                self._to_one(target)
+        return self
+
+    def _to_one(self, target: Any) -> None:
         is_device = isinstance(target, str) and target.lower().split(":")[0] in ("cpu", "cuda")
         for module in self.modules():
             for buffer in module._buffers.values():
@@ -482,7 +491,6 @@ class Module:
                 param.array = param.array.astype(dtype, copy=False)
                 if param.grad is not None:
                     param.grad = Tensor(param.grad.array.astype(dtype, copy=False))
-        return self
 
     def double(self) -> Module:
         """Every parameter in float64 (for gradcheck)."""

@@ -949,7 +949,7 @@ class Tensor:
 
     def masked_select(self, mask: Any) -> Tensor:
         """The entries where ``mask`` (broadcast to x's shape) is True, as one 1-D tensor."""
-        mask = np.broadcast_to(np.asarray(_data_of(mask)), self.shape)
+        mask = np.broadcast_to(_host_array(mask), self.shape)
         return self.reshape(-1)[Tensor(np.flatnonzero(mask))]
 
     def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
@@ -1008,7 +1008,7 @@ class Tensor:
         Transformer's ``true_dist.index_fill_(0, padding_rows, 0.0)``."""
         dim = dim + self.ndim if dim < 0 else dim
         chosen = np.zeros(self.shape[dim] if self.ndim else 1, dtype=bool)
-        chosen[np.asarray(_data_of(index)).reshape(-1)] = True
+        chosen[_host_array(index).reshape(-1)] = True
         return self.masked_fill(chosen.reshape((-1,) + (1,) * (self.ndim - dim - 1)), value)
 
     def lerp(self, end: Any, weight: Any) -> Tensor:
@@ -2179,6 +2179,12 @@ def _floor_divide(a: Any, b: Any) -> Tensor:
     tensor = a if isinstance(a, Tensor) else b
     xp = backend.get_array_module(tensor.array)
     return Tensor(xp.floor_divide(_data_of(a), _data_of(b)))
+
+
+def _host_array(value: Any) -> np.ndarray:
+    """A tensor's, an array's (numpy or CuPy) or a list's values as a numpy array."""
+    data = _data_of(value)
+    return backend.to_numpy(data) if backend.is_array(data) else np.asarray(data)
 
 
 def _index_tensor(index: Any) -> Any:

@@ -48,6 +48,7 @@ import bisect
 import functools
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1274,3 +1275,20 @@ def mimebundle(model: Graph, text: str, browser: bool = True, **options: Any) ->
     graphviz_render.picture)."""
     drawn = drawing(model, **options)
     return picture(drawn.dot, text, model if browser else None, legend=legend(drawn.styles))
+
+
+# NOTE [dg.dot is also torch.dot] ``dg.dot`` is this module (DOT, Graphviz's language), and
+# learners write PyTorch's ``torch.dot(x, y)`` (d2l's first autograd example: y = 2 *
+# torch.dot(x, x)). The module is made callable: called, it is the dot product of two 1-D
+# tensors; its drawing functions stay where they are (``dg.dot.drawing``).
+
+
+class _CallableModule(sys.modules[__name__].__class__):  # type: ignore[misc]
+    def __call__(self, input: Any, other: Any) -> Any:
+        """``dg.dot(x, y)``: the dot product of two 1-D tensors, as ``torch.dot``."""
+        from .functions import _tensor
+
+        return _tensor(input).dot(other)
+
+
+sys.modules[__name__].__class__ = _CallableModule

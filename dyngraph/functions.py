@@ -348,8 +348,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
 # ----------------------------------------------------------------------------- the learners' names
 # Counted in the learners' material (issue 37, item 3; docs/pytorch_inventory.md): the
-# function spellings of Tensor methods, and a few constructors. (Not ``torch.trace``: ``dg.trace``
-# is dyngraph's tracer, so a matrix's trace is ``x.trace()``.)
+# function spellings of Tensor methods, and a few constructors. (``torch.trace(A)`` is
+# ``dg.trace(A)``, which is dyngraph's tracer too: NOTE [dg.trace is also torch.trace].)
 
 pi = math.pi
 

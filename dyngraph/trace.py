@@ -487,7 +487,13 @@ def trace(fn: Callable[..., Any], *example_inputs: Tensor) -> StaticGraph:
     >>> graph = dg.trace(lambda x: (x @ W).relu(), dg.randn(2, 4))
     >>> graph(dg.randn(2, 4)).shape
     (2, 3)
+
+    NOTE [dg.trace is also torch.trace] Given one matrix instead of a function, it is PyTorch's
+    ``torch.trace(A)``, the sum of A's diagonal (a learner's linear algebra): a Tensor is never
+    a function to trace, so the two cannot be confused.
     """
+    if isinstance(fn, Tensor) and not example_inputs:
+        return fn.trace()
     for i, x in enumerate(example_inputs):
         if not isinstance(x, Tensor):
             raise TypeError(

@@ -392,3 +392,18 @@ def test_to_takes_pytorchs_keywords_on_modules_and_tensors():
         assert copied is not x and copied.requires_grad
         (copied * 3).sum().backward()
         assert x.grad.tolist() == [3.0, 3.0]
+
+
+def test_dot_and_trace_are_also_pytorchs_functions():
+    """d2l's first autograd example, y = 2 * torch.dot(x, x), and torch.trace(A)."""
+    results = []
+    for lib in (dg, torch):
+        x = lib.arange(4.0, requires_grad=True)
+        y = 2 * lib.dot(x, x)
+        y.backward()
+        a = lib.tensor(X[:, :3], requires_grad=True)
+        lib.trace(a).backward()
+        results.append((y.item(), x.grad.tolist(), a.grad.tolist()))
+    assert results[0] == results[1]
+    assert callable(dg.dot.drawing)                      # still the DOT module
+    assert isinstance(dg.trace(lambda v: v * 2, dg.ones(2)), dg.StaticGraph)  # still the tracer

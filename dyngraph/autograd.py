@@ -562,3 +562,10 @@ class Function(Node):
 # PyTorch's spellings torch.autograd.gradcheck / gradgradcheck (defined in gradcheck.py, which
 # calls ``grad`` above: imported last, once this module is complete).
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402, F401
+
+
+def Variable(data: Tensor, requires_grad: bool = False, volatile: bool = False) -> Tensor:  # noqa: N802
+    """PyTorch's old wrapper (``from torch.autograd import Variable``), kept by PyTorch for the
+    old tutorials: since PyTorch 0.4 every tensor is one. A new tensor on the same memory,
+    outside any graph, requiring grad if asked, as PyTorch's ``Variable(t)`` returns."""
+    return data.detach().requires_grad_(requires_grad)

@@ -68,11 +68,12 @@ def tensor(
         data = data.array
     source = backend.device_of(data)
     if source == backend.CPU and not isinstance(data, np.ndarray):  # Python numbers and lists
+        given = data
         try:
             data = np.asarray(data)
         except ValueError as exc:
             raise ValueError(f"could not make a tensor from this data: {exc}") from None
-        if dtype is None and data.dtype == np.float64:
+        if dtype is None and data.dtype == np.float64 and not _holds_numpy_float64(given):
             dtype = DEFAULT_FLOAT  # Python floats -> the default float32
     if data.dtype == object and any(_too_big_int(v) for v in data.flat):
         too_big = next(v for v in data.flat if _too_big_int(v))
@@ -88,6 +89,15 @@ def tensor(
     dtype = None if dtype is None else resolve_dtype(dtype)
     array = xp.array(backend.to_device(data, device), dtype=dtype, copy=True)
     return Tensor(array, requires_grad=requires_grad, name=name)
+
+
+def _holds_numpy_float64(data: Any) -> bool:
+    """Is ``data`` a numpy float64 scalar, or a list holding one? PyTorch keeps float64 then
+    (``torch.tensor(np.mean(a))``, ``torch.tensor([1.0, np.float64(2)])``), as for an array;
+    only Python floats alone become the default float32."""
+    if isinstance(data, np.float64):
+        return True
+    return isinstance(data, (list, tuple)) and any(_holds_numpy_float64(v) for v in data)
 
 
 class TensorType(type):
@@ -358,6 +368,9 @@ def arange(start: float, end: float | None = None, step: float = 1, dtype: Any =
     """start, start + step, ... below end (ints give int64, floats float32)."""
     if end is None:
         start, end = 0, start
+    # a one-element tensor bound (torch.arange(x.size(0)), arange(n) with n = t.sum()) counts
+    # as its number: an integer tensor gives integers, as in PyTorch
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if dtype is None:
         is_int = all(isinstance(v, int) for v in (start, end, step))
         dtype = int64 if is_int else DEFAULT_FLOAT

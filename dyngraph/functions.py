@@ -379,8 +379,8 @@ def einsum(equation: str, *operands: Any) -> Tensor:
 
 # ----------------------------------------------------------------------------- the learners' names
 # Counted in the learners' material (issue 37, item 3; docs/pytorch_inventory.md): the
-# function spellings of Tensor methods, and a few constructors. (Not ``torch.trace``: ``dg.trace``
-# is dyngraph's tracer, so a matrix's trace is ``x.trace()``.)
+# function spellings of Tensor methods, and a few constructors. (``torch.trace(A)`` is
+# ``dg.trace(A)``, which is dyngraph's tracer too: NOTE [dg.trace is also torch.trace].)
 
 pi = math.pi
 
@@ -507,3 +507,124 @@ def meshgrid(*tensors: Any, indexing: str = "ij") -> tuple[Tensor, ...]:
         shape[axis] = v.shape[0]
         grids.append(v.reshape(*shape).expand(*sizes))
     return tuple(grids)
+
+
+# ---------------------------------------------- the fresh programs' names (issue 37, done-when 4)
+
+
+def isnan(x: Any) -> Tensor:
+    return _tensor(x).isnan()
+
+
+def isinf(x: Any) -> Tensor:
+    return _tensor(x).isinf()
+
+
+def isfinite(x: Any) -> Tensor:
+    return _tensor(x).isfinite()
+
+
+def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    return _tensor(x).argsort(dim, descending)
+
+
+def index_select(x: Any, dim: int, index: Any) -> Tensor:
+    return _tensor(x).index_select(dim, index)
+
+
+def masked_select(x: Any, mask: Any) -> Tensor:
+    return _tensor(x).masked_select(mask)
+
+
+def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
+    """``clamp`` by its numpy name."""
+    return _tensor(x).clamp(min, max)
+
+
+def var(x: Any, *args: Any, **kwargs: Any) -> Tensor:
+    return _tensor(x).var(*args, **kwargs)
+
+
+def dist(x: Any, other: Any, p: float = 2) -> Tensor:
+    return _tensor(x).dist(other, p)
+
+
+def logical_not(x: Any) -> Tensor:
+    return _tensor(x).logical_not()
+
+
+def logical_and(x: Any, other: Any) -> Tensor:
+    return _tensor(x).logical_and(other)
+
+
+def logical_or(x: Any, other: Any) -> Tensor:
+    return _tensor(x).logical_or(other)
+
+
+def reciprocal(x: Any) -> Tensor:
+    return _tensor(x).reciprocal()
+
+
+def rsqrt(x: Any) -> Tensor:
+    return _tensor(x).rsqrt()
+
+
+def count_nonzero(x: Any, dim: Any = None) -> Tensor:
+    return _tensor(x).count_nonzero(dim)
+
+
+def roll(x: Any, shifts: Any, dims: Any = None) -> Tensor:
+    return _tensor(x).roll(shifts, dims)
+
+
+def hstack(tensors: Any) -> Tensor:
+    """Joined along dim 1 (dim 0 for 1-D tensors)."""
+    tensors = [_tensor(t) for t in tensors]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors: Any) -> Tensor:
+    """Stacked as rows: joined along dim 0, 1-D tensors first made rows (1, n)."""
+    return cat([t.reshape(1, -1) if t.ndim == 1 else t for t in map(_tensor, tensors)], 0)
+
+
+def equal(x: Any, other: Any) -> bool:
+    """Same shape and the same values."""
+    x, other = _tensor(x), _tensor(other)
+    return x.shape == other.shape and bool((x == other).all())
+
+
+def isclose(x: Any, other: Any, rtol: float = 1e-05, atol: float = 1e-08,
+            equal_nan: bool = False) -> Tensor:
+    """|x - other| <= atol + rtol * |other|, entry by entry (bool, outside the graph)."""
+    x, other = _tensor(x), _tensor(other)
+    xp = backend.get_array_module(x.array)
+    return Tensor(xp.isclose(x.array, other.array, rtol=rtol, atol=atol, equal_nan=equal_nan))
+
+
+def get_default_dtype() -> Any:
+    """The dtype of tensors made from Python floats: float32, as PyTorch's default."""
+    return factories.DEFAULT_FLOAT
+
+
+def erf(x: Any) -> Tensor:
+    return _tensor(x).erf()
+
+
+def bernoulli(input: Any, *, generator: Any = None) -> Tensor:
+    """1 with probability ``input`` (entry by entry), else 0, in input's dtype: dyngraph's
+    own draws (NOTE [samples are dyngraph's] in distributions.py)."""
+    p = _tensor(input)
+    return (factories.rand(*p.shape, generator=generator) < p.detach()).to(p.dtype)
+
+
+def compile(model: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 (PyTorch's name)
+    """``torch.compile(model)`` gives the model back as it is: dyngraph runs (and records)
+    every op as written, which is what it is for; nanoGPT's ``model = torch.compile(model)``
+    runs unchanged."""
+    return model
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Nothing to switch: dyngraph's kernels (numpy's, CuPy's) give the same numbers every run."""
+

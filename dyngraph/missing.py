@@ -37,6 +37,7 @@ TORCH_NAMES = {
     "dyngraph.nn": ("torch.nn", "dg.nn"),
     "dyngraph.nn.functional": ("torch.nn.functional", "F"),
     "dyngraph.optim": ("torch.optim", "dg.optim"),
+    "dyngraph.optim.lr_scheduler": ("torch.optim.lr_scheduler", "dg.optim.lr_scheduler"),
 }
 
 

@@ -511,6 +511,17 @@ class Tensor:
         out.name = self.name
         return self._alias(out)
 
+    def detach_(self) -> Tensor:
+        """Make this tensor itself a leaf outside the graph (requires_grad=False), keeping its
+        memory: d2l's ``state.detach_()`` between batches of a recurrent net. As PyTorch, a
+        view cannot be detached in place (use ``detach()``)."""
+        if self._view is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        fresh = wrap_output(self.array, None)
+        self._grad_fn, self.id, self._announced = None, fresh.id, fresh._announced
+        self._requires_grad = False
+        return self
+
     def retain_grad(self) -> None:
         """Keep .grad for this non-leaf tensor too during backward (leaves always keep it)."""
         if not self._requires_grad:
@@ -584,10 +595,15 @@ class Tensor:
             _tell_hooks_data_read(self, "tolist()")
         return backend.to_numpy(self.array).tolist()
 
-    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    def to(self, *args: Any, dtype: Any = None, device: Any = None, non_blocking: bool = False,
+           copy: bool = False) -> Tensor:
         """A copy on another device (``'cpu'``/``'cuda'``), with another dtype, or both:
         ``x.to('cuda')``, ``x.to(dg.float64)``, ``x.to('cpu', dg.float32)``, ``x.to(other)``
-        (other's device and dtype). Returns ``self`` when nothing changes; differentiable."""
+        (other's device and dtype). Returns ``self`` when nothing changes (a copy all the same
+        with ``copy=True``); differentiable. ``non_blocking`` changes nothing here."""
+        if copy:
+            out = self.to(*args, dtype=dtype, device=device)
+            return Clone.apply(out) if out is self else out
         for arg in args:
             if isinstance(arg, Tensor):
                 device, dtype = arg.device, arg.dtype
@@ -669,6 +685,13 @@ class Tensor:
     def __float__(self) -> float:
         return float(self.item())
 
+    def __format__(self, format_spec: str) -> str:
+        """A 0-d tensor formats as its number (``'{:+.2f}'.format(w)``, ``f'{loss:.4f}'``), as
+        in PyTorch; any other tensor only with an empty spec (its repr)."""
+        if self.ndim == 0:
+            return self.item().__format__(format_spec)
+        return object.__format__(self, format_spec)
+
     def __int__(self) -> int:
         return int(self.item())
 
@@ -729,6 +752,28 @@ class Tensor:
 
     def __rtruediv__(self, other: Any) -> Tensor:
         return Div.apply(other, self)
+
+    def __floordiv__(self, other: Any) -> Tensor:
+        return _floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> Tensor:
+        return _floor_divide(other, self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return self.remainder(other)
+
+    def __rmod__(self, other: Any) -> Tensor:
+        return Tensor(backend.get_array_module(self.array).asarray(other,
+                                                                   dtype=self.dtype)).remainder(self)
+
+    def remainder(self, other: Any) -> Tensor:
+        """Python's ``%``: a - floor(a / b) * b, with the sign of b. For floats the gradient is
+        1 for a and -floor(a / b) for b, as PyTorch's; integers stay integers."""
+        floats = self.dtype.kind == "f" or isinstance(other, float) or (
+            isinstance(other, Tensor) and other.dtype.kind == "f")
+        if floats:
+            return self - (self / other).floor() * other
+        return Tensor(backend.get_array_module(self.array).mod(self.array, _data_of(other)))
 
     def __pow__(self, other: Any) -> Tensor:
         return Pow.apply(self, other)
@@ -810,6 +855,164 @@ class Tensor:
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
+
+    # NOTE [the in-place forms]: x.clamp_(0, 1), x.exp_(), x.masked_fill_(m, v), ... are x's
+    # out-of-place op written back into x's memory, one method each over ``_inplace_result``:
+    # the op is recorded on x's old values and its result becomes x's history, as ``_inplace``
+    # does for += (so views, version counters and the leaf check behave alike).
+
+    def _inplace_result(self, name: str, compute: Any, *operands: Any) -> Tensor:
+        """``x.name(...)`` (``compute(x)``) written into x in place; ``operands``: tensors the
+        op also reads (their gradients flow; their memory must not overlap x's)."""
+        for operand in operands:
+            self._check_writable(name, operand)
+        tracked = [o for o in operands if isinstance(o, Tensor) and o.requires_grad]
+        if self._records_inplace(tracked[0] if tracked else None):
+            self._write_recorded(compute(self._old_values()), result_of_op=True)
+            return self
+        with grad_mode.no_grad():
+            result = compute(self)
+        _copy_into(self.array, result.array)
+        self._bump_version()
+        return self
+
+    def clamp_(self, min: Any = None, max: Any = None) -> Tensor:
+        """clamp in place (``img.data.clamp_(0, 1)``)."""
+        return self._inplace_result("clamp_", lambda x: x.clamp(min, max))
+
+    clip_ = clamp_
+
+    def clamp_min_(self, min: Any) -> Tensor:
+        return self._inplace_result("clamp_min_", lambda x: x.clamp_min(min))
+
+    def clamp_max_(self, max: Any) -> Tensor:
+        return self._inplace_result("clamp_max_", lambda x: x.clamp_max(max))
+
+    def exp_(self) -> Tensor:
+        return self._inplace_result("exp_", lambda x: x.exp())
+
+    def log_(self) -> Tensor:
+        return self._inplace_result("log_", lambda x: x.log())
+
+    def sqrt_(self) -> Tensor:
+        return self._inplace_result("sqrt_", lambda x: x.sqrt())
+
+    def pow_(self, exponent: Any) -> Tensor:
+        return self._inplace_result("pow_", lambda x: x.pow(exponent), exponent)
+
+    def neg_(self) -> Tensor:
+        return self._inplace_result("neg_", lambda x: x.neg())
+
+    def abs_(self) -> Tensor:
+        return self._inplace_result("abs_", lambda x: x.abs())
+
+    def relu_(self) -> Tensor:
+        return self._inplace_result("relu_", lambda x: x.relu())
+
+    def sigmoid_(self) -> Tensor:
+        return self._inplace_result("sigmoid_", lambda x: x.sigmoid())
+
+    def tanh_(self) -> Tensor:
+        return self._inplace_result("tanh_", lambda x: x.tanh())
+
+    def masked_fill_(self, mask: Any, value: Any) -> Tensor:
+        return self._inplace_result("masked_fill_", lambda x: x.masked_fill(mask, value))
+
+    def index_fill_(self, dim: int, index: Any, value: Any) -> Tensor:
+        return self._inplace_result("index_fill_", lambda x: x.index_fill(dim, index, value))
+
+    def lerp_(self, end: Any, weight: Any) -> Tensor:
+        return self._inplace_result("lerp_", lambda x: x.lerp(end, weight), end)
+
+    def isnan(self) -> Tensor:
+        """Where the values are NaN (bool, outside the graph)."""
+        return Tensor(backend.get_array_module(self.array).isnan(self.array))
+
+    def isinf(self) -> Tensor:
+        """Where the values are +inf or -inf (bool, outside the graph)."""
+        return Tensor(backend.get_array_module(self.array).isinf(self.array))
+
+    def isfinite(self) -> Tensor:
+        """Where the values are neither inf nor NaN (bool, outside the graph)."""
+        return Tensor(backend.get_array_module(self.array).isfinite(self.array))
+
+    def argsort(self, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+        """The indices that sort x along ``dim``: ``x.sort(dim, descending).indices``."""
+        return self.sort(dim, descending).indices
+
+    def index_select(self, dim: int, index: Any) -> Tensor:
+        """The entries at ``index`` (1-D) along ``dim``: x[:, index] for dim=1."""
+        dim = dim + self.ndim if dim < 0 else dim
+        return self[(slice(None),) * dim + (_index_tensor(index),)]
+
+    def masked_select(self, mask: Any) -> Tensor:
+        """The entries where ``mask`` (broadcast to x's shape) is True, as one 1-D tensor."""
+        mask = np.broadcast_to(_host_array(mask), self.shape)
+        return self.reshape(-1)[Tensor(np.flatnonzero(mask))]
+
+    def index_add_(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+        return self._inplace_result("index_add_", lambda x: x.index_add(dim, index, source,
+                                                                          alpha=alpha), source)
+
+    def scatter_add_(self, dim: int, index: Any, src: Any) -> Tensor:
+        return self._inplace_result("scatter_add_", lambda x: x.scatter_add(dim, index, src), src)
+
+    def addcmul_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        return self._inplace_result("addcmul_", lambda x: x.addcmul(tensor1, tensor2,
+                                                                      value=value),
+                                    tensor1, tensor2)
+
+    def addcdiv_(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        return self._inplace_result("addcdiv_", lambda x: x.addcdiv(tensor1, tensor2,
+                                                                      value=value),
+                                    tensor1, tensor2)
+
+    def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+        """x with ``alpha * source`` added at the positions ``index`` (1-D) along ``dim``,
+        repeated positions summed (makemore's ``dC.index_add_(0, Xb.view(-1), demb...)``)."""
+        dim = dim + self.ndim if dim < 0 else dim
+        positions = _index_tensor(index).reshape(*[-1 if d == dim else 1
+                                                    for d in range(self.ndim)])
+        source = source if alpha == 1 else source * alpha
+        return self.scatter_add(dim, positions.expand(*source.shape), source)
+
+    def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """x + value * tensor1 * tensor2 (an optimizer's moment update written by hand)."""
+        return self + value * tensor1 * tensor2
+
+    def addcdiv(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+        """x + value * tensor1 / tensor2."""
+        return self + value * tensor1 / tensor2
+
+    def logical_not(self) -> Tensor:
+        return Tensor(backend.get_array_module(self.array).logical_not(self.array))
+
+    def logical_and(self, other: Any) -> Tensor:
+        return Tensor(backend.get_array_module(self.array).logical_and(self.array,
+                                                                       _data_of(other)))
+
+    def logical_or(self, other: Any) -> Tensor:
+        return Tensor(backend.get_array_module(self.array).logical_or(self.array,
+                                                                      _data_of(other)))
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind == "f"
+
+    def reshape_as(self, other: Tensor) -> Tensor:
+        return self.reshape(*other.shape)
+
+    def index_fill(self, dim: int, index: Any, value: Any) -> Tensor:
+        """x with ``value`` at the positions ``index`` (1-D) along ``dim``: the Annotated
+        Transformer's ``true_dist.index_fill_(0, padding_rows, 0.0)``."""
+        dim = dim + self.ndim if dim < 0 else dim
+        chosen = np.zeros(self.shape[dim] if self.ndim else 1, dtype=bool)
+        chosen[_host_array(index).reshape(-1)] = True
+        return self.masked_fill(chosen.reshape((-1,) + (1,) * (self.ndim - dim - 1)), value)
+
+    def lerp(self, end: Any, weight: Any) -> Tensor:
+        """x + weight * (end - x): the straight line from x to ``end`` (an exponential moving
+        average's step: ``avg.lerp_(x, 1 - beta)``)."""
+        return self + weight * (end - self)
 
     def fill_(self, value: Any) -> Tensor:
         """Every element set to ``value`` (a number, or a one-element tensor), in place.
@@ -1048,7 +1251,14 @@ class Tensor:
     def pow(self, exponent: Any) -> Tensor:
         return Pow.apply(self, exponent)
 
-    def clamp(self, min: float | None = None, max: float | None = None) -> Tensor:
+    def clamp(self, min: Any = None, max: Any = None) -> Tensor:
+        """Values below ``min`` raised to it, above ``max`` lowered to it. A bound may be a
+        tensor (broadcast against x): then the gradient flows to the bound where it is taken."""
+        if isinstance(min, Tensor) or isinstance(max, Tensor):
+            from .functions import where
+
+            out = self if min is None else where(self < min, min, self)
+            return out if max is None else where(out > max, max, out)
         return Clamp.apply(self, low=min, high=max)
 
     def clamp_min(self, min: float) -> Tensor:
@@ -1085,17 +1295,21 @@ class Tensor:
     # Reductions take PyTorch's dim= / keepdim= and numpy's axis= / keepdims= (one of each pair).
 
     def sum(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
-            keepdims: bool | None = None) -> Tensor:
+            keepdims: bool | None = None, dtype: Any = None) -> Tensor:
         """Sum over ``dim`` (an int, a tuple, or None for every dimension); ``keepdim=True``
-        keeps the reduced dimensions with size 1."""
+        keeps the reduced dimensions with size 1; ``dtype``: converted to it first."""
         dim, keepdim = _reduction_args("sum", self.ndim, dim, axis, keepdim, keepdims)
-        return Sum.apply(self, axis=dim, keepdims=keepdim)
+        if dtype is None:  # handed back as it is: the learner's name for it (NOTE [variable names])
+            return Sum.apply(self, axis=dim, keepdims=keepdim)
+        return Sum.apply(self.to(dtype), axis=dim, keepdims=keepdim).to(dtype)  # numpy widens
 
     def mean(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
-             keepdims: bool | None = None) -> Tensor:
-        """Mean over ``dim`` (an int, a tuple, or None for every dimension)."""
+             keepdims: bool | None = None, dtype: Any = None) -> Tensor:
+        """Mean over ``dim`` (an int, a tuple, or None for every dimension); ``dtype``:
+        converted to it first (the mean of an integer tensor)."""
         dim, keepdim = _reduction_args("mean", self.ndim, dim, axis, keepdim, keepdims)
-        return Mean.apply(self, axis=dim, keepdims=keepdim)
+        x = self if dtype is None else self.to(dtype)
+        return Mean.apply(x, axis=dim, keepdims=keepdim)
 
     def max(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
             keepdims: bool | None = None) -> Any:
@@ -1620,8 +1834,42 @@ class Tensor:
     def ceil(self) -> Tensor:
         return Ceil.apply(self)
 
-    def round(self) -> Tensor:
+    def round(self, *, decimals: int = 0) -> Tensor:
+        """To the nearest integer, halves to even; ``decimals``: to that many decimal places
+        (x * 10**decimals rounded, divided back, as PyTorch does)."""
+        if decimals:
+            scale = 10.0 ** decimals
+            return Round.apply(self * scale) / scale
         return Round.apply(self)
+
+    def erf(self) -> Tensor:
+        """The error function (BERT's exact GELU, 0.5 x (1 + erf(x / sqrt 2)), by hand)."""
+        return Erf.apply(self)
+
+    def reciprocal(self) -> Tensor:
+        return 1.0 / self
+
+    def rsqrt(self) -> Tensor:
+        return 1.0 / self.sqrt()
+
+    def count_nonzero(self, dim: Any = None) -> Tensor:
+        """How many entries are not zero (over ``dim``, or all)."""
+        nonzero = self != 0
+        return nonzero.sum() if dim is None else nonzero.sum(dim)
+
+    def roll(self, shifts: Any, dims: Any = None) -> Tensor:
+        """Entries shifted along ``dims`` by ``shifts``, those that fall off coming back at the
+        other end (the flattened tensor when ``dims`` is None)."""
+        if dims is None:
+            return self.reshape(-1).roll(shifts, 0).reshape(*self.shape)
+        shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
+        dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        out = self
+        for shift, dim in zip(shifts, dims):
+            n = out.shape[dim]
+            order = (np.arange(n) - shift) % n
+            out = out.index_select(dim, order)
+        return out
 
     def acos(self) -> Tensor:
         return Acos.apply(self)
@@ -1692,6 +1940,10 @@ class Tensor:
         dim = normalize_dim(dim, self.ndim, "scatter")
         positions = backend.to_numpy(index.array if isinstance(index, Tensor) else
                                      np.asarray(index)).astype(np.int64)
+        if positions.ndim == 0 and self.ndim == 1:  # one position, as PyTorch reads it (the
+            positions = positions.reshape(1)        # data tutorial's one-hot target_transform)
+            if isinstance(src, Tensor) and src.ndim == 0:
+                src = src.reshape(1)
         # NOTE: which src entry writes each target last: a constant mask, so repeats keep one.
         # The index may be smaller than self in the other dimensions: it addresses the
         # corner of that size, as in PyTorch.
@@ -1919,6 +2171,25 @@ def _variance_args(fn: str, tensor: Tensor, dim: Any, unbiased: Any, keepdim: An
     return dim, keepdim, correction
 
 
+def _floor_divide(a: Any, b: Any) -> Tensor:
+    """``a // b``: floor(a / b), in the operands' dtype (integers stay integers). Outside the
+    graph: PyTorch has no derivative for it either (its backward raises)."""
+    tensor = a if isinstance(a, Tensor) else b
+    xp = backend.get_array_module(tensor.array)
+    return Tensor(xp.floor_divide(_data_of(a), _data_of(b)))
+
+
+def _host_array(value: Any) -> np.ndarray:
+    """A tensor's, an array's (numpy or CuPy) or a list's values as a numpy array."""
+    data = _data_of(value)
+    return backend.to_numpy(data) if backend.is_array(data) else np.asarray(data)
+
+
+def _index_tensor(index: Any) -> Any:
+    """An index given as a tensor, a list or an array, as a Tensor of int64 positions."""
+    return index if isinstance(index, Tensor) else Tensor(np.asarray(index, dtype=np.int64))
+
+
 def _data_of(value: Any) -> Any:
     return value.array if isinstance(value, Tensor) else value
 
@@ -2107,7 +2378,7 @@ from .ops.elementwise import (  # noqa: E402
 from .ops.index import Flip, Gather, MaskedFill, Repeat, ScatterAdd, Tril, Triu  # noqa: E402
 from .ops.linalg import Det, Inverse, Outer  # noqa: E402
 from .ops.matmul import MatMul  # noqa: E402
-from .ops.pointwise import Log1p, Sign, Square  # noqa: E402
+from .ops.pointwise import Erf, Log1p, Sign, Square  # noqa: E402
 from .ops.reduce import (  # noqa: E402
     LogSoftmax,
     LogSumExp,

@@ -245,3 +245,87 @@ def test_inplace_with_a_shape_that_would_grow_the_tensor_raises():
         t += dg.zeros(2, 3)
     assert t.shape == (3,)
     assert t.version == 0
+
+
+# ------------------------------ the in-place forms of out-of-place ops (NOTE [the in-place forms])
+
+# (name, the op on a tensor of either library (lib, x)); x is float64, shape (2, 3)
+INPLACE_FORMS = [
+    ("clamp_", lambda lib, x: x.clamp_(-0.5, 0.7)),
+    ("clamp_ min only", lambda lib, x: x.clamp_(min=0.1)),
+    ("clip_", lambda lib, x: x.clip_(-0.2, 0.2)),
+    ("clamp_min_", lambda lib, x: x.clamp_min_(0.0)),
+    ("clamp_max_", lambda lib, x: x.clamp_max_(0.3)),
+    ("exp_", lambda lib, x: x.exp_()),
+    ("log_", lambda lib, x: x.abs_().log_()),
+    ("sqrt_", lambda lib, x: x.abs_().sqrt_()),
+    ("pow_", lambda lib, x: x.pow_(3)),
+    ("neg_", lambda lib, x: x.neg_()),
+    ("relu_", lambda lib, x: x.relu_()),
+    ("sigmoid_", lambda lib, x: x.sigmoid_()),
+    ("tanh_", lambda lib, x: x.tanh_()),
+    ("masked_fill_", lambda lib, x: x.masked_fill_(lib.tensor([True, False, True]), -1.0)),
+    ("index_fill_", lambda lib, x: x.index_fill_(1, lib.tensor([0, 2]), 0.5)),
+    ("index_fill_ dim 0", lambda lib, x: x.index_fill_(0, lib.tensor([1]), 0.0)),
+    ("lerp_", lambda lib, x: x.lerp_(lib.tensor(np.full((2, 3), 2.0)), 0.25)),
+]
+FORM_INPUT = np.array([[-1.2, 0.4, 0.9], [0.05, -0.3, 2.0]])
+
+
+def _through_an_inplace_form(lib, form):
+    """y = x * 1; form(y) in place; then values, gradient of x, and whether y is the same
+    object, the version moved."""
+    def version(t):
+        return t.version if lib is dg else t._version
+
+    x = lib.tensor(FORM_INPUT, requires_grad=True)
+    y = x * 1
+    before = version(y)
+    same = form(lib, y) is y
+    (y * lib.tensor(np.arange(1.0, 7.0).reshape(2, 3))).sum().backward()
+    return y.detach().numpy(), x.grad.numpy(), same, version(y) > before
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("name,form", INPLACE_FORMS, ids=[n for n, _ in INPLACE_FORMS])
+def test_inplace_forms_write_in_place_and_backpropagate_as_torch(torch, name, form):
+    values, grad, same, bumped = _through_an_inplace_form(dg, form)
+    their_values, their_grad, _, _ = _through_an_inplace_form(torch, form)
+    assert same and bumped
+    np.testing.assert_allclose(values, their_values, rtol=1e-12)
+    np.testing.assert_allclose(grad, their_grad, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name,form", INPLACE_FORMS, ids=[n for n, _ in INPLACE_FORMS])
+def test_inplace_forms_against_finite_differences(name, form):
+    def f(x):
+        y = x * 1
+        form(dg, y)
+        return y
+    assert dg.gradcheck(f, (dg.tensor(FORM_INPUT, requires_grad=True),))
+
+
+def test_inplace_forms_on_a_parameter_need_no_grad_and_keep_its_dtype():
+    w = dg.nn.Parameter(dg.tensor([[-2.0, 0.5, 3.0]]))
+    with pytest.raises(RuntimeError, match="leaf Variable"):
+        w.clamp_(0, 1)
+    with dg.no_grad():
+        w.data.clamp_(0, 1)          # the neural style tutorial's input_img.data.clamp_(0, 1)
+        w.clamp_max_(0.75)
+    assert w.tolist() == [[0.0, 0.5, 0.75]] and w.dtype == dg.float32 and w.grad_fn is None
+    with pytest.raises(RuntimeError, match="can't be cast"):
+        dg.tensor([1, 2]).exp_()     # as PyTorch: a float result does not fit a long tensor
+
+
+@pytest.mark.torch
+def test_index_fill_and_lerp_out_of_place_as_torch(torch):
+    for lib in (dg, torch):
+        x = lib.tensor(FORM_INPUT, requires_grad=True)
+        end = lib.tensor(np.ones((2, 3)), requires_grad=True)
+        y = x.index_fill(-1, lib.tensor([1]), -3.0) + x.lerp(end, 0.3) * 2
+        y.sum().backward()
+        if lib is dg:
+            mine = (y.detach().numpy(), x.grad.numpy(), end.grad.numpy())
+    np.testing.assert_allclose(mine[0], y.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mine[1], x.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mine[2], end.grad.numpy(), rtol=1e-12)

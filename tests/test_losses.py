@@ -241,3 +241,61 @@ def test_conv2d_is_one_node_and_checks_channels():
     assert out.grad_fn.name == "Conv" and out.shape == (1, 2, 3, 3)
     with pytest.raises(RuntimeError, match=r"expected input\[1, 4, 5, 5\] to have 3 channels"):
         F.conv2d(dg.randn(1, 4, 5, 5), w)
+
+
+# -------------------------------------------- SmoothL1Loss and KLDivLoss (issue 37, fresh programs)
+
+KL_INPUT = np.log(np.random.default_rng(3).dirichlet(np.ones(5), 4))   # log-probabilities
+KL_TARGET = np.random.default_rng(4).dirichlet(np.ones(5), 4)
+KL_TARGET[0, 2] = 0.0                                                  # a zero target: 0 log 0
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none", "batchmean"])
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div_values_and_gradient_as_torch(torch, reduction, log_target):
+    target = np.log(KL_TARGET + 0.01) if log_target else KL_TARGET
+    results = []
+    for lib in (dg, torch):
+        x = lib.tensor(KL_INPUT, requires_grad=True)
+        loss = lib.nn.KLDivLoss(reduction=reduction, log_target=log_target)(x, lib.tensor(target))
+        (loss * lib.tensor(np.arange(1.0, 21.0).reshape(4, 5) if reduction == "none"
+                           else 1.0)).sum().backward()
+        results.append((loss.detach().numpy(), x.grad.numpy()))
+    (mine, my_grad), (theirs, their_grad) = results
+    np.testing.assert_allclose(mine, theirs, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(my_grad, their_grad, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("log_target", [False, True])
+def test_kl_div_gradients_against_finite_differences(log_target):
+    target = dg.tensor(np.log(KL_TARGET + 0.01) if log_target else KL_TARGET)
+    assert dg.gradcheck(lambda x: F.kl_div(x, target, reduction="batchmean",
+                                           log_target=log_target),
+                        (dg.tensor(KL_INPUT, requires_grad=True),))
+    assert dg.gradgradcheck(lambda x: F.kl_div(x, target, reduction="sum",
+                                               log_target=log_target),
+                            (dg.tensor(KL_INPUT, requires_grad=True),))
+
+
+def test_kl_div_loss_refuses_an_unknown_reduction():
+    with pytest.raises(ValueError, match="'batchmean'"):
+        dg.nn.KLDivLoss(reduction="average")
+    with pytest.raises(ValueError, match="got 'batchmean'"):
+        dg.nn.MSELoss(reduction="batchmean")
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("settings", [{}, {"beta": 0.5, "reduction": "sum"},
+                                      {"beta": 0.0, "reduction": "none"}])
+def test_smooth_l1_loss_module_as_torch(torch, settings):
+    pred = np.random.default_rng(5).standard_normal((6, 2)) * 2
+    target = np.random.default_rng(6).standard_normal((6, 2))
+    results = []
+    for lib in (dg, torch):
+        x = lib.tensor(pred, requires_grad=True)
+        loss = lib.nn.SmoothL1Loss(**settings)(x, lib.tensor(target))
+        loss.sum().backward()
+        results.append((loss.detach().numpy(), x.grad.numpy()))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-12)
+    np.testing.assert_allclose(results[0][1], results[1][1], rtol=1e-12)

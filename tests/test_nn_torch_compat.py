@@ -531,3 +531,34 @@ def test_step_lr_schedule_by_hand():
         seen.append(sched.get_last_lr()[0])
     assert seen == [1.0, 1.0, 0.5, 0.5, 0.25, 0.25]
     assert opt.param_groups[0]["initial_lr"] == 1.0
+
+
+def test_a_slice_of_a_sequential_keeps_its_childrens_names(torch):
+    """The neural style tutorial names its layers with add_module and trims the model with
+    model[:(i + 1)]: the children keep their names (and so the state_dict's keys)."""
+    def names(lib):
+        model = lib.nn.Sequential(lib.nn.Identity())
+        model.add_module("conv_1", lib.nn.Linear(2, 2))
+        model.add_module("relu_1", lib.nn.ReLU())
+        model.add_module("style_loss_1", lib.nn.Identity())
+        part = model[1:3]
+        return ([n for n, _ in part.named_children()], list(part.state_dict()),
+                [n for n, _ in model[::2].named_children()], type(part).__name__)
+    assert names(dg) == names(torch) == (["conv_1", "relu_1"], ["conv_1.weight", "conv_1.bias"],
+                                         ["0", "relu_1"], "Sequential")
+
+
+def test_parameter_list_and_module_list_slices_and_assignment_as_torch(torch):
+    def layout(lib):
+        model = lib.nn.Module()
+        model.ps = lib.nn.ParameterList([lib.nn.Parameter(lib.ones(2)), lib.zeros(3)])
+        model.ps.append(lib.full((1,), 2.0))
+        model.layers = lib.nn.ModuleList([lib.nn.Linear(1, 1) for _ in range(3)])
+        model.layers[1] = lib.nn.Identity()
+        part = model.layers[1:]
+        total = sum(p.sum() for p in model.ps)
+        total.backward()
+        return (list(model.state_dict()), type(part).__name__, len(part),
+                [n for n, _ in part.named_children()], len(list(model.parameters())),
+                [p.grad.tolist() for p in model.ps], [type(p).__name__ for p in model.ps])
+    assert layout(dg) == layout(torch)

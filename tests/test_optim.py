@@ -319,3 +319,69 @@ def test_steps_give_the_one_line_formulas_bit_for_bit(name, settings, dtype):
     for p, e in zip(params, expected):
         assert p.dtype == dtype
         np.testing.assert_array_equal(p.detach().numpy(), e)
+
+
+# ------------------------------------------------- LBFGS and CosineAnnealingLR (fresh programs)
+
+
+def _lbfgs_trajectory(lib, settings, steps=3):
+    """A small least-squares-plus-quartic problem stepped with a closure; the losses the
+    closure saw, the parameters after each step, and the state LBFGS keeps."""
+    rng = np.random.default_rng(9)
+    a, b = rng.standard_normal((8, 3)), rng.standard_normal(8)
+    w = lib.tensor(rng.standard_normal(3) * 0.1, requires_grad=True)
+    c = lib.tensor(np.array([0.5]), requires_grad=True)
+    optimizer = lib.optim.LBFGS([w, c], **settings)
+    seen, after = [], []
+
+    def closure():
+        optimizer.zero_grad()
+        r = lib.tensor(a) @ w + c - lib.tensor(b)
+        loss = (r * r).mean() + (w ** 4).sum()
+        loss.backward()
+        seen.append(loss.item())
+        return loss
+
+    for _ in range(steps):
+        first = optimizer.step(closure)
+        after.append(np.concatenate([w.detach().numpy(), c.detach().numpy()]))
+    state = optimizer.state[w]
+    return seen, after, first.item(), (state["func_evals"], state["n_iter"])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("settings", [{}, {"lr": 0.5, "max_iter": 4, "history_size": 2},
+                                      {"lr": 0.8, "max_iter": 30, "tolerance_change": 1e-5}])
+def test_lbfgs_takes_torchs_steps(torch, settings):
+    mine = _lbfgs_trajectory(dg, settings)
+    theirs = _lbfgs_trajectory(torch, settings)
+    assert len(mine[0]) == len(theirs[0]) and mine[3] == theirs[3]   # as many evaluations
+    np.testing.assert_allclose(mine[0], theirs[0], **FLOAT64)
+    np.testing.assert_allclose(mine[1], theirs[1], **FLOAT64)
+    assert mine[2] == pytest.approx(theirs[2], rel=1e-12)
+
+
+def test_lbfgs_reduces_the_loss_and_refuses_what_it_lacks():
+    seen, _, _, _ = _lbfgs_trajectory(dg, {"lr": 0.5})
+    assert seen[-1] < 0.5 * seen[0]
+    with pytest.raises(NotImplementedError, match="strong Wolfe"):
+        dg.optim.LBFGS([dg.zeros(2, requires_grad=True)], line_search_fn="strong_wolfe")
+    w, v = dg.zeros(2, requires_grad=True), dg.zeros(2, requires_grad=True)
+    with pytest.raises(ValueError, match="parameter groups"):
+        dg.optim.LBFGS([{"params": [w]}, {"params": [v]}])
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("settings", [{"T_max": 4}, {"T_max": 3, "eta_min": 0.01}])
+def test_cosine_annealing_lr_as_torch(torch, settings):
+    """Over three periods (down, up, down again), in PyTorch's chained form."""
+    def lrs(lib):
+        opt = lib.optim.SGD([lib.zeros(1, requires_grad=True)], lr=0.1)
+        sched = lib.optim.lr_scheduler.CosineAnnealingLR(opt, **settings)
+        seen = []
+        for _ in range(3 * settings["T_max"] + 1):
+            opt.step()
+            seen.append(opt.param_groups[0]["lr"])
+            sched.step()
+        return seen + sched.get_last_lr()
+    np.testing.assert_allclose(lrs(dg), lrs(torch), rtol=1e-15, atol=1e-17)

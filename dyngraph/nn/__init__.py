@@ -9,8 +9,8 @@
   ``LSTM`` (whole sequences)
 - ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool2d``; ``norm``: ``LayerNorm``,
   ``BatchNorm1d``, ``BatchNorm2d``
-- ``loss``: ``MSELoss``, ``L1Loss``, ``CrossEntropyLoss``, ``NLLLoss``, ``BCELoss``,
-  ``BCEWithLogitsLoss``
+- ``loss``: ``MSELoss``, ``L1Loss``, ``SmoothL1Loss``, ``CrossEntropyLoss``, ``NLLLoss``,
+  ``KLDivLoss``, ``BCELoss``, ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
 - ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``pack_padded_sequence``...
 - ``more_layers``: ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` and the lazy
@@ -39,20 +39,58 @@ from .layers import (
     Softmax,
     Tanh,
 )
-from .loss import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss
-from .module import LoadResult, Module, ModuleDict, ModuleList, Parameter, Sequential
+from .loss import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
+from .module import (
+    LoadResult,
+    Module,
+    ModuleDict,
+    ModuleList,
+    Parameter,
+    ParameterList,
+    Sequential,
+)
 from .more_layers import (
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AvgPool1d,
     AvgPool2d,
     ConvTranspose2d,
+    CosineSimilarity,
     Dropout2d,
     GroupNorm,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
     LazyBatchNorm1d,
     LazyBatchNorm2d,
     LazyConv2d,
     LazyLinear,
+    LogSigmoid,
+    MaxPool1d,
+    Mish,
+    PairwiseDistance,
     PixelShuffle,
+    PReLU,
+    ReLU6,
     SiLU,
+    Softmin,
+    Softplus,
+    Softsign,
+    Unflatten,
     Upsample,
     UpsamplingNearest2d,
 )
@@ -77,6 +115,10 @@ __all__ = [
     "RNNCell", "ReLU", "Sequential", "Sigmoid", "Softmax", "Tanh", "functional", "init",
     "utils",
     # issue 37, item 3: counted in the learners' material (docs/pytorch_inventory.md)
+    "KLDivLoss", "SmoothL1Loss", "HuberLoss", "CELU", "ELU", "GLU", "SELU", "CosineSimilarity",
+    "Hardsigmoid", "Hardswish", "Hardtanh", "LogSigmoid", "Mish", "PairwiseDistance", "PReLU",
+    "ReLU6", "Softmin", "Softplus", "Softsign", "Unflatten", "AdaptiveAvgPool1d", "AvgPool1d",
+    "MaxPool1d", "ParameterList",
     "AdaptiveAvgPool2d", "AvgPool2d", "Dropout2d", "LazyBatchNorm1d", "LazyBatchNorm2d",
     "LazyConv2d", "LazyLinear", "SiLU", "ConvTranspose2d", "GroupNorm", "PixelShuffle",
     "Upsample", "UpsamplingNearest2d", "MultiheadAttention", "Transformer", "TransformerDecoder",

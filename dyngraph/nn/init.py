@@ -31,6 +31,20 @@ def normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Any 
         return tensor.normal_(mean, std, generator=generator)
 
 
+def trunc_normal_(tensor: Tensor, mean: float = 0.0, std: float = 1.0, a: float = -2.0,
+                  b: float = 2.0, generator: Any = None) -> Tensor:
+    """Samples of N(mean, std^2) kept inside [a, b]: each one outside is drawn again (the ViT
+    and GPT-style initialisations; dyngraph's draws, not PyTorch's inverse-CDF ones)."""
+    with no_grad():
+        tensor.normal_(mean, std, generator=generator)
+        outside = (tensor < a) | (tensor > b)
+        while bool(outside.any()):
+            fresh = tensor.detach().clone().normal_(mean, std, generator=generator)
+            tensor.copy_(tensor.masked_fill(outside, 0.0) + fresh.masked_fill(~outside, 0.0))
+            outside = (tensor < a) | (tensor > b)
+        return tensor
+
+
 def constant_(tensor: Tensor, val: float) -> Tensor:
     """Every element ``val``."""
     with no_grad():

@@ -83,16 +83,28 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 *, device: Any = None, dtype: Any = None) -> None:
+                 *, device: Any = None, dtype: Any = None, _weight: Tensor | None = None,
+                 _freeze: bool = False) -> None:
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
         self.padding_idx = (None if padding_idx is None
                             else F.padding_index(padding_idx, num_embeddings))
+        if _weight is not None:
+            self.weight = Parameter(_weight, requires_grad=not _freeze)
+            return
         self.weight = normal_parameter((num_embeddings, embedding_dim), device, dtype)
-        if self.padding_idx is not None:
+        if self.padding_idx is not None:  # PyTorch starts the padding row at zeros
             with no_grad():
                 self.weight[self.padding_idx].fill_(0.0)
+
+    @classmethod
+    def from_pretrained(cls, embeddings: Tensor, freeze: bool = True,
+                        padding_idx: int | None = None) -> Embedding:
+        """An Embedding holding ``embeddings`` (d2l's GloVe vectors), frozen unless
+        ``freeze=False``."""
+        rows, dim = embeddings.shape
+        return cls(rows, dim, padding_idx=padding_idx, _weight=embeddings, _freeze=freeze)
 
     def forward(self, indices: Any) -> Tensor:
         return F.embedding(indices, self.weight, self.padding_idx)

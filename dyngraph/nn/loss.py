@@ -22,10 +22,11 @@ REDUCTIONS = ("mean", "sum", "none")
 
 
 class _Loss(Module):
-    def __init__(self, reduction: str = "mean") -> None:
+    def __init__(self, reduction: str = "mean", allowed: tuple[str, ...] = REDUCTIONS) -> None:
         super().__init__()
-        if reduction not in REDUCTIONS:
-            raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+        if reduction not in allowed:
+            raise ValueError(f"reduction must be one of {', '.join(map(repr, allowed))}, "
+                             f"got {reduction!r}")
         self.reduction = reduction
 
     def extra_repr(self) -> str:
@@ -56,6 +57,44 @@ class L1Loss(_Loss):
 
     def forward(self, input: Tensor, target: Any) -> Tensor:
         return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target): squared
+    near the target, absolute far from it (the DQN tutorial's Huber-like loss)."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 beta: float = 1.0) -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction))
+        self.beta = beta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    """0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta)."""
+
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class KLDivLoss(_Loss):
+    """target * (log target - input), the input given as log-probabilities (the Annotated
+    Transformer's label smoothing). ``reduction="batchmean"`` is the KL divergence proper."""
+
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:
+        super().__init__(F._legacy_reduction(size_average, reduce, reduction),
+                         allowed=REDUCTIONS + ("batchmean",))
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Any) -> Tensor:
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
 
 
 class CrossEntropyLoss(_WeightedLoss):

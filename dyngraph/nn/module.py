@@ -382,6 +382,16 @@ class Module:
         for _, module in self.named_children():
             yield module
 
+    def get_submodule(self, target: str) -> Module:
+        """The descendant at the dotted path ``target`` ("" is this module): ``"0.attn"``."""
+        module = self
+        for part in target.split(".") if target else []:
+            child = module._modules.get(part)
+            if child is None:
+                raise AttributeError(f"{type(module).__name__} has no attribute `{part}`")
+            module = child
+        return module
+
     def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
         """(dotted name, module) for this module (name ``prefix``, "" by default) and every
         descendant, parents before children. Iterative, and each module appears once."""
@@ -448,9 +458,18 @@ class Module:
             param.requires_grad_(requires_grad)
         return self
 
-    def to(self, target: Any) -> Module:
+    def to(self, *targets: Any, device: Any = None, dtype: Any = None,
+           non_blocking: bool = False) -> Module:
         """Move every parameter to a device (``'cpu'``, ``'cuda'``) or cast it to a dtype, in
-        place: the Parameter objects stay the same, so an optimizer made before still works."""
+        place: the Parameter objects stay the same, so an optimizer made before still works.
+        PyTorch's spellings: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
+        ``to(device=..., dtype=...)`` (``non_blocking`` changes nothing here)."""
+        for target in (*targets, device, dtype):
+            if target is not None:
+                self._to_one(target)
+        return self
+
+    def _to_one(self, target: Any) -> None:
         is_device = isinstance(target, str) and target.lower().split(":")[0] in ("cpu", "cuda")
         for module in self.modules():
             for buffer in module._buffers.values():
@@ -473,7 +492,6 @@ class Module:
                 param.array = param.array.astype(dtype, copy=False)
                 if param.grad is not None:
                     param.grad = Tensor(param.grad.array.astype(dtype, copy=False))
-        return self
 
     def double(self) -> Module:
         """Every parameter in float64 (for gradcheck)."""
@@ -675,8 +693,43 @@ class ModuleList(Module):
     def __iter__(self) -> Iterator[Module]:
         return iter(self._modules.values())
 
-    def __getitem__(self, index: int) -> Module:
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):  # a ModuleList again, as in PyTorch (renumbered)
+            return self.__class__(list(self._modules.values())[index])
         return list(self._modules.values())[index]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        names = list(self._modules)
+        self.add_module(names[index], module)
+
+
+class ParameterList(Module):
+    """A list of parameters that registers them, named "0", "1", ... (PyTorch's
+    ``nn.ParameterList``); a tensor appended becomes a Parameter."""
+
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
+        super().__init__()
+        for value in values or ():
+            self.append(value)
+
+    def append(self, value: Any) -> ParameterList:
+        parameter = value if isinstance(value, Parameter) else Parameter(value)
+        self.register_parameter(str(len(self._parameters)), parameter)
+        return self
+
+    def extend(self, values: Iterable[Any]) -> ParameterList:
+        for value in values:
+            self.append(value)
+        return self
+
+    def __len__(self) -> int:
+        return len(self._parameters)
+
+    def __iter__(self) -> Iterator[Parameter]:
+        return iter(self._parameters.values())
+
+    def __getitem__(self, index: int) -> Any:
+        return list(self._parameters.values())[index]
 
 
 class ModuleDict(Module):
@@ -752,8 +805,8 @@ class Sequential(ModuleList):
         return x
 
     def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return Sequential(*list(self._modules.values())[index])
+        if isinstance(index, slice):  # the children keep their names, as in PyTorch
+            return self.__class__(dict(list(self._modules.items())[index]))
         return super().__getitem__(index)
 
 

@@ -283,3 +283,230 @@ class ConvTranspose2d(Module):
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
                 f"stride={self.stride}")
+
+
+# ------------------------------------ more activations and distances as modules (fresh programs)
+
+
+class _Activation(Module):
+    """An elementwise activation with its settings, calling ``F.<name>`` with them."""
+
+    function: str = ""
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__()
+        self.settings = settings
+
+    def forward(self, x: Tensor) -> Tensor:
+        return getattr(F, self.function)(x, **self.settings)
+
+    def extra_repr(self) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.settings.items())
+
+
+class ELU(_Activation):
+    """x where x > 0, else alpha (exp(x) - 1)."""
+
+    function = "elu"
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(alpha=alpha, inplace=inplace)
+
+
+class CELU(_Activation):
+    """x where x > 0, else alpha (exp(x / alpha) - 1)."""
+
+    function = "celu"
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__(alpha=alpha, inplace=inplace)
+
+
+class SELU(_Activation):
+    """The self-normalising ELU."""
+
+    function = "selu"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace=inplace)
+
+
+class Hardtanh(_Activation):
+    """x clamped to [min_val, max_val]."""
+
+    function = "hardtanh"
+
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0,
+                 inplace: bool = False) -> None:
+        super().__init__(min_val=min_val, max_val=max_val, inplace=inplace)
+
+
+class ReLU6(_Activation):
+    """min(max(x, 0), 6)."""
+
+    function = "relu6"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace=inplace)
+
+
+class Hardsigmoid(_Activation):
+    """relu6(x + 3) / 6."""
+
+    function = "hardsigmoid"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace=inplace)
+
+
+class Hardswish(_Activation):
+    """x * relu6(x + 3) / 6."""
+
+    function = "hardswish"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace=inplace)
+
+
+class Mish(_Activation):
+    """x * tanh(softplus(x))."""
+
+    function = "mish"
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(inplace=inplace)
+
+
+class Softsign(_Activation):
+    """x / (1 + |x|)."""
+
+    function = "softsign"
+
+
+class Softplus(_Activation):
+    """log(1 + exp(beta x)) / beta."""
+
+    function = "softplus"
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
+        super().__init__(beta=beta, threshold=threshold)
+
+
+class LogSigmoid(_Activation):
+    """log(sigmoid(x))."""
+
+    function = "logsigmoid"
+
+
+class GLU(_Activation):
+    """a * sigmoid(b), the halves of the input along ``dim``."""
+
+    function = "glu"
+
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__(dim=dim)
+
+
+class Softmin(_Activation):
+    """softmax(-x) along ``dim``."""
+
+    function = "softmin"
+
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__(dim=dim)
+
+
+class PReLU(Module):
+    """x where x >= 0, else a * x, the slope a learned (one, or one per channel)."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device: Any = None,
+                 dtype: Any = None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.weight = Parameter(factories.full((num_parameters,), init, dtype=dtype))
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.prelu(x, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class CosineSimilarity(Module):
+    """F.cosine_similarity(x1, x2, dim, eps)."""
+
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    """F.pairwise_distance(x1, x2, p, eps, keepdim)."""
+
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+
+
+class Unflatten(Module):
+    """Split dimension ``dim`` into ``unflattened_size`` (the inverse of Flatten)."""
+
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = dim, tuple(unflattened_size)
+
+    def forward(self, x: Tensor) -> Tensor:
+        dim = self.dim + x.ndim if self.dim < 0 else self.dim
+        return x.reshape(*x.shape[:dim], *self.unflattened_size, *x.shape[dim + 1:])
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class MaxPool1d(Module):
+    """The maximum over each window of ``kernel_size`` along the last dim of (N, C, L)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 dilation: Any = 1, return_indices: bool = False, ceil_mode: bool = False
+                 ) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def forward(self, x: Tensor) -> Any:
+        return F.max_pool1d(x, self.kernel_size, self.stride, self.padding, self.dilation,
+                            ceil_mode=self.ceil_mode, return_indices=self.return_indices)
+
+
+class AvgPool1d(Module):
+    """The mean over each window of ``kernel_size`` along the last dim of (N, C, L)."""
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0,
+                 ceil_mode: bool = False, count_include_pad: bool = True) -> None:
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.ceil_mode, self.count_include_pad = padding, ceil_mode, count_include_pad
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+
+class AdaptiveAvgPool1d(Module):
+    """The mean over ``output_size`` windows tiling the last dim (1: one mean per channel)."""
+
+    def __init__(self, output_size: Any) -> None:
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x: Tensor) -> Tensor:
+        return F.adaptive_avg_pool1d(x, self.output_size)

@@ -1,11 +1,13 @@
 """Optimizers (PyTorch's ``torch.optim``): ``SGD``, ``Adam``, ``AdamW``, ``RMSprop``,
-``Adadelta``, and learning-rate schedules in ``lr_scheduler`` (``StepLR``, ``OneCycleLR``,
-...). See ``optimizer.py``."""
+``Adadelta``, ``Adagrad`` (``optimizer.py``), ``LBFGS`` (``lbfgs.py``, stepped with a closure), and
+learning-rate schedules in ``lr_scheduler`` (``StepLR``, ``OneCycleLR``, ...)."""
 
 from . import lr_scheduler
-from .optimizer import SGD, Adadelta, Adam, AdamW, Optimizer, RMSprop
+from .lbfgs import LBFGS
+from .optimizer import SGD, Adadelta, Adagrad, Adam, AdamW, Optimizer, RMSprop
 
-__all__ = ["SGD", "Adadelta", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["SGD", "Adadelta", "Adagrad", "Adam", "AdamW", "LBFGS", "Optimizer", "RMSprop",
+           "lr_scheduler"]
 
 
 # A PyTorch name dyngraph does not have yet (NOTE [missing names], dyngraph/missing.py).

@@ -112,7 +112,132 @@ class LambdaLR(LRScheduler):
         return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
 
 
-__all__ = ["ExponentialLR", "LRScheduler", "LambdaLR", "StepLR"]
+class CosineAnnealingLR(LRScheduler):
+    """The lr follows half a cosine from the initial lr down to ``eta_min`` over ``T_max``
+    epochs (then back up, and so on): eta_min + (base_lr - eta_min) (1 + cos(pi epoch /
+    T_max)) / 2, reached in PyTorch's chained form (NOTE [chained form])."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,  # noqa: N803
+                 last_epoch: int = -1) -> None:
+        self.T_max = T_max
+        self.eta_min = eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups, epoch, t_max = self.optimizer.param_groups, self.last_epoch, self.T_max
+        if epoch == 0:
+            return [group["lr"] for group in groups]
+        if (epoch - 1 - t_max) % (2 * t_max) == 0:  # at the bottom: the way back up begins
+            return [group["lr"] + (base - self.eta_min) * (1 - math.cos(math.pi / t_max)) / 2
+                    for base, group in zip(self.base_lrs, groups)]
+        return [(1 + math.cos(math.pi * epoch / t_max))
+                / (1 + math.cos(math.pi * (epoch - 1) / t_max))
+                * (group["lr"] - self.eta_min) + self.eta_min for group in groups]
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the lr by ``gamma`` at each epoch of ``milestones`` (twice if listed twice)."""
+
+    def __init__(self, optimizer: Optimizer, milestones: Any, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
+        self.milestones = sorted(milestones)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        times = self.milestones.count(self.last_epoch)
+        return [group["lr"] * self.gamma ** times if times else group["lr"]
+                for group in self.optimizer.param_groups]
+
+
+class LinearLR(LRScheduler):
+    """The lr scaled by a factor going in a line from ``start_factor`` to ``end_factor``
+    over ``total_iters`` epochs (a warm-up), then left alone; PyTorch's chained form."""
+
+    def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3,
+                 end_factor: float = 1.0, total_iters: int = 5, last_epoch: int = -1) -> None:
+        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
+            raise ValueError("LinearLR: start_factor must be in (0, 1] and end_factor in [0, 1]")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self) -> list[float]:
+        groups, epoch = self.optimizer.param_groups, self.last_epoch
+        if epoch == 0:
+            return [group["lr"] * self.start_factor for group in groups]
+        if epoch > self.total_iters:
+            return [group["lr"] for group in groups]
+        change = self.end_factor - self.start_factor
+        return [group["lr"] * (1.0 + change / (self.total_iters * self.start_factor
+                                               + (epoch - 1) * change)) for group in groups]
+
+
+class ReduceLROnPlateau:
+    """Multiply the lr by ``factor`` when the metric given to ``step(metric)`` has not
+    improved (by ``threshold``, relative or absolute) for more than ``patience`` epochs;
+    then wait ``cooldown`` epochs; never below ``min_lr``. PyTorch's rules and defaults."""
+
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
+                 patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
+                 cooldown: int = 0, min_lr: float | list[float] = 0.0,
+                 eps: float = 1e-8) -> None:
+        if factor >= 1.0:
+            raise ValueError("Factor should be < 1.0.")
+        if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
+            raise ValueError("mode must be 'min' or 'max', threshold_mode 'rel' or 'abs'")
+        self.optimizer = optimizer
+        groups = optimizer.param_groups
+        self.min_lrs = list(min_lr) if isinstance(min_lr, (list, tuple)) else [min_lr] * len(
+            groups)
+        self.mode, self.factor, self.patience = mode, factor, patience
+        self.threshold, self.threshold_mode = threshold, threshold_mode
+        self.cooldown, self.eps = cooldown, eps
+        self.best = math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs = 0
+        self.cooldown_counter = 0
+        self.last_epoch = 0
+        self._last_lr = [group["lr"] for group in groups]
+
+    def _is_better(self, a: float, best: float) -> bool:
+        if self.mode == "min":
+            return a < (best * (1.0 - self.threshold) if self.threshold_mode == "rel"
+                        else best - self.threshold)
+        return a > (best * (self.threshold + 1.0) if self.threshold_mode == "rel"
+                    else best + self.threshold)
+
+    def step(self, metrics: Any) -> None:
+        """One epoch's metric (a validation loss, say): reduce the lr if it has stalled."""
+        current = float(metrics)
+        self.last_epoch += 1
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, min_lr in zip(self.optimizer.param_groups, self.min_lrs):
+                new_lr = max(float(group["lr"]) * self.factor, min_lr)
+                if float(group["lr"]) - new_lr > self.eps:
+                    group["lr"] = new_lr
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def get_last_lr(self) -> list[float]:
+        return self._last_lr
+
+    def state_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        self.__dict__.update(state_dict)
+
+
+__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
+           "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau", "StepLR"]
 
 
 class OneCycleLR(LRScheduler):
@@ -215,3 +340,9 @@ def _per_group(value: Any, groups: list[dict[str, Any]], name: str) -> list[Any]
             raise ValueError(f"expected {len(groups)} values for {name}, got {len(value)}")
         return list(value)
     return [value] * len(groups)
+
+
+# A PyTorch name dyngraph does not have yet (NOTE [missing names], dyngraph/missing.py).
+from ..missing import module_getattr as _module_getattr  # noqa: E402
+
+__getattr__ = _module_getattr(__name__)

@@ -388,6 +388,40 @@ class Adadelta(Optimizer):
             p -= group["lr"] * delta
 
 
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al. 2011): each entry's step divided by the root of the sum of its
+    squared gradients so far. For each parameter p with gradient g, at step t = 1, 2, ...::
+
+        g = g + weight_decay * p
+        s = s + g * g                                  (s = initial_accumulator_value at first)
+        p = p - lr / (1 + (t - 1) lr_decay) * g / (sqrt(s) + eps)
+    """
+
+    def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
+                 weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
+                 eps: float = 1e-10) -> None:
+        _non_negative(learning_rate=lr, lr_decay=lr_decay, weight_decay=weight_decay,
+                      initial_accumulator_value=initial_accumulator_value, epsilon=eps)
+        super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
+                                  "initial_accumulator_value": initial_accumulator_value,
+                                  "eps": eps})
+
+    @grad_mode.no_grad()
+    def step(self) -> None:
+        """Update every parameter that has a gradient, in place."""
+        for group, p, g in self._with_grads():
+            state = self.state.setdefault(p, {})
+            if not state:
+                state["step"] = 0
+                state["sum"] = factories.full_like(p, group["initial_accumulator_value"])
+            state["step"] += 1
+            if group["weight_decay"] != 0.0:
+                g = g + group["weight_decay"] * p
+            clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+            state["sum"] += g * g
+            p -= clr * (g / (state["sum"].sqrt() + group["eps"]))
+
+
 def _non_negative(**settings: float) -> None:
     """Refuse a negative hyperparameter, naming it."""
     for name, value in settings.items():

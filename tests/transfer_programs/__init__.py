@@ -48,6 +48,24 @@ PROGRAMS = [
     "split_save_load",
     "annotated_pieces",
     "upsample_groupnorm",
+    # issue 37, done-when 4: a fresh set, written after the first 26 ran
+    "word_language_model",
+    "backprop_ninja",
+    "d2l_attention_scoring",
+    "seq2seq_attention",
+    "char_rnn_classification",
+    "d2l_from_scratch",
+    "makemore_wavenet",
+    "dqn_optimize",
+    "time_sequence_lbfgs",
+    "neural_style",
+    "annotated_training",
+    "fastai_accel_sgd",
+    "what_is_torch_nn",
+    "vae_step",
+    "nanogpt_train_generate",
+    "d2l_rnn_scratch",
+    "examples_regression",
 ]
 
 

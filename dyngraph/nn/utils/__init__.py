@@ -70,4 +70,21 @@ def clip_grad_value_(parameters: Tensor | Iterable[Tensor], clip_value: float) -
                 p.grad.copy_(p.grad.clamp(-clip_value, clip_value))  # in place, as PyTorch
 
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "rnn"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "rnn",
+           "vector_to_parameters"]
+
+
+def parameters_to_vector(parameters: Iterable[Tensor]) -> Tensor:
+    """Every parameter flattened and joined into one vector (recorded: gradients flow back)."""
+    from ...functions import cat
+
+    return cat([p.reshape(-1) for p in parameters])
+
+
+def vector_to_parameters(vec: Tensor, parameters: Iterable[Tensor]) -> None:
+    """Copy consecutive pieces of ``vec`` into the parameters' ``.data``, in order."""
+    start = 0
+    for p in parameters:
+        n = p.numel()
+        p.data = vec[start:start + n].view_as(p).data
+        start += n

@@ -615,6 +615,8 @@ def bernoulli(input: Any, *, generator: Any = None) -> Tensor:
     """1 with probability ``input`` (entry by entry), else 0, in input's dtype: dyngraph's
     own draws (NOTE [samples are dyngraph's] in distributions.py)."""
     p = _tensor(input)
+    if ((p.detach() < 0) | (p.detach() > 1)).any():
+        raise RuntimeError("bernoulli: every probability must be in [0, 1]")
     return (factories.rand(*p.shape, generator=generator) < p.detach()).to(p.dtype)
 
 

@@ -763,8 +763,12 @@ class Tensor:
         return self.remainder(other)
 
     def __rmod__(self, other: Any) -> Tensor:
-        return Tensor(backend.get_array_module(self.array).asarray(other,
-                                                                   dtype=self.dtype)).remainder(self)
+        # a Python float left of an integer tensor is PyTorch's default float (NOTE [type
+        # promotion]), not the tensor's integer dtype
+        dtype = DEFAULT_FLOAT if isinstance(other, float) and self.dtype.kind != "f" \
+            else self.dtype
+        return Tensor(backend.get_array_module(self.array).asarray(other, dtype=dtype)) \
+            .remainder(self)
 
     def remainder(self, other: Any) -> Tensor:
         """Python's ``%``: a - floor(a / b) * b, with the sign of b. For floats the gradient is
@@ -1864,6 +1868,9 @@ class Tensor:
             return self.reshape(-1).roll(shifts, 0).reshape(*self.shape)
         shifts = (shifts,) if isinstance(shifts, int) else tuple(shifts)
         dims = (dims,) if isinstance(dims, int) else tuple(dims)
+        if len(shifts) != len(dims):
+            raise RuntimeError(f"roll: shifts {shifts} and dims {dims} must pair up, one shift "
+                               "for each dim")
         out = self
         for shift, dim in zip(shifts, dims):
             n = out.shape[dim]
@@ -2176,7 +2183,12 @@ def _floor_divide(a: Any, b: Any) -> Tensor:
     graph: PyTorch has no derivative for it either (its backward raises)."""
     tensor = a if isinstance(a, Tensor) else b
     xp = backend.get_array_module(tensor.array)
-    return Tensor(xp.floor_divide(_data_of(a), _data_of(b)))
+    out = xp.floor_divide(_data_of(a), _data_of(b))
+    if out.dtype.kind == "f" and not any(isinstance(v, Tensor) and v.dtype.kind == "f"
+                                         for v in (a, b)):
+        out = out.astype(DEFAULT_FLOAT)  # integer tensors and a Python float (NOTE [type
+        # promotion]): PyTorch's default float, where numpy makes float64
+    return Tensor(out)
 
 
 def _host_array(value: Any) -> np.ndarray:

@@ -222,14 +222,18 @@ UNARY = {
     "t": normal(2, 3), "flatten": normal(2, 3), "tril": normal(3, 3), "triu": normal(3, 3),
     "diag": normal(3, 3), "trace": normal(3, 3), "det": invertible(3, 3),
     "inverse": invertible(3, 3), "numel": normal(2, 3), "nonzero": ints(2, 3, low=-1, high=2),
-    "unique": ints(2, 5),
+    "unique": ints(2, 5), "erf": normal(2, 3), "reciprocal": nonzero(2, 3),
+    "rsqrt": positive(2, 3), "isfinite": normal(2, 3), "isinf": normal(2, 3),
+    "isnan": normal(2, 3), "logical_not": nonzero(2, 3),
+    "count_nonzero": ints(2, 3, low=-1, high=2), "is_floating_point": normal(2, 3),
 }
 # names whose integer input does not mean anything to compare (trace/inverse are torch-only names
 # here of a matrix)
 _NO_INT = {"det", "inverse", "half", "logit"}
 # integer inputs inside each name's domain (numpy's warning of a NaN fails the test run)
 _INT_DOMAIN = {"acos": ints(2, 3, low=-1, high=2), "asin": ints(2, 3, low=-1, high=2),
-               **{n: ints(2, 3, low=1) for n in ("log", "log10", "log1p", "log2", "sqrt")},
+               **{n: ints(2, 3, low=1) for n in ("log", "log10", "log1p", "log2", "sqrt",
+                                                 "rsqrt", "reciprocal")},
                **{n: ints(3, 3) for n in ("tril", "triu", "diag", "trace")}}
 
 for _name, _domain in UNARY.items():
@@ -242,6 +246,54 @@ for _name, _domain in UNARY.items():
         add(f"{_space}.{_name}", "float32", _call, _domain, dtype="float32")
         if _name not in _NO_INT and _domain.differentiable:
             add(f"{_space}.{_name}", "int64", _call, _INT_DOMAIN.get(_name, ints(2, 3)))
+
+# isnan/isinf/isfinite of the values they are for
+for _name in ("isnan", "isinf", "isfinite"):
+    for _space in ("torch", "Tensor"):
+        _call = ((lambda n: lambda L, x: getattr(L, n)(x)) if _space == "torch"
+                 else (lambda n: lambda L, x: getattr(x, n)()))(_name)
+        add(f"{_space}.{_name}", "nan-inf", _call, constant([np.nan, np.inf, -np.inf, 1.5, 0.0]))
+for _space in ("torch", "Tensor"):
+    _cn = (lambda L, x, *a: L.count_nonzero(x, *a)) if _space == "torch" else \
+        (lambda L, x, *a: x.count_nonzero(*a))
+    add(f"{_space}.count_nonzero", "dim1", lambda L, x, c=_cn: c(L, x, 1),
+        ints(2, 3, low=-1, high=2))
+    add(f"{_space}.count_nonzero", "bool", lambda L, m, c=_cn: c(L, m), mask(2, 3))
+
+# logical operations: booleans, floats and integers (any nonzero is true), a broadcast and a
+# shape mismatch
+for _name in ("logical_and", "logical_or"):
+    for _space in ("torch", "Tensor"):
+        _call = ((lambda n: lambda L, x, y: getattr(L, n)(x, y)) if _space == "torch"
+                 else (lambda n: lambda L, x, y: getattr(x, n)(y)))(_name)
+        add(f"{_space}.{_name}", "bools", _call, mask(2, 3), mask(3))
+        add(f"{_space}.{_name}", "floats", _call, ints(2, 3, low=-1, high=2),
+            Input(lambda rng: rng.integers(-1, 2, 3) * 0.5))
+        add(f"{_space}.{_name}", "int-bool", _call, ints(2, 3, low=-1, high=2), mask(2, 3))
+        add(f"{_space}.{_name}", "mismatch", _call, mask(2, 3), mask(2))
+add("torch.isclose", "near-far", lambda L, x, y: L.isclose(x, x + y), normal(2, 3),
+    constant([0.0, 1e-9, 1.0]))
+add("torch.isclose", "nan-tolerances", lambda L, x: L.isclose(
+    x, x * 1.01, rtol=0.02, atol=0.0, equal_nan=True), constant([np.nan, 1.0, -2.0]))
+add("torch.isclose", "int-float", lambda L, x: L.isclose(x, x.double()), ints(2, 3))
+add("torch.equal", "same", lambda L, x: L.equal(x, x.clone()), normal(2, 3))
+add("torch.equal", "one-differs", lambda L, x: L.equal(x, x + (L.arange(6).reshape(2, 3) == 4)),
+    normal(2, 3))
+add("torch.equal", "shapes", lambda L, x: L.equal(x, x[:1]), normal(2, 3))
+add("Tensor.remainder", "broadcast", lambda L, x, y: x.remainder(y), normal(2, 3), nonzero(3))
+add("Tensor.remainder", "number", lambda L, x: x.remainder(-0.7), normal(2, 3))
+add("Tensor.remainder", "ints", lambda L, x, y: x.remainder(y), ints(2, 3), ints(3, low=1))
+add("Tensor.lerp", "number", lambda L, x, y: x.lerp(y, 0.3), normal(2, 3), normal(3))
+add("Tensor.lerp", "tensor-weight", lambda L, x, y, w: x.lerp(y, w), normal(2, 3), normal(2, 3),
+    uniform(0.0, 1.0, 3))
+add("Tensor.lerp", "int-end", lambda L, x, y: x.lerp(y, 0.5), normal(2, 3), ints(2, 3))
+for _name in ("addcmul", "addcdiv"):
+    add(f"Tensor.{_name}", "value", (lambda n: lambda L, x, a, b: getattr(x, n)(a, b, value=0.5))(
+        _name), normal(2, 3), normal(3), nonzero(2, 3))
+    add(f"Tensor.{_name}", "default", (lambda n: lambda L, x, a, b: getattr(x, n)(a, b))(_name),
+        normal(2, 3), normal(2, 3), nonzero(3))
+    add(f"Tensor.{_name}", "mismatch", (lambda n: lambda L, x, a, b: getattr(x, n)(a, b))(_name),
+        normal(2, 3), normal(2), nonzero(3))
 
 # name: (first input, second input). Variants: broadcast (2,3) with (3,), a Python float on the
 # right, an int64 tensor with a float64 one and with a Python float (type promotion), float32 with
@@ -321,7 +373,7 @@ add("Tensor.where", "three", lambda L, c, x, y: x.where(c, y), mask(2, 3), norma
 
 # clamping: (args, kwargs) variants
 for _space in ("torch", "Tensor"):
-    for _name in ("clamp", "clip") if _space == "Tensor" else ("clamp",):
+    for _name in ("clamp", "clip"):
         _call = ((lambda n: lambda L, x, *a, **k: getattr(L, n)(x, *a, **k)) if _space == "torch"
                  else (lambda n: lambda L, x, *a, **k: getattr(x, n)(*a, **k)))(_name)
         add(f"{_space}.{_name}", "min-max", (lambda c: lambda L, x: c(L, x, -0.5, 0.5))(_call),
@@ -461,6 +513,21 @@ SHAPE = {
                     ("bad", lambda L, x: L.stack([x, x[:, :1]]))],
     "torch.meshgrid": [("ij", lambda L, x: L.meshgrid(x[0], x[1, :2], indexing="ij")),
                        ("xy", lambda L, x: L.meshgrid(x[0], x[1, :2], indexing="xy"))],
+    "Tensor.reshape_as": [("3x2", lambda L, x: x.reshape_as(x.T)),
+                         ("of-T", lambda L, x: x.T.reshape_as(x)),
+                         ("bad", lambda L, x: x.reshape_as(x[0]))],
+    "torch.roll": [("dim1", lambda L, x: L.roll(x, 1, 1)),
+                   ("two-dims", lambda L, x: L.roll(x, (1, -4), (0, 1))),
+                   ("flat", lambda L, x: L.roll(x, 2)),
+                   ("bad", lambda L, x: L.roll(x, (1, 2), 0))],
+    "Tensor.roll": [("dim0", lambda L, x: x.roll(-1, 0)),
+                    ("dims-kw", lambda L, x: x.roll(shifts=2, dims=1))],
+    "torch.hstack": [("2d", lambda L, x: L.hstack([x, x[:, :1]])),
+                     ("1d", lambda L, x: L.hstack((x[0], x[1, :2]))),
+                     ("bad", lambda L, x: L.hstack([x, x[:1]]))],
+    "torch.vstack": [("2d", lambda L, x: L.vstack([x, x[:1]])),
+                     ("1d", lambda L, x: L.vstack((x[0], x[1]))),
+                     ("bad", lambda L, x: L.vstack([x, x[:, :1]]))],
     "Tensor.__getitem__": [],
 }
 del SHAPE["Tensor.__getitem__"]
@@ -508,6 +575,35 @@ for _space in ("torch", "Tensor"):
     add(f"{_space}.sort", "descending-dim0", lambda L, x, s=_so: s(L, x, 0, descending=True),
         distinct(2, 4))
     add(f"{_space}.sort", "ints", lambda L, x, s=_so: s(L, x), ints(2, 4))
+for _space in ("torch", "Tensor"):
+    _ix = (lambda L, x, *a: L.index_select(x, *a)) if _space == "torch" else \
+        (lambda L, x, *a: x.index_select(*a))
+    add(f"{_space}.index_select", "dim1-repeats", lambda L, x, i, f=_ix: f(L, x, 1, i),
+        normal(2, 3), constant([2, 0, 2]))
+    add(f"{_space}.index_select", "dim0", lambda L, x, i, f=_ix: f(L, x, 0, i), normal(2, 3),
+        constant([1]))
+    add(f"{_space}.index_select", "bad-index", lambda L, x, i, f=_ix: f(L, x, 1, i), normal(2, 3),
+        constant([3]))
+    _ms = (lambda L, x, m: L.masked_select(x, m)) if _space == "torch" else \
+        (lambda L, x, m: x.masked_select(m))
+    add(f"{_space}.masked_select", "mask", _ms, normal(2, 3), mask(2, 3))
+    add(f"{_space}.masked_select", "broadcast-mask", _ms, normal(2, 3), mask(3))
+    add(f"{_space}.masked_select", "bad-mask", _ms, normal(2, 3), mask(2))
+    _as = (lambda L, x, *a, **k: L.argsort(x, *a, **k)) if _space == "torch" else \
+        (lambda L, x, *a, **k: x.argsort(*a, **k))
+    add(f"{_space}.argsort", "last", lambda L, x, s=_as: s(L, x), distinct(2, 4))
+    add(f"{_space}.argsort", "descending-dim0", lambda L, x, s=_as: s(L, x, 0, descending=True),
+        distinct(2, 4))
+add("Tensor.index_add", "dim1-repeats", lambda L, x, i, s: x.index_add(1, i, s), normal(2, 3),
+    constant([2, 0, 2]), normal(2, 3))
+add("Tensor.index_add", "alpha-dim0", lambda L, x, i, s: x.index_add(0, i, s, alpha=2),
+    normal(2, 3), constant([1]), normal(1, 3))
+add("Tensor.index_add", "bad-source", lambda L, x, i, s: x.index_add(1, i, s), normal(2, 3),
+    constant([2, 0]), normal(2, 3))
+add("Tensor.index_fill", "dim1", lambda L, x, i: x.index_fill(1, i, -1.5), normal(2, 3),
+    constant([2, 0]))
+add("Tensor.index_fill", "int-float-value", lambda L, x, i: x.index_fill(0, i, 2.7), ints(2, 3),
+    constant([1]))
 add("torch.unique", "inverse-counts",
     lambda L, x: L.unique(x, return_inverse=True, return_counts=True), ints(2, 5))
 add("torch.unique", "dim0", lambda L, x: L.unique(x, dim=0), constant([[1, 2], [0, 1], [1, 2]]))
@@ -525,14 +621,16 @@ OPERATORS = {
     "__truediv__": lambda a, b: a / b, "__pow__": lambda a, b: a ** b,
     "__eq__": lambda a, b: a == b, "__ne__": lambda a, b: a != b, "__lt__": lambda a, b: a < b,
     "__le__": lambda a, b: a <= b, "__gt__": lambda a, b: a > b, "__ge__": lambda a, b: a >= b,
+    "__floordiv__": lambda a, b: a // b, "__mod__": lambda a, b: a % b,
 }
 REFLECTED = {"__radd__": lambda a: 2.5 + a, "__rsub__": lambda a: 2.5 - a,
              "__rmul__": lambda a: 2.5 * a, "__rtruediv__": lambda a: 2.5 / a,
-             "__rpow__": lambda a: 2.5 ** a}
+             "__rpow__": lambda a: 2.5 ** a, "__rfloordiv__": lambda a: 2.5 // a,
+             "__rmod__": lambda a: 2.5 % a}
 for _name, _op in OPERATORS.items():
     _first = positive(2, 3) if _name == "__pow__" else lattice(2, 3)
-    _second = nonzero(3) if _name == "__truediv__" else lattice(3, offset=0.2 * (
-        _name in ("__add__", "__sub__", "__mul__", "__pow__")))
+    _second = nonzero(3) if _name in ("__truediv__", "__floordiv__", "__mod__") else \
+        lattice(3, offset=0.2 * (_name in ("__add__", "__sub__", "__mul__", "__pow__")))
     add(f"Tensor.{_name}", "broadcast", (lambda o: lambda L, x, y: o(x, y))(_op), _first, _second)
     add(f"Tensor.{_name}", "number", (lambda o: lambda L, x: o(x, 2))(_op), _first)
     add(f"Tensor.{_name}", "int-tensors", (lambda o: lambda L, x, y: o(x, y))(_op),
@@ -543,7 +641,8 @@ for _name, _op in OPERATORS.items():
         normal(2))
 for _name, _op in REFLECTED.items():
     add(f"Tensor.{_name}", "float", (lambda o: lambda L, x: o(x))(_op),
-        nonzero(2, 3) if _name == "__rtruediv__" else normal(2, 3))
+        nonzero(2, 3) if _name in ("__rtruediv__", "__rfloordiv__", "__rmod__")
+        else normal(2, 3))
     add(f"Tensor.{_name}", "int", (lambda o: lambda L, x: o(x))(_op), ints(2, 3, low=1))
 add("Tensor.__matmul__", "batched", lambda L, x, y: x @ y, normal(2, 2, 3), normal(3, 4))
 add("Tensor.__matmul__", "mismatch", lambda L, x, y: x @ y, normal(2, 3), normal(2, 3))
@@ -667,6 +766,7 @@ CREATION = {
                ("type", lambda L: L.device("cpu").type)],
     "is_grad_enabled": [("default", lambda L: L.is_grad_enabled())],
     "is_anomaly_enabled": [("default", lambda L: L.is_anomaly_enabled())],
+    "get_default_dtype": [("float32", lambda L: L.get_default_dtype())],
     "save": [("round-trip", lambda L: _round_trip(L, {"w": L.ones(2), "n": 3}))],
     "load": [("round-trip", lambda L: _round_trip(L, [L.arange(3), L.zeros(1)]))],
 }
@@ -705,6 +805,7 @@ RANDOM = {
     "randn_like": lambda L: L.randn_like(L.zeros(2)),
     "manual_seed": lambda L: type(L.manual_seed(0)).__name__,
     "Generator": lambda L: L.rand(3, generator=L.Generator().manual_seed(1)),
+    "bernoulli": lambda L: L.bernoulli(L.full((2, 3), 0.3, dtype=L.float64)),
 }
 for _name, _program in RANDOM.items():
     add(f"torch.{_name}", "draw", _program, random=True)
@@ -722,6 +823,13 @@ def _reseeded(L: Any) -> Any:
     return first, L.randperm(6)
 add("torch.normal", "tensor-mean", lambda L, m: L.normal(m, 1.0), normal(2, 3), random=True)
 add("torch.multinomial", "bad-too-many", lambda L: L.multinomial(L.tensor([0.2, 0.8]), 3),
+    random=True)
+add("torch.bernoulli", "certain", lambda L, p: L.bernoulli(p), constant([[0.0, 1.0], [1.0, 0.0]]))
+add("torch.bernoulli", "zeros-and-ones", lambda L: sorted(set(L.bernoulli(
+    L.full((50,), 0.5)).tolist())))
+add("torch.bernoulli", "float32-seeded", lambda L: L.bernoulli(
+    L.full((4,), 0.5), generator=L.Generator().manual_seed(0)), random=True)
+add("torch.bernoulli", "bad-probability", lambda L: L.bernoulli(L.full((2,), 1.5)),
     random=True)
 add("torch.randint", "bad-empty-range", lambda L: L.randint(3, 3, (2,)), random=True)
 for _name, _program in {
@@ -802,6 +910,47 @@ for _name, _variants in TENSOR.items():
         add(f"Tensor.{_name}", _label, _program, *[normal(2, 3), normal(3)][:_n])
 
 
+# Tensor's in-place forms: name: (inputs, call(z, *rest)), run on a non-leaf z = x * 1 (the
+# result is z itself, and the gradient flows through the write back to x) and on the leaf x
+# that requires grad (both refuse)
+INPLACE = {
+    "abs_": ((nonzero(2, 3),), lambda z: z.abs_()),
+    "exp_": ((normal(2, 3),), lambda z: z.exp_()),
+    "log_": ((positive(2, 3),), lambda z: z.log_()),
+    "neg_": ((normal(2, 3),), lambda z: z.neg_()),
+    "sqrt_": ((positive(2, 3),), lambda z: z.sqrt_()),
+    "tanh_": ((normal(2, 3),), lambda z: z.tanh_()),
+    "sigmoid_": ((normal(2, 3),), lambda z: z.sigmoid_()),
+    "relu_": ((nonzero(2, 3),), lambda z: z.relu_()),
+    "pow_": ((positive(2, 3), normal(3)), lambda z, y: z.pow_(y)),
+    "clamp_": ((normal(2, 3),), lambda z: z.clamp_(-0.5, 0.5)),
+    "clip_": ((normal(2, 3),), lambda z: z.clip_(min=0.1)),
+    "clamp_min_": ((avoiding_point(0.1),), lambda z: z.clamp_min_(0.1)),
+    "clamp_max_": ((avoiding_point(0.1),), lambda z: z.clamp_max_(0.1)),
+    "masked_fill_": ((normal(2, 3), mask(3)), lambda z, m: z.masked_fill_(m, 0.5)),
+    "scatter_add_": ((normal(2, 3), constant([[2, 2], [1, 1]]), normal(2, 2)),
+                     lambda z, i, s: z.scatter_add_(1, i, s)),
+    "index_add_": ((normal(2, 3), constant([2, 0, 2]), normal(2, 3)),
+                   lambda z, i, s: z.index_add_(1, i, s, alpha=-1)),
+    "index_fill_": ((normal(2, 3), constant([1])), lambda z, i: z.index_fill_(0, i, 2.0)),
+    "addcmul_": ((normal(2, 3), normal(3), normal(2, 3)),
+                 lambda z, a, b: z.addcmul_(a, b, value=2)),
+    "addcdiv_": ((normal(2, 3), normal(2, 3), nonzero(3)), lambda z, a, b: z.addcdiv_(a, b)),
+    "lerp_": ((normal(2, 3), normal(3)), lambda z, y: z.lerp_(y, 0.25)),
+}
+for _name, (_inputs, _call) in INPLACE.items():
+    add(f"Tensor.{_name}", "non-leaf", (lambda c: lambda L, x, *r: (lambda z: (
+        c(z, *r) is z, z))(x * 1))(_call), *_inputs)
+    add(f"Tensor.{_name}", "leaf", (lambda c: lambda L, x, *r: c(x, *r))(_call), *_inputs)
+add("Tensor.abs_", "int", lambda L, x: x.clone().abs_(), ints(2, 3))
+add("Tensor.exp_", "int", lambda L, x: x.clone().exp_(), ints(2, 3))
+add("Tensor.clamp_", "int-float-bound", lambda L, x: x.clone().clamp_(max=1.5), ints(2, 3))
+add("Tensor.detach_", "non-leaf", lambda L, x: (lambda z: (
+    z.detach_() is z, z.requires_grad, z.grad_fn is None, z.is_leaf, z))(x * 2), normal(2, 3))
+add("Tensor.detach_", "leaf", lambda L, x: (x.detach_() is x, x.requires_grad, x),
+    normal(2, 3))
+
+
 def _grad_after(L: Any, x: Any) -> Any:
     (x * x).sum().backward()
     return x.grad
@@ -834,6 +983,34 @@ add("torch.set_grad_enabled", "false", lambda L, x: _under(L.set_grad_enabled(Fa
 add("torch.is_tensor", "list", lambda L, x: L.is_tensor([1]), normal(2, 3))
 add("torch.numel", "fn", lambda L, x: L.numel(x), normal(2, 3))
 add("torch.allclose", "int-float", lambda L, x: L.allclose(x.long(), x), ints(2, 3))
+
+
+add("torch.inference_mode", "context", lambda L, x: _under(L.inference_mode(), x), normal(2, 3))
+add("torch.inference_mode", "off", lambda L, x: _under(L.inference_mode(False), x),
+    normal(2, 3))
+add("torch.autocast", "disabled", lambda L, x, w: _autocast(L, L.autocast("cpu", enabled=False),
+                                                         x, w), normal(2, 3), normal(3, 2))
+add("torch.autocast", "enabled-cpu", lambda L, x, w: _autocast(L, L.autocast("cpu"), x, w),
+    normal(2, 3), normal(3, 2), dtype="float32")
+add("torch.use_deterministic_algorithms", "on-off", lambda L: (
+    L.use_deterministic_algorithms(True), L.use_deterministic_algorithms(False)))
+add("torch.compile", "called", lambda L, x: _compiled(L, x), normal(2, 3))
+
+
+def _autocast(L: Any, mode: Any, x: Any, w: Any) -> Any:
+    with mode:
+        return x @ w, x * 2
+
+
+def _compiled(L: Any, x: Any) -> Any:
+    """torch.compile gives an OptimizedModule wrapping the model (its parameters' names gain
+    ``_orig_mod.``), dyngraph the model itself (dg.compile's docstring): calling it is what both
+    mean the same by."""
+    model = L.nn.Linear(3, 2).double()
+    with L.no_grad():
+        model.weight.copy_(x)
+        model.bias.fill_(0.5)
+    return L.compile(model, backend="eager")(x)
 
 
 def _under(mode: Any, x: Any) -> Any:
@@ -974,6 +1151,49 @@ FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] =
                       ("float-target-shape", _F("cross_entropy"), (normal(2, 3), probs(2, 2)))],
     "nll_loss": [("mean", _F("nll_loss"), (normal(4, 3), indices(3, 4))),
                  ("none", _F("nll_loss", reduction="none"), (normal(4, 3), indices(3, 4)))],
+    "celu": [("alpha", _F("celu", alpha=0.5), (normal(2, 3),)),
+             ("default", _F("celu"), (normal(2, 3),))],
+    "elu": [("default", _F("elu"), (normal(2, 3),)),
+            ("alpha", _F("elu", alpha=0.5), (normal(2, 3),))],
+    "selu": [("float", _F("selu"), (normal(2, 3),))],
+    "glu": [("last", _F("glu"), (normal(2, 4),)), ("dim0", _F("glu", 0), (normal(4, 3),)),
+            ("bad-odd", _F("glu"), (normal(2, 3),))],
+    "hardsigmoid": [("float", _F("hardsigmoid"), (uniform(-4.0, 4.0, 2, 5),))],
+    "hardswish": [("float", _F("hardswish"), (uniform(-4.0, 4.0, 2, 5),))],
+    "hardtanh": [("default", _F("hardtanh"), (uniform(-2.0, 2.0, 2, 5),)),
+                 ("bounds", _F("hardtanh", -0.5, 0.25), (normal(2, 3),))],
+    "relu6": [("float", _F("relu6"), (uniform(-2.0, 8.0, 2, 5),))],
+    "mish": [("float", _F("mish"), (normal(2, 3),))],
+    "softsign": [("float", _F("softsign"), (normal(2, 3),))],
+    "softmin": [("dim1", _F("softmin", dim=1), (normal(2, 3),)),
+                ("dim0", _F("softmin", dim=0), (normal(2, 3),))],
+    "prelu": [("channels", _F("prelu"), (normal(2, 3, 2), normal(3))),
+              ("one", _F("prelu"), (normal(2, 3), normal(1))),
+              ("bad", _F("prelu"), (normal(2, 3), normal(2)))],
+    "normalize": [("default", _F("normalize"), (normal(2, 3),)),
+                  ("p1-dim0", _F("normalize", p=1.0, dim=0), (normal(2, 3),))],
+    "cosine_similarity": [("dim1", _F("cosine_similarity"), (normal(2, 3), normal(2, 3))),
+                          ("broadcast-dim0", _F("cosine_similarity", dim=0),
+                           (normal(2, 3), normal(2, 1))),
+                          ("bad", _F("cosine_similarity"), (normal(2, 3), normal(2, 4)))],
+    "pairwise_distance": [("default", _F("pairwise_distance"), (normal(2, 3), normal(2, 3))),
+                          ("p1-keepdim", _F("pairwise_distance", p=1.0, keepdim=True),
+                           (normal(2, 3), normal(3)))],
+    "huber_loss": [("delta", _F("huber_loss", delta=0.5), (normal(2, 3), fixed(2, 3))),
+                   ("none", _F("huber_loss", reduction="none"), (normal(2, 3), normal(2, 3)))],
+    "kl_div": [("batchmean", lambda L, x, t: L.nn.functional.kl_div(
+                   x.log_softmax(-1), t, reduction="batchmean"), (normal(2, 3), probs(2, 3))),
+               ("log-target-sum", lambda L, x, t: L.nn.functional.kl_div(
+                   x.log_softmax(-1), t.log_softmax(-1), reduction="sum", log_target=True),
+                (normal(2, 3), normal(2, 3))),
+               ("none", lambda L, x, t: L.nn.functional.kl_div(x.log_softmax(-1), t,
+                                                               reduction="none"),
+                (normal(2, 3), probs(2, 3)))],
+    "avg_pool1d": [("2", _F("avg_pool1d", 2), (normal(1, 2, 6),)),
+                   ("pad-excluded", _F("avg_pool1d", 3, stride=2, padding=1,
+                                       count_include_pad=False), (normal(2, 5),))],
+    "adaptive_avg_pool1d": [("uneven", _F("adaptive_avg_pool1d", 3), (normal(2, 2, 7),)),
+                            ("1", _F("adaptive_avg_pool1d", 1), (normal(2, 4),))],
 }
 for _name, _variants in FUNCTIONAL.items():
     for _label, _program, _inputs in _variants:
@@ -1109,6 +1329,39 @@ MODULES: dict[str, list[tuple]] = {
     "RNNCell": [("tanh", lambda L: L.nn.RNNCell(3, 4), (normal(2, 3),))],
     "LSTMCell": [("plain", lambda L: L.nn.LSTMCell(3, 4), (normal(2, 3),))],
     "GRUCell": [("plain", lambda L: L.nn.GRUCell(3, 4), (normal(2, 3),))],
+    "MaxPool1d": [("2", lambda L: L.nn.MaxPool1d(2), (distinct(1, 2, 6),)),
+                  ("stride-pad", lambda L: L.nn.MaxPool1d(3, 2, 1), (distinct(2, 7),))],
+    "AvgPool1d": [("2", lambda L: L.nn.AvgPool1d(2), (normal(1, 2, 6),))],
+    "AdaptiveAvgPool1d": [("3", lambda L: L.nn.AdaptiveAvgPool1d(3), (normal(2, 2, 7),))],
+    "CELU": [("alpha", lambda L: L.nn.CELU(0.5), (normal(2, 3),))],
+    "ELU": [("alpha", lambda L: L.nn.ELU(alpha=0.5), (normal(2, 3),))],
+    "SELU": [("plain", lambda L: L.nn.SELU(), (normal(2, 3),))],
+    "GLU": [("dim0", lambda L: L.nn.GLU(0), (normal(4, 3),))],
+    "Hardsigmoid": [("plain", lambda L: L.nn.Hardsigmoid(), (uniform(-4.0, 4.0, 2, 5),))],
+    "Hardswish": [("plain", lambda L: L.nn.Hardswish(), (uniform(-4.0, 4.0, 2, 5),))],
+    "Hardtanh": [("bounds", lambda L: L.nn.Hardtanh(-0.5, 0.5), (normal(2, 3),))],
+    "ReLU6": [("plain", lambda L: L.nn.ReLU6(), (uniform(-2.0, 8.0, 2, 5),))],
+    "Mish": [("plain", lambda L: L.nn.Mish(), (normal(2, 3),))],
+    "Softsign": [("plain", lambda L: L.nn.Softsign(), (normal(2, 3),))],
+    "Softmin": [("dim1", lambda L: L.nn.Softmin(dim=1), (normal(2, 3),))],
+    "Softplus": [("beta-threshold", lambda L: L.nn.Softplus(beta=2.0, threshold=1.0),
+                  (normal(2, 3),))],
+    "LogSigmoid": [("plain", lambda L: L.nn.LogSigmoid(), (normal(2, 3),))],
+    "PReLU": [("one", lambda L: L.nn.PReLU(), (normal(2, 3),)),
+              ("channels", lambda L: L.nn.PReLU(3, init=0.1), (normal(2, 3, 2),))],
+    "CosineSimilarity": [("dim1", lambda L: L.nn.CosineSimilarity(), (normal(2, 3), normal(2, 3)))],
+    "PairwiseDistance": [("keepdim", lambda L: L.nn.PairwiseDistance(keepdim=True),
+                          (normal(2, 3), normal(2, 3)))],
+    "HuberLoss": [("delta", lambda L: L.nn.HuberLoss(delta=0.5), (normal(2, 3), fixed(2, 3)))],
+    "SmoothL1Loss": [("beta-sum", lambda L: L.nn.SmoothL1Loss(reduction="sum", beta=0.5),
+                      (normal(2, 3), fixed(2, 3)))],
+    "KLDivLoss": [("batchmean", lambda L: L.nn.KLDivLoss(reduction="batchmean"),
+                   (normal(2, 3), probs(2, 3)),
+                   {"forward": lambda L, m, x, t: m(x.log_softmax(-1), t)})],
+    "Unflatten": [("2x3", lambda L: L.nn.Unflatten(1, (2, 3)), (normal(2, 6),)),
+                  ("bad", lambda L: L.nn.Unflatten(1, (4, 2)), (normal(2, 6),))],
+    "ParameterList": [("appended", lambda L: _parameter_list(L), (normal(2, 3),),
+                       {"forward": lambda L, m, x: x * m[0] + m[-1]})],
     "MultiheadAttention": [("self", lambda L: L.nn.MultiheadAttention(4, 2, batch_first=True),
                             (normal(2, 3, 4),), {"forward": lambda L, m, x: m(x, x, x)})],
     "TransformerEncoderLayer": [("post-norm", lambda L: L.nn.TransformerEncoderLayer(
@@ -1136,6 +1389,12 @@ MODULES: dict[str, list[tuple]] = {
     "Module": [("custom", _custom, (normal(2, 3),))],
 }
 del MODULES["Bilinear"]
+
+
+def _parameter_list(L: Any) -> Any:
+    values = L.nn.ParameterList([L.nn.Parameter(L.zeros(3))])
+    values.append(L.nn.Parameter(L.zeros(2, 3)))
+    return values
 
 
 def _listed(L: Any) -> Any:
@@ -1196,6 +1455,8 @@ RANDOM_INIT = {
                                                                 nonlinearity="relu"), "std",
                         math.sqrt(2 / _FAN_OUT)),
     "orthogonal_": (lambda L, t: L.nn.init.orthogonal_(t[:50, :60]), "orthogonal", 1.0),
+    "trunc_normal_": (lambda L, t: L.nn.init.trunc_normal_(t, std=0.2, a=-0.3, b=0.3),
+                      "truncated", 0.3),
 }
 
 
@@ -1208,6 +1469,12 @@ def _spread(L: Any, init: Callable[..., Any], measure: str, expected: float) -> 
         fits = a.max() <= expected and a.min() >= -expected and a.max() > 0.95 * expected
     elif measure == "std":
         fits = abs(a.std() / expected - 1) < 0.03 and abs(a.mean()) < 0.03 * expected
+    elif measure == "truncated":  # within +-expected (1.5 standard deviations of 0.2), with the
+        # truncated normal's standard deviation
+        beta = expected / 0.2
+        density = math.exp(-beta * beta / 2) / math.sqrt(2 * math.pi)
+        std = 0.2 * math.sqrt(1 - 2 * beta * density / math.erf(beta / math.sqrt(2)))
+        fits = a.max() <= expected and a.min() >= -expected and abs(a.std() / std - 1) < 0.03
     else:
         fits = np.allclose(a @ a.T, np.eye(len(a)), atol=1e-5)
     # in place: the tensor itself back (orthogonal_ of a slice: written through into t)
@@ -1231,7 +1498,9 @@ _NOT_COMPARED = {"params", "foreach", "fused", "capturable", "differentiable"}
 def trajectory(L: Any, make: Callable[..., Any], schedule: Callable[..., Any] | None = None,
                steps: int = 6) -> list:
     """Parameters and learning rates after each of ``steps`` steps of a small least-squares
-    fit, float64, every step's gradients from the library's own backward."""
+    fit, float64, every step's gradients from the library's own backward. An optimizer that
+    re-evaluates the loss (LBFGS) is given it as the closure of ``step``; a scheduler that
+    watches a metric (ReduceLROnPlateau) is given the step's loss."""
     rng = np.random.default_rng(0)
     w = L.nn.Parameter(L.tensor(rng.standard_normal((2, 3))))
     b = L.nn.Parameter(L.tensor(rng.standard_normal(2)))
@@ -1239,11 +1508,22 @@ def trajectory(L: Any, make: Callable[..., Any], schedule: Callable[..., Any] | 
     optimizer = make(L, [w, b])
     scheduler = schedule(L, optimizer) if schedule else None
     seen = []
-    for _ in range(steps):
+
+    def loss() -> Any:
         optimizer.zero_grad()
-        ((x @ w.T + b - y) ** 2).mean().backward()
-        optimizer.step()
-        if scheduler is not None:
+        value = ((x @ w.T + b - y) ** 2).mean()
+        value.backward()
+        return value
+
+    for _ in range(steps):
+        if type(optimizer).__name__ == "LBFGS":
+            value = optimizer.step(loss)
+        else:
+            value = loss()
+            optimizer.step()
+        if type(scheduler).__name__ == "ReduceLROnPlateau":
+            scheduler.step(value.item())
+        elif scheduler is not None:
             scheduler.step()
         seen.append((w.detach().clone(), b.detach().clone(),
                      [{k: v for k, v in g.items() if k in ("lr", "momentum", "betas")}
@@ -1287,6 +1567,14 @@ OPTIMIZERS = {
     "Adadelta": [("plain", lambda L, p: L.optim.Adadelta(p)),
                  ("maximize", lambda L, p: L.optim.Adadelta(p, maximize=True)),
                  ("lr-wd", lambda L, p: L.optim.Adadelta(p, lr=0.5, rho=0.8, weight_decay=0.1))],
+    "Adagrad": [("plain", lambda L, p: L.optim.Adagrad(p, lr=0.1)),
+                ("decay-wd-initial", lambda L, p: L.optim.Adagrad(
+                    p, lr=0.1, lr_decay=0.1, weight_decay=0.1, initial_accumulator_value=0.5)),
+                ("maximize", lambda L, p: L.optim.Adagrad(p, lr=0.1, maximize=True))],
+    "LBFGS": [("plain", lambda L, p: L.optim.LBFGS(p, lr=0.5, max_iter=3)),
+              ("strong-wolfe", lambda L, p: L.optim.LBFGS(p, max_iter=4, history_size=3,
+                                                          line_search_fn="strong_wolfe")),
+              ("bad-line-search", lambda L, p: L.optim.LBFGS(p, line_search_fn="armijo"))],
 }
 for _name, _variants in OPTIMIZERS.items():
     for _label, _make in _variants:
@@ -1320,6 +1608,20 @@ SCHEDULERS = {
         o, max_lr=0.2, total_steps=6)),
         ("linear-three-phase", lambda L, o: L.optim.lr_scheduler.OneCycleLR(
             o, max_lr=0.2, total_steps=7, anneal_strategy="linear", three_phase=True))],
+    "CosineAnnealingLR": [("T_max-4", lambda L, o: L.optim.lr_scheduler.CosineAnnealingLR(
+        o, T_max=4, eta_min=0.01))],
+    "LinearLR": [("warm-up", lambda L, o: L.optim.lr_scheduler.LinearLR(
+        o, start_factor=0.25, total_iters=4)),
+        ("down", lambda L, o: L.optim.lr_scheduler.LinearLR(
+            o, start_factor=1.0, end_factor=0.5, total_iters=3))],
+    "MultiStepLR": [("1-3", lambda L, o: L.optim.lr_scheduler.MultiStepLR(
+        o, milestones=[1, 3], gamma=0.5))],
+    "ReduceLROnPlateau": [("patience-0", lambda L, o: L.optim.lr_scheduler.ReduceLROnPlateau(
+        o, factor=0.5, patience=0, threshold=0.2)),
+        ("max-cooldown-abs", lambda L, o: L.optim.lr_scheduler.ReduceLROnPlateau(
+            o, mode="max", factor=0.5, patience=1, cooldown=1, threshold_mode="abs",
+            min_lr=0.03)),
+        ("bad-mode", lambda L, o: L.optim.lr_scheduler.ReduceLROnPlateau(o, mode="low"))],
 }
 _SGD_MOMENTUM = OPTIMIZERS["SGD"][1][1]
 for _name, _variants in SCHEDULERS.items():
@@ -1441,6 +1743,27 @@ def _packed(L: Any, x: Any, lengths: list) -> Any:
     return p.data, p.batch_sizes, p.sorted_indices, p.unsorted_indices
 
 
+add("nn.utils.parameters_to_vector", "two", lambda L, x, y: L.nn.utils.parameters_to_vector(
+    [x, y]), normal(2, 3), normal(3))
+add("nn.utils.parameters_to_vector", "non-contiguous", lambda L, x, y: L.nn.utils
+    .parameters_to_vector([x, y.T]), normal(2, 3), normal(3, 2))
+add("nn.utils.vector_to_parameters", "two", lambda L, v: _unflattened(L, v), normal(9))
+add("nn.utils.vector_to_parameters", "too-short", lambda L, v: _unflattened(L, v[:5]), normal(9))
+
+
+def _unflattened(L: Any, v: Any) -> Any:
+    params = [L.nn.Parameter(L.zeros(2, 3, dtype=L.float64)), L.nn.Parameter(L.zeros(3))]
+    L.nn.utils.vector_to_parameters(v.detach() * 1, params)
+    return [(p.requires_grad, p.is_leaf) for p in params], params
+
+
+add("autograd.Variable", "requires-grad", lambda L, x: (lambda v: (
+    v.requires_grad, v.is_leaf, v * 2))(L.autograd.Variable(x.detach(), requires_grad=True)),
+    normal(2, 3))
+add("autograd.Variable", "plain", lambda L, x: L.autograd.Variable(x.detach()), normal(2, 3))
+add("cuda.device_count", "no-gpu", lambda L: L.cuda.device_count())
+add("cuda.manual_seed", "no-gpu", lambda L: L.cuda.manual_seed(3))
+add("cuda.manual_seed_all", "no-gpu", lambda L: L.cuda.manual_seed_all(3))
 add("testing.assert_close", "close", lambda L, x: L.testing.assert_close(x, x + 1e-12),
     normal(2, 3))
 add("testing.assert_close", "far", lambda L, x: L.testing.assert_close(x, x + 1), normal(2, 3))

@@ -42,6 +42,20 @@ DIFFERENT: dict[str, str] = {
     "nn.utils.rnn.pack_padded_sequence[sorted]": "PackedSequence is (padded data, lengths) "
     "here, not torch's (data of the real steps, batch_sizes, sorted_indices, unsorted_indices): "
     "the fields differ (the recurrent layers give torch's outputs)",
+    **{f"Tensor.{n}[{v}]": "x // y of float tensors that require grad: torch's result requires "
+       "grad and its backward raises (floor_divide has no derivative); dyngraph's result is "
+       "outside the graph (tensor.py's _floor_divide), so backward through it raises nothing "
+       "and leaves the inputs' grads None" for n, v in (("__floordiv__", "broadcast"),
+                                                        ("__floordiv__", "number"),
+                                                        ("__rfloordiv__", "float"))},
+    "Tensor.__rmod__[float]": "2.5 % x of a float tensor that requires grad: dyngraph "
+    "differentiates it (gradient -floor(2.5 / x), as tensor % tensor); torch's backward raises "
+    "(remainder of a number by a tensor has no derivative there)",
+    "torch.autocast[enabled-cpu]": "autocast('cpu') enabled: torch computes float32 x @ w in "
+    "bfloat16; dyngraph refuses with NotImplementedError (no lower precision to compute in, "
+    "by design: dg.autocast's docstring; enabled=False runs in both)",
+    "optim.LBFGS[strong-wolfe]": "line_search_fn='strong_wolfe': dyngraph's LBFGS raises "
+    "NotImplementedError (PyTorch's default fixed step only); torch runs the line search",
 }
 
 # Cases where dyngraph runs what torch refuses: no torch program meets them, so no silent
@@ -65,6 +79,12 @@ LENIENT: dict[str, str] = {
                                          "negative steps (x.flip(0))",
     "F.cross_entropy[weight]": "class weights that require grad: dyngraph differentiates with "
                                "respect to them; torch refuses",
+    "torch.isclose[int-float]": "isclose of an int64 and a float64 tensor: dyngraph compares "
+                                "the values (numpy promotes); torch wants one dtype",
+    "Tensor.lerp[int-end]": "lerp of a float64 tensor towards an int64 end: dyngraph promotes; "
+                            "torch wants end in self's dtype",
+    "nn.utils.parameters_to_vector[non-contiguous]": "a non-contiguous parameter (a transposed "
+    "view): dyngraph flattens it; torch's .view(-1) of it refuses",
 }
 
 
@@ -98,6 +118,21 @@ FIXED: dict[str, str] = {
     "nn.utils.rnn.pad_packed_sequence[round-trip]": "pad_packed_sequence kept the padded "
     "input's values after each sequence's end (not padding_value) and its length (not "
     "max(lengths)) and passed gradients to them",
+    "torch.roll[bad]": "roll(x, (1, 2), 0), more shifts than dims, ran (the extra shift "
+                       "dropped); torch raises",
+    "Tensor.__floordiv__[int-float-number]": "an int64 tensor // a Python float was float64 "
+    "(numpy's), not PyTorch's default float32 (NOTE [type promotion])",
+    "Tensor.__rfloordiv__[int]": "2.5 // an int64 tensor: the same",
+    "Tensor.__rmod__[int]": "2.5 % an int64 tensor cast 2.5 to int64 (computed 2 % x, int64); "
+                            "now float32, as torch",
+    "torch.bernoulli[bad-probability]": "probabilities outside [0, 1] drew as if clipped; torch "
+                                        "raises",
+    "F.glu[bad-odd]": "glu of an odd-sized dimension ran: the halves (2 and 1 of 3) broadcast "
+                      "into a wrong result; torch raises",
+    "optim.Adagrad[maximize]": "Adagrad took no maximize= (TypeError), and its param_groups "
+                               "lacked it (checkpoint keys differed)",
+    "optim.LBFGS[plain]": "LBFGS's state (a checkpoint) lacked torch's 'al', the two-loop "
+                          "recursion's coefficients",
 }
 
 

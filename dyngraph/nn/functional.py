@@ -1061,6 +1061,9 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
     """a * sigmoid(b), a and b the two halves of ``input`` along ``dim``."""
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"glu halves dimension {dim}, which must be of even size; it is "
+                           f"{input.shape[dim]}")
     a, b = input.chunk(2, dim)
     return a * b.sigmoid()
 

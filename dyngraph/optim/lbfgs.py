@@ -115,7 +115,9 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     H_diag = ys / y.dot(y)
-                al = [None] * len(old_dirs)
+                # the two-loop recursion's coefficients, kept in the state as PyTorch's (so
+                # a checkpoint holds the same keys)
+                al = state.setdefault("al", [None] * history_size)
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = old_stps[i].dot(q) * ro[i]

@@ -399,12 +399,12 @@ class Adagrad(Optimizer):
 
     def __init__(self, params: Iterable[Any], lr: float = 1e-2, lr_decay: float = 0.0,
                  weight_decay: float = 0.0, initial_accumulator_value: float = 0.0,
-                 eps: float = 1e-10) -> None:
+                 eps: float = 1e-10, *, maximize: bool = False) -> None:
         _non_negative(learning_rate=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                       initial_accumulator_value=initial_accumulator_value, epsilon=eps)
         super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
                                   "initial_accumulator_value": initial_accumulator_value,
-                                  "eps": eps})
+                                  "eps": eps, "maximize": maximize})
 
     @grad_mode.no_grad()
     def step(self) -> None:

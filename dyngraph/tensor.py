@@ -1259,10 +1259,8 @@ class Tensor:
         """Values below ``min`` raised to it, above ``max`` lowered to it. A bound may be a
         tensor (broadcast against x): then the gradient flows to the bound where it is taken."""
         if isinstance(min, Tensor) or isinstance(max, Tensor):
-            from .functions import where
-
-            out = self if min is None else where(self < min, min, self)
-            return out if max is None else where(out > max, max, out)
+            out = self if min is None else Where.apply(self < min, min, self)
+            return out if max is None else Where.apply(out > max, max, out)
         return Clamp.apply(self, low=min, high=max)
 
     def clamp_min(self, min: float) -> Tensor:

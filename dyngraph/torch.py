@@ -807,11 +807,8 @@ def _announce_output(args: tuple, output: torch.Tensor) -> None:
 
 def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> None:
     """_announce for the commonest case: ``node`` is the one node an op made (from ``args``,
-    returning ``output``), and its inputs were all told about already (a chain, a loop).
-
-    NOTE [speed] The same node_created as ``_emit_node`` (tests/test_torch_source.py compares
-    the two on whole programs), written flat: this runs for every op while anyone listens, and
-    each Python call or loop it saves is a few percent of W6 (benchmarks/README.md)."""
+    returning ``output``), and its inputs were all told about already (a chain, a loop): no
+    walk, only a look at its parents, then the one node_created of ``_emit_node``."""
     epoch = this_thread.state.epoch
     slots = []  # the node's inputs, as next_functions has them: a parent's _Info, or None
     for parent, _ in node.next_functions:
@@ -824,24 +821,7 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
             return
         slots.append(parent_info)
     info.announced = epoch
-    for parent_info in slots:
-        if parent_info is not None:
-            parent_info.consumers += 1
-    where = _where()
-    tensors = _arguments(args)
-    # data (needing no gradient) among the arguments: inputs too
-    data = [_data_leaf(tensor, where) for tensor in tensors if not tensor.requires_grad]
-    info.inputs, info.positions = _in_order(slots, data, len(tensors))
-    if info.saved_bytes is None:
-        info.saved_bytes = _saved_bytes(node)
-    if not info.id:
-        info.id = new_node_id()
-    (_emit if _here.held or _here.stack else events.emit)(events.node_created(
-        id=info.id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
-        dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
-        requires_grad=True, is_leaf=False, name=_name(output, where), scope=_scope(),
-        where=where, preview=_preview(output), saved_bytes=info.saved_bytes,
-    ))
+    _emit_node(node, info, slots, output, _where(), _scope(), _arguments(args))
 
 
 def _in_order(slots: list, data: list, n_tensors: int) -> tuple[tuple, tuple | None]:

@@ -534,8 +534,9 @@ def replay(events):
 
 
 def test_fast_path_of_one_op_emits_what_the_general_walk_does(monkeypatch):
-    """NOTE [speed] in dyngraph.torch: _announce_op, the flat path of the commonest op, tells
-    the subscribers exactly what _announce (the general walk back) does, on whole programs."""
+    """dyngraph.torch's _announce_op, the path of the commonest op (no walk: its inputs were
+    told about), tells the subscribers exactly what _announce (the general walk back) does, on
+    whole programs: both end in the one node_created of _emit_node."""
     fast = watched(_lesson_programs())  # fresh leaves each time, seeded alike
     announce_op = dgt._announce_op
     monkeypatch.setattr(dgt, "_announce_op", dgt._announce_walking)

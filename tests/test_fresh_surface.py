@@ -12,7 +12,10 @@ import dyngraph as dg
 import dyngraph.nn.functional as dF
 
 torch = pytest.importorskip("torch")
-import torch.nn.functional as tF  # noqa: E402
+from surface_checks import (  # noqa: E402
+    assert_second_derivatives_as_torch,
+    assert_values_and_gradients_as_torch,
+)
 
 rng = np.random.default_rng(37)
 X = rng.standard_normal((3, 4)) * 2.5          # no entry on a kink (0, +-1, +-3, 6)
@@ -114,21 +117,9 @@ NOT_TWICE = {"F.hardtanh", "F.relu6", "nn.ReLU6", "nn.Hardtanh", "torch.clip",
 IDS = [c[0] for c in DIFFERENTIABLE]
 
 
-def run(lib, F, f, array):
-    x = lib.tensor(array, requires_grad=True)
-    return x, f(lib, F, x)
-
-
 @pytest.mark.parametrize("name,array,f", DIFFERENTIABLE, ids=IDS)
 def test_values_and_gradients_as_torch(name, array, f):
-    x, y = run(dg, dF, f, array)
-    tx, ty = run(torch, tF, f, array)
-    assert y.shape == tuple(ty.shape) and str(y.dtype) == str(ty.dtype).replace("torch.", "")
-    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-7, atol=1e-12)
-    weights = rng.standard_normal(y.shape)
-    (y * dg.tensor(weights)).sum().backward()
-    (ty * torch.tensor(weights)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-7, atol=1e-12)
+    assert_values_and_gradients_as_torch(f, array, rng, rtol=1e-7)
 
 
 @pytest.mark.parametrize("name,array,f", DIFFERENTIABLE, ids=IDS)
@@ -139,15 +130,7 @@ def test_gradients_against_finite_differences(name, array, f):
 @pytest.mark.parametrize("name,array,f", [c for c in DIFFERENTIABLE if c[0] not in NOT_TWICE],
                          ids=[c[0] for c in DIFFERENTIABLE if c[0] not in NOT_TWICE])
 def test_second_derivatives_as_torch(name, array, f):
-    def second(lib, F, grad):
-        x = lib.tensor(array, requires_grad=True)
-        y = f(lib, F, x)
-        (g,) = grad((y * y).sum(), x, create_graph=True)
-        (h,) = grad((g * g).sum(), x)
-        return h.detach().numpy()
-    mine = second(dg, dF, lambda out, inp, **k: dg.autograd.grad(out, inp, **k))
-    theirs = second(torch, tF, lambda out, inp, **k: torch.autograd.grad(out, inp, **k))
-    np.testing.assert_allclose(mine, theirs, rtol=1e-6, atol=1e-10)
+    assert_second_derivatives_as_torch(f, array)
 
 
 def test_prelu_learns_its_slopes_as_torch():

@@ -13,7 +13,10 @@ import dyngraph as dg
 import dyngraph.nn.functional as dF
 
 torch = pytest.importorskip("torch")
-import torch.nn.functional as tF  # noqa: E402
+from surface_checks import (  # noqa: E402
+    assert_second_derivatives_as_torch,
+    assert_values_and_gradients_as_torch,
+)
 
 rng = np.random.default_rng(0)
 A = rng.uniform(-0.9, 0.9, (3, 4))          # inside (-1, 1): acos, asin
@@ -119,22 +122,9 @@ DIFFERENTIABLE = [
 ]
 
 
-def run(lib, F, f, array, grad=True):
-    x = lib.tensor(array, requires_grad=grad)
-    y = f(lib, F, x)
-    return x, y
-
-
 @pytest.mark.parametrize("name,array,f", DIFFERENTIABLE, ids=[c[0] for c in DIFFERENTIABLE])
 def test_values_and_gradients_as_torch(name, array, f):
-    x, y = run(dg, dF, f, array)
-    tx, ty = run(torch, tF, f, array)
-    assert y.shape == tuple(ty.shape) and str(y.dtype) == str(ty.dtype).replace("torch.", "")
-    np.testing.assert_allclose(y.detach().numpy(), ty.detach().numpy(), rtol=1e-6, atol=1e-12)
-    weights = rng.standard_normal(y.shape)
-    (y * dg.tensor(weights)).sum().backward()
-    (ty * torch.tensor(weights)).sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6, atol=1e-12)
+    assert_values_and_gradients_as_torch(f, array, rng, rtol=1e-6)
 
 
 # PyTorch's own gradient of scatter with repeated indices is not the derivative (every writer
@@ -162,16 +152,7 @@ SECOND_ORDER = {
 @pytest.mark.parametrize("name,array,f", [c for c in DIFFERENTIABLE if c[0] in SECOND_ORDER],
                          ids=[c[0] for c in DIFFERENTIABLE if c[0] in SECOND_ORDER])
 def test_second_derivatives_as_torch(name, array, f):
-    """d/dx |g|^2 with g = d(sum y^2)/dx built with create_graph=True, as torch's."""
-    def second(lib, F, grad):
-        x = lib.tensor(array, requires_grad=True)
-        y = f(lib, F, x)
-        (g,) = grad((y * y).sum(), x, create_graph=True)
-        (h,) = grad((g * g).sum(), x)
-        return h.detach().numpy()
-    mine = second(dg, dF, lambda out, inp, **k: dg.autograd.grad(out, inp, **k))
-    theirs = second(torch, tF, lambda out, inp, **k: torch.autograd.grad(out, inp, **k))
-    np.testing.assert_allclose(mine, theirs, rtol=1e-6, atol=1e-10)
+    assert_second_derivatives_as_torch(f, array)
 
 
 NO_GRAD = [

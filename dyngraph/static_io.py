@@ -496,14 +496,14 @@ def _nbytes(value: Any) -> int:
 
 
 class StaticParts(NamedTuple):
-    """What a StaticGraph is made of (trace.py's ``StaticGraph(*parts)``), read from a file."""
+    """What a StaticGraph is made of, read from a file (a loaded graph read no data in a traced
+    run, so it has no ``data_reads``)."""
 
     ops: list[_Op]
     inputs: list[tuple[tuple[int, ...], np.dtype]]
     captured: list[Any]
     outputs: list[Ref]
     single_output: bool
-    data_reads: None
     budget: RunBudget
 
 
@@ -522,8 +522,7 @@ def read_static(path: str | os.PathLike, device: str = "cpu") -> StaticParts:
         captured.append(Tensor(array, name=name) if kind == "tensor" else array)
     budget = RunBudget(spec.ops, [shape for shape, _ in spec.inputs], len(captured),
                        input_dtypes=[dtype for _, dtype in spec.inputs])
-    return StaticParts(spec.ops, spec.inputs, captured, spec.outputs, spec.single_output, None,
-                       budget)
+    return StaticParts(spec.ops, spec.inputs, captured, spec.outputs, spec.single_output, budget)
 
 
 class _Validated:

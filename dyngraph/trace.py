@@ -636,4 +636,6 @@ def load_static(path: str | os.PathLike, device: str = "cpu") -> StaticGraph:
     >>> graph = dg.load_static("mlp.json")                  # or device="cuda"
     >>> graph(dg.randn(8, 4))
     """
-    return StaticGraph(*read_static(path, device))
+    parts = read_static(path, device)
+    return StaticGraph(parts.ops, parts.inputs, parts.captured, parts.outputs,
+                       parts.single_output, budget=parts.budget)

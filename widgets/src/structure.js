@@ -320,8 +320,13 @@ export function buildStructure(timeline, opts) {
   // A loop the learner opened is an explicit choice: it is not folded away into a box.
   const collapseOver = Math.max(1, Math.floor(opts.collapseOver ?? COLLAPSE_OVER));
   const maxNodes = Math.max(1, Math.floor(opts.maxNodes ?? Infinity));
-  const loopOpened = loops.some((loop) => expanded.has(loop.key) || (opened.get(loop.key) || 0) > 0);
-  const rolledUp = loops.reduce((sum, loop) => sum + loop.members.length - 1, 0);
+  // (an opened step of a loop around the model is a map of its own: NOTE [an opened step is a
+  // map of its own]; it keeps the map, and counts as drawn)
+  const loopOpened = loops.some((loop) => !loop.around && iterationsShown(loop, expanded, opened) > 0);
+  const rolledUp = loops.reduce((sum, loop) => {
+    const rolled = loop.iterations.slice(iterationsShown(loop, expanded, opened)).flat().length;
+    return sum + Math.max(rolled - 1, 0); // a box stands for them
+  }, 0);
   const scoped = nodes.some((n) => n.scope.length > 0);
   const map = scoped && (Boolean(opts.map) || (!loopOpened && nodes.length - rolledUp > Math.min(collapseOver, maxNodes)));
   // the view maps an unreadable drawing only without a loop inside a module in it: every

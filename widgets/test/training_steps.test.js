@@ -145,6 +145,9 @@ test("a loop around the model rolls up beside the map (NOTE [a loop around the m
   assert.ok(!opened.groups.some((g) => g.key === "scope:iteration 2 of 20"), "rolled up with its loop, not on its own");
   assert.ok(opened.groups.some((g) => g.key === "scope:iteration 2 of 20 / Net / a" && !g.expanded), "its boxes open as any");
   assert.equal(opened.boxes.filter((b) => b.kind === "node").length, 3, "the losses of the first, second and last steps");
+  // opened past collapse_over with no map asked: still the map, the step in it
+  const sized = buildStructure(tl, { collapseOver: 20, opened: new Map([[loop.key, 1]]) });
+  assert.ok(sized.map && sized.boxes.some((b) => b.scope[0] === "iteration 2 of 20"));
   // the whole loop expanded: every step its own map
   const all = buildStructure(tl, { map: true, expanded: new Set([loop.key]) });
   assert.equal(all.boxes.filter((b) => b.kind === "loop").length, 0);

@@ -776,7 +776,9 @@ class Tensor:
         floats = self.dtype.kind == "f" or isinstance(other, float) or (
             isinstance(other, Tensor) and other.dtype.kind == "f")
         if floats:
-            return self - (self / other).floor() * other
+            a = self.float() if self.dtype.kind == "b" else self  # (no bool - float: Sub)
+            return a - (a / other).floor() * other
+        _refuse_two_bools("remainder", self, other)
         return Tensor(backend.get_array_module(self.array).mod(self.array, _data_of(other)))
 
     def __pow__(self, other: Any) -> Tensor:
@@ -2176,10 +2178,19 @@ def _variance_args(fn: str, tensor: Tensor, dim: Any, unbiased: Any, keepdim: An
     return dim, keepdim, correction
 
 
+def _refuse_two_bools(fn: str, a: Any, b: Any) -> None:
+    """``mask // mask`` and ``mask % mask``: PyTorch has no such kernel (numpy counts in int8)."""
+    if all(isinstance(v, Tensor) and v.dtype.kind == "b" for v in (a, b)):
+        raise NotImplementedError(
+            f"\"{fn}\" not implemented for 'Bool' tensors on both sides; convert one first, "
+            f"e.g. a.long() // b")
+
+
 def _floor_divide(a: Any, b: Any) -> Tensor:
     """``a // b``: floor(a / b), in the operands' dtype (integers stay integers). Outside the
     graph: PyTorch has no derivative for it either (its backward raises)."""
     tensor = a if isinstance(a, Tensor) else b
+    _refuse_two_bools("floor_divide", a, b)
     xp = backend.get_array_module(tensor.array)
     out = xp.floor_divide(_data_of(a), _data_of(b))
     if out.dtype.kind == "f" and not any(isinstance(v, Tensor) and v.dtype.kind == "f"

@@ -201,6 +201,11 @@ def avoiding_point(p: float) -> Input:
     return Input(lambda rng: p + rng.choice([-1.0, 1.0], (2, 3)) * rng.uniform(0.2, 1.0, (2, 3)))
 
 
+def all_true(*shape: int) -> Input:
+    """Booleans that divide without a zero."""
+    return Input(lambda rng: np.ones(shape, bool), differentiable=False)
+
+
 def probs(*shape: int) -> Input:
     return Input(lambda rng: rng.uniform(0.1, 0.9, shape), differentiable=False)
 
@@ -639,6 +644,11 @@ for _name, _op in OPERATORS.items():
         ints(2, 3, low=1))
     add(f"Tensor.{_name}", "mismatch", (lambda o: lambda L, x, y: o(x, y))(_op), normal(2, 3),
         normal(2))
+    add(f"Tensor.{_name}", "bools", (lambda o: lambda L, x, y: o(x, y))(_op), mask(2, 3),
+        all_true(3) if _name in ("__truediv__", "__floordiv__", "__mod__") else mask(3))
+    add(f"Tensor.{_name}", "bool-int-number", (lambda o: lambda L, m: o(m, 2))(_op), mask(2, 3))
+    add(f"Tensor.{_name}", "bool-float-number", (lambda o: lambda L, m: o(m, 0.5))(_op),
+        mask(2, 3))
 for _name, _op in REFLECTED.items():
     add(f"Tensor.{_name}", "float", (lambda o: lambda L, x: o(x))(_op),
         nonzero(2, 3) if _name in ("__rtruediv__", "__rfloordiv__", "__rmod__")

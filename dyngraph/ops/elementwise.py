@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..function import Function
-from ..meta import INT8, NUMBER_OR_NONE, Promotion
+from ..meta import INT64, NUMBER_OR_NONE, Promotion
 
 # ----------------------------------------------------------------------------- arithmetic
 
@@ -38,6 +38,10 @@ class Sub(Function):
 
     @staticmethod
     def forward(ctx, x, y):
+        if _is_bool(x) or _is_bool(y):  # numpy counts True - 2 as -1; PyTorch refuses
+            raise RuntimeError(
+                "Subtraction, the `-` operator, with a bool tensor is not supported: to invert "
+                "a mask use ~mask (or mask.logical_not()); to count with it, mask.long() - y")
         return x - y
 
     @staticmethod
@@ -91,6 +95,8 @@ class Pow(Function):
 
     @staticmethod
     def forward(ctx, x, y):
+        if _is_bool(x):  # PyTorch's powers of booleans are integers
+            x = _bool_base_as_int(x, y)
         z = x**y
         ctx.save_for_backward(x, y, z)
         return z
@@ -113,9 +119,25 @@ class Pow(Function):
         return gx, gy
 
     @classmethod
-    def meta(cls, shapes, dtypes):  # (numpy has no power of booleans: theirs is int8)
-        stated = super().meta(shapes, dtypes)
-        return stated._replace(dtype=INT8) if stated.dtype.kind == "b" else stated
+    def meta(cls, shapes, dtypes):
+        base, exponent = dtypes
+        if getattr(base, "kind", None) == "b":  # as forward: the base counts as int64
+            base = INT64
+        return super().meta(shapes, (base, exponent))
+
+
+def _bool_base_as_int(x, y):
+    """A boolean base, as PyTorch has it: b ** 2 is int64 and b ** 2.0 float (numpy's own power
+    of booleans is int8, or float64, by version); b ** b has no integer to count in: refused."""
+    if _is_bool(y) or isinstance(y, bool):
+        raise NotImplementedError(
+            "\"pow\" not implemented for 'Bool': a power of booleans has no meaning of its own; "
+            "convert first, e.g. x.long() ** y (or x.float() ** y)")
+    return x.astype(INT64)
+
+
+def _is_bool(value) -> bool:
+    return getattr(getattr(value, "dtype", None), "kind", None) == "b"
 
 
 class Neg(Function):

@@ -192,6 +192,7 @@ class BinaryCrossEntropy(Function):
 
     @staticmethod
     def forward(ctx, p, target, reduction="mean", weight=None):
+        need_floats("binary_cross_entropy", p, "F.binary_cross_entropy(p.float(), target.float())")
         xp = ctx.xp
         log_p = xp.maximum(xp.log(p), _LOG_FLOOR)
         log_q = xp.maximum(xp.log1p(-p), _LOG_FLOOR)
@@ -227,6 +228,7 @@ class BinaryCrossEntropyWithLogits(Function):
 
     @staticmethod
     def forward(ctx, x, target, reduction="mean", weight=None, pos_weight=None):
+        need_floats("binary_cross_entropy_with_logits", x, "x.float() for the logits")
         xp = ctx.xp
         softplus_neg = xp.logaddexp(0, -x)  # log(1 + exp(-x)) without overflow
         pw = 1 if pos_weight is None else pos_weight

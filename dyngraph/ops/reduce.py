@@ -281,13 +281,14 @@ class LogSoftmax(Function):
         return gy - ctx.xp.exp(y) * gy.sum(axis=ctx.axis, keepdims=True)
 
 
-def need_floats(fn, x):
-    """softmax of an integer tensor: PyTorch refuses it (where numpy would compute in float64
-    without a word), and says so with its error type and words."""
+def need_floats(fn, x, convert=None):
+    """softmax (or a loss) of an integer tensor: PyTorch refuses it (where numpy would compute in
+    float64 without a word), and says so with its error type and words."""
     if x.dtype.kind != "f":
+        convert = convert or f"x.float().{fn}(dim=-1) (or pass dtype=dg.float32)"
         raise NotImplementedError(
             f'"{fn}" not implemented for \'{scalar_type_name(x.dtype)}\': it needs floating '
-            f"point values; convert first, e.g. x.float().{fn}(dim=-1) (or pass dtype=dg.float32)"
+            f"point values; convert first, e.g. {convert}"
         )
 
 

@@ -1506,11 +1506,12 @@ _NOT_COMPARED = {"params", "foreach", "fused", "capturable", "differentiable"}
 
 
 def trajectory(L: Any, make: Callable[..., Any], schedule: Callable[..., Any] | None = None,
-               steps: int = 6) -> list:
+               steps: int = 6, closure: bool = False) -> list:
     """Parameters and learning rates after each of ``steps`` steps of a small least-squares
     fit, float64, every step's gradients from the library's own backward. An optimizer that
-    re-evaluates the loss (LBFGS) is given it as the closure of ``step``; a scheduler that
-    watches a metric (ReduceLROnPlateau) is given the step's loss."""
+    re-evaluates the loss (LBFGS; any other with ``closure=True``) is given it as the closure
+    of ``step``, and what ``step`` returns is compared too; a scheduler that watches a metric
+    (ReduceLROnPlateau) is given the step's loss."""
     rng = np.random.default_rng(0)
     w = L.nn.Parameter(L.tensor(rng.standard_normal((2, 3))))
     b = L.nn.Parameter(L.tensor(rng.standard_normal(2)))
@@ -1526,8 +1527,9 @@ def trajectory(L: Any, make: Callable[..., Any], schedule: Callable[..., Any] | 
         return value
 
     for _ in range(steps):
-        if type(optimizer).__name__ == "LBFGS":
-            value = optimizer.step(loss)
+        returned = None
+        if closure or type(optimizer).__name__ == "LBFGS":
+            value = returned = optimizer.step(loss)
         else:
             value = loss()
             optimizer.step()
@@ -1538,7 +1540,8 @@ def trajectory(L: Any, make: Callable[..., Any], schedule: Callable[..., Any] | 
         seen.append((w.detach().clone(), b.detach().clone(),
                      [{k: v for k, v in g.items() if k in ("lr", "momentum", "betas")}
                       for g in optimizer.param_groups],
-                     scheduler.get_last_lr() if scheduler else None))
+                     scheduler.get_last_lr() if scheduler else None,
+                     None if returned is None else returned.detach()))
     # what a checkpoint of the optimizer holds, and its zero_grad both ways
     saved = optimizer.state_dict()
     seen.append(([sorted(state) for state in saved["state"].values()],
@@ -1585,10 +1588,71 @@ OPTIMIZERS = {
               ("strong-wolfe", lambda L, p: L.optim.LBFGS(p, max_iter=4, history_size=3,
                                                           line_search_fn="strong_wolfe")),
               ("bad-line-search", lambda L, p: L.optim.LBFGS(p, line_search_fn="armijo"))],
+    "NAdam": [("plain", lambda L, p: L.optim.NAdam(p, lr=0.05)),
+              ("momentum-decay-wd", lambda L, p: L.optim.NAdam(
+                  p, lr=0.05, betas=(0.8, 0.9), weight_decay=0.1, momentum_decay=0.01)),
+              ("decoupled-maximize", lambda L, p: L.optim.NAdam(
+                  p, lr=0.05, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+              ("foreach", lambda L, p: L.optim.NAdam(p, lr=0.05, foreach=True)),
+              ("bad-beta", lambda L, p: L.optim.NAdam(p, betas=(1.0, 0.999))),
+              ("capturable", lambda L, p: L.optim.NAdam(p, capturable=True))],
+    "Adamax": [("plain", lambda L, p: L.optim.Adamax(p, lr=0.05)),
+               ("wd-maximize", lambda L, p: L.optim.Adamax(p, lr=0.05, weight_decay=0.1,
+                                                           maximize=True)),
+               ("positional-foreach", lambda L, p: L.optim.Adamax(p, 0.05, (0.8, 0.9), 1e-6,
+                                                                  0.0, False)),
+               ("bad-beta", lambda L, p: L.optim.Adamax(p, betas=(0.9, -0.1))),
+               ("differentiable", lambda L, p: L.optim.Adamax(p, differentiable=True))],
+    "Rprop": [("plain", lambda L, p: L.optim.Rprop(p, lr=0.05)),
+              ("etas-step-sizes-maximize", lambda L, p: L.optim.Rprop(
+                  p, lr=0.05, etas=(0.3, 1.5), step_sizes=(0.01, 0.1), maximize=True)),
+              ("bad-etas", lambda L, p: L.optim.Rprop(p, etas=(1.5, 1.2))),
+              ("bad-lr", lambda L, p: L.optim.Rprop(p, lr=-0.1))],
+    "ASGD": [("plain", lambda L, p: L.optim.ASGD(p, lr=0.05)),
+             ("t0-lambd-alpha-wd", lambda L, p: L.optim.ASGD(
+                 p, lr=0.05, lambd=0.1, alpha=0.5, t0=2, weight_decay=0.1)),
+             ("positional-maximize", lambda L, p: L.optim.ASGD(p, 0.05, 1e-4, 0.75, 1e6, 0.0,
+                                                               None, True)),
+             ("bad-weight-decay", lambda L, p: L.optim.ASGD(p, weight_decay=-1.0))],
 }
 for _name, _variants in OPTIMIZERS.items():
     for _label, _make in _variants:
         add(f"optim.{_name}", _label, (lambda m: lambda L: trajectory(L, m))(_make))
+# RAdam's adaptive step begins once rho_t > 5: the sixth step with beta2 = 0.9 (with 0.999,
+# the default, the seventh), so its cases run twelve steps
+OPTIMIZERS["RAdam"] = [
+    ("plain", lambda L, p: L.optim.RAdam(p, lr=0.05)),
+    ("beta2-wd", lambda L, p: L.optim.RAdam(p, lr=0.05, betas=(0.8, 0.9), weight_decay=0.1)),
+    ("decoupled-maximize", lambda L, p: L.optim.RAdam(p, lr=0.05, betas=(0.9, 0.9),
+                                                      weight_decay=0.1,
+                                                      decoupled_weight_decay=True,
+                                                      maximize=True)),
+    ("bad-eps", lambda L, p: L.optim.RAdam(p, eps=-1e-8))]
+for _label, _make in OPTIMIZERS["RAdam"]:
+    add("optim.RAdam", _label, (lambda m: lambda L: trajectory(L, m, steps=12))(_make))
+# step(closure) of every optimizer: the closure is called (with grad enabled) and its loss
+# returned
+for _name, _variants in OPTIMIZERS.items():
+    if _name != "LBFGS":
+        add(f"optim.{_name}", "closure",
+            (lambda m: lambda L: trajectory(L, m, closure=True))(_variants[0][1]))
+
+
+def _asgd_average(L: Any) -> list:
+    """ASGD's point: the average of the parameters from step t0 on (state "ax")."""
+    rng = np.random.default_rng(1)
+    w = L.nn.Parameter(L.tensor(rng.standard_normal(3)))
+    optimizer = L.optim.ASGD([w], lr=0.1, t0=3)
+    averages = []
+    for _ in range(8):
+        optimizer.zero_grad()
+        ((w - 1.0) ** 4).sum().backward()
+        optimizer.step()
+        averages.append(optimizer.state[w]["ax"].clone())
+    return averages
+
+
+add("optim.ASGD", "average", _asgd_average)
 
 
 def _own_optimizer(L: Any, params: Any) -> Any:
@@ -1644,6 +1708,7 @@ add("optim.lr_scheduler.OneCycleLR", "adam-betas", lambda L: trajectory(
 add("optim.lr_scheduler.StepLR", "past-the-end", lambda L: trajectory(
     L, OPTIMIZERS["SGD"][0][1], lambda L, o: L.optim.lr_scheduler.OneCycleLR(
         o, max_lr=0.1, total_steps=3)))
+
 
 
 def _own_scheduler(L: Any, optimizer: Any) -> Any:

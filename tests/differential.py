@@ -1587,6 +1587,11 @@ OPTIMIZERS = {
     "LBFGS": [("plain", lambda L, p: L.optim.LBFGS(p, lr=0.5, max_iter=3)),
               ("strong-wolfe", lambda L, p: L.optim.LBFGS(p, max_iter=4, history_size=3,
                                                           line_search_fn="strong_wolfe")),
+              # NOTE: a large lr makes the line search zoom back; max_eval cuts it short
+              ("strong-wolfe-zoom", lambda L, p: L.optim.LBFGS(
+                  p, lr=3.0, max_iter=10, max_eval=12, line_search_fn="strong_wolfe")),
+              ("strong-wolfe-short", lambda L, p: L.optim.LBFGS(
+                  p, lr=0.1, max_iter=6, history_size=2, line_search_fn="strong_wolfe")),
               ("bad-line-search", lambda L, p: L.optim.LBFGS(p, line_search_fn="armijo"))],
     "NAdam": [("plain", lambda L, p: L.optim.NAdam(p, lr=0.05)),
               ("momentum-decay-wd", lambda L, p: L.optim.NAdam(

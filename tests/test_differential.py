@@ -54,8 +54,6 @@ DIFFERENT: dict[str, str] = {
     "torch.autocast[enabled-cpu]": "autocast('cpu') enabled: torch computes float32 x @ w in "
     "bfloat16; dyngraph refuses with NotImplementedError (no lower precision to compute in, "
     "by design: dg.autocast's docstring; enabled=False runs in both)",
-    "optim.LBFGS[strong-wolfe]": "line_search_fn='strong_wolfe': dyngraph's LBFGS raises "
-    "NotImplementedError (PyTorch's default fixed step only); torch runs the line search",
 }
 
 # Cases where dyngraph runs what torch refuses: no torch program meets them, so no silent
@@ -133,6 +131,8 @@ FIXED: dict[str, str] = {
                                "lacked it (checkpoint keys differed)",
     "optim.LBFGS[plain]": "LBFGS's state (a checkpoint) lacked torch's 'al', the two-loop "
                           "recursion's coefficients",
+    "optim.LBFGS[strong-wolfe]": "line_search_fn='strong_wolfe' raised NotImplementedError "
+                                 "(the fixed step only); now PyTorch's strong Wolfe line search",
 }
 
 

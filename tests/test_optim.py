@@ -351,7 +351,10 @@ def _lbfgs_trajectory(lib, settings, steps=3):
 
 @pytest.mark.torch
 @pytest.mark.parametrize("settings", [{}, {"lr": 0.5, "max_iter": 4, "history_size": 2},
-                                      {"lr": 0.8, "max_iter": 30, "tolerance_change": 1e-5}])
+                                      {"lr": 0.8, "max_iter": 30, "tolerance_change": 1e-5},
+                                      {"line_search_fn": "strong_wolfe", "max_iter": 5},
+                                      {"line_search_fn": "strong_wolfe", "lr": 4.0,
+                                       "max_iter": 8, "max_eval": 10, "history_size": 3}])
 def test_lbfgs_takes_torchs_steps(torch, settings):
     mine = _lbfgs_trajectory(dg, settings)
     theirs = _lbfgs_trajectory(torch, settings)
@@ -361,11 +364,55 @@ def test_lbfgs_takes_torchs_steps(torch, settings):
     assert mine[2] == pytest.approx(theirs[2], rel=1e-12)
 
 
+def _line_search_trajectory(lib, loss_of, settings, steps=3):
+    """LBFGS with the strong Wolfe line search on a curved problem (the losses the closure saw
+    and the parameters after each step)."""
+    w = lib.tensor(np.array([-1.5, 2.0, 0.5]), requires_grad=True)
+    optimizer = lib.optim.LBFGS([w], line_search_fn="strong_wolfe", **settings)
+    seen, after = [], []
+
+    def closure():
+        optimizer.zero_grad()
+        loss = loss_of(w)
+        loss.backward()
+        seen.append(loss.item())
+        return loss
+
+    for _ in range(steps):
+        optimizer.step(closure)
+        after.append(w.detach().numpy().copy())
+    return seen, after
+
+
+def _rosenbrock(w):
+    return ((1 - w[:-1]) ** 2).sum() + 100 * ((w[1:] - w[:-1] ** 2) ** 2).sum()
+
+
+def _wavy(w):
+    return (w * 3).sin().sum() + 0.1 * (w ** 2).sum()
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize(("loss_of", "settings"), [
+    (_rosenbrock, {"max_iter": 10}),                 # bracketing, then zooming in
+    (_rosenbrock, {"lr": 3.0, "max_iter": 6}),       # the zoom's old low end becomes high
+    (_wavy, {"max_iter": 4}),                        # a bracket where the slope turns uphill
+    (_wavy, {"lr": 40.0, "max_iter": 6}),            # trial steps pushed off the bracket's ends
+    (_wavy, {"lr": 1e-4, "max_iter": 3, "max_eval": 5}),  # out of evaluations while bracketing
+], ids=["rosenbrock", "rosenbrock-lr3", "wavy", "wavy-lr40", "wavy-max-eval"])
+def test_strong_wolfe_line_search_takes_torchs_steps(torch, loss_of, settings):
+    mine = _line_search_trajectory(dg, loss_of, settings)
+    theirs = _line_search_trajectory(torch, loss_of, settings)
+    assert len(mine[0]) == len(theirs[0])  # as many evaluations, in the same places
+    np.testing.assert_allclose(mine[0], theirs[0], rtol=1e-8, atol=1e-9)
+    np.testing.assert_allclose(mine[1], theirs[1], rtol=1e-9, atol=1e-10)
+
+
 def test_lbfgs_reduces_the_loss_and_refuses_what_it_lacks():
     seen, _, _, _ = _lbfgs_trajectory(dg, {"lr": 0.5})
     assert seen[-1] < 0.5 * seen[0]
-    with pytest.raises(NotImplementedError, match="strong Wolfe"):
-        dg.optim.LBFGS([dg.zeros(2, requires_grad=True)], line_search_fn="strong_wolfe")
+    with pytest.raises(ValueError, match="only 'strong_wolfe' is supported"):
+        dg.optim.LBFGS([dg.zeros(2, requires_grad=True)], line_search_fn="armijo")
     w, v = dg.zeros(2, requires_grad=True), dg.zeros(2, requires_grad=True)
     with pytest.raises(ValueError, match="parameter groups"):
         dg.optim.LBFGS([{"params": [w]}, {"params": [v]}])

@@ -1715,6 +1715,97 @@ add("optim.lr_scheduler.StepLR", "past-the-end", lambda L: trajectory(
         o, max_lr=0.1, total_steps=3)))
 
 
+def _lr(L: Any) -> Any:
+    return L.optim.lr_scheduler
+
+
+# schedules with restarts, cycles and milestones: run long enough to pass several of them
+LONG_SCHEDULERS = {
+    "ConstantLR": [("half-4", lambda L, o: _lr(L).ConstantLR(o, factor=0.5, total_iters=4)),
+                   ("default", lambda L, o: _lr(L).ConstantLR(o)),
+                   ("bad-factor", lambda L, o: _lr(L).ConstantLR(o, factor=1.5))],
+    "PolynomialLR": [("square", lambda L, o: _lr(L).PolynomialLR(o, total_iters=6, power=2.0)),
+                     ("default", lambda L, o: _lr(L).PolynomialLR(o))],
+    "MultiplicativeLR": [
+        ("0.9", lambda L, o: _lr(L).MultiplicativeLR(o, lambda epoch: 0.9)),
+        ("by-epoch", lambda L, o: _lr(L).MultiplicativeLR(o, [lambda e: 1 / (e + 1)])),
+        ("bad-count", lambda L, o: _lr(L).MultiplicativeLR(o, [lambda e: 0.9] * 2))],
+    "CosineAnnealingWarmRestarts": [
+        ("T_0-3-T_mult-2", lambda L, o: _lr(L).CosineAnnealingWarmRestarts(
+            o, T_0=3, T_mult=2, eta_min=0.01)),
+        ("T_0-4", lambda L, o: _lr(L).CosineAnnealingWarmRestarts(o, T_0=4)),
+        ("bad-T_0", lambda L, o: _lr(L).CosineAnnealingWarmRestarts(o, T_0=0))],
+    "CyclicLR": [
+        ("triangular", lambda L, o: _lr(L).CyclicLR(o, base_lr=0.01, max_lr=0.1,
+                                                    step_size_up=3, step_size_down=5)),
+        ("triangular2", lambda L, o: _lr(L).CyclicLR(o, base_lr=0.01, max_lr=0.1,
+                                                     step_size_up=2, mode="triangular2")),
+        ("exp-range-no-momentum", lambda L, o: _lr(L).CyclicLR(
+            o, base_lr=0.01, max_lr=0.1, step_size_up=2, mode="exp_range", gamma=0.9,
+            cycle_momentum=False)),
+        ("scale-fn-iterations", lambda L, o: _lr(L).CyclicLR(
+            o, base_lr=0.01, max_lr=0.1, step_size_up=2, scale_fn=lambda x: 0.5**x,
+            scale_mode="iterations")),
+        ("bad-mode", lambda L, o: _lr(L).CyclicLR(o, base_lr=0.01, max_lr=0.1, mode="sine"))],
+    "SequentialLR": [
+        ("warm-up-cosine", lambda L, o: _lr(L).SequentialLR(
+            o, [_lr(L).LinearLR(o, start_factor=0.1, total_iters=3),
+                _lr(L).CosineAnnealingLR(o, T_max=10)], milestones=[3])),
+        ("three", lambda L, o: _lr(L).SequentialLR(
+            o, [_lr(L).ConstantLR(o, factor=0.2, total_iters=2),
+                _lr(L).ExponentialLR(o, gamma=0.9), _lr(L).StepLR(o, step_size=3, gamma=0.5)],
+            milestones=[4, 9])),
+        ("multistep-from-0", lambda L, o: _lr(L).SequentialLR(
+            o, [_lr(L).PolynomialLR(o, total_iters=3),
+                _lr(L).MultiStepLR(o, milestones=[0, 2, 5])], milestones=[5])),
+        ("multiplicative-second", lambda L, o: _lr(L).SequentialLR(
+            o, [_lr(L).ExponentialLR(o, gamma=0.5),
+                _lr(L).MultiplicativeLR(o, lambda e: 0.8 + 0.01 * e)], milestones=[3])),
+        ("bad-milestones", lambda L, o: _lr(L).SequentialLR(
+            o, [_lr(L).ConstantLR(o), _lr(L).ExponentialLR(o, gamma=0.9)], milestones=[])),
+        ("bad-plateau", lambda L, o: _lr(L).SequentialLR(
+            o, [_lr(L).ConstantLR(o), _lr(L).ReduceLROnPlateau(o)], milestones=[2]))],
+    "ChainedScheduler": [
+        ("constant-exponential", lambda L, o: _lr(L).ChainedScheduler(
+            [_lr(L).ConstantLR(o, factor=0.1, total_iters=2), _lr(L).ExponentialLR(o, 0.9)])),
+        ("linear-restarts", lambda L, o: _lr(L).ChainedScheduler(
+            [_lr(L).LinearLR(o, start_factor=0.5, total_iters=3),
+             _lr(L).CosineAnnealingWarmRestarts(o, T_0=4)], optimizer=o)),
+        ("bad-empty", lambda L, o: _lr(L).ChainedScheduler([], optimizer=o))],
+}
+for _name, _variants in LONG_SCHEDULERS.items():
+    for _label, _make in _variants:
+        add(f"optim.lr_scheduler.{_name}", _label,
+            (lambda m: lambda L: trajectory(L, _SGD_MOMENTUM, m, steps=14))(_make))
+add("optim.lr_scheduler.CyclicLR", "adam-betas", lambda L: trajectory(
+    L, OPTIMIZERS["Adam"][0][1], lambda L, o: _lr(L).CyclicLR(
+        o, base_lr=0.01, max_lr=0.1, step_size_up=2), steps=14))
+add("optim.lr_scheduler.CyclicLR", "groups", lambda L: trajectory(
+    L, OPTIMIZERS["SGD"][3][1], lambda L, o: _lr(L).CyclicLR(
+        o, base_lr=[0.01, 0.02], max_lr=0.1, step_size_up=2, cycle_momentum=False), steps=14))
+
+
+def _warm_restarts_within_epochs(L: Any, T_0: int, T_mult: int) -> list:
+    """CosineAnnealingWarmRestarts stepped per batch with fractional epochs, as its docs
+    show: ``scheduler.step(epoch + i / iters)``; then a jump to epoch 40."""
+    w = L.nn.Parameter(L.tensor(np.ones(3)))
+    optimizer = L.optim.SGD([w], lr=0.1)
+    scheduler = L.optim.lr_scheduler.CosineAnnealingWarmRestarts(optimizer, T_0, T_mult)
+    seen = []
+    for epoch in range(6):
+        for i in range(3):
+            optimizer.step()
+            scheduler.step(epoch + i / 3)
+            seen.append((scheduler.get_last_lr(), scheduler.last_epoch, scheduler.T_i))
+    scheduler.step(40)
+    return [*seen, (scheduler.get_last_lr(), scheduler.last_epoch, scheduler.T_i)]
+
+
+add("optim.lr_scheduler.CosineAnnealingWarmRestarts", "fractional-epochs",
+    lambda L: _warm_restarts_within_epochs(L, 2, 2))
+add("optim.lr_scheduler.CosineAnnealingWarmRestarts", "fractional-epochs-T_mult-1",
+    lambda L: _warm_restarts_within_epochs(L, 3, 1))
+
 
 def _own_scheduler(L: Any, optimizer: Any) -> Any:
     class Halving(L.optim.lr_scheduler.LRScheduler):

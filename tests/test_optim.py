@@ -245,6 +245,45 @@ def test_training_reduces_the_loss():
     assert losses[-1] < 0.5 * losses[0]
 
 
+EVERY_OPTIMIZER = [
+    lambda p: dg.optim.SGD(p, lr=0.1, momentum=0.9), lambda p: dg.optim.Adam(p, lr=0.05),
+    lambda p: dg.optim.AdamW(p, lr=0.05), lambda p: dg.optim.RMSprop(p, lr=0.01),
+    lambda p: dg.optim.Adadelta(p, eps=1e-2), lambda p: dg.optim.Adagrad(p, lr=0.1),
+    lambda p: dg.optim.NAdam(p, lr=0.05, weight_decay=0.01), lambda p: dg.optim.RAdam(p, lr=0.05),
+    lambda p: dg.optim.Adamax(p, lr=0.05), lambda p: dg.optim.Rprop(p, lr=0.01),
+    lambda p: dg.optim.ASGD(p, lr=0.05, t0=5),
+    lambda p: dg.optim.LBFGS(p, lr=0.5, max_iter=3),
+    lambda p: dg.optim.LBFGS(p, max_iter=3, line_search_fn="strong_wolfe")]
+
+
+@pytest.mark.parametrize("make", EVERY_OPTIMIZER, ids=lambda make: make.__code__.co_names[-1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_optimizer_steps_with_a_closure_and_keeps_the_dtype(make, dtype):
+    """step(closure) calls the closure with grad enabled and returns its loss; parameters keep
+    their dtype (numpy 1.24 and 2.x promote Python numbers differently) and the loss falls."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((6, 3)).astype(dtype), rng.standard_normal(6).astype(dtype)
+    w = nn.Parameter(dg.tensor(rng.standard_normal(3).astype(dtype)))
+    optimizer = make([w])
+    first_losses, calls = [], []
+
+    def closure():
+        assert dg.is_grad_enabled()
+        optimizer.zero_grad()
+        loss = ((dg.tensor(a) @ w - dg.tensor(b)) ** 2).mean()
+        loss.backward()
+        calls.append(loss)
+        return loss
+
+    for _ in range(15):
+        calls.clear()
+        returned = optimizer.step(closure)
+        assert calls and returned is calls[0]  # the loss before the step (LBFGS's first call)
+        assert w.dtype == dtype
+        first_losses.append(returned.item())
+    assert first_losses[-1] < 0.7 * first_losses[0]
+
+
 def test_optimizer_errors_are_clear():
     w = dg.ones(2, requires_grad=True)
     with pytest.raises(ValueError, match="empty parameter list"):

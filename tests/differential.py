@@ -1763,6 +1763,9 @@ LONG_SCHEDULERS = {
                 _lr(L).MultiplicativeLR(o, lambda e: 0.8 + 0.01 * e)], milestones=[3])),
         ("bad-milestones", lambda L, o: _lr(L).SequentialLR(
             o, [_lr(L).ConstantLR(o), _lr(L).ExponentialLR(o, gamma=0.9)], milestones=[])),
+        ("bad-other-optimizer", lambda L, o: _lr(L).SequentialLR(
+            o, [_lr(L).ConstantLR(L.optim.SGD(o.param_groups[0]["params"], lr=0.1))],
+            milestones=[])),
         ("bad-plateau", lambda L, o: _lr(L).SequentialLR(
             o, [_lr(L).ConstantLR(o), _lr(L).ReduceLROnPlateau(o)], milestones=[2]))],
     "ChainedScheduler": [

@@ -694,10 +694,10 @@ def _check_schedulers(kind: str, schedulers: Sequence[Any], optimizer: Optimizer
                 f"{i} in the given schedulers sequence.")
         if scheduler.optimizer is not optimizer:
             raise ValueError(
-                f"{kind} expects all schedulers to belong to the same optimizer, but got "
-                f"scheduler {type(scheduler).__name__} at index {i} has "
-                f"{type(scheduler.optimizer).__name__}, which is different from "
-                f"{type(optimizer).__name__}.")
+                f"{kind} expects all schedulers to belong to the same optimizer, but the "
+                f"scheduler {type(scheduler).__name__} at index {i} was made for another "
+                f"optimizer (a different {type(scheduler.optimizer).__name__} object): make "
+                f"each scheduler with the optimizer given to {kind}")
 
 
 def _all_schedulers(scheduler: Any) -> list[Any]:

@@ -767,9 +767,9 @@ def _torch_run_flags(optimizer: str, **flags: Any) -> None:
     for name, value in flags.items():
         if value not in accepted[name]:
             raise ValueError(
-                f"{optimizer}({name}={value!r}): dyngraph updates the parameters one at a time "
-                f"outside the graph, with no {name} variant; leave {name} out (the update "
-                "computed is the same)")
+                f"{optimizer}({name}={value!r}) is not supported: dyngraph updates each "
+                "parameter in place outside any graph (no CUDA graphs to capture, no "
+                f"differentiating through the step); leave {name} out")
 
 
 def _non_negative(**settings: float) -> None:

@@ -7,8 +7,8 @@
   ``LeakyReLU``, ``Softmax``, ``LogSoftmax``)
 - ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell`` (one step) and ``RNN``, ``GRU``,
   ``LSTM`` (whole sequences)
-- ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool2d``; ``norm``: ``LayerNorm``,
-  ``BatchNorm1d``, ``BatchNorm2d``
+- ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool2d``, ``MaxUnpool1d``,
+  ``MaxUnpool2d``; ``norm``: ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``
 - ``loss``: ``MSELoss``, ``L1Loss``, ``SmoothL1Loss``, ``CrossEntropyLoss``, ``NLLLoss``,
   ``KLDivLoss``, ``BCELoss``, ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
@@ -23,7 +23,7 @@
 """
 
 from . import functional, init, utils
-from .conv import Conv1d, Conv2d, Conv3d, MaxPool2d
+from .conv import Conv1d, Conv2d, Conv3d, MaxPool2d, MaxUnpool1d, MaxUnpool2d
 from .layers import (
     GELU,
     Dropout,
@@ -123,6 +123,8 @@ __all__ = [
     "LazyConv2d", "LazyLinear", "SiLU", "ConvTranspose2d", "GroupNorm", "PixelShuffle",
     "Upsample", "UpsamplingNearest2d", "MultiheadAttention", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+    # issue 37: layers and functional ops
+    "MaxUnpool1d", "MaxUnpool2d",
 ]
 
 

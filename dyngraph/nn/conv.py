@@ -1,4 +1,5 @@
-"""Convolution and pooling layers: Conv1d, Conv2d, MaxPool2d (PyTorch's ``torch.nn``).
+"""Convolution and pooling layers: Conv1d, Conv2d, Conv3d, MaxPool2d, MaxUnpool1d, MaxUnpool2d
+(PyTorch's ``torch.nn``).
 
 The modules hold the weights and the settings; the arithmetic is ``F.conv1d``, ``F.conv2d``
 and ``F.max_pool2d``. Weights are laid out as in PyTorch, (out_channels, in_channels / groups,
@@ -136,3 +137,41 @@ class MaxPool2d(Module):
     def extra_repr(self) -> str:
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
                 f"dilation={self.dilation}, ceil_mode={self.ceil_mode}")
+
+
+class _MaxUnpoolNd(Module):
+    """Puts max_pool's maxima back where they were (``F.max_unpool1d`` / ``max_unpool2d``)."""
+
+    dims = 0
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+        self.kernel_size = _tuple(kernel_size, self.dims)
+        self.stride = self.kernel_size if stride is None else _tuple(stride, self.dims)
+        self.padding = _tuple(padding, self.dims)
+
+    def forward(self, input: Tensor, indices: Tensor, output_size: Any = None) -> Tensor:
+        unpool = F.max_unpool1d if self.dims == 1 else F.max_unpool2d
+        return unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """The inverse of MaxPool1d(return_indices=True): (N, C, L) and the indices -> (N, C,
+    (L - 1) stride - 2 padding + kernel_size), zeros where no maximum was."""
+
+    dims = 1
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """The inverse of MaxPool2d(return_indices=True) (SegNet's decoder).
+
+    >>> pool, unpool = dg.nn.MaxPool2d(2, return_indices=True), dg.nn.MaxUnpool2d(2)
+    >>> y, indices = pool(x)
+    >>> unpool(y, indices).shape == x.shape
+    True
+    """
+
+    dims = 2

@@ -38,6 +38,7 @@ from ..ops import (
     Tanh,
     Var,
 )
+from ..ops.conv import max_pool_indices
 from ..ops.dims import normalize_dim, one_spelling
 from ..tensor import Tensor, scalar_type_name
 
@@ -416,8 +417,8 @@ def _conv(spatial, fn, input, weight, bias, stride, padding, dilation, groups):
 
 def _max_pool(spatial, fn, input, kernel_size, stride, padding, dilation, ceil_mode,
               return_indices):
-    if ceil_mode or return_indices:
-        raise NotImplementedError(f"{fn}: ceil_mode=True and return_indices=True are not supported")
+    if ceil_mode:
+        raise NotImplementedError(f"{fn}: ceil_mode=True is not supported")
     batched = _batched(spatial, fn, input)
     x = input if batched else input.unsqueeze(0)
     kernel = _tuple(kernel_size, spatial, "kernel_size", fn)
@@ -430,7 +431,65 @@ def _max_pool(spatial, fn, input, kernel_size, stride, padding, dilation, ceil_m
             f"pad={padding}, kernel_size={kernel}"
         )
     out = MaxPool.apply(x, kernel_size=kernel, stride=stride, padding=padding, dilation=dilation)
-    return out if batched else out.squeeze(0)
+    if not return_indices:
+        return out if batched else out.squeeze(0)
+    # the indices are integers: outside the graph, as PyTorch's
+    indices = Tensor(max_pool_indices(backend.get_array_module(x.array), x.array, kernel,
+                                      stride, padding, dilation))
+    return (out, indices) if batched else (out.squeeze(0), indices.squeeze(0))
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The inverse of ``max_pool1d(..., return_indices=True)``: each value put back where its
+    maximum was, zeros everywhere else."""
+    return _max_unpool(1, "max_unpool1d", input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The inverse of ``max_pool2d(..., return_indices=True)`` (a segmentation net's decoder):
+    an output of (H - 1) stride - 2 padding + kernel_size rows (or ``output_size``), each
+    input value at its flat index ``indices`` of its plane, zeros everywhere else. A scatter
+    into zeros, so its gradient is gz gathered at the indices.
+
+    >>> y, i = F.max_pool2d(x, 2, return_indices=True)
+    >>> F.max_unpool2d(y, i, 2).shape == x.shape
+    True
+    """
+    return _max_unpool(2, "max_unpool2d", input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+def _max_unpool(spatial, fn, input, indices, kernel_size, stride, padding, output_size):
+    kernel = _tuple(kernel_size, spatial, "kernel_size", fn)
+    stride = kernel if stride is None else _tuple(stride, spatial, "stride", fn)
+    padding = _tuple(padding, spatial, "padding", fn)
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{fn}: expected a {spatial + 1}-D or {spatial + 2}-D input, got "
+                           f"{input.ndim}-D")
+    if not isinstance(indices, Tensor) or indices.dtype != np.int64:
+        raise RuntimeError(f"{fn}: expected indices to be an int64 tensor (max_pool's "
+                           "return_indices=True gives them)")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"{fn}: expected shape of indices to be same as that of the input "
+                           f"tensor ({tuple(input.shape)}) but got indices tensor with shape: "
+                           f"{tuple(indices.shape)}")
+    size = tuple(((n - 1) * s - 2 * p + k) for n, s, p, k in
+                 zip(input.shape[-spatial:], stride, padding, kernel))
+    if output_size is not None:
+        size = tuple(output_size)[-spatial:]
+    lead = tuple(input.shape[:-spatial])
+    plane = math.prod(size)
+    flat_indices = indices.reshape(*lead, -1)
+    if flat_indices.numel() and (int(flat_indices.min()) < 0 or int(flat_indices.max()) >= plane):
+        bad = int(flat_indices.min()) if int(flat_indices.min()) < 0 else int(flat_indices.max())
+        raise RuntimeError(f"{fn}: Found an invalid max index: {bad} (output volumes are of "
+                           f"size {'x'.join(map(str, size))}): pass the indices max_pool gave, "
+                           "with its kernel_size, stride and padding")
+    zeros = factories.zeros(*lead, plane, dtype=input.dtype, device=input.device)
+    return zeros.scatter(-1, flat_indices, input.reshape(*lead, -1)).reshape(*lead, *size)
 
 
 # ----------------------------------------------------------------------------- losses

@@ -165,17 +165,10 @@ class MaxPool(Function):
     @staticmethod
     def forward(ctx, x, kernel_size, stride, padding, dilation):
         _geometry(ctx, x, kernel_size, stride, padding, dilation)
-        xp = ctx.xp
-        fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
-        patches = _patches(xp, x, ctx.kernel, ctx.stride, ctx.padding, ctx.dilation, ctx.out,
-                           fill=fill)
-        spatial = len(ctx.kernel)
-        windows = patches.reshape(x.shape[:2] + (-1,) + ctx.out)  # kernel offsets in one axis
-        winner = windows.argmax(axis=2)
+        windows, winner = _windows_and_winners(ctx.xp, x, ctx.kernel, ctx.stride, ctx.padding,
+                                               ctx.dilation, ctx.out)
         ctx.save_for_backward(winner)
-        return xp.take_along_axis(windows, winner[:, :, None], axis=2)[:, :, 0].reshape(
-            x.shape[:2] + ctx.out[:spatial]
-        )
+        return ctx.xp.take_along_axis(windows, winner[:, :, None], axis=2)[:, :, 0]
 
     @staticmethod
     def backward(ctx, gz):
@@ -196,6 +189,30 @@ class MaxPool(Function):
         elements = window_count(shapes[0], kernel, stride, padding, dilation)
         elements += sum(map(count, shapes))
         return Meta(elements, None, cls.promotion.dtype(dtypes), elements)
+
+
+def _windows_and_winners(xp, x, kernel, stride, padding, dilation, out):
+    """The windows of x (N, C, kernel offsets in one axis, *out), the padding never winning,
+    and the offset of each window's maximum (the first one on a tie)."""
+    fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+    patches = _patches(xp, x, kernel, stride, padding, dilation, out, fill=fill)
+    windows = patches.reshape(x.shape[:2] + (-1,) + tuple(out))
+    return windows, windows.argmax(axis=2)
+
+
+def max_pool_indices(xp, x, kernel, stride, padding, dilation):
+    """Where each window's maximum lies, as PyTorch's ``return_indices=True`` says it: the flat
+    index into the input's plane (``h * W + w`` for images), per batch item and channel. The
+    plane's own indices are cut into windows like x (-1 in the padding, which never wins), and
+    each window's winner picks its index."""
+    out = tuple(_out_size(n, k, s, p, d)
+                for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation))
+    _, winner = _windows_and_winners(xp, x, kernel, stride, padding, dilation, out)
+    plane = xp.arange(count(x.shape[2:]), dtype=xp.int64).reshape((1, 1) + x.shape[2:])
+    positions = _patches(xp, plane, kernel, stride, padding, dilation, out, fill=-1)
+    positions = xp.broadcast_to(positions.reshape((1, 1, -1) + out), winner.shape[:2]
+                                + (positions[0, 0].size // count(out),) + out)
+    return xp.take_along_axis(positions, winner[:, :, None], axis=2)[:, :, 0]
 
 
 def window_count(x, kernel, stride, padding, dilation):

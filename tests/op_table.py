@@ -1199,6 +1199,60 @@ MORE_FUNCTIONAL = [
          lambda x: _tF().max_pool1d(x, 2), distinct(2, 2, 6)),
 ]
 
+def _np_unfold(x, kernel, dilation=1, padding=0, stride=1):
+    """im2col by loops: column l is window l, rows by channel, kernel row, kernel column."""
+    k, d, p, s = ((v, v) if isinstance(v, int) else v for v in (kernel, dilation, padding, stride))
+    x = np.pad(x, [(0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])])
+    out = [(n - dd * (kk - 1) - 1) // ss + 1 for n, kk, dd, ss in zip(x.shape[2:], k, d, s)]
+    columns = np.empty((x.shape[0], x.shape[1], k[0], k[1], out[0], out[1]))
+    for i, j, h, w in np.ndindex(k[0], k[1], out[0], out[1]):
+        columns[:, :, i, j, h, w] = x[:, :, h * s[0] + i * d[0], w * s[1] + j * d[1]]
+    return columns.reshape(x.shape[0], -1, out[0] * out[1])
+
+
+def _np_fold(columns, size, kernel, dilation=1, padding=0, stride=1):
+    """col2im by loops: each column's values added where unfold cut them from."""
+    k, d, p, s = ((v, v) if isinstance(v, int) else v for v in (kernel, dilation, padding, stride))
+    padded = [n + 2 * q for n, q in zip(size, p)]
+    out = [(n - dd * (kk - 1) - 1) // ss + 1 for n, kk, dd, ss in zip(padded, k, d, s)]
+    n, c = columns.shape[0], columns.shape[1] // (k[0] * k[1])
+    blocks = columns.reshape(n, c, k[0], k[1], out[0], out[1])
+    image = np.zeros((n, c, *padded))
+    for i, j, h, w in np.ndindex(k[0], k[1], out[0], out[1]):
+        image[:, :, h * s[0] + i * d[0], w * s[1] + j * d[1]] += blocks[:, :, i, j, h, w]
+    return image[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]]
+
+
+def _np_max_unpool_of_max_pool(x, kernel):
+    """max_unpool(max_pool(x, k), k) for windows side by side: each window's maximum kept in
+    place, zeros elsewhere."""
+    windows = x.reshape(x.shape[0], x.shape[1], x.shape[2] // kernel, kernel, -1, kernel)
+    return np.where(windows == windows.max(axis=(3, 5), keepdims=True), windows, 0.0).reshape(
+        x.shape)
+
+
+# the layers and functional ops of issue 37 (tests/differential.py compares them with torch
+# in every variant; here: finite differences, and second derivatives in test_gradgradcheck)
+LAYERS = [
+    case("F.unfold", lambda x: F.unfold(x, 2), lambda x: _np_unfold(x, 2),
+         lambda x: _tF().unfold(x, 2), normal(2, 2, 3, 4)),
+    case("F.unfold-pad-stride-dilation",
+         lambda x: F.unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)),
+         lambda x: _np_unfold(x, (2, 3), (2, 1), 1, (1, 2)),
+         lambda x: _tF().unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)),
+         normal(1, 2, 4, 5)),
+    case("F.fold-overlapping", lambda c: F.fold(c, (3, 4), 2),
+         lambda c: _np_fold(c, (3, 4), 2), lambda c: _tF().fold(c, (3, 4), 2), normal(2, 8, 6)),
+    case("F.fold-pad-stride", lambda c: F.fold(c, (4, 5), 3, padding=1, stride=2),
+         lambda c: _np_fold(c, (4, 5), 3, 1, 1, 2),
+         lambda c: _tF().fold(c, (4, 5), 3, padding=1, stride=2), normal(1, 9, 6)),
+    case("F.max_unpool2d-of-max_pool2d",
+         lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+         lambda x: _np_max_unpool_of_max_pool(x, 2),
+         lambda x: _tF().max_unpool2d(*_tF().max_pool2d(x, 2, return_indices=True), 2),
+         distinct(2, 2, 4, 6)),
+]
+
 MORE_COMPOSITE = [
     case("composite-attention-einsum-causal",
          lambda q, k, v, m: dg.einsum(
@@ -1225,7 +1279,7 @@ MORE_COMPOSITE = [
 
 MORE = (
     MORE_REDUCTIONS + MORE_ELEMENTWISE + MORE_SHAPE + MORE_INDEXING + MORE_MATMUL
-    + MORE_FUNCTIONAL + MORE_COMPOSITE
+    + MORE_FUNCTIONAL + LAYERS + MORE_COMPOSITE
 )
 
 # Ops whose outputs are integers or booleans (indices, masks, one-hot rows): no gradient, so they

@@ -8,7 +8,8 @@
 - ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell`` (one step) and ``RNN``, ``GRU``,
   ``LSTM`` (whole sequences)
 - ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool2d``, ``MaxUnpool1d``,
-  ``MaxUnpool2d``; ``norm``: ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``
+  ``MaxUnpool2d``,
+  ``Unfold``, ``Fold``; ``norm``: ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``
 - ``loss``: ``MSELoss``, ``L1Loss``, ``SmoothL1Loss``, ``CrossEntropyLoss``, ``NLLLoss``,
   ``KLDivLoss``, ``BCELoss``, ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
@@ -23,7 +24,7 @@
 """
 
 from . import functional, init, utils
-from .conv import Conv1d, Conv2d, Conv3d, MaxPool2d, MaxUnpool1d, MaxUnpool2d
+from .conv import Conv1d, Conv2d, Conv3d, Fold, MaxPool2d, MaxUnpool1d, MaxUnpool2d, Unfold
 from .layers import (
     GELU,
     Dropout,
@@ -124,7 +125,7 @@ __all__ = [
     "Upsample", "UpsamplingNearest2d", "MultiheadAttention", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     # issue 37: layers and functional ops
-    "MaxUnpool1d", "MaxUnpool2d",
+    "MaxUnpool1d", "MaxUnpool2d", "Unfold", "Fold",
 ]
 
 

@@ -1,5 +1,5 @@
-"""Convolution and pooling layers: Conv1d, Conv2d, Conv3d, MaxPool2d, MaxUnpool1d, MaxUnpool2d
-(PyTorch's ``torch.nn``).
+"""Convolution and pooling layers: Conv1d, Conv2d, Conv3d, MaxPool2d, MaxUnpool1d, MaxUnpool2d;
+Unfold and Fold (im2col and col2im) (PyTorch's ``torch.nn``).
 
 The modules hold the weights and the settings; the arithmetic is ``F.conv1d``, ``F.conv2d``
 and ``F.max_pool2d``. Weights are laid out as in PyTorch, (out_channels, in_channels / groups,
@@ -175,3 +175,38 @@ class MaxUnpool2d(_MaxUnpoolNd):
     """
 
     dims = 2
+
+
+class Unfold(Module):
+    """The sliding windows of images (N, C, H, W) as columns (N, C kh kw, L): ``F.unfold``."""
+
+    def __init__(self, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__()
+        self.kernel_size, self.dilation = kernel_size, dilation
+        self.padding, self.stride = padding, stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+class Fold(Module):
+    """Columns (N, C kh kw, L) added back into images (N, C, *output_size): ``F.fold``."""
+
+    def __init__(self, output_size: Any, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+                 stride: Any = 1) -> None:
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
+
+    def extra_repr(self) -> str:
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")

@@ -38,7 +38,7 @@ from ..ops import (
     Tanh,
     Var,
 )
-from ..ops.conv import max_pool_indices
+from ..ops.conv import max_pool_indices, window_positions
 from ..ops.dims import normalize_dim, one_spelling
 from ..tensor import Tensor, scalar_type_name
 
@@ -490,6 +490,96 @@ def _max_unpool(spatial, fn, input, indices, kernel_size, stride, padding, outpu
                            "with its kernel_size, stride and padding")
     zeros = factories.zeros(*lead, plane, dtype=input.dtype, device=input.device)
     return zeros.scatter(-1, flat_indices, input.reshape(*lead, -1)).reshape(*lead, *size)
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """im2col: the sliding windows of an image (N, C, H, W) as columns, (N, C kh kw, L), L
+    the number of windows (row-major over the output positions); a column's rows go by
+    channel, then kernel row, then kernel column. A convolution is then a matmul:
+    ``weight.view(C_out, -1) @ F.unfold(x, k)``.
+
+    The flat position in the padded image of each element of each window is a table of
+    integers (ops/conv.py's ``window_positions``), so the whole op is one indexing of the
+    flattened image; its gradient adds each column back where it was cut from (``F.fold``).
+
+    >>> F.unfold(dg.randn(1, 3, 4, 4), kernel_size=2).shape
+    (1, 12, 9)
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"unfold: expected a 3-D (unbatched) or 4-D (batched) input "
+                           f"(N, C, H, W), got shape {tuple(input.shape)}")
+    x = input if input.ndim == 4 else input.unsqueeze(0)
+    kernel, dilation, padding, stride = _window_settings("unfold", kernel_size, dilation,
+                                                         padding, stride)
+    if any(padding):
+        x = pad(x, (padding[1], padding[1], padding[0], padding[0]))
+    positions = _sliding_blocks("unfold", x.shape[2:], tuple(input.shape[-2:]), kernel,
+                                dilation, padding, stride)
+    n, c = x.shape[:2]
+    columns = x.reshape(n, c, -1)[:, :, positions.reshape(-1)]
+    columns = columns.reshape(n, c * positions.shape[0], positions[0].size)
+    return columns if input.ndim == 4 else columns.squeeze(0)
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
+         padding: Any = 0, stride: Any = 1) -> Tensor:
+    """col2im, the transpose of ``F.unfold``: columns (N, C kh kw, L) added back into an image
+    (N, C, *output_size), each column's values where ``unfold`` would have cut them from;
+    where windows overlap, their values add up. One ``index_add`` of the columns into zeros
+    at ``unfold``'s table of positions, then the padding cut off.
+
+    >>> x = dg.randn(1, 2, 4, 4)
+    >>> F.fold(F.unfold(x, 2, stride=2), (4, 4), 2, stride=2).equal(x)  # windows side by side
+    True
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"fold: expected a 2-D (unbatched) or 3-D (batched) input (N, C "
+                           f"kh kw, L), got shape {tuple(input.shape)}")
+    columns = input if input.ndim == 3 else input.unsqueeze(0)
+    size = _tuple(output_size, 2, "output_size", "fold")
+    kernel, dilation, padding, stride = _window_settings("fold", kernel_size, dilation,
+                                                         padding, stride)
+    padded = tuple(n + 2 * p for n, p in zip(size, padding))
+    positions = _sliding_blocks("fold", padded, size, kernel, dilation, padding, stride)
+    n, rows, blocks = columns.shape
+    if rows % positions.shape[0]:
+        raise RuntimeError(f"fold: Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={rows} and "
+                           f"kernel_size={kernel}")
+    if blocks != positions[0].size:
+        raise RuntimeError(f"fold: Given output_size={size}, kernel_size={kernel}, dilation="
+                           f"{dilation}, padding={padding}, stride={stride}, expected size of "
+                           f"input's dimension 2 to match the calculated number of sliding "
+                           f"blocks {positions[0].size}, but got input.size(2)={blocks}")
+    c = rows // positions.shape[0]
+    image = factories.zeros(n, c, padded[0] * padded[1], dtype=input.dtype, device=input.device)
+    image = image.index_add(2, positions.reshape(-1), columns.reshape(n, c, -1))
+    image = image.reshape(n, c, *padded)[:, :, padding[0]:padding[0] + size[0],
+                                         padding[1]:padding[1] + size[1]]
+    return image if input.ndim == 3 else image.squeeze(0)
+
+
+def _window_settings(fn: str, kernel_size: Any, dilation: Any, padding: Any,
+                     stride: Any) -> tuple[tuple[int, ...], ...]:
+    """unfold's and fold's window, each setting as a pair (rows, columns)."""
+    return tuple(_tuple(value, 2, name, fn) for name, value in (
+        ("kernel_size", kernel_size), ("dilation", dilation), ("padding", padding),
+        ("stride", stride)))
+
+
+def _sliding_blocks(fn: str, padded: tuple[int, ...], size: tuple[int, ...], kernel: Any,
+                    dilation: Any, padding: Any, stride: Any) -> Any:
+    """The table of positions (kernel offsets, *out) of the windows in a padded image, PyTorch's
+    error where there is no window."""
+    out = [(n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(padded, kernel, stride,
+                                                                dilation)]
+    if any(m < 1 for m in out):
+        raise RuntimeError(f"{fn}: Given input with spatial size {size}, kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, calculated shape of the "
+                           f"array of sliding blocks as {tuple(out)}, but its components must "
+                           "be at least one.")
+    return window_positions(np, padded, kernel, stride, (0, 0), dilation)
 
 
 # ----------------------------------------------------------------------------- losses

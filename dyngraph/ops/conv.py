@@ -200,18 +200,26 @@ def _windows_and_winners(xp, x, kernel, stride, padding, dilation, out):
     return windows, windows.argmax(axis=2)
 
 
+def window_positions(xp, spatial_shape, kernel, stride, padding, dilation):
+    """For each kernel offset (one axis) and output position (*out), the flat index into a
+    plane of ``spatial_shape`` (``h * W + w`` for images) of the element the window sees there,
+    -1 in the padding: the plane's own indices cut into windows as ``_patches`` cuts x. The
+    table behind max_pool's indices and F.unfold / F.fold."""
+    out = tuple(_out_size(n, k, s, p, d)
+                for n, k, s, p, d in zip(spatial_shape, kernel, stride, padding, dilation))
+    plane = xp.arange(count(spatial_shape), dtype=xp.int64).reshape((1, 1) + tuple(spatial_shape))
+    positions = _patches(xp, plane, kernel, stride, padding, dilation, out, fill=-1)
+    return positions.reshape((-1,) + out)
+
+
 def max_pool_indices(xp, x, kernel, stride, padding, dilation):
     """Where each window's maximum lies, as PyTorch's ``return_indices=True`` says it: the flat
-    index into the input's plane (``h * W + w`` for images), per batch item and channel. The
-    plane's own indices are cut into windows like x (-1 in the padding, which never wins), and
-    each window's winner picks its index."""
-    out = tuple(_out_size(n, k, s, p, d)
-                for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation))
-    _, winner = _windows_and_winners(xp, x, kernel, stride, padding, dilation, out)
-    plane = xp.arange(count(x.shape[2:]), dtype=xp.int64).reshape((1, 1) + x.shape[2:])
-    positions = _patches(xp, plane, kernel, stride, padding, dilation, out, fill=-1)
-    positions = xp.broadcast_to(positions.reshape((1, 1, -1) + out), winner.shape[:2]
-                                + (positions[0, 0].size // count(out),) + out)
+    index into the input's plane, per batch item and channel (each window's winner picks its
+    position from ``window_positions``)."""
+    positions = window_positions(xp, x.shape[2:], kernel, stride, padding, dilation)
+    _, winner = _windows_and_winners(xp, x, kernel, stride, padding, dilation,
+                                     positions.shape[1:])
+    positions = xp.broadcast_to(positions, winner.shape[:2] + positions.shape)
     return xp.take_along_axis(positions, winner[:, :, None], axis=2)[:, :, 0]
 
 

@@ -1231,6 +1231,21 @@ def _np_max_unpool_of_max_pool(x, kernel):
         x.shape)
 
 
+def _np_conv_transpose1d(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1,
+                         dilation=1):
+    """By loops: input position h, kernel offset i adds x[c, h] w[c, o, i] at output
+    position h stride + i dilation - padding."""
+    n, c_in, length = x.shape
+    c_out, k = w.shape[1], w.shape[2]
+    size = (length - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
+    out = np.zeros((n, c_out * groups, size + 2 * padding + dilation * k))
+    per_group = c_in // groups
+    for c, o, h, i in np.ndindex(c_in, c_out, length, k):
+        out[:, (c // per_group) * c_out + o, h * stride + i * dilation] += x[:, c, h] * w[c, o, i]
+    out = out[:, :, padding:padding + size]
+    return out if b is None else out + b[:, None]
+
+
 # the layers and functional ops of issue 37 (tests/differential.py compares them with torch
 # in every variant; here: finite differences, and second derivatives in test_gradgradcheck)
 LAYERS = [
@@ -1246,6 +1261,16 @@ LAYERS = [
     case("F.fold-pad-stride", lambda c: F.fold(c, (4, 5), 3, padding=1, stride=2),
          lambda c: _np_fold(c, (4, 5), 3, 1, 1, 2),
          lambda c: _tF().fold(c, (4, 5), 3, padding=1, stride=2), normal(1, 9, 6)),
+    case("F.conv_transpose1d", lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1,
+                                                                  output_padding=1),
+         lambda x, w, b: _np_conv_transpose1d(x, w, b, 2, 1, 1),
+         lambda x, w, b: _tF().conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1),
+         normal(2, 2, 4), normal(2, 3, 3), normal(3)),
+    case("F.conv_transpose1d-groups-dilation",
+         lambda x, w: F.conv_transpose1d(x, w, groups=2, dilation=2, padding=2),
+         lambda x, w: _np_conv_transpose1d(x, w, None, 1, 2, 0, 2, 2),
+         lambda x, w: _tF().conv_transpose1d(x, w, groups=2, dilation=2, padding=2),
+         normal(1, 4, 5), normal(4, 2, 3)),
     case("F.max_unpool2d-of-max_pool2d",
          lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
          lambda x: _np_max_unpool_of_max_pool(x, 2),

@@ -7,16 +7,16 @@
   ``LeakyReLU``, ``Softmax``, ``LogSoftmax``)
 - ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell`` (one step) and ``RNN``, ``GRU``,
   ``LSTM`` (whole sequences)
-- ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool2d``, ``MaxUnpool1d``,
-  ``MaxUnpool2d``,
-  ``Unfold``, ``Fold``; ``norm``: ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``
+- ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``,
+  ``MaxPool2d``, ``MaxUnpool1d``, ``MaxUnpool2d``, ``Unfold``, ``Fold``; ``norm``:
+  ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``
 - ``loss``: ``MSELoss``, ``L1Loss``, ``SmoothL1Loss``, ``CrossEntropyLoss``, ``NLLLoss``,
   ``KLDivLoss``, ``BCELoss``, ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
 - ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``pack_padded_sequence``...
 - ``more_layers``: ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` and the lazy
   layers ``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ``LazyBatchNorm2d``;
-  ``GroupNorm``, ``PixelShuffle``, ``Upsample``, ``UpsamplingNearest2d``, ``ConvTranspose2d``
+  ``GroupNorm``, ``PixelShuffle``, ``Upsample``, ``UpsamplingNearest2d``
 - ``transformer``: ``MultiheadAttention``, ``TransformerEncoderLayer``, ``TransformerEncoder``,
   ``TransformerDecoderLayer``, ``TransformerDecoder``, ``Transformer``
 - ``init``: ``normal_``, ``uniform_``, ``zeros_``, ``ones_``, ``constant_``, ``xavier_uniform_``,
@@ -24,7 +24,18 @@
 """
 
 from . import functional, init, utils
-from .conv import Conv1d, Conv2d, Conv3d, Fold, MaxPool2d, MaxUnpool1d, MaxUnpool2d, Unfold
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    Fold,
+    MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    Unfold,
+)
 from .layers import (
     GELU,
     Dropout,
@@ -69,7 +80,6 @@ from .more_layers import (
     AdaptiveAvgPool2d,
     AvgPool1d,
     AvgPool2d,
-    ConvTranspose2d,
     CosineSimilarity,
     Dropout2d,
     GroupNorm,
@@ -125,7 +135,7 @@ __all__ = [
     "Upsample", "UpsamplingNearest2d", "MultiheadAttention", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     # issue 37: layers and functional ops
-    "MaxUnpool1d", "MaxUnpool2d", "Unfold", "Fold",
+    "MaxUnpool1d", "MaxUnpool2d", "Unfold", "Fold", "ConvTranspose1d",
 ]
 
 

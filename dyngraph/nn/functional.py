@@ -1110,24 +1110,60 @@ def _linear_along(x: Tensor, axis: int, n_in: int, n_out: int, scale: float,
     return x[before + (low,)] * (1 - weight) + x[before + (high,)] * weight
 
 
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Tensor:
+    """The transpose of conv1d (the gradient of a conv1d with respect to its input), with a
+    weight (C_in, C_out / groups, k): (N, C_in, L) -> (N, C_out, (L - 1) stride - 2 padding +
+    dilation (k - 1) + output_padding + 1). Written as a conv1d, as ``conv_transpose2d``."""
+    return _conv_transpose(1, "conv_transpose1d", input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:
     """The transpose of conv2d (the gradient of a conv2d with respect to its input), with a
-    weight (C_in, C_out, kH, kW): an output of (H - 1) stride - 2 padding + kH +
-    output_padding rows. Written as a conv2d: zeros between the input's pixels (stride - 1
-    of them), a border of kH - 1 - padding, and the weight flipped and transposed."""
-    if groups != 1 or _tuple(dilation, 2, "dilation", "conv_transpose2d") != (1, 1):
-        raise NotImplementedError("conv_transpose2d: groups and dilation other than 1 are not "
-                                  "supported yet")
-    sh, sw = _tuple(stride, 2, "stride", "conv_transpose2d")
-    ph, pw = _tuple(padding, 2, "padding", "conv_transpose2d")
-    oh, ow = _tuple(output_padding, 2, "output_padding", "conv_transpose2d")
-    kh, kw = weight.shape[2:]
-    x = _spread(_spread(input, -1, sw), -2, sh)
-    x = pad(x, (kw - 1 - pw, kw - 1 - pw + ow, kh - 1 - ph, kh - 1 - ph + oh))
-    flipped = weight.flip((2, 3)).transpose(0, 1)
-    return conv2d(x, flipped, bias)
+    weight (C_in, C_out / groups, kH, kW): an output of (H - 1) stride - 2 padding +
+    dilation (kH - 1) + output_padding + 1 rows. Written as a conv2d: zeros between the
+    input's pixels (stride - 1 of them), a border of dilation (kH - 1) - padding (a negative
+    border crops), and the weight flipped, its in and out channels swapped in each group."""
+    return _conv_transpose(2, "conv_transpose2d", input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def _conv_transpose(spatial, fn, input, weight, bias, stride, padding, output_padding, groups,
+                    dilation):
+    stride = _tuple(stride, spatial, "stride", fn)
+    padding = _tuple(padding, spatial, "padding", fn)
+    output_padding = _tuple(output_padding, spatial, "output_padding", fn)
+    dilation = _tuple(dilation, spatial, "dilation", fn)
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"{fn}: output padding must be smaller than either stride or "
+                           f"dilation, but got output_padding={output_padding}, stride={stride}, "
+                           f"dilation={dilation}")
+    _batched(spatial, fn, input)
+    if weight.ndim != spatial + 2:
+        raise RuntimeError(f"{fn}: expected a weight of {spatial + 2} dimensions (C_in, C_out / "
+                           f"groups, kernel...), got shape {tuple(weight.shape)}")
+    channels = input.shape[-spatial - 1]
+    if channels != weight.shape[0] or weight.shape[0] % groups:
+        raise RuntimeError(f"{fn}: Given transposed=1, weight of size {list(weight.shape)}, "
+                           f"expected input{list(input.shape)} to have {weight.shape[0]} "
+                           f"channels, but got {channels} channels instead")
+    x = input
+    amounts: list[int] = []  # pad's pairs, from the last dim back
+    for dim in reversed(range(spatial)):
+        x = _spread(x, dim - spatial, stride[dim])
+        border = dilation[dim] * (weight.shape[2 + dim] - 1) - padding[dim]
+        amounts += [border, border + output_padding[dim]]
+    x = pad(x, tuple(amounts))
+    # the weight as a convolution's, (C_out, C_in / groups, *kernel): in each group, in and
+    # out channels swapped; and flipped, as the transpose reads the kernel backwards
+    c_in, c_out, kernel = weight.shape[0] // groups, weight.shape[1], weight.shape[2:]
+    flipped = (weight.reshape(groups, c_in, c_out, *kernel).transpose(1, 2)
+               .reshape(groups * c_out, c_in, *kernel).flip(tuple(range(2, 2 + spatial))))
+    return _conv(spatial, fn, x, flipped, bias, 1, 0, dilation, groups)
 
 
 def _spread(x: Tensor, dim: int, stride: int) -> Tensor:

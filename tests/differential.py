@@ -1044,6 +1044,15 @@ def _F(name: str, *args: Any, **kw: Any) -> Callable[..., Any]:
     return lambda L, *xs: getattr(L.nn.functional, name)(*xs, *args, **kw)
 
 
+def _instance_norm_running(L: Any, x: Any, use_input_stats: bool) -> Any:
+    """F.instance_norm with running statistics: the output, and the statistics after it."""
+    mean = L.tensor([0.5, -1.0, 0.0], dtype=x.dtype)
+    var = L.tensor([1.0, 2.0, 0.5], dtype=x.dtype)
+    out = L.nn.functional.instance_norm(x, mean, var, use_input_stats=use_input_stats,
+                                        momentum=0.3)
+    return out, mean, var
+
+
 FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] = {
     "relu": [("float", _F("relu"), (nonzero(2, 3),))],
     "sigmoid": [("float", _F("sigmoid"), (normal(2, 3),))],
@@ -1090,6 +1099,17 @@ FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] =
     "group_norm": [("2", lambda L, x, w, b: L.nn.functional.group_norm(x, 2, w, b),
                     (normal(2, 4, 3), normal(4), normal(4))),
                    ("bad", _F("group_norm", 3), (normal(2, 4, 3),))],
+    "instance_norm": [("plain", _F("instance_norm"), (normal(2, 3, 4),)),
+                      ("affine-2d", lambda L, x, w, b: L.nn.functional.instance_norm(
+                          x, weight=w, bias=b, eps=1e-3), (normal(2, 3, 3, 2), normal(3),
+                                                          normal(3))),
+                      ("running", lambda L, x: _instance_norm_running(L, x, True),
+                       (normal(2, 3, 4),)),
+                      ("running-used", lambda L, x: _instance_norm_running(L, x, False),
+                       (normal(2, 3, 4),)),
+                      ("bad-one-position", _F("instance_norm"), (normal(2, 3, 1),)),
+                      ("bad-no-running", _F("instance_norm", use_input_stats=False),
+                       (normal(2, 3, 4),))],
     "conv1d": [("pad", lambda L, x, w, b: L.nn.functional.conv1d(x, w, b, padding=1),
                 (normal(2, 3, 5), normal(4, 3, 3), normal(4))),
                ("bad", _F("conv1d"), (normal(2, 2, 5), normal(4, 3, 3)))],
@@ -1367,6 +1387,8 @@ MODULES: dict[str, list[tuple]] = {
                     ("no-affine-3d", lambda L: L.nn.BatchNorm1d(3, affine=False),
                      (normal(2, 3, 4),), {"train": True})],
     "BatchNorm2d": [("train", lambda L: L.nn.BatchNorm2d(2), (normal(2, 2, 3, 3),),
+                     {"train": True}),
+                    ("no-bias", lambda L: L.nn.BatchNorm2d(2, bias=False), (normal(2, 2, 3, 3),),
                      {"train": True})],
     "LazyBatchNorm1d": [("train", lambda L: L.nn.LazyBatchNorm1d(), (normal(4, 3),),
                          {"train": True, "lazy": True})],
@@ -1375,6 +1397,22 @@ MODULES: dict[str, list[tuple]] = {
     "LayerNorm": [("last", lambda L: L.nn.LayerNorm(3), (normal(2, 3),)),
                   ("two", lambda L: L.nn.LayerNorm((2, 3)), (normal(2, 2, 3),))],
     "GroupNorm": [("2", lambda L: L.nn.GroupNorm(2, 4), (normal(2, 4, 3),))],
+    "InstanceNorm1d": [("default", lambda L: L.nn.InstanceNorm1d(3), (normal(2, 3, 4),)),
+                       ("affine-unbatched", lambda L: L.nn.InstanceNorm1d(3, affine=True),
+                        (normal(3, 5),)),
+                       ("tracked-train", lambda L: L.nn.InstanceNorm1d(
+                           3, affine=True, track_running_stats=True), (normal(2, 3, 4),),
+                        {"train": True}),
+                       ("bad-features", lambda L: L.nn.InstanceNorm1d(4, affine=True),
+                        (normal(2, 3, 4),))],
+    "InstanceNorm2d": [("default-train", lambda L: L.nn.InstanceNorm2d(2), (normal(2, 2, 3, 3),),
+                        {"train": True}),
+                       ("tracked-eval", lambda L: L.nn.InstanceNorm2d(
+                           2, momentum=None, track_running_stats=True), (normal(2, 2, 3, 3),)),
+                       ("affine-no-bias", lambda L: L.nn.InstanceNorm2d(2, affine=True,
+                                                                        bias=False),
+                        (normal(2, 2, 3, 3),)),
+                       ("bad-dims", lambda L: L.nn.InstanceNorm2d(2), (normal(2, 2),))],
     "Embedding": [("rows", lambda L: L.nn.Embedding(5, 3), (indices(5, 2, 3),)),
                   ("padding_idx", lambda L: L.nn.Embedding(5, 3, padding_idx=-2),
                    (constant([[3, 1, 3], [0, 4, 2]]),))],

@@ -1271,6 +1271,12 @@ LAYERS = [
          lambda x, w: _np_conv_transpose1d(x, w, None, 1, 2, 0, 2, 2),
          lambda x, w: _tF().conv_transpose1d(x, w, groups=2, dilation=2, padding=2),
          normal(1, 4, 5), normal(4, 2, 3)),
+    case("F.instance_norm-affine",
+         lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
+         lambda x, w, b: (x - x.mean((2, 3), keepdims=True))
+         / np.sqrt(x.var((2, 3), keepdims=True) + 1e-5) * w[:, None, None] + b[:, None, None],
+         lambda x, w, b: _tF().instance_norm(x, weight=w, bias=b),
+         normal(2, 3, 2, 3), normal(3), normal(3)),
     case("F.max_unpool2d-of-max_pool2d",
          lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
          lambda x: _np_max_unpool_of_max_pool(x, 2),

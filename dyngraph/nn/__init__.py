@@ -9,7 +9,7 @@
   ``LSTM`` (whole sequences)
 - ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``,
   ``MaxPool2d``, ``MaxUnpool1d``, ``MaxUnpool2d``, ``Unfold``, ``Fold``; ``norm``:
-  ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``
+  ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``, ``InstanceNorm1d``, ``InstanceNorm2d``
 - ``loss``: ``MSELoss``, ``L1Loss``, ``SmoothL1Loss``, ``CrossEntropyLoss``, ``NLLLoss``,
   ``KLDivLoss``, ``BCELoss``, ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
@@ -105,7 +105,7 @@ from .more_layers import (
     Upsample,
     UpsamplingNearest2d,
 )
-from .norm import BatchNorm1d, BatchNorm2d, LayerNorm
+from .norm import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import (
     MultiheadAttention,
@@ -136,6 +136,7 @@ __all__ = [
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     # issue 37: layers and functional ops
     "MaxUnpool1d", "MaxUnpool2d", "Unfold", "Fold", "ConvTranspose1d",
+    "InstanceNorm1d", "InstanceNorm2d",
 ]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, factories
+from .. import backend, factories, grad_mode
 from ..ops import (
     BinaryCrossEntropy,
     BinaryCrossEntropyWithLogits,
@@ -1021,6 +1021,51 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     var = (centered * centered).mean(-1, keepdim=True)
     out = (centered / (var + eps).sqrt()).reshape(*input.shape)
     per_channel = (1, channels) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(*per_channel)
+    if bias is not None:
+        out = out + bias.reshape(*per_channel)
+    return out
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample on its own: y = (x - mean) / sqrt(var + eps) over
+    the positions (all dims after the first two; var biased), then ``weight`` and ``bias``
+    per channel (style transfer's normalisation: one image's contrast, not the batch's).
+
+    Given ``running_mean`` and ``running_var`` (per channel), they are updated in place as
+    BatchNorm's are (NOTE [running statistics] in norm.py) with the samples' statistics
+    averaged over the batch; ``use_input_stats=False`` normalises with them instead."""
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, "
+                         f"got input size {tuple(input.shape)}: the input is (N, C, *positions)")
+    channels, positions = input.shape[1], math.prod(input.shape[2:])
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is not None and stat.numel() != channels:
+            raise RuntimeError(f"instance_norm: {name} should contain {channels} elements (one "
+                               f"per channel) not {stat.numel()}")
+    per_channel = (1, channels) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        if positions <= 1:
+            raise ValueError(f"instance_norm: Expected more than 1 spatial element when "
+                             f"training, got input size {tuple(input.shape)}")
+        axes = tuple(range(2, input.ndim))
+        mean = input.mean(axes, keepdim=True)
+        var = input.var(axes, keepdim=True, correction=0)
+        if running_mean is not None and running_var is not None:
+            with grad_mode.no_grad():  # the samples' statistics, averaged over the batch
+                unbiased = var * (positions / (positions - 1))
+                running_mean.mul_(1.0 - momentum).add_(momentum * mean.mean(0).reshape(-1))
+                running_var.mul_(1.0 - momentum).add_(momentum * unbiased.mean(0).reshape(-1))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("instance_norm: Expected running_mean and running_var to be "
+                               "defined when use_input_stats is false")
+        mean, var = running_mean.reshape(*per_channel), running_var.reshape(*per_channel)
+    out = (input - mean) / (var + eps).sqrt()
     if weight is not None:
         out = out * weight.reshape(*per_channel)
     if bias is not None:

@@ -361,6 +361,22 @@ for _name, (_ok, _bad) in PRODUCTS.items():
                  else (lambda n: lambda L, x, y: getattr(x, n)(y)))(_name)
         add(f"{_space}.{_name}", "float64", _call, *_ok)
         add(f"{_space}.{_name}", "mismatch", _call, *_bad)
+add("torch.cdist", "p2-batch-broadcast", lambda L, x, y: L.cdist(x, y), normal(2, 3, 4),
+    normal(1, 5, 4))
+add("torch.cdist", "p1", lambda L, x, y: L.cdist(x, y, p=1.0), nonzero(3, 2), normal(4, 2))
+add("torch.cdist", "p1.5-inf", lambda L, x, y: (L.cdist(x, y, p=1.5),
+                                                L.cdist(x, y, p=float("inf"))),
+    distinct(3, 4), normal(2, 4))
+add("torch.cdist", "p0-counts", lambda L, x: L.cdist(x, x.round(), p=0.0), normal(3, 2))
+add("torch.cdist", "zero-distance", lambda L, x: L.cdist(x, x[:2]), normal(3, 2))
+add("torch.cdist", "mode", lambda L, x, y: L.cdist(x, y, compute_mode="use_mm_for_euclid_dist"),
+    normal(30, 3), normal(27, 3))
+add("torch.cdist", "bad-columns", lambda L, x, y: L.cdist(x, y), normal(2, 3), normal(2, 4))
+add("torch.cdist", "bad-1d", lambda L, x, y: L.cdist(x, y), normal(3), normal(2, 3))
+add("torch.cdist", "bad-ints", lambda L, x, y: L.cdist(x, y), ints(2, 3), ints(2, 3))
+add("torch.cdist", "bad-p", lambda L, x, y: L.cdist(x, y, p=-1.0), normal(2, 3), normal(2, 3))
+add("torch.cdist", "bad-mode", lambda L, x, y: L.cdist(x, y, compute_mode="fast"), normal(2, 3),
+    normal(2, 3))
 add("torch.matmul", "vector-vector", lambda L, x, y: L.matmul(x, y), normal(3), normal(3))
 add("torch.matmul", "int-float", lambda L, x, y: L.matmul(x, y), ints(2, 3), normal(3, 2))
 add("torch.einsum", "ij,jk->ik", lambda L, x, y: L.einsum("ij,jk->ik", x, y),
@@ -1091,7 +1107,10 @@ FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] =
     "pad": [("last", _F("pad", (1, 2)), (normal(2, 3),)),
             ("two-dims", _F("pad", (1, 0, 0, 1), value=2.0), (normal(2, 3),)),
             ("negative", _F("pad", (-1, 0)), (normal(2, 3),)),
-            ("reflect", _F("pad", (1, 1), mode="reflect"), (normal(1, 2, 3),))],
+            ("reflect", _F("pad", (1, 1), mode="reflect"), (normal(1, 2, 3),)),
+            ("reflect-2d", _F("pad", (1, 0, 2, 1), mode="reflect"), (normal(1, 2, 3, 4),)),
+            ("replicate-unbatched", _F("pad", (2, 1), mode="replicate"), (normal(2, 3),)),
+            ("bad-reflect-dims", _F("pad", (1, 1, 1, 1), mode="reflect"), (normal(3, 3),))],
     "layer_norm": [("affine", lambda L, x, w, b: L.nn.functional.layer_norm(x, (3,), w, b),
                     (normal(2, 3), normal(3), normal(3))),
                    ("plain", _F("layer_norm", (2, 3)), (normal(2, 2, 3),)),
@@ -1262,6 +1281,28 @@ FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] =
     "pairwise_distance": [("default", _F("pairwise_distance"), (normal(2, 3), normal(2, 3))),
                           ("p1-keepdim", _F("pairwise_distance", p=1.0, keepdim=True),
                            (normal(2, 3), normal(3)))],
+    "pdist": [("p2", _F("pdist"), (normal(4, 3),)),
+              ("p1", _F("pdist", 1.0), (distinct(3, 2),)),
+              ("inf", _F("pdist", float("inf")), (distinct(4, 2),)),
+              ("one-row", _F("pdist"), (normal(1, 3),)),
+              ("bad-3d", _F("pdist"), (normal(2, 3, 2),)),
+              ("bad-p", _F("pdist", -1.0), (normal(3, 2),))],
+    "bilinear": [("bias", _F("bilinear"), (normal(4, 2), normal(4, 3), normal(5, 2, 3), normal(5))),
+                 ("batch-dims", _F("bilinear"), (normal(2, 3, 2), normal(2, 3, 3),
+                                                 normal(4, 2, 3))),
+                 ("bad-batch", _F("bilinear"), (normal(2, 2), normal(3, 3), normal(4, 2, 3))),
+                 ("bad-size", _F("bilinear"), (normal(2, 2), normal(2, 3), normal(4, 3, 3))),
+                 ("bad-bias", _F("bilinear"), (normal(2, 2), normal(2, 3), normal(4, 2, 3),
+                                               normal(3)))],
+    "adaptive_max_pool2d": [("uneven-indices", _F("adaptive_max_pool2d", (3, 2),
+                                                  return_indices=True), (distinct(2, 2, 7, 5),)),
+                            ("even", _F("adaptive_max_pool2d", 2), (distinct(1, 3, 4, 6),)),
+                            ("none-unbatched", _F("adaptive_max_pool2d", (None, 3)),
+                             (distinct(2, 4, 5),)),
+                            ("bad-2d", _F("adaptive_max_pool2d", 2), (normal(3, 3),))],
+    "adaptive_max_pool1d": [("indices", _F("adaptive_max_pool1d", 3, return_indices=True),
+                             (distinct(2, 2, 7),)),
+                            ("unbatched", _F("adaptive_max_pool1d", 2), (distinct(3, 4),))],
     "huber_loss": [("delta", _F("huber_loss", delta=0.5), (normal(2, 3), fixed(2, 3))),
                    ("none", _F("huber_loss", reduction="none"), (normal(2, 3), normal(2, 3)))],
     "kl_div": [("batchmean", lambda L, x, t: L.nn.functional.kl_div(
@@ -1346,7 +1387,9 @@ MODULES: dict[str, list[tuple]] = {
                ("no-bias", lambda L: L.nn.Linear(3, 2, bias=False), (normal(2, 2, 3),)),
                ("bad", lambda L: L.nn.Linear(3, 2), (normal(2, 4),))],
     "LazyLinear": [("4", lambda L: L.nn.LazyLinear(4), (normal(2, 3),), {"lazy": True})],
-    "Bilinear": [],
+    "Bilinear": [("bias", lambda L: L.nn.Bilinear(2, 3, 4), (normal(5, 2), normal(5, 3))),
+                 ("no-bias", lambda L: L.nn.Bilinear(3, 3, 2, bias=False), (normal(2, 4, 3),
+                                                                            normal(2, 4, 3)))],
     "Conv1d": [("pad", lambda L: L.nn.Conv1d(2, 3, 3, padding=1), (normal(2, 2, 5),))],
     "Conv2d": [("stride", lambda L: L.nn.Conv2d(2, 3, 3, stride=2), (normal(1, 2, 5, 5),)),
                ("float64-input", lambda L: L.nn.Conv2d(2, 3, 3), (normal(1, 2, 5, 5),),
@@ -1373,6 +1416,20 @@ MODULES: dict[str, list[tuple]] = {
                      {"forward": lambda L, m, x: m(*L.nn.MaxPool2d((2, 3), (2, 2),
                                                                    return_indices=True)(x),
                                                    output_size=(5, 7))})],
+    "AdaptiveMaxPool2d": [("indices", lambda L: L.nn.AdaptiveMaxPool2d((2, 3), True),
+                           (distinct(1, 2, 5, 7),))],
+    "AdaptiveMaxPool1d": [("3", lambda L: L.nn.AdaptiveMaxPool1d(3), (distinct(2, 2, 8),))],
+    "ZeroPad1d": [("2", lambda L: L.nn.ZeroPad1d(2), (normal(1, 2, 3),))],
+    "ZeroPad2d": [("sides", lambda L: L.nn.ZeroPad2d((1, 0, 2, 1)), (normal(1, 2, 3, 3),)),
+                  ("int-unbatched", lambda L: L.nn.ZeroPad2d(1), (normal(2, 3, 3),))],
+    "ConstantPad1d": [("value", lambda L: L.nn.ConstantPad1d((1, 2), 0.5), (normal(2, 3),))],
+    "ConstantPad2d": [("value", lambda L: L.nn.ConstantPad2d(1, -2.0), (normal(1, 1, 2, 3),))],
+    "ReflectionPad1d": [("2", lambda L: L.nn.ReflectionPad1d(2), (normal(1, 2, 4),))],
+    "ReflectionPad2d": [("sides", lambda L: L.nn.ReflectionPad2d((1, 0, 2, 1)),
+                         (normal(1, 2, 3, 4),)),
+                        ("bad-too-wide", lambda L: L.nn.ReflectionPad2d(3), (normal(1, 3, 3),))],
+    "ReplicationPad1d": [("sides", lambda L: L.nn.ReplicationPad1d((0, 2)), (normal(2, 3),))],
+    "ReplicationPad2d": [("2", lambda L: L.nn.ReplicationPad2d(2), (normal(1, 1, 2, 3),))],
     "Unfold": [("pad", lambda L: L.nn.Unfold(2, padding=1), (normal(1, 2, 3, 3),))],
     "Fold": [("stride", lambda L: L.nn.Fold((4, 4), 2, stride=2), (normal(1, 8, 4),))],
     "MaxUnpool1d": [("3-2-1", lambda L: L.nn.MaxUnpool1d(3, 2, 1), (distinct(2, 3, 9),),
@@ -1511,7 +1568,6 @@ MODULES: dict[str, list[tuple]] = {
                     (normal(2, 3),), {"forward": lambda L, m, x: m["a"](m["z"](x))})],
     "Module": [("custom", _custom, (normal(2, 3),))],
 }
-del MODULES["Bilinear"]
 
 
 def _parameter_list(L: Any) -> Any:

@@ -1277,6 +1277,33 @@ LAYERS = [
          / np.sqrt(x.var((2, 3), keepdims=True) + 1e-5) * w[:, None, None] + b[:, None, None],
          lambda x, w, b: _tF().instance_norm(x, weight=w, bias=b),
          normal(2, 3, 2, 3), normal(3), normal(3)),
+    # NOTE: torch's cdist and pdist have no second derivative (NotImplementedError), dyngraph's
+    # (norms of differences) do: the reference here is torch's norm of the differences, the
+    # same math; tests/differential.py compares them with torch.cdist and F.pdist themselves
+    case("dg.cdist", dg.cdist,
+         lambda x, y: np.sqrt(((x[..., :, None, :] - y[..., None, :, :]) ** 2).sum(-1)),
+         lambda x, y: (x[..., :, None, :] - y[..., None, :, :]).norm(dim=-1),
+         normal(2, 3, 2), normal(2, 4, 2)),
+    case("dg.cdist-p3", lambda x, y: dg.cdist(x, y, p=3.0),
+         lambda x, y: (np.abs(x[:, None] - y[None]) ** 3).sum(-1) ** (1 / 3),
+         lambda x, y: (x[:, None] - y[None]).norm(p=3.0, dim=-1), normal(3, 2), normal(2, 2)),
+    case("F.pdist", F.pdist,
+         lambda x: np.array([np.sqrt(((x[i] - x[j]) ** 2).sum())
+                             for i in range(len(x)) for j in range(i + 1, len(x))]),
+         lambda x: (x[np.triu_indices(len(x), 1)[0]] - x[np.triu_indices(len(x), 1)[1]]).norm(
+             dim=-1), normal(4, 3)),
+    case("F.bilinear", F.bilinear,
+         lambda x, y, w, b: np.einsum("ni,oij,nj->no", x, w, y) + b,
+         lambda x, y, w, b: _tF().bilinear(x, y, w, b),
+         normal(3, 2), normal(3, 4), normal(2, 2, 4), normal(2)),
+    case("F.adaptive_max_pool2d-uneven", lambda x: F.adaptive_max_pool2d(x, (2, 3)),
+         lambda x: np.stack([np.stack([x[..., r0:r1, c0:c1].max((-2, -1))
+                                       for c0, c1 in ((0, 2), (1, 3), (2, 4))], -1)
+                             for r0, r1 in ((0, 3), (2, 5))], -2),
+         lambda x: _tF().adaptive_max_pool2d(x, (2, 3)), distinct(2, 2, 5, 4)),
+    case("F.pad-reflect-2d", lambda x: F.pad(x, (1, 2, 2, 0), mode="reflect"),
+         lambda x: np.pad(x, ((0, 0), (0, 0), (2, 0), (1, 2)), mode="reflect"),
+         lambda x: _tF().pad(x, (1, 2, 2, 0), mode="reflect"), normal(1, 2, 3, 4)),
     case("F.max_unpool2d-of-max_pool2d",
          lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
          lambda x: _np_max_unpool_of_max_pool(x, 2),

@@ -2,7 +2,7 @@
 
 - ``module``: ``Module`` (the base class: parameters, buffers, train / eval, state_dict, save /
   load), ``Parameter``, and the containers ``Sequential``, ``ModuleList`` and ``ModuleDict``
-- ``layers``: ``Linear``, ``Embedding``, ``EmbeddingBag``, ``Dropout``, ``Identity``,
+- ``layers``: ``Linear``, ``Bilinear``, ``Embedding``, ``EmbeddingBag``, ``Dropout``, ``Identity``,
   ``Flatten`` and the activations as modules (``ReLU``, ``Tanh``, ``Sigmoid``, ``GELU``,
   ``LeakyReLU``, ``Softmax``, ``LogSoftmax``)
 - ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell`` (one step) and ``RNN``, ``GRU``,
@@ -16,7 +16,10 @@
 - ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``pack_padded_sequence``...
 - ``more_layers``: ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` and the lazy
   layers ``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ``LazyBatchNorm2d``;
-  ``GroupNorm``, ``PixelShuffle``, ``Upsample``, ``UpsamplingNearest2d``
+  ``GroupNorm``, ``PixelShuffle``, ``Upsample``, ``UpsamplingNearest2d``, ``AdaptiveMaxPool1d``,
+  ``AdaptiveMaxPool2d``
+- ``padding``: ``ZeroPad1d/2d``, ``ConstantPad1d/2d``, ``ReflectionPad1d/2d``,
+  ``ReplicationPad1d/2d``
 - ``transformer``: ``MultiheadAttention``, ``TransformerEncoderLayer``, ``TransformerEncoder``,
   ``TransformerDecoderLayer``, ``TransformerDecoder``, ``Transformer``
 - ``init``: ``normal_``, ``uniform_``, ``zeros_``, ``ones_``, ``constant_``, ``xavier_uniform_``,
@@ -38,6 +41,7 @@ from .conv import (
 )
 from .layers import (
     GELU,
+    Bilinear,
     Dropout,
     Embedding,
     EmbeddingBag,
@@ -78,6 +82,8 @@ from .more_layers import (
     SELU,
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
     CosineSimilarity,
@@ -106,6 +112,16 @@ from .more_layers import (
     UpsamplingNearest2d,
 )
 from .norm import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
+from .padding import (
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import (
     MultiheadAttention,
@@ -136,7 +152,9 @@ __all__ = [
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
     # issue 37: layers and functional ops
     "MaxUnpool1d", "MaxUnpool2d", "Unfold", "Fold", "ConvTranspose1d",
-    "InstanceNorm1d", "InstanceNorm2d",
+    "InstanceNorm1d", "InstanceNorm2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Bilinear",
+    "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+    "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d",
 ]
 
 

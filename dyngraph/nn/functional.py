@@ -122,6 +122,34 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]: one bilinear form per output
+    feature, weight (out, in1, in2). One einsum (differentiable twice, as einsum is).
+
+    >>> F.bilinear(dg.randn(8, 2), dg.randn(8, 3), dg.randn(4, 2, 3)).shape
+    (8, 4)
+    """
+    from ..functions import einsum
+
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{tuple(input1.shape[:-1])} and {tuple(input2.shape[:-1])}")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D (out, in1, in2), got shape "
+                           f"{tuple(weight.shape)}")
+    for k, x in ((1, input1), (2, input2)):
+        if x.shape[-1] != weight.shape[k]:
+            raise RuntimeError(f"bilinear(): input{k} size does not match weight size: got "
+                               f"{x.shape[-1]} but expected {weight.shape[k]}")
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[-1]} but expected {weight.shape[0]}")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return out if bias is None else out + bias
+
+
 def layer_norm(input: Tensor, normalized_shape: Any, weight: Tensor | None = None,
                bias: Tensor | None = None, eps: float = 1e-5) -> Tensor:
     """(x - mean) / sqrt(var + eps) over the last len(normalized_shape) dims (var without
@@ -861,6 +889,13 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"pad: mode {mode!r} is not one of 'constant', 'reflect', "
                                   "'replicate', 'circular'")
+    if mode != "constant" and input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2):
+        # (PyTorch's kernels for these modes: 1, 2 or 3 padded dims of a batched or unbatched
+        # input of channels)
+        raise NotImplementedError(
+            f"pad: padding size {len(pad)} is not supported for {input.ndim}D input tensor with "
+            f"mode={mode!r}: it pads the last {len(pad) // 2} dims of a {len(pad) // 2 + 1}D "
+            f"(unbatched) or {len(pad) // 2 + 2}D (batched) input")
     out = input
     for k in range(len(pad) // 2):
         dim = input.ndim - 1 - k
@@ -943,23 +978,70 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """The mean over output_size[0] x output_size[1] windows that tile the image as evenly as
-    they can (PyTorch's bins: rows floor(i H / oh) to ceil((i + 1) H / oh)); ``None`` keeps a
-    size. ``output_size=1`` is the global average pooling of a ResNet's head."""
+    they can (PyTorch's bins, ``_adaptive_bins``); ``None`` keeps a size. ``output_size=1`` is
+    the global average pooling of a ResNet's head."""
     height, width = input.shape[-2:]
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
-    oh = height if output_size[0] is None else output_size[0]
-    ow = width if output_size[1] is None else output_size[1]
+    oh, ow = _adaptive_size(output_size, height, width)
     if height % oh == 0 and width % ow == 0:  # even windows: one reshape and a mean
         lead = input.shape[:-2]
         return input.reshape(*lead, oh, height // oh, ow, width // ow).mean((-3, -1))
     rows = []
-    for i in range(oh):
-        r0, r1 = (i * height) // oh, -((-(i + 1) * height) // oh)
-        cells = [input[..., r0:r1, (j * width) // ow: -((-(j + 1) * width) // ow)].mean((-2, -1))
-                 for j in range(ow)]
+    for r0, r1 in _adaptive_bins(height, oh):
+        cells = [input[..., r0:r1, c0:c1].mean((-2, -1)) for c0, c1 in _adaptive_bins(width, ow)]
         rows.append(_stack(cells, -1))
     return _stack(rows, -2)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """The maximum over ``output_size`` windows tiling the last dim (N, C, L) or (C, L), as
+    ``adaptive_max_pool2d`` does it on one row."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
+                           f"{list(input.shape)}")
+    size = output_size if isinstance(output_size, int) else tuple(output_size)[0]
+    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
+    if return_indices:  # (a row's flat index is its position)
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """The maximum over output_size[0] x output_size[1] windows tiling the image (N, C, H, W)
+    or (C, H, W), PyTorch's bins (``_adaptive_bins``: they overlap where the sizes do not
+    divide); ``None`` keeps a size. With ``return_indices=True`` also where each maximum is:
+    its flat index into the plane, as ``max_pool2d`` gives it. Even windows are a
+    ``max_pool2d``; otherwise each window's ``max``, stacked."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(input.shape)}")
+    height, width = input.shape[-2:]
+    oh, ow = _adaptive_size(output_size, height, width)
+    if height % oh == 0 and width % ow == 0:
+        return max_pool2d(input, (height // oh, width // ow), return_indices=return_indices)
+    values, indices = [], []
+    for r0, r1 in _adaptive_bins(height, oh):
+        for c0, c1 in _adaptive_bins(width, ow):
+            best, at = input[..., r0:r1, c0:c1].reshape(*input.shape[:-2], -1).max(-1)
+            values.append(best)
+            indices.append((r0 + at // (c1 - c0)) * width + c0 + at % (c1 - c0))
+    out = _stack(values, -1).reshape(*input.shape[:-2], oh, ow)
+    if not return_indices:
+        return out
+    return out, _stack(indices, -1).reshape(*input.shape[:-2], oh, ow)
+
+
+def _adaptive_size(output_size: Any, height: int, width: int) -> tuple[int, int]:
+    """An adaptive pooling's output size (an int: square; ``None`` keeps the input's)."""
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh, ow = output_size
+    return height if oh is None else oh, width if ow is None else ow
+
+
+def _adaptive_bins(n_in: int, n_out: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive pooling windows along one dim: window i covers floor(i n_in / n_out)
+    to ceil((i + 1) n_in / n_out), so n_out windows cover n_in as evenly as they can."""
+    return [((i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)) for i in range(n_out)]
 
 
 def _stack(tensors: list[Tensor], dim: int) -> Tensor:
@@ -1320,6 +1402,18 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """||x1 - x2 + eps||_p over the last dim (eps keeps the gradient finite at 0)."""
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distance between every two rows of ``input`` (N, M), the upper triangle of
+    ``dg.cdist(input, input)`` row by row: N (N - 1) / 2 numbers, (0, 1), (0, 2), ...,
+    (1, 2), ... Its gradient at a zero distance is 0, as PyTorch's."""
+    from ..functions import p_distance
+
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    first, second = np.triu_indices(input.shape[0], 1)
+    return p_distance(input[first] - input[second], p, "pdist")
 
 
 def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0,

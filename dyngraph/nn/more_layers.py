@@ -2,7 +2,8 @@
 ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``; the lazy layers d2l builds
 its models with (``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ``LazyBatchNorm2d``),
 which learn their input size from the first batch; ``GroupNorm``, ``PixelShuffle``,
-``Upsample`` and ``UpsamplingNearest2d`` (``ConvTranspose2d`` is conv.py's).
+``Upsample`` and ``UpsamplingNearest2d`` (``ConvTranspose2d`` is conv.py's); ``AdaptiveMaxPool1d``
+and ``AdaptiveMaxPool2d``.
 """
 
 from __future__ import annotations
@@ -464,6 +465,40 @@ class AvgPool1d(Module):
     def forward(self, x: Tensor) -> Tensor:
         return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    """The maximum over ``output_size`` windows tiling the input (``F.adaptive_max_pool1d``
+    or ``F.adaptive_max_pool2d``); with ``return_indices``, where each maximum is too."""
+
+    dims = 0
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, x: Tensor) -> Any:
+        pool = F.adaptive_max_pool1d if self.dims == 1 else F.adaptive_max_pool2d
+        return pool(x, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """The maximum over ``output_size`` windows tiling the last dim of (N, C, L) or (C, L)."""
+
+    dims = 1
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """The maximum over output_size windows tiling each image (N, C, H, W) or (C, H, W).
+
+    >>> dg.nn.AdaptiveMaxPool2d((2, 3))(dg.randn(1, 4, 7, 9)).shape
+    (1, 4, 2, 3)
+    """
+
+    dims = 2
 
 
 class AdaptiveAvgPool1d(Module):

@@ -511,8 +511,9 @@ def _max_unpool(spatial, fn, input, indices, kernel_size, stride, padding, outpu
     lead = tuple(input.shape[:-spatial])
     plane = math.prod(size)
     flat_indices = indices.reshape(*lead, -1)
-    if flat_indices.numel() and (int(flat_indices.min()) < 0 or int(flat_indices.max()) >= plane):
-        bad = int(flat_indices.min()) if int(flat_indices.min()) < 0 else int(flat_indices.max())
+    low, high = (int(flat_indices.min()), int(flat_indices.max())) if indices.numel() else (0, 0)
+    if low < 0 or high >= plane:
+        bad = low if low < 0 else high
         raise RuntimeError(f"{fn}: Found an invalid max index: {bad} (output volumes are of "
                            f"size {'x'.join(map(str, size))}): pass the indices max_pool gave, "
                            "with its kernel_size, stride and padding")

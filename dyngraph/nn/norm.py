@@ -1,9 +1,9 @@
 """Normalisation layers: LayerNorm, BatchNorm1d, BatchNorm2d, InstanceNorm1d and InstanceNorm2d
 (PyTorch's ``torch.nn``).
 
-Both rescale activations to mean 0 and variance 1 and then apply a learnt per-feature scale
-(``weight``, starting at 1) and shift (``bias``, starting at 0). They differ in *what* they
-average over:
+Each rescales activations to mean 0 and variance 1 and then applies a learnt per-feature scale
+(``weight``, starting at 1) and shift (``bias``, starting at 0), unless made without them. They
+differ in *what* they average over:
 
 - ``LayerNorm`` averages over the last dimensions of each example on its own, so it behaves
   the same in training and evaluation and for a batch of one;

@@ -175,6 +175,7 @@ from .grad_mode import inference_mode
 from .functions import (
     argsort,
     bernoulli,
+    cdist,
     clip,
     compile,
     use_deterministic_algorithms,
@@ -322,6 +323,7 @@ __all__ = [
     "masked_select", "var", "dist", "logical_and", "logical_not", "logical_or", "count_nonzero",
     "equal", "get_default_dtype", "hstack", "isclose", "reciprocal", "roll", "rsqrt", "vstack",
     "inference_mode", "erf", "bernoulli",
+    "cdist",  # issue 37: layers and functional ops
     # the switches and probes at the top of learners' scripts (docs/pytorch_inventory.md)
     "accelerator", "backends", "compile", "use_deterministic_algorithms",
 ]

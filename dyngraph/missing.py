@@ -1,11 +1,11 @@
 """A name dyngraph does not have: an AttributeError that says so helpfully (issue 37, item 4).
 
 NOTE [missing names] Learners arrive with PyTorch programs, and a program that reaches for a
-PyTorch name dyngraph does not have yet (``torch.bucketize``, ``nn.Fold``,
+PyTorch name dyngraph does not have yet (``torch.bucketize``, ``nn.LPPool2d``,
 ``x.masked_fill_``) must stop with an ``AttributeError`` that says what is going on, never with an
 error from somewhere inside dyngraph, and never run on with other numbers. The message
 
-- names the PyTorch spelling (``torch.nn.Fold``, ``Tensor.clamp_min``);
+- names the PyTorch spelling (``torch.nn.LPPool2d``, ``Tensor.clamp_min``);
 - says dyngraph does not have it yet (or, where PyTorch is already imported and has no such
   name either, that neither library has it: then it is a typo);
 - suggests the nearest names dyngraph has (``difflib`` over its own public names, and any of

@@ -361,6 +361,22 @@ for _name, (_ok, _bad) in PRODUCTS.items():
                  else (lambda n: lambda L, x, y: getattr(x, n)(y)))(_name)
         add(f"{_space}.{_name}", "float64", _call, *_ok)
         add(f"{_space}.{_name}", "mismatch", _call, *_bad)
+add("torch.cdist", "p2-batch-broadcast", lambda L, x, y: L.cdist(x, y), normal(2, 3, 4),
+    normal(1, 5, 4))
+add("torch.cdist", "p1", lambda L, x, y: L.cdist(x, y, p=1.0), nonzero(3, 2), normal(4, 2))
+add("torch.cdist", "p1.5-inf", lambda L, x, y: (L.cdist(x, y, p=1.5),
+                                                L.cdist(x, y, p=float("inf"))),
+    distinct(3, 4), normal(2, 4))
+add("torch.cdist", "p0-counts", lambda L, x: L.cdist(x, x.round(), p=0.0), normal(3, 2))
+add("torch.cdist", "zero-distance", lambda L, x: L.cdist(x, x[:2]), normal(3, 2))
+add("torch.cdist", "mode", lambda L, x, y: L.cdist(x, y, compute_mode="use_mm_for_euclid_dist"),
+    normal(30, 3), normal(27, 3))
+add("torch.cdist", "bad-columns", lambda L, x, y: L.cdist(x, y), normal(2, 3), normal(2, 4))
+add("torch.cdist", "bad-1d", lambda L, x, y: L.cdist(x, y), normal(3), normal(2, 3))
+add("torch.cdist", "bad-ints", lambda L, x, y: L.cdist(x, y), ints(2, 3), ints(2, 3))
+add("torch.cdist", "bad-p", lambda L, x, y: L.cdist(x, y, p=-1.0), normal(2, 3), normal(2, 3))
+add("torch.cdist", "bad-mode", lambda L, x, y: L.cdist(x, y, compute_mode="fast"), normal(2, 3),
+    normal(2, 3))
 add("torch.matmul", "vector-vector", lambda L, x, y: L.matmul(x, y), normal(3), normal(3))
 add("torch.matmul", "int-float", lambda L, x, y: L.matmul(x, y), ints(2, 3), normal(3, 2))
 add("torch.einsum", "ij,jk->ik", lambda L, x, y: L.einsum("ij,jk->ik", x, y),
@@ -1044,6 +1060,15 @@ def _F(name: str, *args: Any, **kw: Any) -> Callable[..., Any]:
     return lambda L, *xs: getattr(L.nn.functional, name)(*xs, *args, **kw)
 
 
+def _instance_norm_running(L: Any, x: Any, use_input_stats: bool) -> Any:
+    """F.instance_norm with running statistics: the output, and the statistics after it."""
+    mean = L.tensor([0.5, -1.0, 0.0], dtype=x.dtype)
+    var = L.tensor([1.0, 2.0, 0.5], dtype=x.dtype)
+    out = L.nn.functional.instance_norm(x, mean, var, use_input_stats=use_input_stats,
+                                        momentum=0.3)
+    return out, mean, var
+
+
 FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] = {
     "relu": [("float", _F("relu"), (nonzero(2, 3),))],
     "sigmoid": [("float", _F("sigmoid"), (normal(2, 3),))],
@@ -1082,7 +1107,10 @@ FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] =
     "pad": [("last", _F("pad", (1, 2)), (normal(2, 3),)),
             ("two-dims", _F("pad", (1, 0, 0, 1), value=2.0), (normal(2, 3),)),
             ("negative", _F("pad", (-1, 0)), (normal(2, 3),)),
-            ("reflect", _F("pad", (1, 1), mode="reflect"), (normal(1, 2, 3),))],
+            ("reflect", _F("pad", (1, 1), mode="reflect"), (normal(1, 2, 3),)),
+            ("reflect-2d", _F("pad", (1, 0, 2, 1), mode="reflect"), (normal(1, 2, 3, 4),)),
+            ("replicate-unbatched", _F("pad", (2, 1), mode="replicate"), (normal(2, 3),)),
+            ("bad-reflect-dims", _F("pad", (1, 1, 1, 1), mode="reflect"), (normal(3, 3),))],
     "layer_norm": [("affine", lambda L, x, w, b: L.nn.functional.layer_norm(x, (3,), w, b),
                     (normal(2, 3), normal(3), normal(3))),
                    ("plain", _F("layer_norm", (2, 3)), (normal(2, 2, 3),)),
@@ -1090,6 +1118,17 @@ FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] =
     "group_norm": [("2", lambda L, x, w, b: L.nn.functional.group_norm(x, 2, w, b),
                     (normal(2, 4, 3), normal(4), normal(4))),
                    ("bad", _F("group_norm", 3), (normal(2, 4, 3),))],
+    "instance_norm": [("plain", _F("instance_norm"), (normal(2, 3, 4),)),
+                      ("affine-2d", lambda L, x, w, b: L.nn.functional.instance_norm(
+                          x, weight=w, bias=b, eps=1e-3), (normal(2, 3, 3, 2), normal(3),
+                                                          normal(3))),
+                      ("running", lambda L, x: _instance_norm_running(L, x, True),
+                       (normal(2, 3, 4),)),
+                      ("running-used", lambda L, x: _instance_norm_running(L, x, False),
+                       (normal(2, 3, 4),)),
+                      ("bad-one-position", _F("instance_norm"), (normal(2, 3, 1),)),
+                      ("bad-no-running", _F("instance_norm", use_input_stats=False),
+                       (normal(2, 3, 4),))],
     "conv1d": [("pad", lambda L, x, w, b: L.nn.functional.conv1d(x, w, b, padding=1),
                 (normal(2, 3, 5), normal(4, 3, 3), normal(4))),
                ("bad", _F("conv1d"), (normal(2, 2, 5), normal(4, 3, 3)))],
@@ -1100,12 +1139,65 @@ FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] =
                ("unbatched", _F("conv2d"), (normal(2, 4, 4), normal(3, 2, 3, 3)))],
     "conv3d": [("plain", _F("conv3d"), (normal(1, 2, 3, 3, 3), normal(2, 2, 2, 2, 2)))],
     "conv_transpose2d": [("stride", _F("conv_transpose2d", stride=2, padding=1),
+                          (normal(1, 2, 3, 3), normal(2, 3, 3, 3))),
+                         ("groups-dilation", lambda L, x, w, b: L.nn.functional.conv_transpose2d(
+                             x, w, b, stride=(2, 1), padding=(1, 2), output_padding=(1, 0),
+                             groups=2, dilation=2), (normal(1, 4, 3, 4), normal(4, 3, 3, 2),
+                                                     normal(6))),
+                         ("unbatched", _F("conv_transpose2d", padding=1),
+                          (normal(2, 3, 3), normal(2, 1, 2, 2))),
+                         ("bad-output-padding", _F("conv_transpose2d", stride=2,
+                                                   output_padding=2),
                           (normal(1, 2, 3, 3), normal(2, 3, 3, 3)))],
-    "max_pool1d": [("2", _F("max_pool1d", 2), (distinct(1, 2, 6),))],
+    "conv_transpose1d": [("stride-pad", lambda L, x, w, b: L.nn.functional.conv_transpose1d(
+                             x, w, b, stride=2, padding=1, output_padding=1),
+                          (normal(2, 4, 5), normal(4, 3, 3), normal(3))),
+                         ("groups-dilation", _F("conv_transpose1d", groups=2, dilation=3,
+                                                padding=1), (normal(4, 5), normal(4, 1, 2))),
+                         ("crop", _F("conv_transpose1d", padding=3), (normal(1, 2, 6),
+                                                                      normal(2, 2, 3))),
+                         ("bad-channels", _F("conv_transpose1d"), (normal(1, 3, 3),
+                                                                   normal(2, 3, 3)))],
+    "max_pool1d": [("2", _F("max_pool1d", 2), (distinct(1, 2, 6),)),
+                   ("indices", _F("max_pool1d", 3, 2, 1, return_indices=True),
+                    (distinct(2, 3, 8),))],
     "max_pool2d": [("2", _F("max_pool2d", 2), (distinct(1, 2, 4, 4),)),
                    ("pad-stride", _F("max_pool2d", 3, stride=2, padding=1),
                     (distinct(1, 1, 5, 5),)),
-                   ("indices", _F("max_pool2d", 2, return_indices=True), (distinct(1, 1, 4, 4),))],
+                   ("indices", _F("max_pool2d", 2, return_indices=True), (distinct(1, 1, 4, 4),)),
+                   ("indices-pad-dilation", _F("max_pool2d", (3, 2), stride=(2, 1), padding=1,
+                                               dilation=(1, 2), return_indices=True),
+                    (distinct(2, 2, 6, 5),)),
+                   ("indices-unbatched", _F("max_pool2d", 2, return_indices=True),
+                    (distinct(2, 4, 5),))],
+    "max_unpool2d": [("2", lambda L, x: L.nn.functional.max_unpool2d(
+                         *L.nn.functional.max_pool2d(x, 2, return_indices=True), 2),
+                      (distinct(2, 2, 4, 5),)),
+                     ("stride-pad-size", lambda L, x: L.nn.functional.max_unpool2d(
+                         *L.nn.functional.max_pool2d(x, 3, 2, 1, return_indices=True), 3, 2, 1,
+                         output_size=(6, 5)), (distinct(1, 2, 6, 5),)),
+                     ("bad-index", lambda L, x: L.nn.functional.max_unpool2d(
+                         x, L.tensor([[[[0, 1], [2, 99]]]]), 2), (normal(1, 1, 2, 2),)),
+                     ("bad-shape", lambda L, x: L.nn.functional.max_unpool2d(
+                         x, L.tensor([[[[0, 1]]]]), 2), (normal(1, 1, 2, 2),))],
+    "max_unpool1d": [("3-2-1", lambda L, x: L.nn.functional.max_unpool1d(
+                         *L.nn.functional.max_pool1d(x, 3, 2, 1, return_indices=True), 3, 2, 1),
+                      (distinct(2, 3, 9),)),
+                     ("unbatched", lambda L, x: L.nn.functional.max_unpool1d(
+                         *L.nn.functional.max_pool1d(x, 2, return_indices=True), 2),
+                      (distinct(3, 6),))],
+    "unfold": [("2", _F("unfold", 2), (normal(2, 3, 4, 5),)),
+               ("pad-stride-dilation", _F("unfold", (3, 2), dilation=(1, 2), padding=(1, 0),
+                                          stride=2), (normal(1, 2, 5, 6),)),
+               ("unbatched", _F("unfold", 2, stride=2), (normal(2, 4, 4),)),
+               ("bad-kernel", _F("unfold", 3), (normal(1, 1, 2, 2),)),
+               ("bad-dims", _F("unfold", 1), (normal(2, 2),))],
+    "fold": [("2", _F("fold", (4, 5), 2), (normal(2, 12, 12),)),
+             ("pad-stride-dilation", _F("fold", (5, 6), (3, 2), dilation=(1, 2), padding=(1, 0),
+                                        stride=2), (normal(1, 12, 6),)),
+             ("unbatched", _F("fold", (3, 3), 2), (normal(4, 4),)),
+             ("bad-rows", _F("fold", (3, 3), 2), (normal(1, 5, 4),)),
+             ("bad-blocks", _F("fold", (3, 3), 2), (normal(1, 4, 3),))],
     "avg_pool2d": [("2", _F("avg_pool2d", 2), (normal(1, 2, 4, 4),)),
                    ("pad", _F("avg_pool2d", 3, stride=2, padding=1, count_include_pad=False),
                     (normal(1, 1, 5, 5),)),
@@ -1189,6 +1281,28 @@ FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] =
     "pairwise_distance": [("default", _F("pairwise_distance"), (normal(2, 3), normal(2, 3))),
                           ("p1-keepdim", _F("pairwise_distance", p=1.0, keepdim=True),
                            (normal(2, 3), normal(3)))],
+    "pdist": [("p2", _F("pdist"), (normal(4, 3),)),
+              ("p1", _F("pdist", 1.0), (distinct(3, 2),)),
+              ("inf", _F("pdist", float("inf")), (distinct(4, 2),)),
+              ("one-row", _F("pdist"), (normal(1, 3),)),
+              ("bad-3d", _F("pdist"), (normal(2, 3, 2),)),
+              ("bad-p", _F("pdist", -1.0), (normal(3, 2),))],
+    "bilinear": [("bias", _F("bilinear"), (normal(4, 2), normal(4, 3), normal(5, 2, 3), normal(5))),
+                 ("batch-dims", _F("bilinear"), (normal(2, 3, 2), normal(2, 3, 3),
+                                                 normal(4, 2, 3))),
+                 ("bad-batch", _F("bilinear"), (normal(2, 2), normal(3, 3), normal(4, 2, 3))),
+                 ("bad-size", _F("bilinear"), (normal(2, 2), normal(2, 3), normal(4, 3, 3))),
+                 ("bad-bias", _F("bilinear"), (normal(2, 2), normal(2, 3), normal(4, 2, 3),
+                                               normal(3)))],
+    "adaptive_max_pool2d": [("uneven-indices", _F("adaptive_max_pool2d", (3, 2),
+                                                  return_indices=True), (distinct(2, 2, 7, 5),)),
+                            ("even", _F("adaptive_max_pool2d", 2), (distinct(1, 3, 4, 6),)),
+                            ("none-unbatched", _F("adaptive_max_pool2d", (None, 3)),
+                             (distinct(2, 4, 5),)),
+                            ("bad-2d", _F("adaptive_max_pool2d", 2), (normal(3, 3),))],
+    "adaptive_max_pool1d": [("indices", _F("adaptive_max_pool1d", 3, return_indices=True),
+                             (distinct(2, 2, 7),)),
+                            ("unbatched", _F("adaptive_max_pool1d", 2), (distinct(3, 4),))],
     "huber_loss": [("delta", _F("huber_loss", delta=0.5), (normal(2, 3), fixed(2, 3))),
                    ("none", _F("huber_loss", reduction="none"), (normal(2, 3), normal(2, 3)))],
     "kl_div": [("batchmean", lambda L, x, t: L.nn.functional.kl_div(
@@ -1273,7 +1387,9 @@ MODULES: dict[str, list[tuple]] = {
                ("no-bias", lambda L: L.nn.Linear(3, 2, bias=False), (normal(2, 2, 3),)),
                ("bad", lambda L: L.nn.Linear(3, 2), (normal(2, 4),))],
     "LazyLinear": [("4", lambda L: L.nn.LazyLinear(4), (normal(2, 3),), {"lazy": True})],
-    "Bilinear": [],
+    "Bilinear": [("bias", lambda L: L.nn.Bilinear(2, 3, 4), (normal(5, 2), normal(5, 3))),
+                 ("no-bias", lambda L: L.nn.Bilinear(3, 3, 2, bias=False), (normal(2, 4, 3),
+                                                                            normal(2, 4, 3)))],
     "Conv1d": [("pad", lambda L: L.nn.Conv1d(2, 3, 3, padding=1), (normal(2, 2, 5),))],
     "Conv2d": [("stride", lambda L: L.nn.Conv2d(2, 3, 3, stride=2), (normal(1, 2, 5, 5),)),
                ("float64-input", lambda L: L.nn.Conv2d(2, 3, 3), (normal(1, 2, 5, 5),),
@@ -1281,8 +1397,44 @@ MODULES: dict[str, list[tuple]] = {
     "LazyConv2d": [("3", lambda L: L.nn.LazyConv2d(3, 2), (normal(1, 2, 4, 4),), {"lazy": True})],
     "Conv3d": [("plain", lambda L: L.nn.Conv3d(2, 2, 2), (normal(1, 2, 3, 3, 3),))],
     "ConvTranspose2d": [("stride", lambda L: L.nn.ConvTranspose2d(2, 3, 3, stride=2, padding=1),
-                         (normal(1, 2, 3, 3),))],
-    "MaxPool2d": [("2", lambda L: L.nn.MaxPool2d(2), (distinct(1, 2, 4, 4),))],
+                         (normal(1, 2, 3, 3),)),
+                        ("groups-dilation-no-bias", lambda L: L.nn.ConvTranspose2d(
+                            4, 6, 3, stride=2, padding=1, output_padding=1, groups=2, dilation=2,
+                            bias=False), (normal(1, 4, 3, 3),))],
+    "ConvTranspose1d": [("stride", lambda L: L.nn.ConvTranspose1d(2, 3, 4, stride=2, padding=1),
+                         (normal(2, 2, 5),)),
+                        ("groups", lambda L: L.nn.ConvTranspose1d(4, 2, 3, groups=2,
+                                                                   output_padding=1, stride=2),
+                         (normal(4, 3),))],
+    "MaxPool2d": [("2", lambda L: L.nn.MaxPool2d(2), (distinct(1, 2, 4, 4),)),
+                  ("indices", lambda L: L.nn.MaxPool2d(3, 2, 1, return_indices=True),
+                   (distinct(1, 2, 5, 5),))],
+    "MaxUnpool2d": [("2", lambda L: L.nn.MaxUnpool2d(2), (distinct(1, 2, 4, 4),),
+                     {"forward": lambda L, m, x: m(*L.nn.MaxPool2d(2, return_indices=True)(x))}),
+                    ("size", lambda L: L.nn.MaxUnpool2d((2, 3), stride=(2, 2)),
+                     (distinct(1, 2, 5, 7),),
+                     {"forward": lambda L, m, x: m(*L.nn.MaxPool2d((2, 3), (2, 2),
+                                                                   return_indices=True)(x),
+                                                   output_size=(5, 7))})],
+    "AdaptiveMaxPool2d": [("indices", lambda L: L.nn.AdaptiveMaxPool2d((2, 3), True),
+                           (distinct(1, 2, 5, 7),))],
+    "AdaptiveMaxPool1d": [("3", lambda L: L.nn.AdaptiveMaxPool1d(3), (distinct(2, 2, 8),))],
+    "ZeroPad1d": [("2", lambda L: L.nn.ZeroPad1d(2), (normal(1, 2, 3),))],
+    "ZeroPad2d": [("sides", lambda L: L.nn.ZeroPad2d((1, 0, 2, 1)), (normal(1, 2, 3, 3),)),
+                  ("int-unbatched", lambda L: L.nn.ZeroPad2d(1), (normal(2, 3, 3),))],
+    "ConstantPad1d": [("value", lambda L: L.nn.ConstantPad1d((1, 2), 0.5), (normal(2, 3),))],
+    "ConstantPad2d": [("value", lambda L: L.nn.ConstantPad2d(1, -2.0), (normal(1, 1, 2, 3),))],
+    "ReflectionPad1d": [("2", lambda L: L.nn.ReflectionPad1d(2), (normal(1, 2, 4),))],
+    "ReflectionPad2d": [("sides", lambda L: L.nn.ReflectionPad2d((1, 0, 2, 1)),
+                         (normal(1, 2, 3, 4),)),
+                        ("bad-too-wide", lambda L: L.nn.ReflectionPad2d(3), (normal(1, 3, 3),))],
+    "ReplicationPad1d": [("sides", lambda L: L.nn.ReplicationPad1d((0, 2)), (normal(2, 3),))],
+    "ReplicationPad2d": [("2", lambda L: L.nn.ReplicationPad2d(2), (normal(1, 1, 2, 3),))],
+    "Unfold": [("pad", lambda L: L.nn.Unfold(2, padding=1), (normal(1, 2, 3, 3),))],
+    "Fold": [("stride", lambda L: L.nn.Fold((4, 4), 2, stride=2), (normal(1, 8, 4),))],
+    "MaxUnpool1d": [("3-2-1", lambda L: L.nn.MaxUnpool1d(3, 2, 1), (distinct(2, 3, 9),),
+                     {"forward": lambda L, m, x: m(*L.nn.MaxPool1d(3, 2, 1,
+                                                                   return_indices=True)(x))})],
     "AvgPool2d": [("2", lambda L: L.nn.AvgPool2d(2), (normal(1, 2, 4, 4),)),
                   ("pad-excluded", lambda L: L.nn.AvgPool2d(3, 2, 1, count_include_pad=False),
                    (normal(2, 5, 4),))],
@@ -1292,6 +1444,8 @@ MODULES: dict[str, list[tuple]] = {
                     ("no-affine-3d", lambda L: L.nn.BatchNorm1d(3, affine=False),
                      (normal(2, 3, 4),), {"train": True})],
     "BatchNorm2d": [("train", lambda L: L.nn.BatchNorm2d(2), (normal(2, 2, 3, 3),),
+                     {"train": True}),
+                    ("no-bias", lambda L: L.nn.BatchNorm2d(2, bias=False), (normal(2, 2, 3, 3),),
                      {"train": True})],
     "LazyBatchNorm1d": [("train", lambda L: L.nn.LazyBatchNorm1d(), (normal(4, 3),),
                          {"train": True, "lazy": True})],
@@ -1300,6 +1454,22 @@ MODULES: dict[str, list[tuple]] = {
     "LayerNorm": [("last", lambda L: L.nn.LayerNorm(3), (normal(2, 3),)),
                   ("two", lambda L: L.nn.LayerNorm((2, 3)), (normal(2, 2, 3),))],
     "GroupNorm": [("2", lambda L: L.nn.GroupNorm(2, 4), (normal(2, 4, 3),))],
+    "InstanceNorm1d": [("default", lambda L: L.nn.InstanceNorm1d(3), (normal(2, 3, 4),)),
+                       ("affine-unbatched", lambda L: L.nn.InstanceNorm1d(3, affine=True),
+                        (normal(3, 5),)),
+                       ("tracked-train", lambda L: L.nn.InstanceNorm1d(
+                           3, affine=True, track_running_stats=True), (normal(2, 3, 4),),
+                        {"train": True}),
+                       ("bad-features", lambda L: L.nn.InstanceNorm1d(4, affine=True),
+                        (normal(2, 3, 4),))],
+    "InstanceNorm2d": [("default-train", lambda L: L.nn.InstanceNorm2d(2), (normal(2, 2, 3, 3),),
+                        {"train": True}),
+                       ("tracked-eval", lambda L: L.nn.InstanceNorm2d(
+                           2, momentum=None, track_running_stats=True), (normal(2, 2, 3, 3),)),
+                       ("affine-no-bias", lambda L: L.nn.InstanceNorm2d(2, affine=True,
+                                                                        bias=False),
+                        (normal(2, 2, 3, 3),)),
+                       ("bad-dims", lambda L: L.nn.InstanceNorm2d(2), (normal(2, 2),))],
     "Embedding": [("rows", lambda L: L.nn.Embedding(5, 3), (indices(5, 2, 3),)),
                   ("padding_idx", lambda L: L.nn.Embedding(5, 3, padding_idx=-2),
                    (constant([[3, 1, 3], [0, 4, 2]]),))],
@@ -1398,7 +1568,6 @@ MODULES: dict[str, list[tuple]] = {
                     (normal(2, 3),), {"forward": lambda L, m, x: m["a"](m["z"](x))})],
     "Module": [("custom", _custom, (normal(2, 3),))],
 }
-del MODULES["Bilinear"]
 
 
 def _parameter_list(L: Any) -> Any:

@@ -1199,6 +1199,118 @@ MORE_FUNCTIONAL = [
          lambda x: _tF().max_pool1d(x, 2), distinct(2, 2, 6)),
 ]
 
+def _np_unfold(x, kernel, dilation=1, padding=0, stride=1):
+    """im2col by loops: column l is window l, rows by channel, kernel row, kernel column."""
+    k, d, p, s = ((v, v) if isinstance(v, int) else v for v in (kernel, dilation, padding, stride))
+    x = np.pad(x, [(0, 0), (0, 0), (p[0], p[0]), (p[1], p[1])])
+    out = [(n - dd * (kk - 1) - 1) // ss + 1 for n, kk, dd, ss in zip(x.shape[2:], k, d, s)]
+    columns = np.empty((x.shape[0], x.shape[1], k[0], k[1], out[0], out[1]))
+    for i, j, h, w in np.ndindex(k[0], k[1], out[0], out[1]):
+        columns[:, :, i, j, h, w] = x[:, :, h * s[0] + i * d[0], w * s[1] + j * d[1]]
+    return columns.reshape(x.shape[0], -1, out[0] * out[1])
+
+
+def _np_fold(columns, size, kernel, dilation=1, padding=0, stride=1):
+    """col2im by loops: each column's values added where unfold cut them from."""
+    k, d, p, s = ((v, v) if isinstance(v, int) else v for v in (kernel, dilation, padding, stride))
+    padded = [n + 2 * q for n, q in zip(size, p)]
+    out = [(n - dd * (kk - 1) - 1) // ss + 1 for n, kk, dd, ss in zip(padded, k, d, s)]
+    n, c = columns.shape[0], columns.shape[1] // (k[0] * k[1])
+    blocks = columns.reshape(n, c, k[0], k[1], out[0], out[1])
+    image = np.zeros((n, c, *padded))
+    for i, j, h, w in np.ndindex(k[0], k[1], out[0], out[1]):
+        image[:, :, h * s[0] + i * d[0], w * s[1] + j * d[1]] += blocks[:, :, i, j, h, w]
+    return image[:, :, p[0]:p[0] + size[0], p[1]:p[1] + size[1]]
+
+
+def _np_max_unpool_of_max_pool(x, kernel):
+    """max_unpool(max_pool(x, k), k) for windows side by side: each window's maximum kept in
+    place, zeros elsewhere."""
+    windows = x.reshape(x.shape[0], x.shape[1], x.shape[2] // kernel, kernel, -1, kernel)
+    return np.where(windows == windows.max(axis=(3, 5), keepdims=True), windows, 0.0).reshape(
+        x.shape)
+
+
+def _np_conv_transpose1d(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1,
+                         dilation=1):
+    """By loops: input position h, kernel offset i adds x[c, h] w[c, o, i] at output
+    position h stride + i dilation - padding."""
+    n, c_in, length = x.shape
+    c_out, k = w.shape[1], w.shape[2]
+    size = (length - 1) * stride - 2 * padding + dilation * (k - 1) + output_padding + 1
+    out = np.zeros((n, c_out * groups, size + 2 * padding + dilation * k))
+    per_group = c_in // groups
+    for c, o, h, i in np.ndindex(c_in, c_out, length, k):
+        out[:, (c // per_group) * c_out + o, h * stride + i * dilation] += x[:, c, h] * w[c, o, i]
+    out = out[:, :, padding:padding + size]
+    return out if b is None else out + b[:, None]
+
+
+# the layers and functional ops of issue 37 (tests/differential.py compares them with torch
+# in every variant; here: finite differences, and second derivatives in test_gradgradcheck)
+LAYERS = [
+    case("F.unfold", lambda x: F.unfold(x, 2), lambda x: _np_unfold(x, 2),
+         lambda x: _tF().unfold(x, 2), normal(2, 2, 3, 4)),
+    case("F.unfold-pad-stride-dilation",
+         lambda x: F.unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)),
+         lambda x: _np_unfold(x, (2, 3), (2, 1), 1, (1, 2)),
+         lambda x: _tF().unfold(x, (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)),
+         normal(1, 2, 4, 5)),
+    case("F.fold-overlapping", lambda c: F.fold(c, (3, 4), 2),
+         lambda c: _np_fold(c, (3, 4), 2), lambda c: _tF().fold(c, (3, 4), 2), normal(2, 8, 6)),
+    case("F.fold-pad-stride", lambda c: F.fold(c, (4, 5), 3, padding=1, stride=2),
+         lambda c: _np_fold(c, (4, 5), 3, 1, 1, 2),
+         lambda c: _tF().fold(c, (4, 5), 3, padding=1, stride=2), normal(1, 9, 6)),
+    case("F.conv_transpose1d", lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1,
+                                                                  output_padding=1),
+         lambda x, w, b: _np_conv_transpose1d(x, w, b, 2, 1, 1),
+         lambda x, w, b: _tF().conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1),
+         normal(2, 2, 4), normal(2, 3, 3), normal(3)),
+    case("F.conv_transpose1d-groups-dilation",
+         lambda x, w: F.conv_transpose1d(x, w, groups=2, dilation=2, padding=2),
+         lambda x, w: _np_conv_transpose1d(x, w, None, 1, 2, 0, 2, 2),
+         lambda x, w: _tF().conv_transpose1d(x, w, groups=2, dilation=2, padding=2),
+         normal(1, 4, 5), normal(4, 2, 3)),
+    case("F.instance_norm-affine",
+         lambda x, w, b: F.instance_norm(x, weight=w, bias=b),
+         lambda x, w, b: (x - x.mean((2, 3), keepdims=True))
+         / np.sqrt(x.var((2, 3), keepdims=True) + 1e-5) * w[:, None, None] + b[:, None, None],
+         lambda x, w, b: _tF().instance_norm(x, weight=w, bias=b),
+         normal(2, 3, 2, 3), normal(3), normal(3)),
+    # NOTE: torch's cdist and pdist have no second derivative (NotImplementedError), dyngraph's
+    # (norms of differences) do: the reference here is torch's norm of the differences, the
+    # same math; tests/differential.py compares them with torch.cdist and F.pdist themselves
+    case("dg.cdist", dg.cdist,
+         lambda x, y: np.sqrt(((x[..., :, None, :] - y[..., None, :, :]) ** 2).sum(-1)),
+         lambda x, y: (x[..., :, None, :] - y[..., None, :, :]).norm(dim=-1),
+         normal(2, 3, 2), normal(2, 4, 2)),
+    case("dg.cdist-p3", lambda x, y: dg.cdist(x, y, p=3.0),
+         lambda x, y: (np.abs(x[:, None] - y[None]) ** 3).sum(-1) ** (1 / 3),
+         lambda x, y: (x[:, None] - y[None]).norm(p=3.0, dim=-1), normal(3, 2), normal(2, 2)),
+    case("F.pdist", F.pdist,
+         lambda x: np.array([np.sqrt(((x[i] - x[j]) ** 2).sum())
+                             for i in range(len(x)) for j in range(i + 1, len(x))]),
+         lambda x: (x[np.triu_indices(len(x), 1)[0]] - x[np.triu_indices(len(x), 1)[1]]).norm(
+             dim=-1), normal(4, 3)),
+    case("F.bilinear", F.bilinear,
+         lambda x, y, w, b: np.einsum("ni,oij,nj->no", x, w, y) + b,
+         lambda x, y, w, b: _tF().bilinear(x, y, w, b),
+         normal(3, 2), normal(3, 4), normal(2, 2, 4), normal(2)),
+    case("F.adaptive_max_pool2d-uneven", lambda x: F.adaptive_max_pool2d(x, (2, 3)),
+         lambda x: np.stack([np.stack([x[..., r0:r1, c0:c1].max((-2, -1))
+                                       for c0, c1 in ((0, 2), (1, 3), (2, 4))], -1)
+                             for r0, r1 in ((0, 3), (2, 5))], -2),
+         lambda x: _tF().adaptive_max_pool2d(x, (2, 3)), distinct(2, 2, 5, 4)),
+    case("F.pad-reflect-2d", lambda x: F.pad(x, (1, 2, 2, 0), mode="reflect"),
+         lambda x: np.pad(x, ((0, 0), (0, 0), (2, 0), (1, 2)), mode="reflect"),
+         lambda x: _tF().pad(x, (1, 2, 2, 0), mode="reflect"), normal(1, 2, 3, 4)),
+    case("F.max_unpool2d-of-max_pool2d",
+         lambda x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+         lambda x: _np_max_unpool_of_max_pool(x, 2),
+         lambda x: _tF().max_unpool2d(*_tF().max_pool2d(x, 2, return_indices=True), 2),
+         distinct(2, 2, 4, 6)),
+]
+
 MORE_COMPOSITE = [
     case("composite-attention-einsum-causal",
          lambda q, k, v, m: dg.einsum(
@@ -1225,7 +1337,7 @@ MORE_COMPOSITE = [
 
 MORE = (
     MORE_REDUCTIONS + MORE_ELEMENTWISE + MORE_SHAPE + MORE_INDEXING + MORE_MATMUL
-    + MORE_FUNCTIONAL + MORE_COMPOSITE
+    + MORE_FUNCTIONAL + LAYERS + MORE_COMPOSITE
 )
 
 # Ops whose outputs are integers or booleans (indices, masks, one-hot rows): no gradient, so they

@@ -38,7 +38,6 @@ DIFFERENT: dict[str, str] = {
     "counters]): memory a graph also holds is exported as a copy, so np.from_dlpack(x.detach()) "
     "of a leaf that requires grad does not share x's memory; torch's does (writes through it "
     "show in x there, not here)",
-    "F.max_pool2d[indices]": "max_pool2d(return_indices=True) raises NotImplementedError",
     "nn.utils.rnn.pack_padded_sequence[sorted]": "PackedSequence is (padded data, lengths) "
     "here, not torch's (data of the real steps, batch_sizes, sorted_indices, unsorted_indices): "
     "the fields differ (the recurrent layers give torch's outputs)",

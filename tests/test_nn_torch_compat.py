@@ -562,3 +562,30 @@ def test_parameter_list_and_module_list_slices_and_assignment_as_torch(torch):
                 [n for n, _ in part.named_children()], len(list(model.parameters())),
                 [p.grad.tolist() for p in model.ps], [type(p).__name__ for p in model.ps])
     assert layout(dg) == layout(torch)
+
+
+# The layers of issue 37's "layers and functional ops", built with the same arguments: printed
+# as torch prints them (extra_repr), with the same state_dict keys and shapes.
+LAYERS = [
+    ("MaxUnpool2d", (2,), {}), ("MaxUnpool1d", (3, 2, 1), {}),
+    ("Unfold", ((2, 3),), {"padding": 1}), ("Fold", ((4, 5), 2), {"stride": 2}),
+    ("ConvTranspose1d", (4, 6, 3), {"stride": 2, "groups": 2, "output_padding": 1}),
+    ("ConvTranspose2d", (4, 6, 3), {"padding": 1, "dilation": 2, "bias": False}),
+    ("InstanceNorm1d", (3,), {}), ("InstanceNorm2d", (3,), {"affine": True}),
+    ("InstanceNorm2d", (3,), {"track_running_stats": True, "bias": False, "affine": True}),
+    ("BatchNorm1d", (3,), {}), ("Bilinear", (2, 3, 4), {}),
+    ("Bilinear", (2, 3, 4), {"bias": False}),
+    ("AdaptiveMaxPool2d", ((2, None),), {}), ("AdaptiveMaxPool1d", (3, True), {}),
+    ("ZeroPad1d", (2,), {}), ("ZeroPad2d", ((1, 0, 2, 1),), {}),
+    ("ConstantPad1d", (2, 0.5), {}), ("ConstantPad2d", (1, 3), {}),
+    ("ReflectionPad1d", ((1, 2),), {}), ("ReflectionPad2d", (1,), {}),
+    ("ReplicationPad1d", (1,), {}), ("ReplicationPad2d", ((1, 0, 0, 1),), {}),
+]
+
+
+@pytest.mark.parametrize("name, args, kwargs", LAYERS, ids=[n for n, _, _ in LAYERS])
+def test_the_new_layers_print_and_hold_what_torchs_do(torch, name, args, kwargs):
+    mine, theirs = getattr(nn, name)(*args, **kwargs), getattr(torch.nn, name)(*args, **kwargs)
+    assert repr(mine) == repr(theirs)
+    assert {k: tuple(v.shape) for k, v in mine.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in theirs.state_dict().items()}

@@ -2,20 +2,24 @@
 
 - ``module``: ``Module`` (the base class: parameters, buffers, train / eval, state_dict, save /
   load), ``Parameter``, and the containers ``Sequential``, ``ModuleList`` and ``ModuleDict``
-- ``layers``: ``Linear``, ``Embedding``, ``EmbeddingBag``, ``Dropout``, ``Identity``,
+- ``layers``: ``Linear``, ``Bilinear``, ``Embedding``, ``EmbeddingBag``, ``Dropout``, ``Identity``,
   ``Flatten`` and the activations as modules (``ReLU``, ``Tanh``, ``Sigmoid``, ``GELU``,
   ``LeakyReLU``, ``Softmax``, ``LogSoftmax``)
 - ``recurrent``: ``RNNCell``, ``GRUCell``, ``LSTMCell`` (one step) and ``RNN``, ``GRU``,
   ``LSTM`` (whole sequences)
-- ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool2d``; ``norm``: ``LayerNorm``,
-  ``BatchNorm1d``, ``BatchNorm2d``
+- ``conv``: ``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``,
+  ``MaxPool2d``, ``MaxUnpool1d``, ``MaxUnpool2d``, ``Unfold``, ``Fold``; ``norm``:
+  ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``, ``InstanceNorm1d``, ``InstanceNorm2d``
 - ``loss``: ``MSELoss``, ``L1Loss``, ``SmoothL1Loss``, ``CrossEntropyLoss``, ``NLLLoss``,
   ``KLDivLoss``, ``BCELoss``, ``BCEWithLogitsLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
 - ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``pack_padded_sequence``...
 - ``more_layers``: ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` and the lazy
   layers ``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ``LazyBatchNorm2d``;
-  ``GroupNorm``, ``PixelShuffle``, ``Upsample``, ``UpsamplingNearest2d``, ``ConvTranspose2d``
+  ``GroupNorm``, ``PixelShuffle``, ``Upsample``, ``UpsamplingNearest2d``, ``AdaptiveMaxPool1d``,
+  ``AdaptiveMaxPool2d``
+- ``padding``: ``ZeroPad1d/2d``, ``ConstantPad1d/2d``, ``ReflectionPad1d/2d``,
+  ``ReplicationPad1d/2d``
 - ``transformer``: ``MultiheadAttention``, ``TransformerEncoderLayer``, ``TransformerEncoder``,
   ``TransformerDecoderLayer``, ``TransformerDecoder``, ``Transformer``
 - ``init``: ``normal_``, ``uniform_``, ``zeros_``, ``ones_``, ``constant_``, ``xavier_uniform_``,
@@ -23,9 +27,21 @@
 """
 
 from . import functional, init, utils
-from .conv import Conv1d, Conv2d, Conv3d, MaxPool2d
+from .conv import (
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    Fold,
+    MaxPool2d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    Unfold,
+)
 from .layers import (
     GELU,
+    Bilinear,
     Dropout,
     Embedding,
     EmbeddingBag,
@@ -66,9 +82,10 @@ from .more_layers import (
     SELU,
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveMaxPool1d,
+    AdaptiveMaxPool2d,
     AvgPool1d,
     AvgPool2d,
-    ConvTranspose2d,
     CosineSimilarity,
     Dropout2d,
     GroupNorm,
@@ -94,7 +111,17 @@ from .more_layers import (
     Upsample,
     UpsamplingNearest2d,
 )
-from .norm import BatchNorm1d, BatchNorm2d, LayerNorm
+from .norm import BatchNorm1d, BatchNorm2d, InstanceNorm1d, InstanceNorm2d, LayerNorm
+from .padding import (
+    ConstantPad1d,
+    ConstantPad2d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ZeroPad1d,
+    ZeroPad2d,
+)
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .transformer import (
     MultiheadAttention,
@@ -123,6 +150,11 @@ __all__ = [
     "LazyConv2d", "LazyLinear", "SiLU", "ConvTranspose2d", "GroupNorm", "PixelShuffle",
     "Upsample", "UpsamplingNearest2d", "MultiheadAttention", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+    # issue 37: layers and functional ops
+    "MaxUnpool1d", "MaxUnpool2d", "Unfold", "Fold", "ConvTranspose1d",
+    "InstanceNorm1d", "InstanceNorm2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Bilinear",
+    "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
+    "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d",
 ]
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import backend, factories
+from .. import backend, factories, grad_mode
 from ..ops import (
     BinaryCrossEntropy,
     BinaryCrossEntropyWithLogits,
@@ -38,6 +38,7 @@ from ..ops import (
     Tanh,
     Var,
 )
+from ..ops.conv import max_pool_indices, window_positions
 from ..ops.dims import normalize_dim, one_spelling
 from ..tensor import Tensor, scalar_type_name
 
@@ -118,6 +119,34 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
             "default layer) or the layer (e.g. layer.double())"
         )
     out = input @ weight.t()
+    return out if bias is None else out + bias
+
+
+
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None
+             ) -> Tensor:
+    """y[..., o] = sum_ij x1[..., i] W[o, i, j] x2[..., j] + b[o]: one bilinear form per output
+    feature, weight (out, in1, in2). One einsum (differentiable twice, as einsum is).
+
+    >>> F.bilinear(dg.randn(8, 2), dg.randn(8, 3), dg.randn(4, 2, 3)).shape
+    (8, 4)
+    """
+    from ..functions import einsum
+
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{tuple(input1.shape[:-1])} and {tuple(input2.shape[:-1])}")
+    if weight.ndim != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-D (out, in1, in2), got shape "
+                           f"{tuple(weight.shape)}")
+    for k, x in ((1, input1), (2, input2)):
+        if x.shape[-1] != weight.shape[k]:
+            raise RuntimeError(f"bilinear(): input{k} size does not match weight size: got "
+                               f"{x.shape[-1]} but expected {weight.shape[k]}")
+    if bias is not None and tuple(bias.shape) != (weight.shape[0],):
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
+                           f"{bias.shape[-1]} but expected {weight.shape[0]}")
+    out = einsum("...i,oij,...j->...o", input1, weight, input2)
     return out if bias is None else out + bias
 
 
@@ -416,8 +445,8 @@ def _conv(spatial, fn, input, weight, bias, stride, padding, dilation, groups):
 
 def _max_pool(spatial, fn, input, kernel_size, stride, padding, dilation, ceil_mode,
               return_indices):
-    if ceil_mode or return_indices:
-        raise NotImplementedError(f"{fn}: ceil_mode=True and return_indices=True are not supported")
+    if ceil_mode:
+        raise NotImplementedError(f"{fn}: ceil_mode=True is not supported")
     batched = _batched(spatial, fn, input)
     x = input if batched else input.unsqueeze(0)
     kernel = _tuple(kernel_size, spatial, "kernel_size", fn)
@@ -430,7 +459,156 @@ def _max_pool(spatial, fn, input, kernel_size, stride, padding, dilation, ceil_m
             f"pad={padding}, kernel_size={kernel}"
         )
     out = MaxPool.apply(x, kernel_size=kernel, stride=stride, padding=padding, dilation=dilation)
-    return out if batched else out.squeeze(0)
+    if not return_indices:
+        return out if batched else out.squeeze(0)
+    # the indices are integers: outside the graph, as PyTorch's
+    indices = Tensor(max_pool_indices(backend.get_array_module(x.array), x.array, kernel,
+                                      stride, padding, dilation))
+    return (out, indices) if batched else (out.squeeze(0), indices.squeeze(0))
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The inverse of ``max_pool1d(..., return_indices=True)``: each value put back where its
+    maximum was, zeros everywhere else."""
+    return _max_unpool(1, "max_unpool1d", input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: Any, stride: Any = None,
+                 padding: Any = 0, output_size: Any = None) -> Tensor:
+    """The inverse of ``max_pool2d(..., return_indices=True)`` (a segmentation net's decoder):
+    an output of (H - 1) stride - 2 padding + kernel_size rows (or ``output_size``), each
+    input value at its flat index ``indices`` of its plane, zeros everywhere else. A scatter
+    into zeros, so its gradient is gz gathered at the indices.
+
+    >>> y, i = F.max_pool2d(x, 2, return_indices=True)
+    >>> F.max_unpool2d(y, i, 2).shape == x.shape
+    True
+    """
+    return _max_unpool(2, "max_unpool2d", input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+def _max_unpool(spatial, fn, input, indices, kernel_size, stride, padding, output_size):
+    kernel = _tuple(kernel_size, spatial, "kernel_size", fn)
+    stride = kernel if stride is None else _tuple(stride, spatial, "stride", fn)
+    padding = _tuple(padding, spatial, "padding", fn)
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise RuntimeError(f"{fn}: expected a {spatial + 1}-D or {spatial + 2}-D input, got "
+                           f"{input.ndim}-D")
+    if not isinstance(indices, Tensor) or indices.dtype != np.int64:
+        raise RuntimeError(f"{fn}: expected indices to be an int64 tensor (max_pool's "
+                           "return_indices=True gives them)")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"{fn}: expected shape of indices to be same as that of the input "
+                           f"tensor ({tuple(input.shape)}) but got indices tensor with shape: "
+                           f"{tuple(indices.shape)}")
+    size = tuple(((n - 1) * s - 2 * p + k) for n, s, p, k in
+                 zip(input.shape[-spatial:], stride, padding, kernel))
+    if output_size is not None:
+        size = tuple(output_size)[-spatial:]
+    lead = tuple(input.shape[:-spatial])
+    plane = math.prod(size)
+    flat_indices = indices.reshape(*lead, -1)
+    low, high = (int(flat_indices.min()), int(flat_indices.max())) if indices.numel() else (0, 0)
+    if low < 0 or high >= plane:
+        bad = low if low < 0 else high
+        raise RuntimeError(f"{fn}: Found an invalid max index: {bad} (output volumes are of "
+                           f"size {'x'.join(map(str, size))}): pass the indices max_pool gave, "
+                           "with its kernel_size, stride and padding")
+    zeros = factories.zeros(*lead, plane, dtype=input.dtype, device=input.device)
+    return zeros.scatter(-1, flat_indices, input.reshape(*lead, -1)).reshape(*lead, *size)
+
+
+def unfold(input: Tensor, kernel_size: Any, dilation: Any = 1, padding: Any = 0,
+           stride: Any = 1) -> Tensor:
+    """im2col: the sliding windows of an image (N, C, H, W) as columns, (N, C kh kw, L), L
+    the number of windows (row-major over the output positions); a column's rows go by
+    channel, then kernel row, then kernel column. A convolution is then a matmul:
+    ``weight.view(C_out, -1) @ F.unfold(x, k)``.
+
+    The flat position in the padded image of each element of each window is a table of
+    integers (ops/conv.py's ``window_positions``), so the whole op is one indexing of the
+    flattened image; its gradient adds each column back where it was cut from (``F.fold``).
+
+    >>> F.unfold(dg.randn(1, 3, 4, 4), kernel_size=2).shape
+    (1, 12, 9)
+    """
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"unfold: expected a 3-D (unbatched) or 4-D (batched) input "
+                           f"(N, C, H, W), got shape {tuple(input.shape)}")
+    x = input if input.ndim == 4 else input.unsqueeze(0)
+    kernel, dilation, padding, stride = _window_settings("unfold", kernel_size, dilation,
+                                                         padding, stride)
+    if any(padding):
+        x = pad(x, (padding[1], padding[1], padding[0], padding[0]))
+    positions = _sliding_blocks("unfold", x.shape[2:], tuple(input.shape[-2:]), kernel,
+                                dilation, padding, stride)
+    n, c = x.shape[:2]
+    columns = x.reshape(n, c, -1)[:, :, positions.reshape(-1)]
+    columns = columns.reshape(n, c * positions.shape[0], positions[0].size)
+    return columns if input.ndim == 4 else columns.squeeze(0)
+
+
+def fold(input: Tensor, output_size: Any, kernel_size: Any, dilation: Any = 1,
+         padding: Any = 0, stride: Any = 1) -> Tensor:
+    """col2im, the transpose of ``F.unfold``: columns (N, C kh kw, L) added back into an image
+    (N, C, *output_size), each column's values where ``unfold`` would have cut them from;
+    where windows overlap, their values add up. One ``index_add`` of the columns into zeros
+    at ``unfold``'s table of positions, then the padding cut off.
+
+    >>> x = dg.randn(1, 2, 4, 4)
+    >>> F.fold(F.unfold(x, 2, stride=2), (4, 4), 2, stride=2).equal(x)  # windows side by side
+    True
+    """
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"fold: expected a 2-D (unbatched) or 3-D (batched) input (N, C "
+                           f"kh kw, L), got shape {tuple(input.shape)}")
+    columns = input if input.ndim == 3 else input.unsqueeze(0)
+    size = _tuple(output_size, 2, "output_size", "fold")
+    kernel, dilation, padding, stride = _window_settings("fold", kernel_size, dilation,
+                                                         padding, stride)
+    padded = tuple(n + 2 * p for n, p in zip(size, padding))
+    positions = _sliding_blocks("fold", padded, size, kernel, dilation, padding, stride)
+    n, rows, blocks = columns.shape
+    if rows % positions.shape[0]:
+        raise RuntimeError(f"fold: Expected size of input's dimension 1 to be divisible by the "
+                           f"product of kernel_size, but got input.size(1)={rows} and "
+                           f"kernel_size={kernel}")
+    if blocks != positions[0].size:
+        raise RuntimeError(f"fold: Given output_size={size}, kernel_size={kernel}, dilation="
+                           f"{dilation}, padding={padding}, stride={stride}, expected size of "
+                           f"input's dimension 2 to match the calculated number of sliding "
+                           f"blocks {positions[0].size}, but got input.size(2)={blocks}")
+    c = rows // positions.shape[0]
+    image = factories.zeros(n, c, padded[0] * padded[1], dtype=input.dtype, device=input.device)
+    image = image.index_add(2, positions.reshape(-1), columns.reshape(n, c, -1))
+    image = image.reshape(n, c, *padded)[:, :, padding[0]:padding[0] + size[0],
+                                         padding[1]:padding[1] + size[1]]
+    return image if input.ndim == 3 else image.squeeze(0)
+
+
+def _window_settings(fn: str, kernel_size: Any, dilation: Any, padding: Any,
+                     stride: Any) -> tuple[tuple[int, ...], ...]:
+    """unfold's and fold's window, each setting as a pair (rows, columns)."""
+    return tuple(_tuple(value, 2, name, fn) for name, value in (
+        ("kernel_size", kernel_size), ("dilation", dilation), ("padding", padding),
+        ("stride", stride)))
+
+
+def _sliding_blocks(fn: str, padded: tuple[int, ...], size: tuple[int, ...], kernel: Any,
+                    dilation: Any, padding: Any, stride: Any) -> Any:
+    """The table of positions (kernel offsets, *out) of the windows in a padded image, PyTorch's
+    error where there is no window."""
+    out = [(n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(padded, kernel, stride,
+                                                                dilation)]
+    if any(m < 1 for m in out):
+        raise RuntimeError(f"{fn}: Given input with spatial size {size}, kernel_size={kernel}, "
+                           f"dilation={dilation}, padding={padding}, calculated shape of the "
+                           f"array of sliding blocks as {tuple(out)}, but its components must "
+                           "be at least one.")
+    return window_positions(np, padded, kernel, stride, (0, 0), dilation)
 
 
 # ----------------------------------------------------------------------------- losses
@@ -712,6 +890,13 @@ def pad(input: Tensor, pad: Any, mode: str = "constant", value: float | None = N
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"pad: mode {mode!r} is not one of 'constant', 'reflect', "
                                   "'replicate', 'circular'")
+    if mode != "constant" and input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2):
+        # (PyTorch's kernels for these modes: 1, 2 or 3 padded dims of a batched or unbatched
+        # input of channels)
+        raise NotImplementedError(
+            f"pad: padding size {len(pad)} is not supported for {input.ndim}D input tensor with "
+            f"mode={mode!r}: it pads the last {len(pad) // 2} dims of a {len(pad) // 2 + 1}D "
+            f"(unbatched) or {len(pad) // 2 + 2}D (batched) input")
     out = input
     for k in range(len(pad) // 2):
         dim = input.ndim - 1 - k
@@ -794,23 +979,70 @@ def avg_pool2d(input: Tensor, kernel_size: Any, stride: Any = None, padding: Any
 
 def adaptive_avg_pool2d(input: Tensor, output_size: Any) -> Tensor:
     """The mean over output_size[0] x output_size[1] windows that tile the image as evenly as
-    they can (PyTorch's bins: rows floor(i H / oh) to ceil((i + 1) H / oh)); ``None`` keeps a
-    size. ``output_size=1`` is the global average pooling of a ResNet's head."""
+    they can (PyTorch's bins, ``_adaptive_bins``); ``None`` keeps a size. ``output_size=1`` is
+    the global average pooling of a ResNet's head."""
     height, width = input.shape[-2:]
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
-    oh = height if output_size[0] is None else output_size[0]
-    ow = width if output_size[1] is None else output_size[1]
+    oh, ow = _adaptive_size(output_size, height, width)
     if height % oh == 0 and width % ow == 0:  # even windows: one reshape and a mean
         lead = input.shape[:-2]
         return input.reshape(*lead, oh, height // oh, ow, width // ow).mean((-3, -1))
     rows = []
-    for i in range(oh):
-        r0, r1 = (i * height) // oh, -((-(i + 1) * height) // oh)
-        cells = [input[..., r0:r1, (j * width) // ow: -((-(j + 1) * width) // ow)].mean((-2, -1))
-                 for j in range(ow)]
+    for r0, r1 in _adaptive_bins(height, oh):
+        cells = [input[..., r0:r1, c0:c1].mean((-2, -1)) for c0, c1 in _adaptive_bins(width, ow)]
         rows.append(_stack(cells, -1))
     return _stack(rows, -2)
+
+
+def adaptive_max_pool1d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """The maximum over ``output_size`` windows tiling the last dim (N, C, L) or (C, L), as
+    ``adaptive_max_pool2d`` does it on one row."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"adaptive_max_pool1d(): Expected 2D or 3D tensor, but got: "
+                           f"{list(input.shape)}")
+    size = output_size if isinstance(output_size, int) else tuple(output_size)[0]
+    out = adaptive_max_pool2d(input.unsqueeze(-2), (1, size), return_indices)
+    if return_indices:  # (a row's flat index is its position)
+        return out[0].squeeze(-2), out[1].squeeze(-2)
+    return out.squeeze(-2)
+
+
+def adaptive_max_pool2d(input: Tensor, output_size: Any, return_indices: bool = False) -> Any:
+    """The maximum over output_size[0] x output_size[1] windows tiling the image (N, C, H, W)
+    or (C, H, W), PyTorch's bins (``_adaptive_bins``: they overlap where the sizes do not
+    divide); ``None`` keeps a size. With ``return_indices=True`` also where each maximum is:
+    its flat index into the plane, as ``max_pool2d`` gives it. Even windows are a
+    ``max_pool2d``; otherwise each window's ``max``, stacked."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"adaptive_max_pool2d(): Expected 3D or 4D tensor, but got: "
+                           f"{list(input.shape)}")
+    height, width = input.shape[-2:]
+    oh, ow = _adaptive_size(output_size, height, width)
+    if height % oh == 0 and width % ow == 0:
+        return max_pool2d(input, (height // oh, width // ow), return_indices=return_indices)
+    values, indices = [], []
+    for r0, r1 in _adaptive_bins(height, oh):
+        for c0, c1 in _adaptive_bins(width, ow):
+            best, at = input[..., r0:r1, c0:c1].reshape(*input.shape[:-2], -1).max(-1)
+            values.append(best)
+            indices.append((r0 + at // (c1 - c0)) * width + c0 + at % (c1 - c0))
+    out = _stack(values, -1).reshape(*input.shape[:-2], oh, ow)
+    if not return_indices:
+        return out
+    return out, _stack(indices, -1).reshape(*input.shape[:-2], oh, ow)
+
+
+def _adaptive_size(output_size: Any, height: int, width: int) -> tuple[int, int]:
+    """An adaptive pooling's output size (an int: square; ``None`` keeps the input's)."""
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh, ow = output_size
+    return height if oh is None else oh, width if ow is None else ow
+
+
+def _adaptive_bins(n_in: int, n_out: int) -> list[tuple[int, int]]:
+    """PyTorch's adaptive pooling windows along one dim: window i covers floor(i n_in / n_out)
+    to ceil((i + 1) n_in / n_out), so n_out windows cover n_in as evenly as they can."""
+    return [((i * n_in) // n_out, -((-(i + 1) * n_in) // n_out)) for i in range(n_out)]
 
 
 def _stack(tensors: list[Tensor], dim: int) -> Tensor:
@@ -872,6 +1104,51 @@ def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
     var = (centered * centered).mean(-1, keepdim=True)
     out = (centered / (var + eps).sqrt()).reshape(*input.shape)
     per_channel = (1, channels) + (1,) * (input.ndim - 2)
+    if weight is not None:
+        out = out * weight.reshape(*per_channel)
+    if bias is not None:
+        out = out + bias.reshape(*per_channel)
+    return out
+
+
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalise each channel of each sample on its own: y = (x - mean) / sqrt(var + eps) over
+    the positions (all dims after the first two; var biased), then ``weight`` and ``bias``
+    per channel (style transfer's normalisation: one image's contrast, not the batch's).
+
+    Given ``running_mean`` and ``running_var`` (per channel), they are updated in place as
+    BatchNorm's are (NOTE [running statistics] in norm.py) with the samples' statistics
+    averaged over the batch; ``use_input_stats=False`` normalises with them instead."""
+    if input.ndim < 3:
+        raise ValueError(f"instance_norm: Expected more than 1 spatial element when training, "
+                         f"got input size {tuple(input.shape)}: the input is (N, C, *positions)")
+    channels, positions = input.shape[1], math.prod(input.shape[2:])
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is not None and stat.numel() != channels:
+            raise RuntimeError(f"instance_norm: {name} should contain {channels} elements (one "
+                               f"per channel) not {stat.numel()}")
+    per_channel = (1, channels) + (1,) * (input.ndim - 2)
+    if use_input_stats:
+        if positions <= 1:
+            raise ValueError(f"instance_norm: Expected more than 1 spatial element when "
+                             f"training, got input size {tuple(input.shape)}")
+        axes = tuple(range(2, input.ndim))
+        mean = input.mean(axes, keepdim=True)
+        var = input.var(axes, keepdim=True, correction=0)
+        if running_mean is not None and running_var is not None:
+            with grad_mode.no_grad():  # the samples' statistics, averaged over the batch
+                unbiased = var * (positions / (positions - 1))
+                running_mean.mul_(1.0 - momentum).add_(momentum * mean.mean(0).reshape(-1))
+                running_var.mul_(1.0 - momentum).add_(momentum * unbiased.mean(0).reshape(-1))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("instance_norm: Expected running_mean and running_var to be "
+                               "defined when use_input_stats is false")
+        mean, var = running_mean.reshape(*per_channel), running_var.reshape(*per_channel)
+    out = (input - mean) / (var + eps).sqrt()
     if weight is not None:
         out = out * weight.reshape(*per_channel)
     if bias is not None:
@@ -961,24 +1238,60 @@ def _linear_along(x: Tensor, axis: int, n_in: int, n_out: int, scale: float,
     return x[before + (low,)] * (1 - weight) + x[before + (high,)] * weight
 
 
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
+                     padding: Any = 0, output_padding: Any = 0, groups: int = 1,
+                     dilation: Any = 1) -> Tensor:
+    """The transpose of conv1d (the gradient of a conv1d with respect to its input), with a
+    weight (C_in, C_out / groups, k): (N, C_in, L) -> (N, C_out, (L - 1) stride - 2 padding +
+    dilation (k - 1) + output_padding + 1). Written as a conv1d, as ``conv_transpose2d``."""
+    return _conv_transpose(1, "conv_transpose1d", input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
 def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
                      padding: Any = 0, output_padding: Any = 0, groups: int = 1,
                      dilation: Any = 1) -> Tensor:
     """The transpose of conv2d (the gradient of a conv2d with respect to its input), with a
-    weight (C_in, C_out, kH, kW): an output of (H - 1) stride - 2 padding + kH +
-    output_padding rows. Written as a conv2d: zeros between the input's pixels (stride - 1
-    of them), a border of kH - 1 - padding, and the weight flipped and transposed."""
-    if groups != 1 or _tuple(dilation, 2, "dilation", "conv_transpose2d") != (1, 1):
-        raise NotImplementedError("conv_transpose2d: groups and dilation other than 1 are not "
-                                  "supported yet")
-    sh, sw = _tuple(stride, 2, "stride", "conv_transpose2d")
-    ph, pw = _tuple(padding, 2, "padding", "conv_transpose2d")
-    oh, ow = _tuple(output_padding, 2, "output_padding", "conv_transpose2d")
-    kh, kw = weight.shape[2:]
-    x = _spread(_spread(input, -1, sw), -2, sh)
-    x = pad(x, (kw - 1 - pw, kw - 1 - pw + ow, kh - 1 - ph, kh - 1 - ph + oh))
-    flipped = weight.flip((2, 3)).transpose(0, 1)
-    return conv2d(x, flipped, bias)
+    weight (C_in, C_out / groups, kH, kW): an output of (H - 1) stride - 2 padding +
+    dilation (kH - 1) + output_padding + 1 rows. Written as a conv2d: zeros between the
+    input's pixels (stride - 1 of them), a border of dilation (kH - 1) - padding (a negative
+    border crops), and the weight flipped, its in and out channels swapped in each group."""
+    return _conv_transpose(2, "conv_transpose2d", input, weight, bias, stride, padding,
+                           output_padding, groups, dilation)
+
+
+def _conv_transpose(spatial, fn, input, weight, bias, stride, padding, output_padding, groups,
+                    dilation):
+    stride = _tuple(stride, spatial, "stride", fn)
+    padding = _tuple(padding, spatial, "padding", fn)
+    output_padding = _tuple(output_padding, spatial, "output_padding", fn)
+    dilation = _tuple(dilation, spatial, "dilation", fn)
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError(f"{fn}: output padding must be smaller than either stride or "
+                           f"dilation, but got output_padding={output_padding}, stride={stride}, "
+                           f"dilation={dilation}")
+    _batched(spatial, fn, input)
+    if weight.ndim != spatial + 2:
+        raise RuntimeError(f"{fn}: expected a weight of {spatial + 2} dimensions (C_in, C_out / "
+                           f"groups, kernel...), got shape {tuple(weight.shape)}")
+    channels = input.shape[-spatial - 1]
+    if channels != weight.shape[0] or weight.shape[0] % groups:
+        raise RuntimeError(f"{fn}: Given transposed=1, weight of size {list(weight.shape)}, "
+                           f"expected input{list(input.shape)} to have {weight.shape[0]} "
+                           f"channels, but got {channels} channels instead")
+    x = input
+    amounts: list[int] = []  # pad's pairs, from the last dim back
+    for dim in reversed(range(spatial)):
+        x = _spread(x, dim - spatial, stride[dim])
+        border = dilation[dim] * (weight.shape[2 + dim] - 1) - padding[dim]
+        amounts += [border, border + output_padding[dim]]
+    x = pad(x, tuple(amounts))
+    # the weight as a convolution's, (C_out, C_in / groups, *kernel): in each group, in and
+    # out channels swapped; and flipped, as the transpose reads the kernel backwards
+    c_in, c_out, kernel = weight.shape[0] // groups, weight.shape[1], weight.shape[2:]
+    flipped = (weight.reshape(groups, c_in, c_out, *kernel).transpose(1, 2)
+               .reshape(groups * c_out, c_in, *kernel).flip(tuple(range(2, 2 + spatial))))
+    return _conv(spatial, fn, x, flipped, bias, 1, 0, dilation, groups)
 
 
 def _spread(x: Tensor, dim: int, stride: int) -> Tensor:
@@ -1090,6 +1403,18 @@ def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
     """||x1 - x2 + eps||_p over the last dim (eps keeps the gradient finite at 0)."""
     return (x1 - x2 + eps).norm(p, -1, keepdim=keepdim)
+
+
+def pdist(input: Tensor, p: float = 2.0) -> Tensor:
+    """The p-norm distance between every two rows of ``input`` (N, M), the upper triangle of
+    ``dg.cdist(input, input)`` row by row: N (N - 1) / 2 numbers, (0, 1), (0, 2), ...,
+    (1, 2), ... Its gradient at a zero distance is 0, as PyTorch's."""
+    from ..functions import p_distance
+
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    first, second = np.triu_indices(input.shape[0], 1)
+    return p_distance(input[first] - input[second], p, "pdist")
 
 
 def huber_loss(input: Tensor, target: Any, reduction: str = "mean", delta: float = 1.0,

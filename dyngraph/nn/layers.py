@@ -1,4 +1,5 @@
-"""Layers without memory: Linear, Embedding, Dropout and the activation functions as modules.
+"""Layers without memory: Linear, Bilinear, Embedding, Dropout and the activation functions as
+modules.
 
 Weights are laid out as in PyTorch (Linear's weight is (out_features, in_features)), so a
 PyTorch model's ``state_dict()`` loads into the dyngraph one and the other way round. Initial
@@ -68,6 +69,34 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class Bilinear(Module):
+    """y = x1^T A_o x2 + b_o for each output feature o (``F.bilinear``): weight (out_features,
+    in1_features, in2_features), bias (out_features,).
+
+    Initialised like PyTorch: weight and bias from U(-k, k) with k = 1 / sqrt(in1_features).
+
+    >>> dg.nn.Bilinear(2, 3, 4)(dg.randn(5, 2), dg.randn(5, 3)).shape
+    (5, 4)
+    """
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int,
+                 bias: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        k = 1.0 / math.sqrt(in1_features) if in1_features > 0 else 0.0
+        self.weight = uniform_parameter((out_features, in1_features, in2_features), k, device,
+                                        dtype)
+        self.bias = uniform_parameter((out_features,), k, device, dtype) if bias else None
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
 class Embedding(Module):

@@ -2,19 +2,19 @@
 ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``; the lazy layers d2l builds
 its models with (``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ``LazyBatchNorm2d``),
 which learn their input size from the first batch; ``GroupNorm``, ``PixelShuffle``,
-``Upsample``, ``UpsamplingNearest2d`` and ``ConvTranspose2d``.
+``Upsample`` and ``UpsamplingNearest2d`` (``ConvTranspose2d`` is conv.py's); ``AdaptiveMaxPool1d``
+and ``AdaptiveMaxPool2d``.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from .. import factories
 from ..tensor import Tensor
 from . import functional as F
 from .conv import Conv2d
-from .layers import Linear, uniform_parameter
+from .layers import Linear
 from .module import Module, Parameter
 from .norm import BatchNorm1d, BatchNorm2d
 
@@ -251,40 +251,6 @@ class UpsamplingNearest2d(Upsample):
         super().__init__(size, scale_factor, mode="nearest")
 
 
-class ConvTranspose2d(Module):
-    """The transpose of Conv2d (DCGAN's generator; ``F.conv_transpose2d``): weight
-    (in_channels, out_channels, kH, kW), initialised as PyTorch's, U(-k, k) with
-    k = 1 / sqrt(out_channels kH kW)."""
-
-    def __init__(self, in_channels: int, out_channels: int, kernel_size: Any, stride: Any = 1,
-                 padding: Any = 0, output_padding: Any = 0, groups: int = 1, bias: bool = True,
-                 dilation: Any = 1, padding_mode: str = "zeros", device: Any = None,
-                 dtype: Any = None) -> None:
-        super().__init__()
-        if groups != 1 or dilation not in (1, (1, 1)) or padding_mode != "zeros":
-            raise NotImplementedError("ConvTranspose2d: groups, dilation and padding_mode "
-                                      "other than the defaults are not supported yet")
-        kernel = (kernel_size, kernel_size) if isinstance(kernel_size, int) else tuple(
-            kernel_size)
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = kernel
-        self.stride = stride
-        self.padding = padding
-        self.output_padding = output_padding
-        k = 1.0 / math.sqrt(out_channels * kernel[0] * kernel[1])
-        self.weight = uniform_parameter((in_channels, out_channels, *kernel), k, device, dtype)
-        self.bias = uniform_parameter((out_channels,), k, device, dtype) if bias else None
-
-    def forward(self, x: Tensor) -> Tensor:
-        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
-                                  self.output_padding)
-
-    def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
-                f"stride={self.stride}")
-
-
 # ------------------------------------ more activations and distances as modules (fresh programs)
 
 
@@ -499,6 +465,40 @@ class AvgPool1d(Module):
     def forward(self, x: Tensor) -> Tensor:
         return F.avg_pool1d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
+
+
+class _AdaptiveMaxPoolNd(Module):
+    """The maximum over ``output_size`` windows tiling the input (``F.adaptive_max_pool1d``
+    or ``F.adaptive_max_pool2d``); with ``return_indices``, where each maximum is too."""
+
+    dims = 0
+
+    def __init__(self, output_size: Any, return_indices: bool = False) -> None:
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, x: Tensor) -> Any:
+        pool = F.adaptive_max_pool1d if self.dims == 1 else F.adaptive_max_pool2d
+        return pool(x, self.output_size, self.return_indices)
+
+    def extra_repr(self) -> str:
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """The maximum over ``output_size`` windows tiling the last dim of (N, C, L) or (C, L)."""
+
+    dims = 1
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """The maximum over output_size windows tiling each image (N, C, H, W) or (C, H, W).
+
+    >>> dg.nn.AdaptiveMaxPool2d((2, 3))(dg.randn(1, 4, 7, 9)).shape
+    (1, 4, 2, 3)
+    """
+
+    dims = 2
 
 
 class AdaptiveAvgPool1d(Module):

@@ -1,8 +1,9 @@
-"""Normalisation layers: LayerNorm, BatchNorm1d and BatchNorm2d (PyTorch's ``torch.nn``).
+"""Normalisation layers: LayerNorm, BatchNorm1d, BatchNorm2d, InstanceNorm1d and InstanceNorm2d
+(PyTorch's ``torch.nn``).
 
-Both rescale activations to mean 0 and variance 1 and then apply a learnt per-feature scale
-(``weight``, starting at 1) and shift (``bias``, starting at 0). They differ in *what* they
-average over:
+Each rescales activations to mean 0 and variance 1 and then applies a learnt per-feature scale
+(``weight``, starting at 1) and shift (``bias``, starting at 0), unless made without them. They
+differ in *what* they average over:
 
 - ``LayerNorm`` averages over the last dimensions of each example on its own, so it behaves
   the same in training and evaluation and for a batch of one;
@@ -11,6 +12,9 @@ average over:
   ``running_var``, ``num_batches_tracked``: saved in ``state_dict()``, never trained); in
   ``eval()`` mode it uses those running averages, so one example's output no longer depends
   on the rest of its batch.
+- ``InstanceNorm`` averages each channel of each example over its positions (``F.
+  instance_norm``): by default with no learnt scale and shift (``affine=False``) and no
+  running averages (``track_running_stats=False``), so it is the same in training and eval.
 
 NOTE [running statistics] As in PyTorch: ``running = (1 - momentum) * running + momentum *
 batch``, where the batch variance put into ``running_var`` is the unbiased one (divided by
@@ -20,6 +24,7 @@ gives a plain cumulative average over the batches seen.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from .. import factories, grad_mode
@@ -67,7 +72,7 @@ class _BatchNorm(Module):
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device: Any = None,
-                 dtype: Any = None) -> None:
+                 dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -75,7 +80,7 @@ class _BatchNorm(Module):
         self.affine = affine
         self.track_running_stats = track_running_stats
         self.weight = _ones((num_features,), device, dtype) if affine else None
-        self.bias = _zeros((num_features,), device, dtype) if affine else None
+        self.bias = _zeros((num_features,), device, dtype) if affine and bias else None
         if track_running_stats:
             self.register_buffer("running_mean", _full((num_features,), 0.0, device, dtype))
             self.register_buffer("running_var", _full((num_features,), 1.0, device, dtype))
@@ -118,8 +123,10 @@ class _BatchNorm(Module):
             mean = self.running_mean.reshape(shape)
             var = self.running_var.reshape(shape)
         out = (x - mean) / (var + self.eps).sqrt()
-        if self.affine:
-            out = out * self.weight.reshape(shape) + self.bias.reshape(shape)
+        if self.weight is not None:
+            out = out * self.weight.reshape(shape)
+        if self.bias is not None:
+            out = out + self.bias.reshape(shape)
         return out
 
     @grad_mode.no_grad()
@@ -137,7 +144,8 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}")
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):
@@ -156,6 +164,55 @@ class BatchNorm2d(_BatchNorm):
     """Batch normalisation of images (N, C, H, W), per channel C."""
 
     expected_ndims = (4,)
+
+
+class _InstanceNorm(_BatchNorm):
+    """BatchNorm's parameters and buffers (PyTorch's _NormBase), with InstanceNorm's defaults
+    and ``F.instance_norm``: the running averages, when tracked, are used in eval mode only."""
+
+    spatial = 0
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
+                 affine: bool = False, track_running_stats: bool = False, device: Any = None,
+                 dtype: Any = None, *, bias: bool = True) -> None:
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim not in (self.spatial + 1, self.spatial + 2):
+            raise ValueError(f"{type(self).__name__}: expected {self.spatial + 1}D or "
+                             f"{self.spatial + 2}D input (got {x.ndim}D input)")
+        channels = x.shape[-self.spatial - 1]
+        if channels != self.num_features:
+            message = (f"expected input's size at dim={x.ndim - self.spatial - 1} to match "
+                       f"num_features ({self.num_features}), but got: {channels}.")
+            if self.affine:
+                raise ValueError(message)
+            warnings.warn(f"{message} num_features is not used because affine=False",
+                          stacklevel=2)
+        batched = x if x.ndim == self.spatial + 2 else x.unsqueeze(0)
+        out = F.instance_norm(batched, self.running_mean, self.running_var, self.weight,
+                              self.bias, self.training or not self.track_running_stats,
+                              0.0 if self.momentum is None else self.momentum, self.eps)
+        return out if x.ndim == self.spatial + 2 else out.squeeze(0)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    """Instance normalisation of (N, C, L) or (C, L) inputs: each channel of each sample
+    over its L positions."""
+
+    spatial = 1
+
+
+class InstanceNorm2d(_InstanceNorm):
+    """Instance normalisation of images (N, C, H, W) or (C, H, W): each channel of each image
+    over its pixels (style transfer's generators).
+
+    >>> dg.nn.InstanceNorm2d(3)(dg.randn(2, 3, 8, 8)).shape
+    (2, 3, 8, 8)
+    """
+
+    spatial = 2
 
 
 def _full(shape: tuple[int, ...], value: float, device: Any, dtype: Any) -> Tensor:

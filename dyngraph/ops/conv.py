@@ -165,17 +165,10 @@ class MaxPool(Function):
     @staticmethod
     def forward(ctx, x, kernel_size, stride, padding, dilation):
         _geometry(ctx, x, kernel_size, stride, padding, dilation)
-        xp = ctx.xp
-        fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
-        patches = _patches(xp, x, ctx.kernel, ctx.stride, ctx.padding, ctx.dilation, ctx.out,
-                           fill=fill)
-        spatial = len(ctx.kernel)
-        windows = patches.reshape(x.shape[:2] + (-1,) + ctx.out)  # kernel offsets in one axis
-        winner = windows.argmax(axis=2)
+        windows, winner = _windows_and_winners(ctx.xp, x, ctx.kernel, ctx.stride, ctx.padding,
+                                               ctx.dilation, ctx.out)
         ctx.save_for_backward(winner)
-        return xp.take_along_axis(windows, winner[:, :, None], axis=2)[:, :, 0].reshape(
-            x.shape[:2] + ctx.out[:spatial]
-        )
+        return ctx.xp.take_along_axis(windows, winner[:, :, None], axis=2)[:, :, 0]
 
     @staticmethod
     def backward(ctx, gz):
@@ -196,6 +189,38 @@ class MaxPool(Function):
         elements = window_count(shapes[0], kernel, stride, padding, dilation)
         elements += sum(map(count, shapes))
         return Meta(elements, None, cls.promotion.dtype(dtypes), elements)
+
+
+def _windows_and_winners(xp, x, kernel, stride, padding, dilation, out):
+    """The windows of x (N, C, kernel offsets in one axis, *out), the padding never winning,
+    and the offset of each window's maximum (the first one on a tie)."""
+    fill = -xp.inf if x.dtype.kind == "f" else xp.iinfo(x.dtype).min
+    patches = _patches(xp, x, kernel, stride, padding, dilation, out, fill=fill)
+    windows = patches.reshape(x.shape[:2] + (-1,) + tuple(out))
+    return windows, windows.argmax(axis=2)
+
+
+def window_positions(xp, spatial_shape, kernel, stride, padding, dilation):
+    """For each kernel offset (one axis) and output position (*out), the flat index into a
+    plane of ``spatial_shape`` (``h * W + w`` for images) of the element the window sees there,
+    -1 in the padding: the plane's own indices cut into windows as ``_patches`` cuts x. The
+    table behind max_pool's indices and F.unfold / F.fold."""
+    out = tuple(_out_size(n, k, s, p, d)
+                for n, k, s, p, d in zip(spatial_shape, kernel, stride, padding, dilation))
+    plane = xp.arange(count(spatial_shape), dtype=xp.int64).reshape((1, 1) + tuple(spatial_shape))
+    positions = _patches(xp, plane, kernel, stride, padding, dilation, out, fill=-1)
+    return positions.reshape((-1,) + out)
+
+
+def max_pool_indices(xp, x, kernel, stride, padding, dilation):
+    """Where each window's maximum lies, as PyTorch's ``return_indices=True`` says it: the flat
+    index into the input's plane, per batch item and channel (each window's winner picks its
+    position from ``window_positions``)."""
+    positions = window_positions(xp, x.shape[2:], kernel, stride, padding, dilation)
+    _, winner = _windows_and_winners(xp, x, kernel, stride, padding, dilation,
+                                     positions.shape[1:])
+    positions = xp.broadcast_to(positions, winner.shape[:2] + positions.shape)
+    return xp.take_along_axis(positions, winner[:, :, None], axis=2)[:, :, 0]
 
 
 def window_count(x, kernel, stride, padding, dilation):

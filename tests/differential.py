@@ -1854,6 +1854,99 @@ def _backwards(L: Any) -> Any:
     return Backwards
 
 
+# ----------------------------------------------------------------------------- more losses
+# Issue 37: the margin and likelihood losses, as functions and as modules.
+
+
+def signs(*shape: int) -> Input:
+    """Targets of 1 and -1 (both present)."""
+    def make(rng: np.random.Generator) -> np.ndarray:
+        y = rng.choice([-1.0, 1.0], shape)
+        y.flat[0], y.flat[-1] = 1.0, -1.0
+        return y
+    return Input(make, differentiable=False)
+
+
+def counts(*shape: int) -> Input:
+    """Poisson counts 0..4 (0 and 1 present: the masked part of the Stirling term)."""
+    def make(rng: np.random.Generator) -> np.ndarray:
+        c = rng.integers(0, 5, shape).astype(float)
+        c.flat[0], c.flat[-1] = 0.0, 1.0
+        return c
+    return Input(make, differentiable=False)
+
+
+MORE_LOSSES: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] = {
+    "margin_ranking_loss": [
+        ("mean", _F("margin_ranking_loss"), (lattice(4), lattice(4, offset=0.2), signs(4))),
+        ("margin-sum", _F("margin_ranking_loss", margin=0.5, reduction="sum"),
+         (lattice(2, 3), lattice(2, 3, offset=0.2), signs(2, 3))),
+        ("none", _F("margin_ranking_loss", reduction="none"),
+         (lattice(4), lattice(4, offset=0.2), signs(4))),
+        ("bad-dims", _F("margin_ranking_loss"), (normal(2, 3), normal(2, 3), signs(3)))],
+    "hinge_embedding_loss": [
+        ("mean", _F("hinge_embedding_loss"), (lattice(2, 3, offset=0.2), signs(2, 3))),
+        ("margin-none", _F("hinge_embedding_loss", margin=0.5, reduction="none"),
+         (lattice(2, 3, offset=0.1), signs(2, 3))),
+        ("other-targets", _F("hinge_embedding_loss", reduction="sum"),
+         (lattice(2, 3, offset=0.2), constant([[1.0, -1.0, 0.0], [2.0, 1.0, -1.0]])))],
+    "triplet_margin_loss": [
+        ("mean", _F("triplet_margin_loss"), (normal(4, 3), normal(4, 3), normal(4, 3))),
+        ("p1-swap-none", _F("triplet_margin_loss", margin=2.0, p=1, swap=True,
+                            reduction="none"), (normal(4, 3), normal(4, 3), normal(4, 3))),
+        ("vectors", _F("triplet_margin_loss", margin=3.0), (normal(3), normal(3), normal(3))),
+        ("bad-margin", _F("triplet_margin_loss", margin=0.0),
+         (normal(4, 3), normal(4, 3), normal(4, 3))),
+        ("bad-dims", _F("triplet_margin_loss"), (normal(4, 3), normal(4, 3), normal(3)))],
+    "poisson_nll_loss": [
+        ("log-input", _F("poisson_nll_loss"), (normal(2, 3), counts(2, 3))),
+        ("rate-full-sum", _F("poisson_nll_loss", log_input=False, full=True, reduction="sum"),
+         (positive(2, 3), counts(2, 3))),
+        ("full-none", _F("poisson_nll_loss", full=True, reduction="none"),
+         (normal(2, 3), counts(2, 3))),
+        ("bad-reduction", _F("poisson_nll_loss", reduction="avg"),
+         (normal(2, 3), counts(2, 3)))],
+    "gaussian_nll_loss": [
+        ("same-shape", _F("gaussian_nll_loss"), (normal(2, 3), fixed(2, 3), positive(2, 3))),
+        ("one-short-full", _F("gaussian_nll_loss", full=True, reduction="sum"),
+         (normal(2, 3), fixed(2, 3), positive(2))),
+        ("shared-none", _F("gaussian_nll_loss", reduction="none"),
+         (normal(2, 3), fixed(2, 3), positive(2, 1))),
+        ("clamped", _F("gaussian_nll_loss", eps=0.1), (normal(2, 3), fixed(2, 3),
+                                                       uniform(0.01, 0.05, 2, 3))),
+        ("float-var", lambda L, x, t: L.nn.functional.gaussian_nll_loss(x, t, 0.5),
+         (normal(2, 3), fixed(2, 3))),
+        ("bad-size", _F("gaussian_nll_loss"), (normal(2, 3), fixed(2, 3), positive(3, 2))),
+        ("negative-var", _F("gaussian_nll_loss"), (normal(2, 3), fixed(2, 3), normal(2, 3))),
+        ("bad-reduction", _F("gaussian_nll_loss", reduction="avg"),
+         (normal(2, 3), fixed(2, 3), positive(2, 3)))],
+    "cosine_embedding_loss": [
+        ("batch", _F("cosine_embedding_loss"), (normal(4, 3), normal(4, 3), signs(4))),
+        ("margin-none", _F("cosine_embedding_loss", margin=-0.5, reduction="none"),
+         (normal(4, 3), normal(4, 3), signs(4))),
+        ("vectors", lambda L, x, y: L.nn.functional.cosine_embedding_loss(
+            x, y, L.tensor(-1.0, dtype=L.float64)), (normal(3), normal(3))),
+        ("bad-dims", _F("cosine_embedding_loss"), (normal(4, 3), normal(4, 3), signs(4, 1)))],
+}
+for _name, _variants in MORE_LOSSES.items():
+    for _label, _program, _inputs in _variants:
+        add(f"F.{_name}", _label, _program, *_inputs)
+module_case("MarginRankingLoss", "margin", lambda L: L.nn.MarginRankingLoss(margin=0.1),
+            lattice(4), lattice(4, offset=0.2), signs(4))
+module_case("HingeEmbeddingLoss", "sum", lambda L: L.nn.HingeEmbeddingLoss(reduction="sum"),
+            lattice(2, 3, offset=0.2), signs(2, 3))
+module_case("TripletMarginLoss", "swap", lambda L: L.nn.TripletMarginLoss(swap=True),
+            normal(4, 3), normal(4, 3), normal(4, 3))
+module_case("TripletMarginLoss", "bad-margin", lambda L: L.nn.TripletMarginLoss(margin=-1.0),
+            normal(4, 3), normal(4, 3), normal(4, 3))
+module_case("PoissonNLLLoss", "full", lambda L: L.nn.PoissonNLLLoss(full=True),
+            normal(2, 3), counts(2, 3))
+module_case("GaussianNLLLoss", "full", lambda L: L.nn.GaussianNLLLoss(full=True),
+            normal(2, 3), fixed(2, 3), positive(2, 3))
+module_case("CosineEmbeddingLoss", "margin", lambda L: L.nn.CosineEmbeddingLoss(0.2),
+            normal(4, 3), normal(4, 3), signs(4))
+
+
 # ----------------------------------------------------------------------------- the comparison
 
 

@@ -199,6 +199,24 @@ from .functions import (
     masked_select,
     var,
 )
+from .functions import (  # issue 37: more of PyTorch's math
+    addcdiv,
+    addcmul,
+    addmm,
+    baddbmm,
+    copysign,
+    fmod,
+    frac,
+    hypot,
+    lerp,
+    logaddexp,
+    nan_to_num,
+    nanmean,
+    nansum,
+    sinc,
+    trunc,
+    xlogy,
+)
 
 # --- toolbox B: trace, checkpoint, memory ---
 from . import memory
@@ -324,6 +342,9 @@ __all__ = [
     "inference_mode", "erf", "bernoulli",
     # the switches and probes at the top of learners' scripts (docs/pytorch_inventory.md)
     "accelerator", "backends", "compile", "use_deterministic_algorithms",
+    # issue 37: more of PyTorch's math, composed from differentiable ops
+    "addcdiv", "addcmul", "addmm", "baddbmm", "copysign", "fmod", "frac", "hypot", "lerp",
+    "logaddexp", "nan_to_num", "nanmean", "nansum", "sinc", "trunc", "xlogy",
 ]
 
 

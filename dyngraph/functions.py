@@ -630,3 +630,73 @@ def compile(model: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 (PyTorc
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Nothing to switch: dyngraph's kernels (numpy's, CuPy's) give the same numbers every run."""
 
+
+
+# ------------------------------------------------- more of PyTorch's math (issue 37, the sweep)
+# The function spellings of the Tensor methods of the same name (tensor.py, "issue 37: more
+# math"), each composed from differentiable ops there.
+
+
+def lerp(input: Any, end: Any, weight: Any) -> Tensor:
+    return _tensor(input).lerp(end, weight)
+
+
+def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    return _tensor(input).addmm(mat1, mat2, beta=beta, alpha=alpha)
+
+
+def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    return _tensor(input).baddbmm(batch1, batch2, beta=beta, alpha=alpha)
+
+
+def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    return _tensor(input).addcmul(tensor1, tensor2, value=value)
+
+
+def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    return _tensor(input).addcdiv(tensor1, tensor2, value=value)
+
+
+def hypot(input: Any, other: Any) -> Tensor:
+    return _tensor(input).hypot(other)
+
+
+def logaddexp(input: Any, other: Any) -> Tensor:
+    return _tensor(input).logaddexp(other)
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    return _tensor(input).xlogy(other)
+
+
+def sinc(input: Any) -> Tensor:
+    return _tensor(input).sinc()
+
+
+def frac(input: Any) -> Tensor:
+    return _tensor(input).frac()
+
+
+def trunc(input: Any) -> Tensor:
+    return _tensor(input).trunc()
+
+
+def fmod(input: Any, other: Any) -> Tensor:
+    return _tensor(input).fmod(other)
+
+
+def copysign(input: Any, other: Any) -> Tensor:
+    return _tensor(input).copysign(other)
+
+
+def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    return _tensor(input).nan_to_num(nan, posinf, neginf)
+
+
+def nansum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    return _tensor(input).nansum(dim, keepdim, dtype=dtype)
+
+
+def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    return _tensor(input).nanmean(dim, keepdim, dtype=dtype)

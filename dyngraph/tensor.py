@@ -2013,6 +2013,128 @@ class Tensor:
         return self.copy_(factories.randint(low, high, self.shape, generator=generator,
                                             dtype=self.dtype))
 
+    # ------------------------------------------------------------------ issue 37: more math
+    # PyTorch's pointwise and reduction functions, each composed from the ops above, so each is
+    # twice differentiable and the graph shows its steps. The function spellings (dg.hypot,
+    # ...) are in functions.py.
+
+    def addmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """beta * self + alpha * (mat1 @ mat2), mat1 and mat2 matrices; self broadcasts to the
+        product's shape (with beta = 0 its values are not read, as PyTorch's)."""
+        for name, mat in (("mat1", mat1), ("mat2", mat2)):
+            if getattr(mat, "ndim", None) != 2:
+                raise RuntimeError(f"addmm: {name} must be a matrix, got a "
+                                   f"{getattr(mat, 'ndim', 0)}-D tensor")
+        return _plus_product(self, MatMul.apply(mat1, mat2), beta, alpha, "addmm")
+
+    def baddbmm(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """beta * self + alpha * (batch1 @ batch2) for batches of matrices (b, n, m) @ (b, m, p)
+        (the scaled attention scores of some transformers)."""
+        for name, batch in (("batch1", batch1), ("batch2", batch2)):
+            if getattr(batch, "ndim", None) != 3:
+                raise RuntimeError(f"baddbmm: {name} must be a 3D tensor, got a "
+                                   f"{getattr(batch, 'ndim', 0)}-D tensor")
+        if batch1.shape[0] != batch2.shape[0]:
+            raise RuntimeError(f"baddbmm: batch1 and batch2 must have the same number of "
+                               f"matrices, got {batch1.shape[0]} and {batch2.shape[0]}")
+        return _plus_product(self, MatMul.apply(batch1, batch2), beta, alpha, "baddbmm")
+
+    def hypot(self, other: Any) -> Tensor:
+        """sqrt(x² + y²), the hypotenuse;  d/dx = x / hypot,  d/dy = y / hypot."""
+        _floats_only("hypot", self, other)
+        return (self * self + other * other).sqrt()
+
+    def logaddexp(self, other: Any) -> Tensor:
+        """log(exp(x) + exp(y)), computed as m + log(exp(x - m) + exp(y - m)) with m the larger
+        of the two (a constant of the graph: it cancels in the derivative), so nothing
+        overflows;  d/dx = exp(x) / (exp(x) + exp(y))."""
+        _floats_only("logaddexp", self, other)
+        m = Maximum.apply(self, other).detach()
+        return m + ((self - m).exp() + (other - m).exp()).log()
+
+    def xlogy(self, other: Any) -> Tensor:
+        """x * log(y), and 0 where x = 0 (even where y = 0: the convention of entropies and
+        KL divergences, 0 log 0 = 0), NaN where y is NaN;  d/dx = log(y), d/dy = x / y (0 where
+        x = 0 and y <= 0, where PyTorch's is 0 / 0)."""
+        other = _as_operand(other)
+        # NOTE: y read as 1 where x = 0 and y <= 0, so log reads no 0 there (no warning, no
+        # 0 * -inf = NaN); x's gradient is log(y) elsewhere, as PyTorch's
+        unread = Tensor(backend.get_array_module(self.array).logical_and(self.array == 0,
+                                                                         other.array <= 0))
+        return self * Where.apply(unread, Tensor(np.ones((), other.dtype)), other).log()
+
+    def sinc(self) -> Tensor:
+        """sin(πx) / (πx), and 1 at x = 0 (its limit; gradient 0 there)."""
+        zero = Tensor(self.array == 0)
+        pix = Where.apply(zero, 1.0, math.pi * self)  # NOTE: no 0 / 0 at x = 0
+        return Where.apply(zero, 1.0, pix.sin() / pix)
+
+    def trunc(self) -> Tensor:
+        """The integer part, rounded toward zero (floor above 0, ceil below);  derivative 0.
+        Integers come back as they are (a copy)."""
+        if self.dtype.kind != "f":
+            return Clone.apply(self)
+        return Where.apply(Tensor(self.array >= 0), self.floor(), self.ceil())
+
+    def frac(self) -> Tensor:
+        """x - trunc(x): the fractional part, with x's sign;  d/dx = 1."""
+        _floats_only("frac", self)
+        return self - self.trunc()
+
+    def fmod(self, other: Any) -> Tensor:
+        """C's fmod: x - trunc(x / y) * y, with the sign of x (``%``, remainder, has y's);
+        d/dx = 1, d/dy = -trunc(x / y). Integers stay integers (a zero divisor raises)."""
+        floats = self.dtype.kind == "f" or isinstance(other, float) or (
+            isinstance(other, Tensor) and other.dtype.kind == "f")
+        if floats:
+            return self - (self / other).trunc() * other
+        if (backend.get_array_module(self.array).asarray(_data_of(other)) == 0).any():
+            raise RuntimeError("ZeroDivisionError: fmod of integers by 0")
+        return Tensor(backend.get_array_module(self.array).fmod(self.array, _data_of(other)))
+
+    def copysign(self, other: Any) -> Tensor:
+        """|x| with the sign of y (-0.0 counts as negative), always a float;  d/dx =
+        sign(x) sign(y) (0 at x = 0), d/dy = 0."""
+        xp = backend.get_array_module(self.array)
+        signs = xp.asarray(_data_of(other))
+        dtype = signs.dtype if signs.dtype.kind == "f" and isinstance(other, Tensor) \
+            else DEFAULT_FLOAT
+        magnitude = self.abs() * Tensor(xp.copysign(xp.ones((), dtype), signs).astype(dtype))
+        return magnitude + _zeros_from(other) if isinstance(other, Tensor) else magnitude
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
+                   neginf: float | None = None) -> Tensor:
+        """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
+        largest and the lowest finite value of the dtype);  derivative 0 where replaced."""
+        if self.dtype.kind != "f":
+            return Clone.apply(self)
+        xp, finfo = backend.get_array_module(self.array), np.finfo(self.dtype)
+        out = self.masked_fill(Tensor(xp.isnan(self.array)), nan)
+        out = out.masked_fill(Tensor(xp.isposinf(self.array)),
+                              finfo.max if posinf is None else posinf)
+        return out.masked_fill(Tensor(xp.isneginf(self.array)),
+                               finfo.min if neginf is None else neginf)
+
+    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """The sum with NaNs counted as 0 (they get gradient 0)."""
+        x = self if dtype is None else self.to(dtype)
+        if x.dtype.kind == "f":
+            x = x.masked_fill(x.isnan(), 0)
+        return x.sum(dim, keepdim)
+
+    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """The mean of the values that are not NaN: nansum / how many are not NaN (NaN where
+        none is)."""
+        x = self if dtype is None else self.to(dtype)
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
+                               f"dtype but got {scalar_type_name(x.dtype)} (convert it with "
+                               ".float())")
+        present = x.isnan().logical_not().sum(dim, keepdim)
+        # NOTE: NaN where nothing is present, without numpy's warning of 0 / 0
+        return Where.apply(present == 0, math.nan,
+                           x.nansum(dim, keepdim) / present.clamp_min(1).to(x.dtype))
+
     # ------------------------------------------------------------------ display
 
     def __repr__(self) -> str:
@@ -2288,6 +2410,48 @@ def resolve_dtype(dtype: Any) -> np.dtype:
         return np.dtype(dtype)
     except TypeError:
         raise TypeError(f"unknown dtype {dtype!r}; use e.g. dg.float32 or dg.float64") from None
+
+
+def _plus_product(self: Tensor, product: Tensor, beta: Any, alpha: Any, fn: str) -> Tensor:
+    """beta * self + alpha * product (addmm, baddbmm): self must broadcast to the product's
+    shape; beta = 0 reads none of self's values (a NaN there stays out, as PyTorch's)."""
+    try:
+        fits = np.broadcast_shapes(self.shape, product.shape) == product.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"{fn}: the input of shape {tuple(self.shape)} cannot be broadcast "
+                           f"to the product's shape {tuple(product.shape)}")
+    scaled = product if alpha == 1 else alpha * product
+    if beta == 0:  # self's gradient is 0, as PyTorch's; its values are not read
+        return scaled + _zeros_from(self)
+    return (self if beta == 1 else beta * self) + scaled
+
+
+def _zeros_from(x: Tensor) -> Tensor:
+    """Zeros of x's shape and dtype that are x's descendant in the graph: x's gradient
+    through them is 0 (a tensor, not None), whatever x holds (NaN and inf included)."""
+    return Where.apply(Tensor(np.zeros((), bool)), x, Tensor(np.zeros((), x.dtype)))
+
+
+def _floats_only(fn: str, *operands: Any) -> None:
+    """PyTorch has no integer kernel for ``fn`` (hypot, logaddexp, frac): its error, with the
+    fix."""
+    if not any(isinstance(v, Tensor) and v.dtype.kind == "f" for v in operands):
+        dtype = next(v.dtype for v in operands if isinstance(v, Tensor))
+        raise NotImplementedError(f'"{fn}" not implemented for \'{scalar_type_name(dtype)}\' '
+                                  "(convert to a float first, e.g. x.float())")
+
+
+def _as_operand(value: Any) -> Tensor:
+    """A second operand as a tensor: Python floats in the default float dtype, ints int64."""
+    if isinstance(value, Tensor):
+        return value
+    if backend.is_array(value):
+        return Tensor(value)
+    from . import factories
+
+    return factories.tensor(value)
 
 
 # ---------------------------------------------------------------------------- more ops: arguments

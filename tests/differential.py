@@ -1854,6 +1854,102 @@ def _backwards(L: Any) -> Any:
     return Backwards
 
 
+# ----------------------------------------------------------------------------- more math
+# Issue 37: PyTorch's functions that are also Tensor methods, each run both ways.
+
+
+def both_ways(name: str, label: str, *inputs: Input, args: tuple = (), kw: dict | None = None,
+              spaces: tuple[str, ...] = ("torch", "Tensor"), **options: Any) -> None:
+    """Cases for ``torch.NAME(x, *rest, *args, **kw)`` and ``x.NAME(*rest, *args, **kw)``."""
+    kw = kw or {}
+    for space in spaces:
+        if space == "torch":
+            def program(L: Any, x: Any, *rest: Any) -> Any:
+                return getattr(L, name)(x, *rest, *args, **kw)
+        else:
+            def program(L: Any, x: Any, *rest: Any) -> Any:
+                return getattr(x, name)(*rest, *args, **kw)
+        add(f"{space}.{name}", label, program, *inputs, **options)
+
+
+def values(*numbers: float, differentiable: bool = True) -> Input:
+    """These float values (NaN, infinities, zeros where a case needs them)."""
+    return Input(lambda rng: np.array(numbers, dtype=float), differentiable=differentiable)
+
+
+both_ways("lerp", "number", normal(2, 3), normal(3), args=(0.3,), spaces=("torch",))
+both_ways("lerp", "tensor-weight", normal(2, 3), normal(2, 3), uniform(0.0, 1.0, 3),
+          spaces=("torch",))
+both_ways("lerp", "mismatch", normal(2, 3), normal(2), args=(0.5,), spaces=("torch",))
+for _name in ("addcmul", "addcdiv"):
+    both_ways(_name, "value", normal(2, 3), normal(3), nonzero(2, 3), kw={"value": 0.5},
+              spaces=("torch",))
+    both_ways(_name, "mismatch", normal(2, 3), normal(2), nonzero(3), spaces=("torch",))
+both_ways("addmm", "plain", normal(2, 2), normal(2, 3), normal(3, 2))
+both_ways("addmm", "beta-alpha-bias", normal(2), normal(2, 3), normal(3, 2),
+          kw={"beta": 0.5, "alpha": 2.0})
+both_ways("addmm", "beta0-nan", values(np.nan, 1.0), normal(2, 3), normal(3, 2),
+          kw={"beta": 0})
+both_ways("addmm", "ints", ints(2, 2), ints(2, 3), ints(3, 2))
+both_ways("addmm", "bad-product", normal(2, 2), normal(2, 3), normal(2, 2))
+both_ways("addmm", "bad-input", normal(3), normal(2, 3), normal(3, 2))
+both_ways("addmm", "vector", normal(2), normal(3), normal(3, 2))
+both_ways("baddbmm", "plain", normal(2, 2, 2), normal(2, 2, 3), normal(2, 3, 2))
+both_ways("baddbmm", "beta-alpha-bias", normal(2), normal(2, 2, 3), normal(2, 3, 2),
+          kw={"beta": -1.0, "alpha": 0.5})
+both_ways("baddbmm", "bad-batch", normal(2, 2, 2), normal(2, 2, 3), normal(3, 3, 2))
+both_ways("baddbmm", "matrices", normal(2, 2), normal(2, 3), normal(3, 2))
+both_ways("hypot", "broadcast", normal(2, 3), normal(3))
+both_ways("hypot", "float32-float64", normal(2, 3), normal(3), dtype="float32")
+both_ways("hypot", "ints", ints(2, 3), ints(3))
+both_ways("hypot", "mismatch", normal(2, 3), normal(2))
+both_ways("logaddexp", "broadcast", normal(2, 3), normal(3))
+both_ways("logaddexp", "large", uniform(500.0, 800.0, 2, 3), uniform(500.0, 800.0, 2, 3))
+both_ways("logaddexp", "ints", ints(2, 3), ints(2, 3))
+both_ways("xlogy", "broadcast", normal(2, 3), positive(3))
+both_ways("xlogy", "zeros", values(0.0, 1.5, -0.5, 0.0), values(0.0, 2.0, 0.5, 3.0,
+                                                              differentiable=False))
+both_ways("xlogy", "nan", values(0.0, 1.5), values(np.nan, np.nan, differentiable=False))
+both_ways("xlogy", "number", normal(2, 3), args=(3,))
+both_ways("xlogy", "ints", ints(2, 3, low=0), ints(2, 3, low=1))
+add("torch.xlogy", "number-first", lambda L, y: L.xlogy(2, y), positive(2, 3))
+both_ways("sinc", "float", values(0.0, 1.2, -0.3, 2.0))
+both_ways("sinc", "float32", normal(2, 3), dtype="float32")
+both_ways("sinc", "ints", ints(2, 3))
+for _name in ("trunc", "frac"):
+    both_ways(_name, "float", values(1.5, -1.5, 0.25, -0.75, 3.0))
+    both_ways(_name, "ints", ints(2, 3))
+both_ways("fmod", "broadcast", normal(2, 3), nonzero(3))
+both_ways("fmod", "number", normal(2, 3), args=(-0.7,))
+both_ways("fmod", "ints", ints(2, 3), ints(3, low=1))
+both_ways("fmod", "int-negative", ints(2, 3), args=(-2,))
+both_ways("fmod", "int-zero", ints(2, 3), args=(0,))
+both_ways("fmod", "int-float-number", ints(2, 3), args=(1.5,))
+both_ways("copysign", "broadcast", nonzero(2, 3), normal(3))
+both_ways("copysign", "negative-zero", nonzero(2, 3), args=(-0.0,))
+both_ways("copysign", "at-zero", values(0.0, 1.2), values(-1.0, 1.0))
+both_ways("copysign", "ints", ints(2, 3), ints(3))
+both_ways("copysign", "float32-float64", nonzero(2, 3), normal(3), dtype="float32")
+both_ways("nan_to_num", "default", values(np.nan, np.inf, -np.inf, 1.5, differentiable=False))
+both_ways("nan_to_num", "given", values(np.nan, np.inf, -np.inf, 1.5), args=(1.0, 2.0, -2.0))
+both_ways("nan_to_num", "float32", values(np.nan, np.inf, -np.inf, 1.5, differentiable=False),
+          dtype="float32")
+both_ways("nan_to_num", "ints", ints(2, 3))
+both_ways("nansum", "all", values(np.nan, 1.5, -2.0))
+both_ways("nansum", "dim1-keepdim", Input(lambda rng: np.where(
+    rng.random((2, 3)) < 0.3, np.nan, rng.standard_normal((2, 3)))), args=(1, True))
+both_ways("nansum", "ints", ints(2, 3))
+add("torch.nansum", "dtype", lambda L, x: L.nansum(x, dtype=L.float64), ints(2, 3))
+both_ways("nanmean", "all", values(np.nan, 1.5, -2.0))
+both_ways("nanmean", "dim0", Input(lambda rng: np.array([[np.nan, 1.0, np.nan],
+                                                         [2.0, -1.0, 0.5]])), args=(0,))
+both_ways("nanmean", "all-nan-column", Input(lambda rng: np.array([[np.nan, 1.0, np.nan],
+                                                                   [2.0, -1.0, np.nan]])),
+          args=(0,))
+both_ways("nanmean", "ints", ints(2, 3))
+both_ways("nanmean", "bad-dim", normal(2, 3), args=(2,))
+
+
 # ----------------------------------------------------------------------------- more losses
 # Issue 37: the margin and likelihood losses, as functions and as modules.
 

@@ -1,0 +1,61 @@
+"""Issue 37: PyTorch's functions composed from differentiable ops (tensor.py's "issue 37: more
+math", functions.py, nn/functional.py's margin and likelihood losses) are differentiable twice:
+``dg.gradcheck`` and ``dg.gradgradcheck`` in float64 against finite differences. (Their values,
+dtypes, errors and first gradients are compared with torch's in the differential sweep,
+tests/differential.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import dyngraph as dg
+
+F = dg.nn.functional
+
+
+def _leaf(rng, *shape, positive=False):
+    values = rng.uniform(0.5, 2.0, shape) if positive else rng.standard_normal(shape)
+    return dg.tensor(values, dtype=dg.float64, requires_grad=True)
+
+
+def _targets(*values):
+    return dg.tensor(list(values), dtype=dg.float64)
+
+
+# name: (function, input shapes; a shape in a tuple with "positive" is drawn from [0.5, 2])
+CASES = {
+    "hypot": (dg.hypot, [(2, 3), (3,)]),
+    "logaddexp": (dg.logaddexp, [(2, 3), (3,)]),
+    "xlogy": (dg.xlogy, [(2, 3), ("positive", 3)]),
+    "sinc": (dg.sinc, [(2, 3)]),
+    "fmod": (dg.fmod, [(2, 3), ("positive", 3)]),
+    "copysign": (dg.copysign, [(2, 3), (3,)]),
+    "frac": (dg.frac, [(2, 3)]),
+    "addmm": (lambda b, x, y: dg.addmm(b, x, y, beta=0.5, alpha=2.0), [(2,), (2, 3), (3, 2)]),
+    "baddbmm": (dg.baddbmm, [(2, 2, 2), (2, 2, 3), (2, 3, 2)]),
+    "nansum": (lambda x: dg.nansum(x, 1), [(2, 3)]),
+    "nanmean": (lambda x: dg.nanmean(x, 0), [(2, 3)]),
+    "margin_ranking_loss": (lambda a, b: F.margin_ranking_loss(
+        a, b, _targets(1, -1, 1), margin=5.0), [(3,), (3,)]),
+    "hinge_embedding_loss": (lambda x: F.hinge_embedding_loss(x, _targets(1, -1, 1), margin=5.0),
+                             [(3,)]),
+    "triplet_margin_loss": (lambda a, p, n: F.triplet_margin_loss(a, p, n, margin=10.0, swap=True),
+                            [(4, 3), (4, 3), (4, 3)]),
+    "poisson_nll_loss": (lambda x: F.poisson_nll_loss(x, _targets(0, 3, 1), full=True), [(3,)]),
+    "gaussian_nll_loss": (lambda x, v: F.gaussian_nll_loss(x, _targets(0, 3, 1), v),
+                          [(3,), ("positive", 3)]),
+    "cosine_embedding_loss": (lambda a, b: F.cosine_embedding_loss(a, b, _targets(1, -1),
+                                                                   margin=-2.0),
+                              [(2, 3), (2, 3)]),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_first_and_second_derivatives_match_finite_differences(name):
+    fn, shapes = CASES[name]
+    rng = np.random.default_rng(len(name))
+    inputs = [_leaf(rng, *s[1:], positive=True) if s[0] == "positive" else _leaf(rng, *s)
+              for s in shapes]
+    assert dg.gradcheck(fn, inputs)
+    assert dg.gradgradcheck(fn, inputs)

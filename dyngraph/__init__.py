@@ -208,11 +208,16 @@ from .functions import (  # issue 37: more of PyTorch's math
     fmod,
     frac,
     hypot,
+    kthvalue,
     lerp,
     logaddexp,
+    median,
+    mode,
+    msort,
     nan_to_num,
     nanmean,
     nansum,
+    quantile,
     sinc,
     trunc,
     xlogy,
@@ -345,6 +350,7 @@ __all__ = [
     # issue 37: more of PyTorch's math, composed from differentiable ops
     "addcdiv", "addcmul", "addmm", "baddbmm", "copysign", "fmod", "frac", "hypot", "lerp",
     "logaddexp", "nan_to_num", "nanmean", "nansum", "sinc", "trunc", "xlogy",
+    "kthvalue", "median", "mode", "msort", "quantile",
 ]
 
 

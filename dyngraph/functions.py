@@ -700,3 +700,24 @@ def nansum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = N
 
 def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
     return _tensor(input).nanmean(dim, keepdim, dtype=dtype)
+
+
+def median(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    return _tensor(input).median(dim, keepdim)
+
+
+def mode(input: Any, dim: int = -1, keepdim: bool = False) -> Any:
+    return _tensor(input).mode(dim, keepdim)
+
+
+def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    return _tensor(input).kthvalue(k, dim, keepdim)
+
+
+def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    return _tensor(input).quantile(q, dim, keepdim, interpolation=interpolation)
+
+
+def msort(input: Any) -> Tensor:
+    return _tensor(input).msort()

@@ -2135,6 +2135,123 @@ class Tensor:
         return Where.apply(present == 0, math.nan,
                            x.nansum(dim, keepdim) / present.clamp_min(1).to(x.dtype))
 
+    # ------------------------------------------------------------------ issue 37: order statistics
+    # Values picked from the sorted tensor (the Sort op carries their gradients back to where
+    # they came from), their indices alongside as int64.
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+        """(values, indices) of the k-th smallest entry (k from 1) along ``dim``.
+        (Where equal values tie, which one's index comes back is PyTorch's kernel's choice;
+        here the first in sorted order.)"""
+        x = self.reshape(1) if self.ndim == 0 else self
+        dim = normalize_dim(dim, x.ndim, fn="kthvalue")
+        if not 1 <= k <= x.shape[dim]:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
+                               f"{dim} (k = {k}, size {x.shape[dim]})")
+        order = x.sort(dim)
+        xp = backend.get_array_module(self.array)
+        position = Tensor(xp.full(x.shape[:dim] + (1,) + x.shape[dim + 1:], k - 1, np.int64))
+        return _picked(self, order, position, dim, keepdim)
+
+    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The lower median: the middle value, the lower of the two middle ones for an even
+        count, NaN where there is a NaN. Without ``dim``, of every entry: one value, whose
+        gradient is shared evenly among the entries equal to it (as PyTorch's). With ``dim``:
+        (values, indices) along it, the gradient going to the entry indexed."""
+        xp = backend.get_array_module(self.array)
+        if dim is None:
+            if self.numel() == 0:
+                return Tensor(xp.asarray(math.nan, dtype=self.dtype))
+            flat = self.reshape(-1)
+            middle = flat.detach().kthvalue((self.numel() + 1) // 2).values
+            if self.dtype.kind != "f":  # no gradient to share
+                return middle
+            if bool(xp.isnan(self.array).any()):
+                middle = Tensor(xp.asarray(math.nan, dtype=self.dtype))
+            chosen = Tensor(xp.isnan(flat.array) if xp.isnan(middle.array)
+                            else flat.array == middle.array)
+            count = int(chosen.array.sum())
+            # NOTE: middle plus nothing: the value exactly, the gradient 1/count to each equal
+            return middle + Where.apply(chosen, flat - middle, 0).sum() / count
+        x = self.reshape(1) if self.ndim == 0 else self
+        dim = normalize_dim(dim, x.ndim, fn="median")
+        n = x.shape[dim]
+        # the lower middle; where a NaN is, the first NaN (sorted last, in their order)
+        missing = xp.isnan(x.array) if x.dtype.kind == "f" else xp.zeros(x.shape, bool)
+        present = n - missing.sum(axis=dim, keepdims=True)
+        position = xp.where(present < n, present, (n - 1) // 2).astype(np.int64)
+        return _picked(self, x.sort(dim), Tensor(position), dim, keepdim)
+
+    def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+        """(values, indices): the most frequent value along ``dim`` (the smallest of equally
+        frequent ones) and the index of its last occurrence, as PyTorch's; the gradient goes
+        to that entry."""
+        x = self.reshape(1) if self.ndim == 0 else self
+        dim = normalize_dim(dim, x.ndim, fn="mode")
+        rows = np.moveaxis(backend.to_numpy(x.array), dim, -1)
+        flat = rows.reshape(-1, rows.shape[-1])
+        last = np.zeros(len(flat), dtype=np.int64)
+        for r, row in enumerate(flat):
+            values, counts = np.unique(row, return_counts=True)
+            most = values[np.argmax(counts)]  # the first of the largest counts: the smallest
+            last[r] = np.flatnonzero(row == most)[-1]
+        index = np.expand_dims(last.reshape(rows.shape[:-1]), dim)
+        return _picked(self, x, Tensor(backend.to_device(index, self.device)), dim, keepdim)
+
+    def quantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Tensor:
+        """The q-th quantiles (q in [0, 1], a number or a 1-D tensor of them) along ``dim``
+        (of every entry when None): at rank q (n - 1) of the sorted values, between two
+        entries by ``interpolation`` (linear, lower, higher, midpoint, nearest); NaN where
+        there is a NaN. A 1-D q puts its dimension first. Differentiable: the value is a
+        linear interpolation of two sorted entries."""
+        modes = ("linear", "lower", "higher", "midpoint", "nearest")
+        if self.dtype.kind != "f":
+            raise RuntimeError("quantile() input tensor must be either float or double dtype "
+                               "(convert it with .float())")
+        if isinstance(q, Tensor):
+            if q.ndim > 1:
+                raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+            if q.dtype != self.dtype:
+                raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+        qs = np.asarray(_host_array(q), dtype=self.dtype)
+        if qs.size and (qs.min() < 0 or qs.max() > 1):
+            bad = qs[(qs < 0) | (qs > 1)].reshape(-1)[0]
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {bad}")
+        if interpolation not in modes:
+            raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, "
+                               f"midpoint or nearest, but got {interpolation}")
+        x = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else normalize_dim(dim, x.ndim, fn="quantile")
+        if x.ndim == 0:
+            x = x.reshape(1)
+        last = x.permute(*[i for i in range(x.ndim) if i != d], d)  # the dim last
+        ordered, n = last.sort(-1).values, last.shape[-1]
+        if n == 0:
+            raise RuntimeError("quantile() input tensor must be non-empty")
+        has_nan = np.isnan(backend.to_numpy(last.array)).any(-1, keepdims=True)
+        ranks = np.where(has_nan, n - 1, qs.reshape(-1) * (n - 1)).astype(self.dtype)
+        below, above = np.floor(ranks), np.ceil(ranks)
+        if interpolation == "nearest":
+            below = above = np.round(ranks)  # halves to even, as PyTorch's
+        weights = {"linear": ranks - below, "midpoint": np.where(above > below, 0.5, 0.0)} \
+            .get(interpolation, np.zeros_like(ranks)).astype(self.dtype)
+        if interpolation == "higher":
+            below = above
+        xp = backend.get_array_module(self.array)
+        picked = [ordered.gather(-1, Tensor(xp.asarray(r.astype(np.int64)))) for r in
+                  (below, above)]
+        out = picked[0].lerp(picked[1], Tensor(xp.asarray(weights)))  # (..., len(q))
+        out = out.permute(out.ndim - 1, *range(out.ndim - 1))  # q first
+        if keepdim:
+            out = out.reshape(out.shape[0], *[1] * self.ndim) if dim is None \
+                else out.unsqueeze(d + 1)
+        return out.squeeze(0) if qs.ndim == 0 else out
+
+    def msort(self) -> Tensor:
+        """The values sorted along dim 0: ``x.sort(0).values``."""
+        return self.sort(0).values
+
     # ------------------------------------------------------------------ display
 
     def __repr__(self) -> str:
@@ -2426,6 +2543,21 @@ def _plus_product(self: Tensor, product: Tensor, beta: Any, alpha: Any, fn: str)
     if beta == 0:  # self's gradient is 0, as PyTorch's; its values are not read
         return scaled + _zeros_from(self)
     return (self if beta == 1 else beta * self) + scaled
+
+
+def _picked(self: Tensor, order: Any, position: Tensor, dim: int,
+            keepdim: bool) -> ValuesIndices:
+    """(values, indices) of the entries at ``position`` (size 1 along ``dim``) of ``order``:
+    x.sort(dim) (kthvalue, median), or x itself (mode), shaped as ``self`` reduced over dim."""
+    if isinstance(order, Tensor):  # picked from x itself: the positions are the indices
+        values, indices = order.gather(dim, position), position
+    else:
+        values, indices = order.values.gather(dim, position), order.indices.gather(dim, position)
+    if self.ndim == 0:
+        return ValuesIndices(values.reshape(()), indices.reshape(()))
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return ValuesIndices(values, indices)
 
 
 def _zeros_from(x: Tensor) -> Tensor:

@@ -1950,6 +1950,50 @@ both_ways("nanmean", "ints", ints(2, 3))
 both_ways("nanmean", "bad-dim", normal(2, 3), args=(2,))
 
 
+both_ways("median", "all", normal(2, 3))
+both_ways("median", "ties", values(2.0, 1.0, 2.0, 3.0, 2.0, 0.0))
+both_ways("median", "nan", values(1.0, np.nan, 2.0))
+both_ways("median", "dim1", distinct(3, 4), args=(1,))
+both_ways("median", "dim0-keepdim", distinct(3, 4), args=(0, True))
+both_ways("median", "dim-nan", values(1.0, np.nan, 2.0, np.nan), args=(0,))
+both_ways("median", "ints", ints(2, 3))
+both_ways("median", "ints-dim", Input(lambda rng: rng.permutation(6).reshape(2, 3),
+                                      differentiable=False), args=(1,))
+both_ways("median", "0-d", normal(), args=(0,))
+both_ways("median", "bad-dim", normal(2, 3), args=(2,))
+both_ways("kthvalue", "k2-dim1", distinct(3, 4), args=(2, 1))
+both_ways("kthvalue", "default-dim-keepdim", distinct(3, 4), args=(4,), kw={"keepdim": True})
+both_ways("kthvalue", "0-d", normal(), args=(1,))
+both_ways("kthvalue", "k-too-large", distinct(3, 4), args=(5,))
+both_ways("kthvalue", "k0", distinct(3, 4), args=(0,))
+both_ways("mode", "ties", values(3.0, 1.0, 3.0, 1.0, 2.0, 1.0))
+both_ways("mode", "dim0-keepdim", Input(lambda rng: rng.integers(0, 3, (4, 3)) * 0.5),
+          args=(0, True))
+both_ways("mode", "ints", ints(3, 5, low=0, high=3))
+both_ways("mode", "0-d", normal())
+both_ways("quantile", "all", normal(3, 4), args=(0.3,))
+both_ways("quantile", "q-tensor-dim-keepdim", normal(3, 4),
+          Input(lambda rng: np.array([0.1, 0.5, 1.0]), differentiable=False),
+          kw={"dim": 1, "keepdim": True})
+for _mode in ("lower", "higher", "midpoint", "nearest"):
+    both_ways("quantile", _mode, normal(3, 4), args=(0.4,),
+              kw={"dim": 0, "interpolation": _mode})
+both_ways("quantile", "nearest-half-to-even", values(0.0, 1.0, 2.0, 3.0), args=(0.5,),
+          kw={"interpolation": "nearest"})
+both_ways("quantile", "nan", values(0.0, np.nan, 2.0), args=(0.5,))
+both_ways("quantile", "keepdim-all", normal(3, 4), args=(0.7,), kw={"keepdim": True})
+both_ways("quantile", "float32", normal(3, 4), args=(0.25, 1), dtype="float32")
+both_ways("quantile", "bad-q", normal(3, 4), args=(1.5,))
+both_ways("quantile", "ints", ints(3, 4), args=(0.5,))
+both_ways("quantile", "bad-interpolation", normal(3, 4), args=(0.5,),
+          kw={"interpolation": "cubic"})
+both_ways("quantile", "q-2d", normal(3, 4), Input(lambda rng: np.array([[0.5]]),
+                                                  differentiable=False))
+both_ways("msort", "float", normal(3, 2))
+both_ways("msort", "ints", ints(4, 2))
+both_ways("msort", "0-d", normal())
+
+
 # ----------------------------------------------------------------------------- more losses
 # Issue 37: the margin and likelihood losses, as functions and as modules.
 

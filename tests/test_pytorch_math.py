@@ -59,3 +59,24 @@ def test_first_and_second_derivatives_match_finite_differences(name):
               for s in shapes]
     assert dg.gradcheck(fn, inputs)
     assert dg.gradgradcheck(fn, inputs)
+
+
+# the order statistics: values picked from the sorted tensor (distinct values: no ties)
+ORDER_STATISTICS = {
+    "median": lambda x: x.median(),
+    "median-dim": lambda x: x.median(1).values,
+    "kthvalue": lambda x: x.kthvalue(2, 0).values,
+    "mode": lambda x: x.mode(1).values,
+    "quantile": lambda x: x.quantile(dg.tensor([0.3, 0.8], dtype=dg.float64), dim=1),
+    "quantile-midpoint": lambda x: x.quantile(0.5, interpolation="midpoint"),
+    "msort": lambda x: x.msort(),
+}
+
+
+@pytest.mark.parametrize("name", list(ORDER_STATISTICS))
+def test_order_statistics_are_differentiable_twice(name):
+    n = 12
+    x = dg.tensor(((np.random.default_rng(len(name)).permutation(n) - n / 2) * 0.3)
+                  .reshape(3, 4), dtype=dg.float64, requires_grad=True)
+    assert dg.gradcheck(ORDER_STATISTICS[name], (x,))
+    assert dg.gradgradcheck(ORDER_STATISTICS[name], (x,))

@@ -208,6 +208,9 @@ from .functions import (  # issue 37: more of PyTorch's math
     fmod,
     frac,
     hypot,
+    index_add,
+    index_copy,
+    index_fill,
     kthvalue,
     lerp,
     logaddexp,
@@ -218,6 +221,7 @@ from .functions import (  # issue 37: more of PyTorch's math
     nanmean,
     nansum,
     quantile,
+    scatter_reduce,
     sinc,
     trunc,
     xlogy,
@@ -351,6 +355,7 @@ __all__ = [
     "addcdiv", "addcmul", "addmm", "baddbmm", "copysign", "fmod", "frac", "hypot", "lerp",
     "logaddexp", "nan_to_num", "nanmean", "nansum", "sinc", "trunc", "xlogy",
     "kthvalue", "median", "mode", "msort", "quantile",
+    "index_add", "index_copy", "index_fill", "scatter_reduce",
 ]
 
 

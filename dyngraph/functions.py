@@ -721,3 +721,20 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
 
 def msort(input: Any) -> Tensor:
     return _tensor(input).msort()
+
+
+def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+    return _tensor(input).index_add(dim, index, source, alpha=alpha)
+
+
+def index_copy(input: Any, dim: int, index: Any, source: Any) -> Tensor:
+    return _tensor(input).index_copy(dim, index, source)
+
+
+def index_fill(input: Any, dim: int, index: Any, value: Any) -> Tensor:
+    return _tensor(input).index_fill(dim, index, value)
+
+
+def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    return _tensor(input).scatter_reduce(dim, index, src, reduce, include_self=include_self)

@@ -976,11 +976,16 @@ class Tensor:
     def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
         """x with ``alpha * source`` added at the positions ``index`` (1-D) along ``dim``,
         repeated positions summed (makemore's ``dC.index_add_(0, Xb.view(-1), demb...)``)."""
-        dim = dim + self.ndim if dim < 0 else dim
-        positions = _index_tensor(index).reshape(*[-1 if d == dim else 1
-                                                    for d in range(self.ndim)])
+        dim, positions = _index_along("index_add", self, dim, index, source)
         source = source if alpha == 1 else source * alpha
-        return self.scatter_add(dim, positions.expand(*source.shape), source)
+        return self.scatter_add(dim, _spread_along(self, positions, dim, source.shape), source)
+
+    def index_copy(self, dim: int, index: Any, source: Any) -> Tensor:
+        """x with the slices of ``source`` written at the positions ``index`` (1-D) along
+        ``dim`` (where a position repeats, the last write wins, as on PyTorch's CPU): ``scatter``
+        of the slices, so source gets the gradient of where it landed and x none there."""
+        dim, positions = _index_along("index_copy", self, dim, index, source)
+        return self.scatter(dim, _spread_along(self, positions, dim, source.shape), source)
 
     def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
         """x + value * tensor1 * tensor2 (an optimizer's moment update written by hand)."""
@@ -1010,9 +1015,9 @@ class Tensor:
     def index_fill(self, dim: int, index: Any, value: Any) -> Tensor:
         """x with ``value`` at the positions ``index`` (1-D) along ``dim``: the Annotated
         Transformer's ``true_dist.index_fill_(0, padding_rows, 0.0)``."""
-        dim = dim + self.ndim if dim < 0 else dim
+        dim, positions = _index_along("index_fill", self, dim, index)
         chosen = np.zeros(self.shape[dim] if self.ndim else 1, dtype=bool)
-        chosen[_host_array(index).reshape(-1)] = True
+        chosen[positions] = True
         return self.masked_fill(chosen.reshape((-1,) + (1,) * (self.ndim - dim - 1)), value)
 
     def lerp(self, end: Any, weight: Any) -> Tensor:
@@ -2135,6 +2140,61 @@ class Tensor:
         return Where.apply(present == 0, math.nan,
                            x.nansum(dim, keepdim) / present.clamp_min(1).to(x.dtype))
 
+    def scatter_reduce(self, dim: int, index: Any, src: Any, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+        """A copy of x where each entry that ``index`` targets along ``dim`` (as in
+        ``scatter_add``) is the ``reduce`` ("sum", "prod", "mean", "amax", "amin") of the src
+        values scattered there, and of its own value when ``include_self``.
+
+        NOTE [contributors as rows] Each entry of x gets one row holding its contributors (its
+        own value where included, or where nothing lands; then the src values that land on it),
+        padded with the reduction's identity; the rows are picked from x and src by indexing
+        and reduced with the ordinary reductions. So the gradients are theirs (prod's with
+        zeros, amax's shared among ties, as PyTorch's) and twice differentiable.
+        """
+        reductions = ("sum", "prod", "mean", "amax", "amin")
+        # NOTE: PyTorch also takes "max" and "min" (scatter's older names) for amax and amin
+        reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+        if reduce not in reductions:
+            raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                               f"got {reduce}")
+        dim = normalize_dim(dim, self.ndim, fn="scatter_reduce")
+        index = _index_arg(self, "scatter_reduce", index, dim)
+        if not isinstance(src, Tensor) or src.dtype != self.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype (give "
+                               f"src as a tensor of dtype {self.dtype})")
+        positions = _host_array(index).astype(np.int64)
+        coords = list(np.indices(positions.shape))
+        coords[dim] = positions
+        targets = np.ravel_multi_index(tuple(coords), self.shape).reshape(-1)  # into x.flat
+        size = self.numel()
+        landing = np.bincount(targets, minlength=size)
+        own = np.full(size, include_self) | (landing == 0)
+        counts = landing + own
+        identity_slot = size + targets.size
+        rows = np.full((size, int(counts.max()) if size else 1), identity_slot, np.int64)
+        rows[own, 0] = np.flatnonzero(own)
+        order = np.argsort(targets, kind="stable")
+        grouped = targets[order]
+        rank = np.arange(grouped.size) - np.searchsorted(grouped, grouped)  # within a target
+        rows[grouped, own[grouped] + rank] = size + order
+        kind = self.dtype.kind == "f"
+        identity = {"sum": 0, "mean": 0, "prod": 1,
+                    "amax": -math.inf if kind else np.iinfo(self.dtype).min,
+                    "amin": math.inf if kind else np.iinfo(self.dtype).max}[reduce]
+        xp = backend.get_array_module(self.array)
+        picked = src[tuple(slice(0, n) for n in positions.shape)]  # the corner index covers
+        pool = Cat.apply(self.reshape(-1), picked.reshape(-1),
+                         Tensor(xp.full(1, identity, dtype=self.dtype)), axis=0)
+        gathered = pool[Tensor(xp.asarray(rows))]
+        if reduce == "mean":
+            counted = Tensor(xp.asarray(counts.astype(self.dtype)))
+            out = gathered.sum(-1) / counted if kind else gathered.sum(-1) // counted
+        else:
+            out = {"sum": gathered.sum, "prod": gathered.prod, "amax": gathered.amax,
+                   "amin": gathered.amin}[reduce](-1)
+        return out.reshape(*self.shape)
+
     # ------------------------------------------------------------------ issue 37: order statistics
     # Values picked from the sorted tensor (the Sort op carries their gradients back to where
     # they came from), their indices alongside as int64.
@@ -2560,6 +2620,47 @@ def _picked(self: Tensor, order: Any, position: Tensor, dim: int,
     return ValuesIndices(values, indices)
 
 
+def _index_along(fn: str, tensor: Tensor, dim: int, index: Any,
+                 source: Any = None) -> tuple[int, np.ndarray]:
+    """dim (normalized) and the positions of index_add / index_copy / index_fill (a vector,
+    or one number, of int64 along ``dim``), with ``source``'s shape and dtype, checked as
+    PyTorch checks them."""
+    dim = normalize_dim(dim, tensor.ndim, fn=fn)
+    positions = _host_array(index)
+    if positions.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index but got: "
+                           f"{scalar_type_name(positions.dtype)} (convert it with .long())")
+    if positions.ndim > 1:
+        raise IndexError(f"{fn}(): Index is supposed to be a vector, but got dim: "
+                         f"{positions.ndim} with size: {list(positions.shape)}")
+    positions = positions.reshape(-1)
+    n = tensor.shape[dim] if tensor.ndim else 1
+    if positions.size and (int(positions.min()) < 0 or int(positions.max()) >= n):
+        bad = int(positions.min()) if int(positions.min()) < 0 else int(positions.max())
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+    if source is None:
+        return dim, positions
+    if not isinstance(source, Tensor) or source.dtype != tensor.dtype:
+        raise RuntimeError(f"{fn}(): self ({scalar_type_name(tensor.dtype)}) and source "
+                           f"({scalar_type_name(getattr(source, 'dtype', type(source)))}) "
+                           "must have the same scalar type")
+    if source.ndim != tensor.ndim or any(a != b for d, (a, b) in
+                                         enumerate(zip(source.shape, tensor.shape)) if d != dim):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(tensor.shape)} "
+                           f"source.shape = {list(source.shape)}")
+    if source.shape[dim] != positions.size:
+        raise RuntimeError(f"{fn}(): Number of indices ({positions.size}) should be equal to "
+                           f"source.size(dim): ({source.shape[dim]}), for dim: {dim}")
+    return dim, positions
+
+
+def _spread_along(tensor: Tensor, positions: np.ndarray, dim: int, shape: tuple) -> Tensor:
+    """The positions along ``dim`` as a scatter index of ``shape`` (the same in every slice)."""
+    along = positions.reshape([-1 if d == dim else 1 for d in range(len(shape))])
+    return Tensor(backend.to_device(np.broadcast_to(along, shape).copy(), tensor.device))
+
+
 def _zeros_from(x: Tensor) -> Tensor:
     """Zeros of x's shape and dtype that are x's descendant in the graph: x's gradient
     through them is 0 (a tensor, not None), whatever x holds (NaN and inf included)."""
@@ -2709,6 +2810,7 @@ from .ops.reduce import (  # noqa: E402
 )
 from .ops.shape import (  # noqa: E402
     Cast,
+    Cat,
     Clone,
     CopySlices,
     Expand,

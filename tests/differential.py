@@ -1994,6 +1994,73 @@ both_ways("msort", "ints", ints(4, 2))
 both_ways("msort", "0-d", normal())
 
 
+add("torch.index_add", "dim0-alpha", lambda L, x, i, s: L.index_add(x, 0, i, s, alpha=0.5),
+    normal(3, 2), constant([2, 0, 2]), normal(3, 2))
+add("torch.index_add", "bad-index-dtype", lambda L, x, s: L.index_add(
+    x, 0, L.tensor([0.0, 1.0]), s), normal(3, 2), normal(2, 2))
+add("torch.index_add", "index-2d", lambda L, x, i, s: L.index_add(x, 0, i, s), normal(3, 2),
+    constant([[0]]), normal(1, 2))
+add("torch.index_add", "bad-count", lambda L, x, i, s: L.index_add(x, 0, i, s), normal(3, 2),
+    constant([0, 1]), normal(3, 2))
+add("torch.index_add", "out-of-range", lambda L, x, i, s: L.index_add(x, 0, i, s),
+    normal(3, 2), constant([0, 5]), normal(2, 2))
+add("torch.index_add", "ints", lambda L, x, i, s: L.index_add(x, 1, i, s), ints(2, 3),
+    constant([1, 1]), ints(2, 2))
+for _space in ("torch", "Tensor"):
+    _copy = (lambda L, x, *a: L.index_copy(x, *a)) if _space == "torch" else \
+        (lambda L, x, *a: x.index_copy(*a))
+    add(f"{_space}.index_copy", "dim0", lambda L, x, i, s, c=_copy: c(L, x, 0, i, s),
+        normal(4, 2), constant([3, 0]), normal(2, 2))
+    add(f"{_space}.index_copy", "dim1-repeat-last-wins",
+        lambda L, x, i, s, c=_copy: c(L, x, 1, i, s), normal(3, 2), constant([1, 1]),
+        normal(3, 2))
+    add(f"{_space}.index_copy", "ints", lambda L, x, i, s, c=_copy: c(L, x, 0, i, s),
+        ints(3, 2), constant([2]), ints(1, 2))
+    add(f"{_space}.index_copy", "dtypes", lambda L, x, i, s, c=_copy: c(L, x, 0, i, s.float()),
+        normal(3, 2), constant([2]), normal(1, 2))
+    add(f"{_space}.index_copy", "bad-shape", lambda L, x, i, s, c=_copy: c(L, x, 0, i, s),
+        normal(3, 2), constant([2]), normal(1, 3))
+add("torch.index_fill", "dim1", lambda L, x, i: L.index_fill(x, 1, i, -1.5), normal(2, 3),
+    constant([2, 0]))
+add("torch.index_fill", "ints", lambda L, x, i: L.index_fill(x, 0, i, 7), ints(3, 2),
+    constant([1]))
+add("torch.index_fill", "index-2d", lambda L, x, i: L.index_fill(x, 0, i, 1.0), normal(3),
+    constant([[0]]))
+add("torch.index_fill", "out-of-range", lambda L, x, i: L.index_fill(x, 0, i, 1.0), normal(3),
+    constant([5]))
+for _space in ("torch", "Tensor"):
+    _reduce = (lambda L, x, *a, **k: L.scatter_reduce(x, *a, **k)) if _space == "torch" else \
+        (lambda L, x, *a, **k: x.scatter_reduce(*a, **k))
+    for _how in ("sum", "prod", "mean", "amax", "amin"):
+        add(f"{_space}.scatter_reduce", f"{_how}-dim1", lambda L, x, i, s, r=_reduce, h=_how:
+            r(L, x, 1, i, s, h), nonzero(2, 4), constant([[0, 0, 3], [2, 2, 2]]),
+            nonzero(2, 3))
+        add(f"{_space}.scatter_reduce", f"{_how}-without-self",
+            lambda L, x, i, s, r=_reduce, h=_how: r(L, x, 0, i, s, h, include_self=False),
+            nonzero(3, 2), constant([[0, 2], [0, 0], [0, 1]]), nonzero(3, 2))
+    add(f"{_space}.scatter_reduce", "amax-ties", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "amax"), values(1.0, 3.0, 3.0), constant([1, 0, 1]),
+        values(3.0, 2.0, 3.0))
+    add(f"{_space}.scatter_reduce", "prod-zeros", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "prod"), values(2.0, 0.0, 3.0), constant([0, 0, 1]),
+        values(0.0, 4.0, 0.0))
+    add(f"{_space}.scatter_reduce", "int-mean", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "mean"), ints(3, low=-9, high=9), constant([0, 0, 1, 0]),
+        ints(4, low=-9, high=9))
+    add(f"{_space}.scatter_reduce", "int-amin", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "amin", include_self=False), ints(3), constant([2, 2]), ints(2))
+    add(f"{_space}.scatter_reduce", "bad-reduce", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "add"), normal(3), constant([0, 1]), normal(2))
+    add(f"{_space}.scatter_reduce", "max-alias", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "max"), values(1.0, 2.0, 3.0, differentiable=False),
+        constant([0, 1]), values(5.0, -6.0, differentiable=False))  # (torch's backward of
+    # "max" raises: the values only)
+    add(f"{_space}.scatter_reduce", "dtypes", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s.float(), "sum"), normal(3), constant([0, 1]), normal(2))
+    add(f"{_space}.scatter_reduce", "bad-index", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "sum"), normal(3), constant([0, 3]), normal(2))
+
+
 # ----------------------------------------------------------------------------- more losses
 # Issue 37: the margin and likelihood losses, as functions and as modules.
 

@@ -80,3 +80,31 @@ def test_order_statistics_are_differentiable_twice(name):
                   .reshape(3, 4), dtype=dg.float64, requires_grad=True)
     assert dg.gradcheck(ORDER_STATISTICS[name], (x,))
     assert dg.gradgradcheck(ORDER_STATISTICS[name], (x,))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_is_differentiable_twice(reduce, include_self):
+    rng = np.random.default_rng(7)
+    x = dg.tensor(rng.choice([-1.0, 1.0], (2, 4)) * rng.uniform(0.5, 2.0, (2, 4)),
+                  dtype=dg.float64, requires_grad=True)
+    src = dg.tensor(rng.choice([-1.0, 1.0], (2, 3)) * rng.uniform(0.5, 2.0, (2, 3)),
+                    dtype=dg.float64, requires_grad=True)
+    index = dg.tensor([[0, 0, 3], [2, 2, 2]])
+
+    def fn(x, src):
+        return x.scatter_reduce(1, index, src, reduce, include_self=include_self)
+
+    assert dg.gradcheck(fn, (x, src))
+    assert dg.gradgradcheck(fn, (x, src))
+
+
+def test_index_copy_and_index_add_are_differentiable_twice():
+    rng = np.random.default_rng(3)
+    x = dg.tensor(rng.standard_normal((4, 2)), dtype=dg.float64, requires_grad=True)
+    source = dg.tensor(rng.standard_normal((2, 2)), dtype=dg.float64, requires_grad=True)
+    index = dg.tensor([3, 0])
+    for fn in (lambda x, s: x.index_copy(0, index, s),
+               lambda x, s: x.index_add(0, index, s, alpha=0.5)):
+        assert dg.gradcheck(fn, (x, source))
+        assert dg.gradgradcheck(fn, (x, source))

@@ -2312,6 +2312,178 @@ class Tensor:
         """The values sorted along dim 0: ``x.sort(0).values``."""
         return self.sort(0).values
 
+    # ------------------------------------------------------------------ issue 37: the rest
+    # Counting and integer functions (bincount, histc, gcd, lcm, heaviside, unique_consecutive)
+    # run on the values outside the graph, as PyTorch's have no derivative; the others are
+    # composed from differentiable ops.
+
+    def bincount(self, weights: Any = None, minlength: int = 0) -> Tensor:
+        """How many times each value 0, 1, ..., max occurs in a 1-D tensor of non-negative
+        integers (at least ``minlength`` counts); with ``weights``, their sums instead
+        (float32 weights give float32, others float64, as PyTorch's). No gradient."""
+        if self.dtype.kind not in "iub":
+            raise NotImplementedError(f'"bincount" not implemented for '
+                                      f"'{scalar_type_name(self.dtype)}' (give integers, "
+                                      "e.g. x.long())")
+        values = _host_array(self)
+        if values.ndim != 1 or (values.size and values.min() < 0):
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        if weights is None:
+            return Tensor(np.bincount(values, minlength=minlength).astype(np.int64))
+        weights = _host_array(weights)
+        dtype = weights.dtype if weights.dtype in (np.float32, np.float64) else np.float64
+        return Tensor(np.bincount(values, weights.astype(np.float64), minlength)
+                      .astype(dtype))
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+        """Counts of the values in ``bins`` equal bins over [min, max] (the values' own range
+        when both are 0, widened by 1 each way when that is one point); values outside are
+        left out, max counts in the last bin. In x's (float) dtype, no gradient."""
+        if self.dtype.kind != "f":
+            raise NotImplementedError(f'"histogram_cpu" not implemented for '
+                                      f"'{scalar_type_name(self.dtype)}' (convert it with "
+                                      ".float())")
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                               "dimension 0")
+        values = _host_array(self).reshape(-1)
+        low, high = self.dtype.type(min), self.dtype.type(max)
+        if low == high and values.size:
+            low, high = values.min(), values.max()
+        if low == high:
+            low, high = low - 1, high + 1
+        if low > high:
+            raise RuntimeError("torch.histc: max must be larger than min")
+        inside = values[(values >= low) & (values <= high)]
+        # NOTE: each bin as PyTorch's kernel finds it: (v - low) / (high - low) * bins, in
+        # x's dtype, the top edge counted in the last bin
+        where_ = ((inside - low) / (high - low) * self.dtype.type(bins)).astype(np.int64)
+        counts = np.bincount(np.minimum(where_, bins - 1), minlength=bins)
+        return Tensor(backend.to_device(counts.astype(self.dtype), self.device))
+
+    def heaviside(self, values: Any) -> Tensor:
+        """The step function: 0 where x < 0, 1 where x > 0, ``values`` where x = 0 (in x's
+        dtype, which values must share). No gradient, as PyTorch's."""
+        if not isinstance(values, Tensor):
+            raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not "
+                            f"{type(values).__name__}")
+        if values.dtype != self.dtype:
+            raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                               f"dtypes ({self.dtype} and {values.dtype}: convert one)")
+        xp = backend.get_array_module(self.array)
+        return Tensor(xp.where(self.array == 0, values.array,
+                               (self.array > 0).astype(self.dtype)).astype(self.dtype))
+
+    def gcd(self, other: Any) -> Tensor:
+        """The greatest common divisor, entry by entry, of integer tensors (gcd(0, 0) = 0)."""
+        return _integer_pairs("gcd", self, other)
+
+    def lcm(self, other: Any) -> Tensor:
+        """The least common multiple, entry by entry, of integer tensors (|a b| / gcd(a, b))."""
+        return _integer_pairs("lcm", self, other)
+
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False,
+                           dim: int | None = None) -> Any:
+        """The values with each run of equal consecutive entries (slices along ``dim``) kept
+        once (of every entry, flattened, when ``dim`` is None); where each entry went and how
+        long each run is, as ``unique``'s."""
+        values = _host_array(self)
+        if dim is None:
+            values, axis = values.reshape(-1), 0
+        else:
+            axis = normalize_dim(dim, self.ndim, fn="unique_consecutive")
+            values = np.moveaxis(values, axis, 0)
+        n = values.shape[0]
+        changes = np.ones(n, dtype=bool)
+        if n > 1:
+            changes[1:] = (values[1:] != values[:-1]).reshape(n - 1, -1).any(axis=1)
+        starts = np.flatnonzero(changes)
+        kept = values[starts] if dim is None else np.moveaxis(values[starts], 0, axis)
+        out = [Tensor(np.ascontiguousarray(kept))]
+        if return_inverse:
+            inverse = (np.cumsum(changes) - 1).astype(np.int64)
+            out.append(Tensor(inverse.reshape(self.shape) if dim is None else inverse))
+        if return_counts:
+            out.append(Tensor(np.diff(np.append(starts, n)).astype(np.int64)))
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def kron(self, other: Any) -> Tensor:
+        """The Kronecker product: every entry of x times the whole of ``other``, in blocks
+        (shape x.shape * other.shape, the shorter one padded with 1s in front). A broadcast
+        product and a reshape, so its gradients are theirs."""
+        ndim = max(self.ndim, other.ndim)
+        a = self.reshape(*(1,) * (ndim - self.ndim), *self.shape)
+        b = other.reshape(*(1,) * (ndim - other.ndim), *other.shape)
+        interleaved = (a.reshape(*[s for n in a.shape for s in (n, 1)])
+                       * b.reshape(*[s for n in b.shape for s in (1, n)]))
+        return interleaved.reshape(*[m * n for m, n in zip(a.shape, b.shape)])
+
+    def rot90(self, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+        """Rotated by 90 degrees ``k`` times in the plane of ``dims``, from the first toward
+        the second: a flip and a transpose (k = 2: two flips), as PyTorch's."""
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        if self.ndim < 2:
+            raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.ndim}")
+        d0, d1 = (normalize_dim(d, self.ndim, fn="rot90") for d in dims)
+        if d0 == d1:
+            raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} "
+                               f"and dim1 = {d1}")
+        k %= 4
+        if k == 1:
+            return self.flip(d1).transpose(d0, d1)
+        if k == 2:
+            return self.flip(d0, d1)
+        if k == 3:
+            return self.flip(d0).transpose(d0, d1)
+        return Clone.apply(self)
+
+    def cummax(self, dim: int) -> ValuesIndices:
+        """(values, indices): the largest value so far along ``dim`` and where it is (the
+        latest of equal ones; a NaN, once met, stays); the gradient goes to that entry."""
+        return _running_extreme(self, dim, "cummax")
+
+    def cummin(self, dim: int) -> ValuesIndices:
+        """(values, indices): the smallest value so far along ``dim`` (as cummax)."""
+        return _running_extreme(self, dim, "cummin")
+
+    def logcumsumexp(self, dim: int) -> Tensor:
+        """log(exp(x_0) + ... + exp(x_j)) along ``dim``: each prefix's logsumexp, so nothing
+        overflows or underflows. Written over a triangle (row j holds x_0..x_j, then -inf), as
+        cumprod is: n^2 for n entries along dim, fine at the sizes one reads."""
+        if self.dtype.kind != "f":
+            raise NotImplementedError(f'"logcumsumexp" not implemented for '
+                                      f"'{scalar_type_name(self.dtype)}' (convert it with "
+                                      ".float())")
+        dim = normalize_dim(dim, self.ndim, "logcumsumexp")
+        if self.ndim == 0:
+            return self * 1
+        last = self.transpose(dim, -1)
+        n = last.shape[-1]
+        triangle = np.tril(np.ones((n, n), dtype=bool))
+        rows = last.unsqueeze(-2).expand(*last.shape[:-1], n, n)
+        filled = Where.apply(Tensor(triangle), rows, Tensor(np.full((), -np.inf, self.dtype)))
+        return filled.logsumexp(-1).transpose(dim, -1)
+
+    def take_along_dim(self, indices: Any, dim: int | None = None) -> Tensor:
+        """The entries at ``indices`` along ``dim``, the other dims broadcast between x and the
+        indices (``x.take_along_dim(x.argsort(1), 1)`` sorts each row); with no dim, of the
+        flattened x. A gather, so the gradient goes to the entries taken."""
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        if indices.ndim != self.ndim:
+            raise RuntimeError(f"torch.take_along_dim(): input and indices should have the "
+                               f"same number of dimensions, but got {self.ndim} dimensions for "
+                               f"input, and {indices.ndim} dimensions for indices")
+        dim = normalize_dim(dim, self.ndim, fn="take_along_dim")
+        rest = np.broadcast_shapes(*[tuple(1 if d == dim else n for d, n in enumerate(t.shape))
+                                     for t in (self, indices)])
+        x = self.expand(*[self.shape[d] if d == dim else n for d, n in enumerate(rest)])
+        index = indices.expand(*[indices.shape[d] if d == dim else n
+                                 for d, n in enumerate(rest)])
+        return x.gather(dim, index)
+
     # ------------------------------------------------------------------ display
 
     def __repr__(self) -> str:
@@ -2659,6 +2831,37 @@ def _spread_along(tensor: Tensor, positions: np.ndarray, dim: int, shape: tuple)
     """The positions along ``dim`` as a scatter index of ``shape`` (the same in every slice)."""
     along = positions.reshape([-1 if d == dim else 1 for d in range(len(shape))])
     return Tensor(backend.to_device(np.broadcast_to(along, shape).copy(), tensor.device))
+
+
+def _integer_pairs(fn: str, a: Tensor, b: Any) -> Tensor:
+    """gcd / lcm of two integer tensors (broadcast), numpy's, outside the graph."""
+    if not isinstance(b, Tensor):
+        raise TypeError(f"{fn}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(b).__name__}")
+    for t in (a, b):
+        if t.dtype.kind not in "iu":
+            raise NotImplementedError(f'"{fn}_cpu" not implemented for '
+                                      f"'{scalar_type_name(t.dtype)}' (integers only)")
+    xp = backend.get_array_module(a.array)
+    return Tensor(getattr(xp, fn)(a.array, b.array))
+
+
+def _running_extreme(x: Tensor, dim: int, fn: str) -> ValuesIndices:
+    """cummax / cummin: the index of the running extreme along ``dim`` found on the host
+    (ties move it on, a NaN holds it), the values gathered there (gradient to them)."""
+    dim = normalize_dim(dim, x.ndim, fn=fn)
+    if x.ndim == 0:
+        return ValuesIndices(Clone.apply(x), Tensor(np.int64(0)))
+    values = np.moveaxis(_host_array(x), dim, -1)
+    better = np.greater_equal if fn == "cummax" else np.less_equal
+    best = np.zeros(values.shape, dtype=np.int64)
+    for j in range(1, values.shape[-1]):
+        held = np.take_along_axis(values, best[..., j - 1:j], -1)[..., 0]
+        moves = (better(values[..., j], held) | np.isnan(values[..., j])) & ~np.isnan(held) \
+            if values.dtype.kind == "f" else better(values[..., j], held)
+        best[..., j] = np.where(moves, j, best[..., j - 1])
+    index = Tensor(backend.to_device(np.moveaxis(best, -1, dim), x.device))
+    return ValuesIndices(x.gather(dim, index), index)
 
 
 def _zeros_from(x: Tensor) -> Tensor:

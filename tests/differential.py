@@ -2061,6 +2061,147 @@ for _space in ("torch", "Tensor"):
         r(L, x, 0, i, s, "sum"), normal(3), constant([0, 3]), normal(2))
 
 
+both_ways("bincount", "plain", constant([0, 2, 2, 5]))
+both_ways("bincount", "minlength", constant([0, 2, 2]), kw={"minlength": 5})
+both_ways("bincount", "weights", constant([0, 2, 2]), values(0.5, 1.0, 2.0,
+                                                              differentiable=False))
+both_ways("bincount", "int-weights", constant([0, 2, 2]), constant([1, 2, 3]))
+both_ways("bincount", "float32-weights", constant([1, 1]), values(0.5, 1.0,
+                                                                  differentiable=False),
+          dtype="float32")
+both_ways("bincount", "negative", constant([0, -2, 2]))
+both_ways("bincount", "2-d", constant([[0, 2]]))
+both_ways("bincount", "floats", normal(3))
+both_ways("histc", "range", values(1.0, 2.0, 1.0, 0.5, 3.0, 4.0, differentiable=False),
+          kw={"bins": 4, "min": 0, "max": 3})
+both_ways("histc", "own-range", Input(lambda rng: rng.standard_normal(20),
+                                      differentiable=False), args=(5,))
+both_ways("histc", "one-point", values(1.0, 1.0, differentiable=False), kw={"bins": 4})
+both_ways("histc", "float32", Input(lambda rng: rng.standard_normal(20), differentiable=False),
+          args=(7, -1.0, 1.0), dtype="float32")
+both_ways("histc", "ints", ints(5), args=(4, 0, 3))
+both_ways("histc", "bad-bins", normal(3), kw={"bins": 0})
+both_ways("histc", "bad-range", normal(3), kw={"bins": 3, "min": 3, "max": 1})
+both_ways("heaviside", "float", values(1.5, -2.5, 0.0, differentiable=False),
+          values(0.5, differentiable=False))
+both_ways("heaviside", "broadcast", Input(lambda rng: rng.integers(-1, 2, (2, 3)) * 1.0,
+                                          differentiable=False),
+          values(0.25, 0.5, 0.75, differentiable=False))
+both_ways("heaviside", "ints", ints(2, 3, low=-1, high=2), constant([7]))
+both_ways("heaviside", "dtypes", ints(2, 3), values(0.5, differentiable=False))
+for _name in ("gcd", "lcm"):
+    both_ways(_name, "broadcast", ints(2, 3, low=-9, high=9), constant([6, 0, -4]))
+    both_ways(_name, "floats", normal(2, 3), normal(2, 3))
+both_ways("unique_consecutive", "flat", constant([1, 1, 2, 2, 3, 1, 1, 2]))
+both_ways("unique_consecutive", "inverse-counts", constant([[1, 1, 2], [2, 3, 3]]),
+          args=(True, True))
+both_ways("unique_consecutive", "dim0", constant([[1, 1], [1, 1], [2, 3], [1, 1]]),
+          kw={"return_counts": True, "dim": 0})
+both_ways("unique_consecutive", "floats", values(0.5, 0.5, -1.0, differentiable=False),
+          kw={"return_inverse": True})
+both_ways("kron", "matrices", normal(2, 2), normal(2, 3))
+both_ways("kron", "vector-matrix", normal(2), normal(2, 3))
+both_ways("kron", "ints", ints(2), ints(2))
+both_ways("rot90", "default", normal(2, 3))
+both_ways("rot90", "k2-list", normal(2, 3), args=(2, [0, 1]))
+both_ways("rot90", "k-1-dims", normal(2, 3, 2), args=(-1, (2, 0)))
+both_ways("rot90", "k4", normal(2, 3), args=(4,))
+both_ways("rot90", "ints", ints(2, 3), args=(3,))
+both_ways("rot90", "same-dims", normal(2, 3), args=(1, (0, 0)))
+both_ways("rot90", "vector", normal(3), args=(1,))
+both_ways("rot90", "three-dims", normal(2, 3, 2), args=(1, (0, 1, 2)))
+for _name in ("cummax", "cummin"):
+    both_ways(_name, "dim1", distinct(3, 4), args=(1,))
+    both_ways(_name, "ties", values(1.0, 3.0, 2.0, 3.0, 5.0, 1.0), args=(0,))
+    both_ways(_name, "nan", values(1.0, np.nan, 2.0, differentiable=False), args=(0,))
+    both_ways(_name, "ints", ints(2, 5), args=(-1,))
+    both_ways(_name, "0-d", normal(), args=(0,))
+    both_ways(_name, "bad-dim", normal(2, 3), args=(2,))
+both_ways("logcumsumexp", "dim1", normal(2, 4), args=(1,))
+both_ways("logcumsumexp", "wide", values(-1000.0, 0.0, 1000.0, 999.0), args=(0,))
+both_ways("logcumsumexp", "float32-dim0", normal(3, 2), args=(0,), dtype="float32")
+both_ways("logcumsumexp", "ints", ints(3), args=(0,))
+both_ways("take_along_dim", "argsort", normal(2, 4), constant([[3, 0, 1, 2], [1, 1, 0, 3]]),
+          args=(1,))
+both_ways("take_along_dim", "broadcast", normal(1, 3), constant([[0], [2]]), args=(1,))
+both_ways("take_along_dim", "flat", normal(2, 3), constant([5, 0, 5]))
+both_ways("take_along_dim", "ints", ints(2, 3), constant([[2], [0]]), args=(-1,))
+both_ways("take_along_dim", "bad-dims", normal(2, 3), constant([0, 2]), args=(1,))
+add("torch.isin", "tensors", lambda L, x, t: L.isin(x, t), ints(2, 3), constant([3, 0, -1]))
+add("torch.isin", "numbers", lambda L, x: (L.isin(x, 3), L.isin(3, x)), ints(2, 3, low=2))
+add("torch.isin", "invert-floats", lambda L, x, t: L.isin(x, t, invert=True),
+    values(1.5, 2.0, 0.0, differentiable=False), constant([1, 2]))
+add("torch.searchsorted", "left-right", lambda L, s, v: (L.searchsorted(s, v),
+                                                         L.searchsorted(s, v, right=True)),
+    constant([1, 3, 5, 7]), constant([3, 6, 9, 0]))
+add("torch.searchsorted", "rows", lambda L, s, v: L.searchsorted(s, v),
+    constant([[1, 3, 5], [2, 4, 6]]), constant([[3, 6], [1, 5]]))
+add("torch.searchsorted", "number-side-int32", lambda L, s: (
+    L.searchsorted(s, 5, side="right"), L.searchsorted(s, L.tensor([3.5]), out_int32=True)),
+    values(1.0, 3.0, 5.0, 7.0, differentiable=False))
+add("torch.searchsorted", "sorter", lambda L, s, v, i: L.searchsorted(s, v, sorter=i),
+    constant([5, 1, 3]), constant([3, 4]), constant([1, 2, 0]))
+add("torch.searchsorted", "bad-rows", lambda L, s, v: L.searchsorted(s, v),
+    constant([[1, 3, 5]]), constant([3, 4]))
+add("torch.bucketize", "left-right", lambda L, x, b: (L.bucketize(x, b),
+                                                      L.bucketize(x, b, right=True)),
+    constant([[3, 6], [9, 1]]), constant([1, 3, 5, 7]))
+add("torch.bucketize", "floats-int32", lambda L, x, b: L.bucketize(x, b, out_int32=True),
+    Input(lambda rng: rng.standard_normal((2, 3)), differentiable=False),
+    values(-1.0, 0.0, 1.0, differentiable=False))
+add("torch.bucketize", "bad-boundaries", lambda L, x, b: L.bucketize(x, b), constant([3]),
+    constant([[1, 3]]))
+for _name in ("tril_indices", "triu_indices"):
+    add(f"torch.{_name}", "square", (lambda n: lambda L: getattr(L, n)(3, 3))(_name))
+    add(f"torch.{_name}", "offset", (lambda n: lambda L: (getattr(L, n)(3, 4, 1),
+                                                         getattr(L, n)(4, 2, -1)))(_name))
+    add(f"torch.{_name}", "int32", (lambda n: lambda L: getattr(L, n)(2, 3,
+                                                                      dtype=L.int32))(_name))
+    add(f"torch.{_name}", "negative", (lambda n: lambda L: getattr(L, n)(-1, 3))(_name))
+add("torch.cartesian_prod", "two", lambda L, a, b: L.cartesian_prod(a, b), normal(2), normal(3))
+add("torch.cartesian_prod", "three-ints", lambda L, a, b, c: L.cartesian_prod(a, b, c), ints(2),
+    ints(2), ints(3))
+add("torch.cartesian_prod", "one", lambda L, a: L.cartesian_prod(a), normal(3))
+add("torch.cartesian_prod", "dtypes", lambda L, a, b: L.cartesian_prod(a, b), ints(2), normal(3))
+add("torch.combinations", "pairs", lambda L, x: L.combinations(x), normal(4))
+add("torch.combinations", "r3-replacement", lambda L, x: L.combinations(
+    x, 3, with_replacement=True), normal(3))
+add("torch.combinations", "r1-ints", lambda L, x: L.combinations(x, r=1), ints(3))
+add("torch.combinations", "too-many", lambda L, x: (L.combinations(x, r=4),
+                                                    L.combinations(x, r=0)), normal(3))
+add("torch.combinations", "matrix", lambda L, x: L.combinations(x), normal(1, 3))
+add("torch.tensordot", "dims2", lambda L, a, b: L.tensordot(a, b), normal(2, 3, 4),
+    normal(3, 4, 2))
+add("torch.tensordot", "named-dims", lambda L, a, b: L.tensordot(a, b, dims=([1, 2], [1, 0])),
+    normal(2, 3, 4), normal(4, 3, 2))
+add("torch.tensordot", "outer", lambda L, a, b: L.tensordot(a, b, dims=0), normal(2, 3),
+    normal(2))
+add("torch.tensordot", "ints", lambda L, a, b: L.tensordot(a, b, dims=[[1], [0]]), ints(2, 3),
+    ints(3, 2))
+add("torch.tensordot", "mismatch", lambda L, a, b: L.tensordot(a, b, dims=1), normal(2, 3),
+    normal(4, 5))
+add("torch.block_diag", "mixed", lambda L, a, b, c: L.block_diag(a, b, c), normal(2, 2),
+    normal(2), normal())
+add("torch.block_diag", "ints", lambda L, a, b: L.block_diag(a, b), ints(2, 3), ints(1, 1))
+add("torch.block_diag", "dtypes", lambda L, a, b: L.block_diag(a.float(), b), normal(1, 2),
+    normal(2, 1))
+add("torch.block_diag", "none", lambda L: L.block_diag())
+add("torch.block_diag", "3-d", lambda L, a: L.block_diag(a), normal(1, 1, 1))
+for _name in ("trapezoid", "trapz"):
+    add(f"torch.{_name}", "unit", (lambda n: lambda L, y: getattr(L, n)(y))(_name), normal(2, 4))
+    add(f"torch.{_name}", "x", (lambda n: lambda L, y, x: getattr(L, n)(y, x))(_name),
+        normal(2, 4), normal(4))
+    add(f"torch.{_name}", "dx-dim0", (lambda n: lambda L, y: getattr(L, n)(y, dx=0.5, dim=0))(
+        _name), normal(3, 2))
+    add(f"torch.{_name}", "x-same-shape", (lambda n: lambda L, y, x: getattr(L, n)(y, x, dim=0))(
+        _name), normal(3, 2), normal(3, 2))
+    add(f"torch.{_name}", "ints", (lambda n: lambda L, y: getattr(L, n)(y))(_name), ints(5))
+    add(f"torch.{_name}", "one-point", (lambda n: lambda L, y: getattr(L, n)(y))(_name),
+        normal(1))
+    add(f"torch.{_name}", "bad-x", (lambda n: lambda L, y, x: getattr(L, n)(y, x))(_name),
+        normal(2, 3), normal(4))
+
+
 # ----------------------------------------------------------------------------- more losses
 # Issue 37: the margin and likelihood losses, as functions and as modules.
 

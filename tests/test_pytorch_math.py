@@ -35,6 +35,15 @@ CASES = {
     "addmm": (lambda b, x, y: dg.addmm(b, x, y, beta=0.5, alpha=2.0), [(2,), (2, 3), (3, 2)]),
     "baddbmm": (dg.baddbmm, [(2, 2, 2), (2, 2, 3), (2, 3, 2)]),
     "nansum": (lambda x: dg.nansum(x, 1), [(2, 3)]),
+    "kron": (dg.kron, [(2, 2), (2, 3)]),
+    "rot90": (lambda x: dg.rot90(x, 3, (1, 0)), [(2, 3)]),
+    "logcumsumexp": (lambda x: dg.logcumsumexp(x, 1), [(2, 4)]),
+    "take_along_dim": (lambda x: dg.take_along_dim(x, dg.tensor([[0], [2]]), 1), [(1, 3)]),
+    "cartesian_prod": (dg.cartesian_prod, [(2,), (3,)]),
+    "combinations": (lambda x: dg.combinations(x, 2, with_replacement=True), [(3,)]),
+    "tensordot": (lambda a, b: dg.tensordot(a, b, ([1, 2], [1, 0])), [(2, 3, 4), (4, 3, 2)]),
+    "block_diag": (dg.block_diag, [(2, 2), (2,), ()]),
+    "trapezoid": (lambda y, x: dg.trapezoid(y, x), [(2, 4), (4,)]),
     "nanmean": (lambda x: dg.nanmean(x, 0), [(2, 3)]),
     "margin_ranking_loss": (lambda a, b: F.margin_ranking_loss(
         a, b, _targets(1, -1, 1), margin=5.0), [(3,), (3,)]),
@@ -55,8 +64,8 @@ CASES = {
 def test_first_and_second_derivatives_match_finite_differences(name):
     fn, shapes = CASES[name]
     rng = np.random.default_rng(len(name))
-    inputs = [_leaf(rng, *s[1:], positive=True) if s[0] == "positive" else _leaf(rng, *s)
-              for s in shapes]
+    inputs = [_leaf(rng, *s[1:], positive=True) if s and s[0] == "positive"
+              else _leaf(rng, *s) for s in shapes]
     assert dg.gradcheck(fn, inputs)
     assert dg.gradgradcheck(fn, inputs)
 
@@ -70,6 +79,8 @@ ORDER_STATISTICS = {
     "quantile": lambda x: x.quantile(dg.tensor([0.3, 0.8], dtype=dg.float64), dim=1),
     "quantile-midpoint": lambda x: x.quantile(0.5, interpolation="midpoint"),
     "msort": lambda x: x.msort(),
+    "cummax": lambda x: x.cummax(1).values,
+    "cummin": lambda x: x.cummin(0).values,
 }
 
 

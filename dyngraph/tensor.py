@@ -2329,11 +2329,12 @@ class Tensor:
         if values.ndim != 1 or (values.size and values.min() < 0):
             raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
         if weights is None:
-            return Tensor(np.bincount(values, minlength=minlength).astype(np.int64))
-        weights = _host_array(weights)
-        dtype = weights.dtype if weights.dtype in (np.float32, np.float64) else np.float64
-        return Tensor(np.bincount(values, weights.astype(np.float64), minlength)
-                      .astype(dtype))
+            counts = np.bincount(values, minlength=minlength).astype(np.int64)
+        else:
+            weights = _host_array(weights)
+            dtype = weights.dtype if weights.dtype in (np.float32, np.float64) else np.float64
+            counts = np.bincount(values, weights.astype(np.float64), minlength).astype(dtype)
+        return Tensor(backend.to_device(counts, self.device))
 
     def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
         """Counts of the values in ``bins`` equal bins over [min, max] (the values' own range
@@ -2399,12 +2400,13 @@ class Tensor:
             changes[1:] = (values[1:] != values[:-1]).reshape(n - 1, -1).any(axis=1)
         starts = np.flatnonzero(changes)
         kept = values[starts] if dim is None else np.moveaxis(values[starts], 0, axis)
-        out = [Tensor(np.ascontiguousarray(kept))]
+        out = [np.ascontiguousarray(kept)]
         if return_inverse:
             inverse = (np.cumsum(changes) - 1).astype(np.int64)
-            out.append(Tensor(inverse.reshape(self.shape) if dim is None else inverse))
+            out.append(inverse.reshape(self.shape) if dim is None else inverse)
         if return_counts:
-            out.append(Tensor(np.diff(np.append(starts, n)).astype(np.int64)))
+            out.append(np.diff(np.append(starts, n)).astype(np.int64))
+        out = [Tensor(backend.to_device(part, self.device)) for part in out]
         return out[0] if len(out) == 1 else tuple(out)
 
     def kron(self, other: Any) -> Tensor:

@@ -2231,7 +2231,8 @@ class Tensor:
             chosen = Tensor(xp.isnan(flat.array) if xp.isnan(middle.array)
                             else flat.array == middle.array)
             count = int(chosen.array.sum())
-            # NOTE: middle plus nothing: the value exactly, the gradient 1/count to each equal
+            # NOTE: middle plus the mean of (x - middle) over the entries equal to it, which
+            # is 0: the value is middle exactly, and each of them gets 1/count of the gradient
             return middle + Where.apply(chosen, flat - middle, 0).sum() / count
         x = self.reshape(1) if self.ndim == 0 else self
         dim = normalize_dim(dim, x.ndim, fn="median")

@@ -200,6 +200,56 @@ from .functions import (
     masked_select,
     var,
 )
+from .functions import (  # issue 37: more of PyTorch's math
+    bincount,
+    block_diag,
+    bucketize,
+    cartesian_prod,
+    combinations,
+    cummax,
+    cummin,
+    gcd,
+    heaviside,
+    histc,
+    isin,
+    kron,
+    lcm,
+    logcumsumexp,
+    rot90,
+    searchsorted,
+    take_along_dim,
+    tensordot,
+    trapezoid,
+    trapz,
+    tril_indices,
+    triu_indices,
+    unique_consecutive,
+    addcdiv,
+    addcmul,
+    addmm,
+    baddbmm,
+    copysign,
+    fmod,
+    frac,
+    hypot,
+    index_add,
+    index_copy,
+    index_fill,
+    kthvalue,
+    lerp,
+    logaddexp,
+    median,
+    mode,
+    msort,
+    nan_to_num,
+    nanmean,
+    nansum,
+    quantile,
+    scatter_reduce,
+    sinc,
+    trunc,
+    xlogy,
+)
 
 # --- toolbox B: trace, checkpoint, memory ---
 from . import memory
@@ -326,6 +376,15 @@ __all__ = [
     "cdist",  # issue 37: layers and functional ops
     # the switches and probes at the top of learners' scripts (docs/pytorch_inventory.md)
     "accelerator", "backends", "compile", "use_deterministic_algorithms",
+    # issue 37: more of PyTorch's math, composed from differentiable ops
+    "addcdiv", "addcmul", "addmm", "baddbmm", "copysign", "fmod", "frac", "hypot", "lerp",
+    "logaddexp", "nan_to_num", "nanmean", "nansum", "sinc", "trunc", "xlogy",
+    "kthvalue", "median", "mode", "msort", "quantile",
+    "index_add", "index_copy", "index_fill", "scatter_reduce",
+    "bincount", "block_diag", "bucketize", "cartesian_prod", "combinations", "cummax", "cummin",
+    "gcd", "heaviside", "histc", "isin", "kron", "lcm", "logcumsumexp", "rot90", "searchsorted",
+    "take_along_dim", "tensordot", "trapezoid", "trapz", "tril_indices", "triu_indices",
+    "unique_consecutive",
 ]
 
 

@@ -5,6 +5,8 @@ Each one calls the op (the same as the Tensor method), accepting numbers and arr
 
 from __future__ import annotations
 
+import builtins
+import itertools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -673,3 +675,347 @@ def compile(model: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A001 (PyTorc
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Nothing to switch: dyngraph's kernels (numpy's, CuPy's) give the same numbers every run."""
 
+
+
+# ------------------------------------------------- more of PyTorch's math (issue 37, the sweep)
+# The function spellings of the Tensor methods of the same name (tensor.py, "issue 37: more
+# math"), each composed from differentiable ops there.
+
+
+def lerp(input: Any, end: Any, weight: Any) -> Tensor:
+    return _tensor(input).lerp(end, weight)
+
+
+def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    return _tensor(input).addmm(mat1, mat2, beta=beta, alpha=alpha)
+
+
+def baddbmm(input: Any, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+    return _tensor(input).baddbmm(batch1, batch2, beta=beta, alpha=alpha)
+
+
+def addcmul(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    return _tensor(input).addcmul(tensor1, tensor2, value=value)
+
+
+def addcdiv(input: Any, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
+    return _tensor(input).addcdiv(tensor1, tensor2, value=value)
+
+
+def hypot(input: Any, other: Any) -> Tensor:
+    return _tensor(input).hypot(other)
+
+
+def logaddexp(input: Any, other: Any) -> Tensor:
+    return _tensor(input).logaddexp(other)
+
+
+def xlogy(input: Any, other: Any) -> Tensor:
+    return _tensor(input).xlogy(other)
+
+
+def sinc(input: Any) -> Tensor:
+    return _tensor(input).sinc()
+
+
+def frac(input: Any) -> Tensor:
+    return _tensor(input).frac()
+
+
+def trunc(input: Any) -> Tensor:
+    return _tensor(input).trunc()
+
+
+def fmod(input: Any, other: Any) -> Tensor:
+    return _tensor(input).fmod(other)
+
+
+def copysign(input: Any, other: Any) -> Tensor:
+    return _tensor(input).copysign(other)
+
+
+def nan_to_num(input: Any, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Tensor:
+    return _tensor(input).nan_to_num(nan, posinf, neginf)
+
+
+def nansum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    return _tensor(input).nansum(dim, keepdim, dtype=dtype)
+
+
+def nanmean(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+    return _tensor(input).nanmean(dim, keepdim, dtype=dtype)
+
+
+def median(input: Any, dim: Any = None, keepdim: bool = False) -> Any:
+    return _tensor(input).median(dim, keepdim)
+
+
+def mode(input: Any, dim: int = -1, keepdim: bool = False) -> Any:
+    return _tensor(input).mode(dim, keepdim)
+
+
+def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:
+    return _tensor(input).kthvalue(k, dim, keepdim)
+
+
+def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, *,
+             interpolation: str = "linear") -> Tensor:
+    return _tensor(input).quantile(q, dim, keepdim, interpolation=interpolation)
+
+
+def msort(input: Any) -> Tensor:
+    return _tensor(input).msort()
+
+
+def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+    return _tensor(input).index_add(dim, index, source, alpha=alpha)
+
+
+def index_copy(input: Any, dim: int, index: Any, source: Any) -> Tensor:
+    return _tensor(input).index_copy(dim, index, source)
+
+
+def index_fill(input: Any, dim: int, index: Any, value: Any) -> Tensor:
+    return _tensor(input).index_fill(dim, index, value)
+
+
+def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *,
+                   include_self: bool = True) -> Tensor:
+    return _tensor(input).scatter_reduce(dim, index, src, reduce, include_self=include_self)
+
+
+def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:
+    return _tensor(input).bincount(weights, minlength)
+
+
+def histc(input: Any, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+    return _tensor(input).histc(bins, min, max)
+
+
+def heaviside(input: Any, values: Any) -> Tensor:
+    return _tensor(input).heaviside(values)
+
+
+def gcd(input: Any, other: Any) -> Tensor:
+    return _tensor(input).gcd(other)
+
+
+def lcm(input: Any, other: Any) -> Tensor:
+    return _tensor(input).lcm(other)
+
+
+def unique_consecutive(input: Any, return_inverse: bool = False, return_counts: bool = False,
+                       dim: int | None = None) -> Any:
+    return _tensor(input).unique_consecutive(return_inverse, return_counts, dim)
+
+
+def kron(input: Any, other: Any) -> Tensor:
+    return _tensor(input).kron(_tensor(other))
+
+
+def rot90(input: Any, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+    return _tensor(input).rot90(k, dims)
+
+
+def cummax(input: Any, dim: int) -> Any:
+    return _tensor(input).cummax(dim)
+
+
+def cummin(input: Any, dim: int) -> Any:
+    return _tensor(input).cummin(dim)
+
+
+def logcumsumexp(input: Any, dim: int) -> Tensor:
+    return _tensor(input).logcumsumexp(dim)
+
+
+def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Tensor:
+    return _tensor(input).take_along_dim(_tensor(indices), dim)
+
+
+# Functions PyTorch has no Tensor method for.
+
+
+def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
+         invert: bool = False) -> Tensor:
+    """Whether each of ``elements`` is among ``test_elements`` (either may be one number):
+    a boolean tensor of elements' shape (``invert``: is not), no gradient."""
+    found = np.isin(_host_values(elements), _host_values(test_elements),
+                    assume_unique=assume_unique, invert=invert)
+    return Tensor(np.asarray(found))
+
+
+def searchsorted(sorted_sequence: Any, values: Any, *, out_int32: bool = False,
+                 right: bool = False, side: str | None = None, sorter: Any = None) -> Tensor:
+    """Where each of ``values`` would go in ``sorted_sequence`` to keep it sorted: the first
+    such place (``right=True`` or ``side="right"``: the last). A sequence of several dims is
+    one sorted row per leading index, matched with the values' rows. int64 (``out_int32``:
+    int32), no gradient."""
+    sequence, wanted = _host_values(sorted_sequence), _host_values(values)
+    if sorter is not None:
+        sequence = np.take_along_axis(sequence, _host_values(sorter), -1)
+    side = side or ("right" if right else "left")
+    if sequence.ndim > 1 and sequence.shape[:-1] != wanted.shape[:-1]:
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(sequence.shape)} and input value tensor "
+            f"{list(wanted.shape)}")
+    if sequence.ndim <= 1:
+        places = np.searchsorted(sequence, wanted, side=side)
+    else:
+        rows, queries = sequence.reshape(-1, sequence.shape[-1]), \
+            wanted.reshape(-1, wanted.shape[-1])
+        places = np.stack([np.searchsorted(r, q, side=side) for r, q in zip(rows, queries)])
+        places = places.reshape(wanted.shape)
+    return Tensor(np.asarray(places, dtype=np.int32 if out_int32 else np.int64))
+
+
+def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False,
+              right: bool = False) -> Tensor:
+    """The bucket of each entry among the sorted 1-D ``boundaries``: i where
+    boundaries[i-1] < x <= boundaries[i] (``right=True``: boundaries[i-1] <= x <
+    boundaries[i]). int64 (``out_int32``: int32), no gradient."""
+    if _tensor(boundaries).ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got "
+                           f"dim({_tensor(boundaries).ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The (2, N) coordinates of the lower triangle of a row x col matrix (entries on and
+    below the ``offset``-th diagonal), row by row."""
+    return _triangle_indices(np.tril_indices, row, col, offset, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, device: Any = None,
+                 layout: Any = None) -> Tensor:
+    """The (2, N) coordinates of the upper triangle (on and above the ``offset``-th
+    diagonal), row by row."""
+    return _triangle_indices(np.triu_indices, row, col, offset, dtype, device)
+
+
+def cartesian_prod(*tensors: Any) -> Tensor:
+    """Every combination of one entry from each 1-D tensor, as rows (itertools.product's
+    order): the meshgrid's grids flattened and stacked, so gradients flow back."""
+    vectors = [_tensor(t) for t in tensors]
+    if len(vectors) == 1:
+        return vectors[0]
+    if len({v.dtype for v in vectors}) > 1:
+        raise RuntimeError("meshgrid expects all tensors to have the same dtype (convert them "
+                           "to one)")
+    return stack([grid.reshape(-1) for grid in meshgrid(*vectors, indexing="ij")], dim=1)
+
+
+def combinations(input: Any, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """Every choice of ``r`` entries of a 1-D tensor in order, as rows (itertools'
+    combinations, or combinations_with_replacement): entries picked by indexing, so
+    gradients flow back to them."""
+    x = _tensor(input)
+    if x.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(x.shape)}")
+    if r == 0:
+        return factories.zeros(0, dtype=x.dtype)
+    choose = itertools.combinations_with_replacement if with_replacement \
+        else itertools.combinations
+    rows = np.array(list(choose(range(x.shape[0]), r)), dtype=np.int64).reshape(-1, r)
+    return x[Tensor(rows)]
+
+
+def tensordot(a: Any, b: Any, dims: Any = 2) -> Tensor:
+    """The sum of products over pairs of dims: ``dims`` = n pairs a's last n with b's first
+    n; ``([1, 2], [1, 0])`` names them. The contracted dims moved together and a matmul of
+    the reshaped operands, so its gradients are the matmul's."""
+    a, b = _tensor(a), _tensor(b)
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        dims_a, dims_b = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        dims_a, dims_b = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(dims_a) != len(dims_b):
+        raise RuntimeError("both dimension lists should have same length")
+    dims_a = [normalize_dim(d, a.ndim, fn="tensordot") for d in dims_a]
+    dims_b = [normalize_dim(d, b.ndim, fn="tensordot") for d in dims_b]
+    for da, db in zip(dims_a, dims_b):
+        if a.shape[da] != b.shape[db]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[da]} in dim {da} and second has size {b.shape[db]} "
+                               f"in dim {db}")
+    free_a = [d for d in range(a.ndim) if d not in dims_a]
+    free_b = [d for d in range(b.ndim) if d not in dims_b]
+    inner = math.prod(a.shape[d] for d in dims_a)
+    left = a.permute(*free_a, *dims_a).reshape(-1, inner)
+    right = b.permute(*dims_b, *free_b).reshape(inner, -1)
+    return (left @ right).reshape(*[a.shape[d] for d in free_a], *[b.shape[d] for d in free_b])
+
+
+def block_diag(*tensors: Any) -> Tensor:
+    """The tensors as blocks on the diagonal of one matrix, zeros elsewhere (a number is a
+    1x1 block, a vector one row): each block padded with zeros to the full width, the rows
+    joined, so gradients flow back to the blocks."""
+    blocks = []
+    for i, t in enumerate(map(_tensor, tensors)):
+        if t.ndim > 2:
+            raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer "
+                               f"dimensions. Input {i} has {t.ndim} dimensions")
+        blocks.append(t.reshape(1, -1) if t.ndim < 2 else t)
+    dtype = np.result_type(*[b.dtype for b in blocks]) if blocks else factories.DEFAULT_FLOAT
+    width = builtins.sum(b.shape[1] for b in blocks)
+    rows, start = [], 0
+    for b in blocks:
+        n, m = b.shape
+        rows.append(cat([factories.zeros(n, start, dtype=dtype), b.to(dtype),
+                         factories.zeros(n, width - start - m, dtype=dtype)], dim=1))
+        start += m
+    return cat(rows, dim=0) if rows else factories.zeros(1, 0, dtype=dtype)
+
+
+def trapezoid(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """The trapezoid rule along ``dim``: the sum of (y[i] + y[i+1]) / 2 times the spacing
+    (x[i+1] - x[i], or ``dx``, default 1). Slices and sums, so gradients flow to y and x."""
+    y = _tensor(y)
+    if x is not None and dx is not None:
+        raise TypeError("trapezoid(): give the sample points x or the spacing dx, not both")
+    dim = normalize_dim(dim, y.ndim, fn="trapezoid")
+    n = y.shape[dim]
+    if n <= 1:
+        return (y.sum(dim) * 0).to(y.dtype if y.dtype.kind == "f" else factories.DEFAULT_FLOAT)
+    heights = (y.narrow(dim, 1, n - 1) + y.narrow(dim, 0, n - 1)) / 2
+    if x is None:
+        return heights.sum(dim) * (1 if dx is None else dx)
+    x = _tensor(x)
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        x = x.reshape(*[n if d == dim else 1 for d in range(y.ndim)])
+        along = dim
+    else:
+        along = normalize_dim(dim, x.ndim, fn="trapezoid")
+    widths = x.narrow(along, 1, n - 1) - x.narrow(along, 0, n - 1)
+    return (heights * widths).sum(dim)
+
+
+def trapz(y: Any, x: Any = None, *, dx: Any = None, dim: int = -1) -> Tensor:
+    """``trapezoid`` by its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def _host_values(value: Any) -> np.ndarray:
+    """A tensor's, an array's or a number's values as a numpy array."""
+    data = value.array if isinstance(value, Tensor) else value
+    return backend.to_numpy(data) if backend.is_array(data) else np.asarray(data)
+
+
+def _triangle_indices(triangle: Any, row: int, col: int, offset: int, dtype: Any,
+                      device: Any) -> Tensor:
+    for name, n in (("row", row), ("col", col)):
+        if n < 0:
+            raise RuntimeError(f"{name} must be non-negative, got{n}")
+    rows, cols = triangle(row, offset, col)
+    return factories.tensor(np.stack([rows, cols]).astype(np.int64),
+                            dtype=dtype or np.int64, device=device)

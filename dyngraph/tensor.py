@@ -976,11 +976,16 @@ class Tensor:
     def index_add(self, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
         """x with ``alpha * source`` added at the positions ``index`` (1-D) along ``dim``,
         repeated positions summed (makemore's ``dC.index_add_(0, Xb.view(-1), demb...)``)."""
-        dim = dim + self.ndim if dim < 0 else dim
-        positions = _index_tensor(index).reshape(*[-1 if d == dim else 1
-                                                    for d in range(self.ndim)])
+        dim, positions = _index_along("index_add", self, dim, index, source)
         source = source if alpha == 1 else source * alpha
-        return self.scatter_add(dim, positions.expand(*source.shape), source)
+        return self.scatter_add(dim, _spread_along(self, positions, dim, source.shape), source)
+
+    def index_copy(self, dim: int, index: Any, source: Any) -> Tensor:
+        """x with the slices of ``source`` written at the positions ``index`` (1-D) along
+        ``dim`` (where a position repeats, the last write wins, as on PyTorch's CPU): ``scatter``
+        of the slices, so source gets the gradient of where it landed and x none there."""
+        dim, positions = _index_along("index_copy", self, dim, index, source)
+        return self.scatter(dim, _spread_along(self, positions, dim, source.shape), source)
 
     def addcmul(self, tensor1: Any, tensor2: Any, *, value: Any = 1) -> Tensor:
         """x + value * tensor1 * tensor2 (an optimizer's moment update written by hand)."""
@@ -1010,9 +1015,9 @@ class Tensor:
     def index_fill(self, dim: int, index: Any, value: Any) -> Tensor:
         """x with ``value`` at the positions ``index`` (1-D) along ``dim``: the Annotated
         Transformer's ``true_dist.index_fill_(0, padding_rows, 0.0)``."""
-        dim = dim + self.ndim if dim < 0 else dim
+        dim, positions = _index_along("index_fill", self, dim, index)
         chosen = np.zeros(self.shape[dim] if self.ndim else 1, dtype=bool)
-        chosen[_host_array(index).reshape(-1)] = True
+        chosen[positions] = True
         return self.masked_fill(chosen.reshape((-1,) + (1,) * (self.ndim - dim - 1)), value)
 
     def lerp(self, end: Any, weight: Any) -> Tensor:
@@ -2013,6 +2018,475 @@ class Tensor:
         return self.copy_(factories.randint(low, high, self.shape, generator=generator,
                                             dtype=self.dtype))
 
+    # ------------------------------------------------------------------ issue 37: more math
+    # PyTorch's pointwise and reduction functions, each composed from the ops above, so each is
+    # twice differentiable and the graph shows its steps. The function spellings (dg.hypot,
+    # ...) are in functions.py.
+
+    def addmm(self, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """beta * self + alpha * (mat1 @ mat2), mat1 and mat2 matrices; self broadcasts to the
+        product's shape (with beta = 0 its values are not read, as PyTorch's)."""
+        for name, mat in (("mat1", mat1), ("mat2", mat2)):
+            if getattr(mat, "ndim", None) != 2:
+                raise RuntimeError(f"addmm: {name} must be a matrix, got a "
+                                   f"{getattr(mat, 'ndim', 0)}-D tensor")
+        return _plus_product(self, MatMul.apply(mat1, mat2), beta, alpha, "addmm")
+
+    def baddbmm(self, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:
+        """beta * self + alpha * (batch1 @ batch2) for batches of matrices (b, n, m) @ (b, m, p)
+        (the scaled attention scores of some transformers)."""
+        for name, batch in (("batch1", batch1), ("batch2", batch2)):
+            if getattr(batch, "ndim", None) != 3:
+                raise RuntimeError(f"baddbmm: {name} must be a 3D tensor, got a "
+                                   f"{getattr(batch, 'ndim', 0)}-D tensor")
+        if batch1.shape[0] != batch2.shape[0]:
+            raise RuntimeError(f"baddbmm: batch1 and batch2 must have the same number of "
+                               f"matrices, got {batch1.shape[0]} and {batch2.shape[0]}")
+        return _plus_product(self, MatMul.apply(batch1, batch2), beta, alpha, "baddbmm")
+
+    def hypot(self, other: Any) -> Tensor:
+        """sqrt(x² + y²), the hypotenuse;  d/dx = x / hypot,  d/dy = y / hypot."""
+        _floats_only("hypot", self, other)
+        return (self * self + other * other).sqrt()
+
+    def logaddexp(self, other: Any) -> Tensor:
+        """log(exp(x) + exp(y)), computed as m + log(exp(x - m) + exp(y - m)) with m the larger
+        of the two (a constant of the graph: it cancels in the derivative), so nothing
+        overflows;  d/dx = exp(x) / (exp(x) + exp(y))."""
+        _floats_only("logaddexp", self, other)
+        m = Maximum.apply(self, other).detach()
+        return m + ((self - m).exp() + (other - m).exp()).log()
+
+    def xlogy(self, other: Any) -> Tensor:
+        """x * log(y), and 0 where x = 0 (even where y = 0: the convention of entropies and
+        KL divergences, 0 log 0 = 0), NaN where y is NaN;  d/dx = log(y), d/dy = x / y (0 where
+        x = 0 and y <= 0, where PyTorch's is 0 / 0)."""
+        other = _as_operand(other)
+        # NOTE: y read as 1 where x = 0 and y <= 0, so log reads no 0 there (no warning, no
+        # 0 * -inf = NaN); x's gradient is log(y) elsewhere, as PyTorch's
+        unread = Tensor(backend.get_array_module(self.array).logical_and(self.array == 0,
+                                                                         other.array <= 0))
+        return self * Where.apply(unread, Tensor(np.ones((), other.dtype)), other).log()
+
+    def sinc(self) -> Tensor:
+        """sin(πx) / (πx), and 1 at x = 0 (its limit; gradient 0 there)."""
+        zero = Tensor(self.array == 0)
+        pix = Where.apply(zero, 1.0, math.pi * self)  # NOTE: no 0 / 0 at x = 0
+        return Where.apply(zero, 1.0, pix.sin() / pix)
+
+    def trunc(self) -> Tensor:
+        """The integer part, rounded toward zero (floor above 0, ceil below);  derivative 0.
+        Integers come back as they are (a copy)."""
+        if self.dtype.kind != "f":
+            return Clone.apply(self)
+        return Where.apply(Tensor(self.array >= 0), self.floor(), self.ceil())
+
+    def frac(self) -> Tensor:
+        """x - trunc(x): the fractional part, with x's sign;  d/dx = 1."""
+        _floats_only("frac", self)
+        return self - self.trunc()
+
+    def fmod(self, other: Any) -> Tensor:
+        """C's fmod: x - trunc(x / y) * y, with the sign of x (``%``, remainder, has y's);
+        d/dx = 1, d/dy = -trunc(x / y). Integers stay integers (a zero divisor raises)."""
+        floats = self.dtype.kind == "f" or isinstance(other, float) or (
+            isinstance(other, Tensor) and other.dtype.kind == "f")
+        if floats:
+            return self - (self / other).trunc() * other
+        if (backend.get_array_module(self.array).asarray(_data_of(other)) == 0).any():
+            raise RuntimeError("ZeroDivisionError: fmod of integers by 0")
+        return Tensor(backend.get_array_module(self.array).fmod(self.array, _data_of(other)))
+
+    def copysign(self, other: Any) -> Tensor:
+        """|x| with the sign of y (-0.0 counts as negative), always a float;  d/dx =
+        sign(x) sign(y) (0 at x = 0), d/dy = 0."""
+        xp = backend.get_array_module(self.array)
+        signs = xp.asarray(_data_of(other))
+        dtype = signs.dtype if signs.dtype.kind == "f" and isinstance(other, Tensor) \
+            else DEFAULT_FLOAT
+        magnitude = self.abs() * Tensor(xp.copysign(xp.ones((), dtype), signs).astype(dtype))
+        return magnitude + _zeros_from(other) if isinstance(other, Tensor) else magnitude
+
+    def nan_to_num(self, nan: float = 0.0, posinf: float | None = None,
+                   neginf: float | None = None) -> Tensor:
+        """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
+        largest and the lowest finite value of the dtype);  derivative 0 where replaced."""
+        if self.dtype.kind != "f":
+            return Clone.apply(self)
+        xp, finfo = backend.get_array_module(self.array), np.finfo(self.dtype)
+        out = self.masked_fill(Tensor(xp.isnan(self.array)), nan)
+        out = out.masked_fill(Tensor(xp.isposinf(self.array)),
+                              finfo.max if posinf is None else posinf)
+        return out.masked_fill(Tensor(xp.isneginf(self.array)),
+                               finfo.min if neginf is None else neginf)
+
+    def nansum(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """The sum with NaNs counted as 0 (they get gradient 0)."""
+        x = self if dtype is None else self.to(dtype)
+        if x.dtype.kind == "f":
+            x = x.masked_fill(x.isnan(), 0)
+        return x.sum(dim, keepdim)
+
+    def nanmean(self, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:
+        """The mean of the values that are not NaN: nansum / how many are not NaN (NaN where
+        none is)."""
+        x = self if dtype is None else self.to(dtype)
+        if x.dtype.kind != "f":
+            raise RuntimeError(f"nanmean(): expected input to have floating point or complex "
+                               f"dtype but got {scalar_type_name(x.dtype)} (convert it with "
+                               ".float())")
+        present = x.isnan().logical_not().sum(dim, keepdim)
+        # NOTE: NaN where nothing is present, without numpy's warning of 0 / 0
+        return Where.apply(present == 0, math.nan,
+                           x.nansum(dim, keepdim) / present.clamp_min(1).to(x.dtype))
+
+    def scatter_reduce(self, dim: int, index: Any, src: Any, reduce: str, *,
+                       include_self: bool = True) -> Tensor:
+        """A copy of x where each entry that ``index`` targets along ``dim`` (as in
+        ``scatter_add``) is the ``reduce`` ("sum", "prod", "mean", "amax", "amin") of the src
+        values scattered there, and of its own value when ``include_self``.
+
+        NOTE [contributors as rows] Each entry of x gets one row holding its contributors (its
+        own value where included, or where nothing lands; then the src values that land on it),
+        padded with the reduction's identity; the rows are picked from x and src by indexing
+        and reduced with the ordinary reductions. So the gradients are theirs (prod's with
+        zeros, amax's shared among ties, as PyTorch's) and twice differentiable.
+        """
+        reductions = ("sum", "prod", "mean", "amax", "amin")
+        # NOTE: PyTorch also takes "max" and "min" (scatter's older names) for amax and amin
+        reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+        if reduce not in reductions:
+            raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
+                               f"got {reduce}")
+        dim = normalize_dim(dim, self.ndim, fn="scatter_reduce")
+        index = _index_arg(self, "scatter_reduce", index, dim)
+        if not isinstance(src, Tensor) or src.dtype != self.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype (give "
+                               f"src as a tensor of dtype {self.dtype})")
+        positions = _host_array(index).astype(np.int64)
+        coords = list(np.indices(positions.shape))
+        coords[dim] = positions
+        targets = np.ravel_multi_index(tuple(coords), self.shape).reshape(-1)  # into x.flat
+        size = self.numel()
+        landing = np.bincount(targets, minlength=size)
+        own = np.full(size, include_self) | (landing == 0)
+        counts = landing + own
+        identity_slot = size + targets.size
+        rows = np.full((size, int(counts.max()) if size else 1), identity_slot, np.int64)
+        rows[own, 0] = np.flatnonzero(own)
+        order = np.argsort(targets, kind="stable")
+        grouped = targets[order]
+        rank = np.arange(grouped.size) - np.searchsorted(grouped, grouped)  # within a target
+        rows[grouped, own[grouped] + rank] = size + order
+        kind = self.dtype.kind == "f"
+        identity = {"sum": 0, "mean": 0, "prod": 1,
+                    "amax": -math.inf if kind else np.iinfo(self.dtype).min,
+                    "amin": math.inf if kind else np.iinfo(self.dtype).max}[reduce]
+        xp = backend.get_array_module(self.array)
+        picked = src[tuple(slice(0, n) for n in positions.shape)]  # the corner index covers
+        pool = Cat.apply(self.reshape(-1), picked.reshape(-1),
+                         Tensor(xp.full(1, identity, dtype=self.dtype)), axis=0)
+        gathered = pool[Tensor(xp.asarray(rows))]
+        if reduce == "mean":
+            counted = Tensor(xp.asarray(counts.astype(self.dtype)))
+            out = gathered.sum(-1) / counted if kind else gathered.sum(-1) // counted
+        else:
+            out = {"sum": gathered.sum, "prod": gathered.prod, "amax": gathered.amax,
+                   "amin": gathered.amin}[reduce](-1)
+        return out.reshape(*self.shape)
+
+    # ------------------------------------------------------------------ issue 37: order statistics
+    # Values picked from the sorted tensor (the Sort op carries their gradients back to where
+    # they came from), their indices alongside as int64.
+
+    def kthvalue(self, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+        """(values, indices) of the k-th smallest entry (k from 1) along ``dim``.
+        (Where equal values tie, which one's index comes back is PyTorch's kernel's choice;
+        here the first in sorted order.)"""
+        x = self.reshape(1) if self.ndim == 0 else self
+        dim = normalize_dim(dim, x.ndim, fn="kthvalue")
+        if not 1 <= k <= x.shape[dim]:
+            raise RuntimeError(f"kthvalue(): selected number k out of range for dimension "
+                               f"{dim} (k = {k}, size {x.shape[dim]})")
+        order = x.sort(dim)
+        xp = backend.get_array_module(self.array)
+        position = Tensor(xp.full(x.shape[:dim] + (1,) + x.shape[dim + 1:], k - 1, np.int64))
+        return _picked(self, order, position, dim, keepdim)
+
+    def median(self, dim: Any = None, keepdim: bool = False) -> Any:
+        """The lower median: the middle value, the lower of the two middle ones for an even
+        count, NaN where there is a NaN. Without ``dim``, of every entry: one value, whose
+        gradient is shared evenly among the entries equal to it (as PyTorch's). With ``dim``:
+        (values, indices) along it, the gradient going to the entry indexed."""
+        xp = backend.get_array_module(self.array)
+        if dim is None:
+            if self.numel() == 0:
+                return Tensor(xp.asarray(math.nan, dtype=self.dtype))
+            flat = self.reshape(-1)
+            middle = flat.detach().kthvalue((self.numel() + 1) // 2).values
+            if self.dtype.kind != "f":  # no gradient to share
+                return middle
+            if bool(xp.isnan(self.array).any()):
+                middle = Tensor(xp.asarray(math.nan, dtype=self.dtype))
+            chosen = Tensor(xp.isnan(flat.array) if xp.isnan(middle.array)
+                            else flat.array == middle.array)
+            count = int(chosen.array.sum())
+            # NOTE: middle plus the mean of (x - middle) over the entries equal to it, which
+            # is 0: the value is middle exactly, and each of them gets 1/count of the gradient
+            return middle + Where.apply(chosen, flat - middle, 0).sum() / count
+        x = self.reshape(1) if self.ndim == 0 else self
+        dim = normalize_dim(dim, x.ndim, fn="median")
+        n = x.shape[dim]
+        # the lower middle; where a NaN is, the first NaN (sorted last, in their order)
+        missing = xp.isnan(x.array) if x.dtype.kind == "f" else xp.zeros(x.shape, bool)
+        present = n - missing.sum(axis=dim, keepdims=True)
+        position = xp.where(present < n, present, (n - 1) // 2).astype(np.int64)
+        return _picked(self, x.sort(dim), Tensor(position), dim, keepdim)
+
+    def mode(self, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+        """(values, indices): the most frequent value along ``dim`` (the smallest of equally
+        frequent ones) and the index of its last occurrence, as PyTorch's; the gradient goes
+        to that entry."""
+        x = self.reshape(1) if self.ndim == 0 else self
+        dim = normalize_dim(dim, x.ndim, fn="mode")
+        rows = np.moveaxis(backend.to_numpy(x.array), dim, -1)
+        flat = rows.reshape(-1, rows.shape[-1])
+        last = np.zeros(len(flat), dtype=np.int64)
+        for r, row in enumerate(flat):
+            values, counts = np.unique(row, return_counts=True)
+            most = values[np.argmax(counts)]  # the first of the largest counts: the smallest
+            last[r] = np.flatnonzero(row == most)[-1]
+        index = np.expand_dims(last.reshape(rows.shape[:-1]), dim)
+        return _picked(self, x, Tensor(backend.to_device(index, self.device)), dim, keepdim)
+
+    def quantile(self, q: Any, dim: int | None = None, keepdim: bool = False, *,
+                 interpolation: str = "linear") -> Tensor:
+        """The q-th quantiles (q in [0, 1], a number or a 1-D tensor of them) along ``dim``
+        (of every entry when None): at rank q (n - 1) of the sorted values, between two
+        entries by ``interpolation`` (linear, lower, higher, midpoint, nearest); NaN where
+        there is a NaN. A 1-D q puts its dimension first. Differentiable: the value is a
+        linear interpolation of two sorted entries."""
+        modes = ("linear", "lower", "higher", "midpoint", "nearest")
+        if self.dtype.kind != "f":
+            raise RuntimeError("quantile() input tensor must be either float or double dtype "
+                               "(convert it with .float())")
+        if isinstance(q, Tensor):
+            if q.ndim > 1:
+                raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+            if q.dtype != self.dtype:
+                raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+        qs = np.asarray(_host_array(q), dtype=self.dtype)
+        if qs.size and (qs.min() < 0 or qs.max() > 1):
+            bad = qs[(qs < 0) | (qs > 1)].reshape(-1)[0]
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {bad}")
+        if interpolation not in modes:
+            raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, "
+                               f"midpoint or nearest, but got {interpolation}")
+        x = self.reshape(-1) if dim is None else self
+        d = 0 if dim is None else normalize_dim(dim, x.ndim, fn="quantile")
+        if x.ndim == 0:
+            x = x.reshape(1)
+        last = x.permute(*[i for i in range(x.ndim) if i != d], d)  # the dim last
+        ordered, n = last.sort(-1).values, last.shape[-1]
+        if n == 0:
+            raise RuntimeError("quantile() input tensor must be non-empty")
+        has_nan = np.isnan(backend.to_numpy(last.array)).any(-1, keepdims=True)
+        ranks = np.where(has_nan, n - 1, qs.reshape(-1) * (n - 1)).astype(self.dtype)
+        below, above = np.floor(ranks), np.ceil(ranks)
+        if interpolation == "nearest":
+            below = above = np.round(ranks)  # halves to even, as PyTorch's
+        weights = {"linear": ranks - below, "midpoint": np.where(above > below, 0.5, 0.0)} \
+            .get(interpolation, np.zeros_like(ranks)).astype(self.dtype)
+        if interpolation == "higher":
+            below = above
+        xp = backend.get_array_module(self.array)
+        picked = [ordered.gather(-1, Tensor(xp.asarray(r.astype(np.int64)))) for r in
+                  (below, above)]
+        out = picked[0].lerp(picked[1], Tensor(xp.asarray(weights)))  # (..., len(q))
+        out = out.permute(out.ndim - 1, *range(out.ndim - 1))  # q first
+        if keepdim:
+            out = out.reshape(out.shape[0], *[1] * self.ndim) if dim is None \
+                else out.unsqueeze(d + 1)
+        return out.squeeze(0) if qs.ndim == 0 else out
+
+    def msort(self) -> Tensor:
+        """The values sorted along dim 0: ``x.sort(0).values``."""
+        return self.sort(0).values
+
+    # ------------------------------------------------------------------ issue 37: the rest
+    # Counting and integer functions (bincount, histc, gcd, lcm, heaviside, unique_consecutive)
+    # run on the values outside the graph, as PyTorch's have no derivative; the others are
+    # composed from differentiable ops.
+
+    def bincount(self, weights: Any = None, minlength: int = 0) -> Tensor:
+        """How many times each value 0, 1, ..., max occurs in a 1-D tensor of non-negative
+        integers (at least ``minlength`` counts); with ``weights``, their sums instead
+        (float32 weights give float32, others float64, as PyTorch's). No gradient."""
+        if self.dtype.kind not in "iub":
+            raise NotImplementedError(f'"bincount" not implemented for '
+                                      f"'{scalar_type_name(self.dtype)}' (give integers, "
+                                      "e.g. x.long())")
+        values = _host_array(self)
+        if values.ndim != 1 or (values.size and values.min() < 0):
+            raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        if weights is None:
+            counts = np.bincount(values, minlength=minlength).astype(np.int64)
+        else:
+            weights = _host_array(weights)
+            dtype = weights.dtype if weights.dtype in (np.float32, np.float64) else np.float64
+            counts = np.bincount(values, weights.astype(np.float64), minlength).astype(dtype)
+        return Tensor(backend.to_device(counts, self.device))
+
+    def histc(self, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
+        """Counts of the values in ``bins`` equal bins over [min, max] (the values' own range
+        when both are 0, widened by 1 each way when that is one point); values outside are
+        left out, max counts in the last bin. In x's (float) dtype, no gradient."""
+        if self.dtype.kind != "f":
+            raise NotImplementedError(f'"histogram_cpu" not implemented for '
+                                      f"'{scalar_type_name(self.dtype)}' (convert it with "
+                                      ".float())")
+        if bins <= 0:
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                               "dimension 0")
+        values = _host_array(self).reshape(-1)
+        low, high = self.dtype.type(min), self.dtype.type(max)
+        if low == high and values.size:
+            low, high = values.min(), values.max()
+        if low == high:
+            low, high = low - 1, high + 1
+        if low > high:
+            raise RuntimeError("torch.histc: max must be larger than min")
+        inside = values[(values >= low) & (values <= high)]
+        # NOTE: each bin as PyTorch's kernel finds it: (v - low) / (high - low) * bins, in
+        # x's dtype, the top edge counted in the last bin
+        where_ = ((inside - low) / (high - low) * self.dtype.type(bins)).astype(np.int64)
+        counts = np.bincount(np.minimum(where_, bins - 1), minlength=bins)
+        return Tensor(backend.to_device(counts.astype(self.dtype), self.device))
+
+    def heaviside(self, values: Any) -> Tensor:
+        """The step function: 0 where x < 0, 1 where x > 0, ``values`` where x = 0 (in x's
+        dtype, which values must share). No gradient, as PyTorch's."""
+        if not isinstance(values, Tensor):
+            raise TypeError(f"heaviside(): argument 'values' (position 2) must be Tensor, not "
+                            f"{type(values).__name__}")
+        if values.dtype != self.dtype:
+            raise RuntimeError("heaviside is not yet implemented for tensors with different "
+                               f"dtypes ({self.dtype} and {values.dtype}: convert one)")
+        xp = backend.get_array_module(self.array)
+        return Tensor(xp.where(self.array == 0, values.array,
+                               (self.array > 0).astype(self.dtype)).astype(self.dtype))
+
+    def gcd(self, other: Any) -> Tensor:
+        """The greatest common divisor, entry by entry, of integer tensors (gcd(0, 0) = 0)."""
+        return _integer_pairs("gcd", self, other)
+
+    def lcm(self, other: Any) -> Tensor:
+        """The least common multiple, entry by entry, of integer tensors (|a b| / gcd(a, b))."""
+        return _integer_pairs("lcm", self, other)
+
+    def unique_consecutive(self, return_inverse: bool = False, return_counts: bool = False,
+                           dim: int | None = None) -> Any:
+        """The values with each run of equal consecutive entries (slices along ``dim``) kept
+        once (of every entry, flattened, when ``dim`` is None); where each entry went and how
+        long each run is, as ``unique``'s."""
+        values = _host_array(self)
+        if dim is None:
+            values, axis = values.reshape(-1), 0
+        else:
+            axis = normalize_dim(dim, self.ndim, fn="unique_consecutive")
+            values = np.moveaxis(values, axis, 0)
+        n = values.shape[0]
+        changes = np.ones(n, dtype=bool)
+        if n > 1:
+            changes[1:] = (values[1:] != values[:-1]).reshape(n - 1, -1).any(axis=1)
+        starts = np.flatnonzero(changes)
+        kept = values[starts] if dim is None else np.moveaxis(values[starts], 0, axis)
+        out = [np.ascontiguousarray(kept)]
+        if return_inverse:
+            inverse = (np.cumsum(changes) - 1).astype(np.int64)
+            out.append(inverse.reshape(self.shape) if dim is None else inverse)
+        if return_counts:
+            out.append(np.diff(np.append(starts, n)).astype(np.int64))
+        out = [Tensor(backend.to_device(part, self.device)) for part in out]
+        return out[0] if len(out) == 1 else tuple(out)
+
+    def kron(self, other: Any) -> Tensor:
+        """The Kronecker product: every entry of x times the whole of ``other``, in blocks
+        (shape x.shape * other.shape, the shorter one padded with 1s in front). A broadcast
+        product and a reshape, so its gradients are theirs."""
+        ndim = max(self.ndim, other.ndim)
+        a = self.reshape(*(1,) * (ndim - self.ndim), *self.shape)
+        b = other.reshape(*(1,) * (ndim - other.ndim), *other.shape)
+        interleaved = (a.reshape(*[s for n in a.shape for s in (n, 1)])
+                       * b.reshape(*[s for n in b.shape for s in (1, n)]))
+        return interleaved.reshape(*[m * n for m, n in zip(a.shape, b.shape)])
+
+    def rot90(self, k: int = 1, dims: Any = (0, 1)) -> Tensor:
+        """Rotated by 90 degrees ``k`` times in the plane of ``dims``, from the first toward
+        the second: a flip and a transpose (k = 2: two flips), as PyTorch's."""
+        dims = tuple(dims)
+        if len(dims) != 2:
+            raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+        if self.ndim < 2:
+            raise RuntimeError(f"expected total dims >= 2, but got total dims = {self.ndim}")
+        d0, d1 = (normalize_dim(d, self.ndim, fn="rot90") for d in dims)
+        if d0 == d1:
+            raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} "
+                               f"and dim1 = {d1}")
+        k %= 4
+        if k == 1:
+            return self.flip(d1).transpose(d0, d1)
+        if k == 2:
+            return self.flip(d0, d1)
+        if k == 3:
+            return self.flip(d0).transpose(d0, d1)
+        return Clone.apply(self)
+
+    def cummax(self, dim: int) -> ValuesIndices:
+        """(values, indices): the largest value so far along ``dim`` and where it is (the
+        latest of equal ones; a NaN, once met, stays); the gradient goes to that entry."""
+        return _running_extreme(self, dim, "cummax")
+
+    def cummin(self, dim: int) -> ValuesIndices:
+        """(values, indices): the smallest value so far along ``dim`` (as cummax)."""
+        return _running_extreme(self, dim, "cummin")
+
+    def logcumsumexp(self, dim: int) -> Tensor:
+        """log(exp(x_0) + ... + exp(x_j)) along ``dim``: each prefix's logsumexp, so nothing
+        overflows or underflows. Written over a triangle (row j holds x_0..x_j, then -inf), as
+        cumprod is: n^2 for n entries along dim, fine at the sizes one reads."""
+        if self.dtype.kind != "f":
+            raise NotImplementedError(f'"logcumsumexp" not implemented for '
+                                      f"'{scalar_type_name(self.dtype)}' (convert it with "
+                                      ".float())")
+        dim = normalize_dim(dim, self.ndim, "logcumsumexp")
+        if self.ndim == 0:
+            return self * 1
+        last = self.transpose(dim, -1)
+        n = last.shape[-1]
+        triangle = np.tril(np.ones((n, n), dtype=bool))
+        rows = last.unsqueeze(-2).expand(*last.shape[:-1], n, n)
+        filled = Where.apply(Tensor(triangle), rows, Tensor(np.full((), -np.inf, self.dtype)))
+        return filled.logsumexp(-1).transpose(dim, -1)
+
+    def take_along_dim(self, indices: Any, dim: int | None = None) -> Tensor:
+        """The entries at ``indices`` along ``dim``, the other dims broadcast between x and the
+        indices (``x.take_along_dim(x.argsort(1), 1)`` sorts each row); with no dim, of the
+        flattened x. A gather, so the gradient goes to the entries taken."""
+        if dim is None:
+            return self.reshape(-1).gather(0, indices.reshape(-1))
+        if indices.ndim != self.ndim:
+            raise RuntimeError(f"torch.take_along_dim(): input and indices should have the "
+                               f"same number of dimensions, but got {self.ndim} dimensions for "
+                               f"input, and {indices.ndim} dimensions for indices")
+        dim = normalize_dim(dim, self.ndim, fn="take_along_dim")
+        rest = np.broadcast_shapes(*[tuple(1 if d == dim else n for d, n in enumerate(t.shape))
+                                     for t in (self, indices)])
+        x = self.expand(*[self.shape[d] if d == dim else n for d, n in enumerate(rest)])
+        index = indices.expand(*[indices.shape[d] if d == dim else n
+                                 for d, n in enumerate(rest)])
+        return x.gather(dim, index)
+
     # ------------------------------------------------------------------ display
 
     def __repr__(self) -> str:
@@ -2290,6 +2764,135 @@ def resolve_dtype(dtype: Any) -> np.dtype:
         raise TypeError(f"unknown dtype {dtype!r}; use e.g. dg.float32 or dg.float64") from None
 
 
+def _plus_product(self: Tensor, product: Tensor, beta: Any, alpha: Any, fn: str) -> Tensor:
+    """beta * self + alpha * product (addmm, baddbmm): self must broadcast to the product's
+    shape; beta = 0 reads none of self's values (a NaN there stays out, as PyTorch's)."""
+    try:
+        fits = np.broadcast_shapes(self.shape, product.shape) == product.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"{fn}: the input of shape {tuple(self.shape)} cannot be broadcast "
+                           f"to the product's shape {tuple(product.shape)}")
+    scaled = product if alpha == 1 else alpha * product
+    if beta == 0:  # self's gradient is 0, as PyTorch's; its values are not read
+        return scaled + _zeros_from(self)
+    return (self if beta == 1 else beta * self) + scaled
+
+
+def _picked(self: Tensor, order: Any, position: Tensor, dim: int,
+            keepdim: bool) -> ValuesIndices:
+    """(values, indices) of the entries at ``position`` (size 1 along ``dim``) of ``order``:
+    x.sort(dim) (kthvalue, median), or x itself (mode), shaped as ``self`` reduced over dim."""
+    if isinstance(order, Tensor):  # picked from x itself: the positions are the indices
+        values, indices = order.gather(dim, position), position
+    else:
+        values, indices = order.values.gather(dim, position), order.indices.gather(dim, position)
+    if self.ndim == 0:
+        return ValuesIndices(values.reshape(()), indices.reshape(()))
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return ValuesIndices(values, indices)
+
+
+def _index_along(fn: str, tensor: Tensor, dim: int, index: Any,
+                 source: Any = None) -> tuple[int, np.ndarray]:
+    """dim (normalized) and the positions of index_add / index_copy / index_fill (a vector,
+    or one number, of int64 along ``dim``), with ``source``'s shape and dtype, checked as
+    PyTorch checks them."""
+    dim = normalize_dim(dim, tensor.ndim, fn=fn)
+    positions = _host_array(index)
+    if positions.dtype.kind not in "iu":
+        raise RuntimeError(f"{fn}(): Expected dtype int32/int64 for index but got: "
+                           f"{scalar_type_name(positions.dtype)} (convert it with .long())")
+    if positions.ndim > 1:
+        raise IndexError(f"{fn}(): Index is supposed to be a vector, but got dim: "
+                         f"{positions.ndim} with size: {list(positions.shape)}")
+    positions = positions.reshape(-1)
+    n = tensor.shape[dim] if tensor.ndim else 1
+    if positions.size and (int(positions.min()) < 0 or int(positions.max()) >= n):
+        bad = int(positions.min()) if int(positions.min()) < 0 else int(positions.max())
+        raise IndexError(f"index {bad} is out of bounds for dimension {dim} with size {n}")
+    if source is None:
+        return dim, positions
+    if not isinstance(source, Tensor) or source.dtype != tensor.dtype:
+        raise RuntimeError(f"{fn}(): self ({scalar_type_name(tensor.dtype)}) and source "
+                           f"({scalar_type_name(getattr(source, 'dtype', type(source)))}) "
+                           "must have the same scalar type")
+    if source.ndim != tensor.ndim or any(a != b for d, (a, b) in
+                                         enumerate(zip(source.shape, tensor.shape)) if d != dim):
+        raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(tensor.shape)} "
+                           f"source.shape = {list(source.shape)}")
+    if source.shape[dim] != positions.size:
+        raise RuntimeError(f"{fn}(): Number of indices ({positions.size}) should be equal to "
+                           f"source.size(dim): ({source.shape[dim]}), for dim: {dim}")
+    return dim, positions
+
+
+def _spread_along(tensor: Tensor, positions: np.ndarray, dim: int, shape: tuple) -> Tensor:
+    """The positions along ``dim`` as a scatter index of ``shape`` (the same in every slice)."""
+    along = positions.reshape([-1 if d == dim else 1 for d in range(len(shape))])
+    return Tensor(backend.to_device(np.broadcast_to(along, shape).copy(), tensor.device))
+
+
+def _integer_pairs(fn: str, a: Tensor, b: Any) -> Tensor:
+    """gcd / lcm of two integer tensors (broadcast), numpy's, outside the graph."""
+    if not isinstance(b, Tensor):
+        raise TypeError(f"{fn}(): argument 'other' (position 2) must be Tensor, not "
+                        f"{type(b).__name__}")
+    for t in (a, b):
+        if t.dtype.kind not in "iu":
+            raise NotImplementedError(f'"{fn}_cpu" not implemented for '
+                                      f"'{scalar_type_name(t.dtype)}' (integers only)")
+    xp = backend.get_array_module(a.array)
+    return Tensor(getattr(xp, fn)(a.array, b.array))
+
+
+def _running_extreme(x: Tensor, dim: int, fn: str) -> ValuesIndices:
+    """cummax / cummin: the index of the running extreme along ``dim`` found on the host
+    (ties move it on, a NaN holds it), the values gathered there (gradient to them)."""
+    dim = normalize_dim(dim, x.ndim, fn=fn)
+    if x.ndim == 0:
+        return ValuesIndices(Clone.apply(x), Tensor(np.int64(0)))
+    values = np.moveaxis(_host_array(x), dim, -1)
+    better = np.greater_equal if fn == "cummax" else np.less_equal
+    best = np.zeros(values.shape, dtype=np.int64)
+    for j in range(1, values.shape[-1]):
+        held = np.take_along_axis(values, best[..., j - 1:j], -1)[..., 0]
+        moves = (better(values[..., j], held) | np.isnan(values[..., j])) & ~np.isnan(held) \
+            if values.dtype.kind == "f" else better(values[..., j], held)
+        best[..., j] = np.where(moves, j, best[..., j - 1])
+    index = Tensor(backend.to_device(np.moveaxis(best, -1, dim), x.device))
+    return ValuesIndices(x.gather(dim, index), index)
+
+
+def _zeros_from(x: Tensor) -> Tensor:
+    """Zeros of x's shape and dtype that are x's descendant in the graph: x's gradient
+    through them is 0 (a tensor, not None), whatever x holds (NaN and inf included)."""
+    return Where.apply(Tensor(np.zeros((), bool)), x, Tensor(np.zeros((), x.dtype)))
+
+
+def _floats_only(fn: str, *operands: Any) -> None:
+    """PyTorch has no integer kernel for ``fn`` (hypot, logaddexp, frac): its error, with the
+    fix."""
+    if not any(isinstance(v, Tensor) and v.dtype.kind == "f" for v in operands):
+        dtype = next(v.dtype for v in operands if isinstance(v, Tensor))
+        raise NotImplementedError(f'"{fn}" not implemented for \'{scalar_type_name(dtype)}\' '
+                                  "(convert to a float first, e.g. x.float())")
+
+
+def _as_operand(value: Any) -> Tensor:
+    """A second operand as a tensor: Python floats in the default float dtype, ints int64."""
+    if isinstance(value, Tensor):
+        return value
+    if backend.is_array(value):
+        return Tensor(value)
+    from . import factories
+
+    return factories.tensor(value)
+
+
 # ---------------------------------------------------------------------------- more ops: arguments
 
 
@@ -2413,6 +3016,7 @@ from .ops.reduce import (  # noqa: E402
 )
 from .ops.shape import (  # noqa: E402
     Cast,
+    Cat,
     Clone,
     CopySlices,
     Expand,

@@ -2187,6 +2187,447 @@ def _backwards(L: Any) -> Any:
     return Backwards
 
 
+# ----------------------------------------------------------------------------- more math
+# Issue 37: PyTorch's functions that are also Tensor methods, each run both ways.
+
+
+def both_ways(name: str, label: str, *inputs: Input, args: tuple = (), kw: dict | None = None,
+              spaces: tuple[str, ...] = ("torch", "Tensor"), **options: Any) -> None:
+    """Cases for ``torch.NAME(x, *rest, *args, **kw)`` and ``x.NAME(*rest, *args, **kw)``."""
+    kw = kw or {}
+    for space in spaces:
+        if space == "torch":
+            def program(L: Any, x: Any, *rest: Any) -> Any:
+                return getattr(L, name)(x, *rest, *args, **kw)
+        else:
+            def program(L: Any, x: Any, *rest: Any) -> Any:
+                return getattr(x, name)(*rest, *args, **kw)
+        add(f"{space}.{name}", label, program, *inputs, **options)
+
+
+def values(*numbers: float, differentiable: bool = True) -> Input:
+    """These float values (NaN, infinities, zeros where a case needs them)."""
+    return Input(lambda rng: np.array(numbers, dtype=float), differentiable=differentiable)
+
+
+both_ways("lerp", "number", normal(2, 3), normal(3), args=(0.3,), spaces=("torch",))
+both_ways("lerp", "tensor-weight", normal(2, 3), normal(2, 3), uniform(0.0, 1.0, 3),
+          spaces=("torch",))
+both_ways("lerp", "mismatch", normal(2, 3), normal(2), args=(0.5,), spaces=("torch",))
+for _name in ("addcmul", "addcdiv"):
+    both_ways(_name, "value", normal(2, 3), normal(3), nonzero(2, 3), kw={"value": 0.5},
+              spaces=("torch",))
+    both_ways(_name, "mismatch", normal(2, 3), normal(2), nonzero(3), spaces=("torch",))
+both_ways("addmm", "plain", normal(2, 2), normal(2, 3), normal(3, 2))
+both_ways("addmm", "beta-alpha-bias", normal(2), normal(2, 3), normal(3, 2),
+          kw={"beta": 0.5, "alpha": 2.0})
+both_ways("addmm", "beta0-nan", values(np.nan, 1.0), normal(2, 3), normal(3, 2),
+          kw={"beta": 0})
+both_ways("addmm", "ints", ints(2, 2), ints(2, 3), ints(3, 2))
+both_ways("addmm", "bad-product", normal(2, 2), normal(2, 3), normal(2, 2))
+both_ways("addmm", "bad-input", normal(3), normal(2, 3), normal(3, 2))
+both_ways("addmm", "vector", normal(2), normal(3), normal(3, 2))
+both_ways("baddbmm", "plain", normal(2, 2, 2), normal(2, 2, 3), normal(2, 3, 2))
+both_ways("baddbmm", "beta-alpha-bias", normal(2), normal(2, 2, 3), normal(2, 3, 2),
+          kw={"beta": -1.0, "alpha": 0.5})
+both_ways("baddbmm", "bad-batch", normal(2, 2, 2), normal(2, 2, 3), normal(3, 3, 2))
+both_ways("baddbmm", "matrices", normal(2, 2), normal(2, 3), normal(3, 2))
+both_ways("hypot", "broadcast", normal(2, 3), normal(3))
+both_ways("hypot", "float32-float64", normal(2, 3), normal(3), dtype="float32")
+both_ways("hypot", "ints", ints(2, 3), ints(3))
+both_ways("hypot", "mismatch", normal(2, 3), normal(2))
+both_ways("logaddexp", "broadcast", normal(2, 3), normal(3))
+both_ways("logaddexp", "large", uniform(500.0, 800.0, 2, 3), uniform(500.0, 800.0, 2, 3))
+both_ways("logaddexp", "ints", ints(2, 3), ints(2, 3))
+both_ways("xlogy", "broadcast", normal(2, 3), positive(3))
+both_ways("xlogy", "zeros", values(0.0, 1.5, -0.5, 0.0), values(0.0, 2.0, 0.5, 3.0,
+                                                              differentiable=False))
+both_ways("xlogy", "nan", values(0.0, 1.5), values(np.nan, np.nan, differentiable=False))
+both_ways("xlogy", "number", normal(2, 3), args=(3,))
+both_ways("xlogy", "ints", ints(2, 3, low=0), ints(2, 3, low=1))
+add("torch.xlogy", "number-first", lambda L, y: L.xlogy(2, y), positive(2, 3))
+both_ways("sinc", "float", values(0.0, 1.2, -0.3, 2.0))
+both_ways("sinc", "float32", normal(2, 3), dtype="float32")
+both_ways("sinc", "ints", ints(2, 3))
+for _name in ("trunc", "frac"):
+    both_ways(_name, "float", values(1.5, -1.5, 0.25, -0.75, 3.0))
+    both_ways(_name, "ints", ints(2, 3))
+both_ways("fmod", "broadcast", normal(2, 3), nonzero(3))
+both_ways("fmod", "number", normal(2, 3), args=(-0.7,))
+both_ways("fmod", "ints", ints(2, 3), ints(3, low=1))
+both_ways("fmod", "int-negative", ints(2, 3), args=(-2,))
+both_ways("fmod", "int-zero", ints(2, 3), args=(0,))
+both_ways("fmod", "int-float-number", ints(2, 3), args=(1.5,))
+both_ways("copysign", "broadcast", nonzero(2, 3), normal(3))
+both_ways("copysign", "negative-zero", nonzero(2, 3), args=(-0.0,))
+both_ways("copysign", "at-zero", values(0.0, 1.2), values(-1.0, 1.0))
+both_ways("copysign", "ints", ints(2, 3), ints(3))
+both_ways("copysign", "float32-float64", nonzero(2, 3), normal(3), dtype="float32")
+both_ways("nan_to_num", "default", values(np.nan, np.inf, -np.inf, 1.5, differentiable=False))
+both_ways("nan_to_num", "given", values(np.nan, np.inf, -np.inf, 1.5), args=(1.0, 2.0, -2.0))
+both_ways("nan_to_num", "float32", values(np.nan, np.inf, -np.inf, 1.5, differentiable=False),
+          dtype="float32")
+both_ways("nan_to_num", "ints", ints(2, 3))
+both_ways("nansum", "all", values(np.nan, 1.5, -2.0))
+both_ways("nansum", "dim1-keepdim", Input(lambda rng: np.where(
+    rng.random((2, 3)) < 0.3, np.nan, rng.standard_normal((2, 3)))), args=(1, True))
+both_ways("nansum", "ints", ints(2, 3))
+add("torch.nansum", "dtype", lambda L, x: L.nansum(x, dtype=L.float64), ints(2, 3))
+both_ways("nanmean", "all", values(np.nan, 1.5, -2.0))
+both_ways("nanmean", "dim0", Input(lambda rng: np.array([[np.nan, 1.0, np.nan],
+                                                         [2.0, -1.0, 0.5]])), args=(0,))
+both_ways("nanmean", "all-nan-column", Input(lambda rng: np.array([[np.nan, 1.0, np.nan],
+                                                                   [2.0, -1.0, np.nan]])),
+          args=(0,))
+both_ways("nanmean", "ints", ints(2, 3))
+both_ways("nanmean", "bad-dim", normal(2, 3), args=(2,))
+
+
+both_ways("median", "all", normal(2, 3))
+both_ways("median", "ties", values(2.0, 1.0, 2.0, 3.0, 2.0, 0.0))
+both_ways("median", "nan", values(1.0, np.nan, 2.0))
+both_ways("median", "dim1", distinct(3, 4), args=(1,))
+both_ways("median", "dim0-keepdim", distinct(3, 4), args=(0, True))
+both_ways("median", "dim-nan", values(1.0, np.nan, 2.0, np.nan), args=(0,))
+both_ways("median", "ints", ints(2, 3))
+both_ways("median", "ints-dim", Input(lambda rng: rng.permutation(6).reshape(2, 3),
+                                      differentiable=False), args=(1,))
+both_ways("median", "0-d", normal(), args=(0,))
+both_ways("median", "bad-dim", normal(2, 3), args=(2,))
+both_ways("kthvalue", "k2-dim1", distinct(3, 4), args=(2, 1))
+both_ways("kthvalue", "default-dim-keepdim", distinct(3, 4), args=(4,), kw={"keepdim": True})
+both_ways("kthvalue", "0-d", normal(), args=(1,))
+both_ways("kthvalue", "k-too-large", distinct(3, 4), args=(5,))
+both_ways("kthvalue", "k0", distinct(3, 4), args=(0,))
+both_ways("mode", "ties", values(3.0, 1.0, 3.0, 1.0, 2.0, 1.0))
+both_ways("mode", "dim0-keepdim", Input(lambda rng: rng.integers(0, 3, (4, 3)) * 0.5),
+          args=(0, True))
+both_ways("mode", "ints", ints(3, 5, low=0, high=3))
+both_ways("mode", "0-d", normal())
+both_ways("quantile", "all", normal(3, 4), args=(0.3,))
+both_ways("quantile", "q-tensor-dim-keepdim", normal(3, 4),
+          Input(lambda rng: np.array([0.1, 0.5, 1.0]), differentiable=False),
+          kw={"dim": 1, "keepdim": True})
+for _mode in ("lower", "higher", "midpoint", "nearest"):
+    both_ways("quantile", _mode, normal(3, 4), args=(0.4,),
+              kw={"dim": 0, "interpolation": _mode})
+both_ways("quantile", "nearest-half-to-even", values(0.0, 1.0, 2.0, 3.0), args=(0.5,),
+          kw={"interpolation": "nearest"})
+both_ways("quantile", "nan", values(0.0, np.nan, 2.0), args=(0.5,))
+both_ways("quantile", "keepdim-all", normal(3, 4), args=(0.7,), kw={"keepdim": True})
+both_ways("quantile", "float32", normal(3, 4), args=(0.25, 1), dtype="float32")
+both_ways("quantile", "bad-q", normal(3, 4), args=(1.5,))
+both_ways("quantile", "ints", ints(3, 4), args=(0.5,))
+both_ways("quantile", "bad-interpolation", normal(3, 4), args=(0.5,),
+          kw={"interpolation": "cubic"})
+both_ways("quantile", "q-2d", normal(3, 4), Input(lambda rng: np.array([[0.5]]),
+                                                  differentiable=False))
+both_ways("msort", "float", normal(3, 2))
+both_ways("msort", "ints", ints(4, 2))
+both_ways("msort", "0-d", normal())
+
+
+add("torch.index_add", "dim0-alpha", lambda L, x, i, s: L.index_add(x, 0, i, s, alpha=0.5),
+    normal(3, 2), constant([2, 0, 2]), normal(3, 2))
+add("torch.index_add", "bad-index-dtype", lambda L, x, s: L.index_add(
+    x, 0, L.tensor([0.0, 1.0]), s), normal(3, 2), normal(2, 2))
+add("torch.index_add", "index-2d", lambda L, x, i, s: L.index_add(x, 0, i, s), normal(3, 2),
+    constant([[0]]), normal(1, 2))
+add("torch.index_add", "bad-count", lambda L, x, i, s: L.index_add(x, 0, i, s), normal(3, 2),
+    constant([0, 1]), normal(3, 2))
+add("torch.index_add", "out-of-range", lambda L, x, i, s: L.index_add(x, 0, i, s),
+    normal(3, 2), constant([0, 5]), normal(2, 2))
+add("torch.index_add", "ints", lambda L, x, i, s: L.index_add(x, 1, i, s), ints(2, 3),
+    constant([1, 1]), ints(2, 2))
+for _space in ("torch", "Tensor"):
+    _copy = (lambda L, x, *a: L.index_copy(x, *a)) if _space == "torch" else \
+        (lambda L, x, *a: x.index_copy(*a))
+    add(f"{_space}.index_copy", "dim0", lambda L, x, i, s, c=_copy: c(L, x, 0, i, s),
+        normal(4, 2), constant([3, 0]), normal(2, 2))
+    add(f"{_space}.index_copy", "dim1-repeat-last-wins",
+        lambda L, x, i, s, c=_copy: c(L, x, 1, i, s), normal(3, 2), constant([1, 1]),
+        normal(3, 2))
+    add(f"{_space}.index_copy", "ints", lambda L, x, i, s, c=_copy: c(L, x, 0, i, s),
+        ints(3, 2), constant([2]), ints(1, 2))
+    add(f"{_space}.index_copy", "dtypes", lambda L, x, i, s, c=_copy: c(L, x, 0, i, s.float()),
+        normal(3, 2), constant([2]), normal(1, 2))
+    add(f"{_space}.index_copy", "bad-shape", lambda L, x, i, s, c=_copy: c(L, x, 0, i, s),
+        normal(3, 2), constant([2]), normal(1, 3))
+add("torch.index_fill", "dim1", lambda L, x, i: L.index_fill(x, 1, i, -1.5), normal(2, 3),
+    constant([2, 0]))
+add("torch.index_fill", "ints", lambda L, x, i: L.index_fill(x, 0, i, 7), ints(3, 2),
+    constant([1]))
+add("torch.index_fill", "index-2d", lambda L, x, i: L.index_fill(x, 0, i, 1.0), normal(3),
+    constant([[0]]))
+add("torch.index_fill", "out-of-range", lambda L, x, i: L.index_fill(x, 0, i, 1.0), normal(3),
+    constant([5]))
+for _space in ("torch", "Tensor"):
+    _reduce = (lambda L, x, *a, **k: L.scatter_reduce(x, *a, **k)) if _space == "torch" else \
+        (lambda L, x, *a, **k: x.scatter_reduce(*a, **k))
+    for _how in ("sum", "prod", "mean", "amax", "amin"):
+        add(f"{_space}.scatter_reduce", f"{_how}-dim1", lambda L, x, i, s, r=_reduce, h=_how:
+            r(L, x, 1, i, s, h), nonzero(2, 4), constant([[0, 0, 3], [2, 2, 2]]),
+            nonzero(2, 3))
+        add(f"{_space}.scatter_reduce", f"{_how}-without-self",
+            lambda L, x, i, s, r=_reduce, h=_how: r(L, x, 0, i, s, h, include_self=False),
+            nonzero(3, 2), constant([[0, 2], [0, 0], [0, 1]]), nonzero(3, 2))
+    add(f"{_space}.scatter_reduce", "amax-ties", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "amax"), values(1.0, 3.0, 3.0), constant([1, 0, 1]),
+        values(3.0, 2.0, 3.0))
+    add(f"{_space}.scatter_reduce", "prod-zeros", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "prod"), values(2.0, 0.0, 3.0), constant([0, 0, 1]),
+        values(0.0, 4.0, 0.0))
+    add(f"{_space}.scatter_reduce", "int-mean", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "mean"), ints(3, low=-9, high=9), constant([0, 0, 1, 0]),
+        ints(4, low=-9, high=9))
+    add(f"{_space}.scatter_reduce", "int-amin", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "amin", include_self=False), ints(3), constant([2, 2]), ints(2))
+    add(f"{_space}.scatter_reduce", "bad-reduce", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "add"), normal(3), constant([0, 1]), normal(2))
+    add(f"{_space}.scatter_reduce", "max-alias", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "max"), values(1.0, 2.0, 3.0, differentiable=False),
+        constant([0, 1]), values(5.0, -6.0, differentiable=False))  # (torch's backward of
+    # "max" raises: the values only)
+    add(f"{_space}.scatter_reduce", "dtypes", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s.float(), "sum"), normal(3), constant([0, 1]), normal(2))
+    add(f"{_space}.scatter_reduce", "bad-index", lambda L, x, i, s, r=_reduce:
+        r(L, x, 0, i, s, "sum"), normal(3), constant([0, 3]), normal(2))
+
+
+both_ways("bincount", "plain", constant([0, 2, 2, 5]))
+both_ways("bincount", "minlength", constant([0, 2, 2]), kw={"minlength": 5})
+both_ways("bincount", "weights", constant([0, 2, 2]), values(0.5, 1.0, 2.0,
+                                                              differentiable=False))
+both_ways("bincount", "int-weights", constant([0, 2, 2]), constant([1, 2, 3]))
+both_ways("bincount", "float32-weights", constant([1, 1]), values(0.5, 1.0,
+                                                                  differentiable=False),
+          dtype="float32")
+both_ways("bincount", "negative", constant([0, -2, 2]))
+both_ways("bincount", "2-d", constant([[0, 2]]))
+both_ways("bincount", "floats", normal(3))
+both_ways("histc", "range", values(1.0, 2.0, 1.0, 0.5, 3.0, 4.0, differentiable=False),
+          kw={"bins": 4, "min": 0, "max": 3})
+both_ways("histc", "own-range", Input(lambda rng: rng.standard_normal(20),
+                                      differentiable=False), args=(5,))
+both_ways("histc", "one-point", values(1.0, 1.0, differentiable=False), kw={"bins": 4})
+both_ways("histc", "float32", Input(lambda rng: rng.standard_normal(20), differentiable=False),
+          args=(7, -1.0, 1.0), dtype="float32")
+both_ways("histc", "ints", ints(5), args=(4, 0, 3))
+both_ways("histc", "bad-bins", normal(3), kw={"bins": 0})
+both_ways("histc", "bad-range", normal(3), kw={"bins": 3, "min": 3, "max": 1})
+both_ways("heaviside", "float", values(1.5, -2.5, 0.0, differentiable=False),
+          values(0.5, differentiable=False))
+both_ways("heaviside", "broadcast", Input(lambda rng: rng.integers(-1, 2, (2, 3)) * 1.0,
+                                          differentiable=False),
+          values(0.25, 0.5, 0.75, differentiable=False))
+both_ways("heaviside", "ints", ints(2, 3, low=-1, high=2), constant([7]))
+both_ways("heaviside", "dtypes", ints(2, 3), values(0.5, differentiable=False))
+for _name in ("gcd", "lcm"):
+    both_ways(_name, "broadcast", ints(2, 3, low=-9, high=9), constant([6, 0, -4]))
+    both_ways(_name, "floats", normal(2, 3), normal(2, 3))
+both_ways("unique_consecutive", "flat", constant([1, 1, 2, 2, 3, 1, 1, 2]))
+both_ways("unique_consecutive", "inverse-counts", constant([[1, 1, 2], [2, 3, 3]]),
+          args=(True, True))
+both_ways("unique_consecutive", "dim0", constant([[1, 1], [1, 1], [2, 3], [1, 1]]),
+          kw={"return_counts": True, "dim": 0})
+both_ways("unique_consecutive", "floats", values(0.5, 0.5, -1.0, differentiable=False),
+          kw={"return_inverse": True})
+both_ways("kron", "matrices", normal(2, 2), normal(2, 3))
+both_ways("kron", "vector-matrix", normal(2), normal(2, 3))
+both_ways("kron", "ints", ints(2), ints(2))
+both_ways("rot90", "default", normal(2, 3))
+both_ways("rot90", "k2-list", normal(2, 3), args=(2, [0, 1]))
+both_ways("rot90", "k-1-dims", normal(2, 3, 2), args=(-1, (2, 0)))
+both_ways("rot90", "k4", normal(2, 3), args=(4,))
+both_ways("rot90", "ints", ints(2, 3), args=(3,))
+both_ways("rot90", "same-dims", normal(2, 3), args=(1, (0, 0)))
+both_ways("rot90", "vector", normal(3), args=(1,))
+both_ways("rot90", "three-dims", normal(2, 3, 2), args=(1, (0, 1, 2)))
+for _name in ("cummax", "cummin"):
+    both_ways(_name, "dim1", distinct(3, 4), args=(1,))
+    both_ways(_name, "ties", values(1.0, 3.0, 2.0, 3.0, 5.0, 1.0), args=(0,))
+    both_ways(_name, "nan", values(1.0, np.nan, 2.0, differentiable=False), args=(0,))
+    both_ways(_name, "ints", ints(2, 5), args=(-1,))
+    both_ways(_name, "0-d", normal(), args=(0,))
+    both_ways(_name, "bad-dim", normal(2, 3), args=(2,))
+both_ways("logcumsumexp", "dim1", normal(2, 4), args=(1,))
+both_ways("logcumsumexp", "wide", values(-1000.0, 0.0, 1000.0, 999.0), args=(0,))
+both_ways("logcumsumexp", "float32-dim0", normal(3, 2), args=(0,), dtype="float32")
+both_ways("logcumsumexp", "ints", ints(3), args=(0,))
+both_ways("take_along_dim", "argsort", normal(2, 4), constant([[3, 0, 1, 2], [1, 1, 0, 3]]),
+          args=(1,))
+both_ways("take_along_dim", "broadcast", normal(1, 3), constant([[0], [2]]), args=(1,))
+both_ways("take_along_dim", "flat", normal(2, 3), constant([5, 0, 5]))
+both_ways("take_along_dim", "ints", ints(2, 3), constant([[2], [0]]), args=(-1,))
+both_ways("take_along_dim", "bad-dims", normal(2, 3), constant([0, 2]), args=(1,))
+add("torch.isin", "tensors", lambda L, x, t: L.isin(x, t), ints(2, 3), constant([3, 0, -1]))
+add("torch.isin", "numbers", lambda L, x: (L.isin(x, 3), L.isin(3, x)), ints(2, 3, low=2))
+add("torch.isin", "invert-floats", lambda L, x, t: L.isin(x, t, invert=True),
+    values(1.5, 2.0, 0.0, differentiable=False), constant([1, 2]))
+add("torch.searchsorted", "left-right", lambda L, s, v: (L.searchsorted(s, v),
+                                                         L.searchsorted(s, v, right=True)),
+    constant([1, 3, 5, 7]), constant([3, 6, 9, 0]))
+add("torch.searchsorted", "rows", lambda L, s, v: L.searchsorted(s, v),
+    constant([[1, 3, 5], [2, 4, 6]]), constant([[3, 6], [1, 5]]))
+add("torch.searchsorted", "number-side-int32", lambda L, s: (
+    L.searchsorted(s, 5, side="right"), L.searchsorted(s, L.tensor([3.5]), out_int32=True)),
+    values(1.0, 3.0, 5.0, 7.0, differentiable=False))
+add("torch.searchsorted", "sorter", lambda L, s, v, i: L.searchsorted(s, v, sorter=i),
+    constant([5, 1, 3]), constant([3, 4]), constant([1, 2, 0]))
+add("torch.searchsorted", "bad-rows", lambda L, s, v: L.searchsorted(s, v),
+    constant([[1, 3, 5]]), constant([3, 4]))
+add("torch.bucketize", "left-right", lambda L, x, b: (L.bucketize(x, b),
+                                                      L.bucketize(x, b, right=True)),
+    constant([[3, 6], [9, 1]]), constant([1, 3, 5, 7]))
+add("torch.bucketize", "floats-int32", lambda L, x, b: L.bucketize(x, b, out_int32=True),
+    Input(lambda rng: rng.standard_normal((2, 3)), differentiable=False),
+    values(-1.0, 0.0, 1.0, differentiable=False))
+add("torch.bucketize", "bad-boundaries", lambda L, x, b: L.bucketize(x, b), constant([3]),
+    constant([[1, 3]]))
+for _name in ("tril_indices", "triu_indices"):
+    add(f"torch.{_name}", "square", (lambda n: lambda L: getattr(L, n)(3, 3))(_name))
+    add(f"torch.{_name}", "offset", (lambda n: lambda L: (getattr(L, n)(3, 4, 1),
+                                                         getattr(L, n)(4, 2, -1)))(_name))
+    add(f"torch.{_name}", "int32", (lambda n: lambda L: getattr(L, n)(2, 3,
+                                                                      dtype=L.int32))(_name))
+    add(f"torch.{_name}", "negative", (lambda n: lambda L: getattr(L, n)(-1, 3))(_name))
+add("torch.cartesian_prod", "two", lambda L, a, b: L.cartesian_prod(a, b), normal(2), normal(3))
+add("torch.cartesian_prod", "three-ints", lambda L, a, b, c: L.cartesian_prod(a, b, c), ints(2),
+    ints(2), ints(3))
+add("torch.cartesian_prod", "one", lambda L, a: L.cartesian_prod(a), normal(3))
+add("torch.cartesian_prod", "dtypes", lambda L, a, b: L.cartesian_prod(a, b), ints(2), normal(3))
+add("torch.combinations", "pairs", lambda L, x: L.combinations(x), normal(4))
+add("torch.combinations", "r3-replacement", lambda L, x: L.combinations(
+    x, 3, with_replacement=True), normal(3))
+add("torch.combinations", "r1-ints", lambda L, x: L.combinations(x, r=1), ints(3))
+add("torch.combinations", "too-many", lambda L, x: (L.combinations(x, r=4),
+                                                    L.combinations(x, r=0)), normal(3))
+add("torch.combinations", "matrix", lambda L, x: L.combinations(x), normal(1, 3))
+add("torch.tensordot", "dims2", lambda L, a, b: L.tensordot(a, b), normal(2, 3, 4),
+    normal(3, 4, 2))
+add("torch.tensordot", "named-dims", lambda L, a, b: L.tensordot(a, b, dims=([1, 2], [1, 0])),
+    normal(2, 3, 4), normal(4, 3, 2))
+add("torch.tensordot", "outer", lambda L, a, b: L.tensordot(a, b, dims=0), normal(2, 3),
+    normal(2))
+add("torch.tensordot", "ints", lambda L, a, b: L.tensordot(a, b, dims=[[1], [0]]), ints(2, 3),
+    ints(3, 2))
+add("torch.tensordot", "mismatch", lambda L, a, b: L.tensordot(a, b, dims=1), normal(2, 3),
+    normal(4, 5))
+add("torch.block_diag", "mixed", lambda L, a, b, c: L.block_diag(a, b, c), normal(2, 2),
+    normal(2), normal())
+add("torch.block_diag", "ints", lambda L, a, b: L.block_diag(a, b), ints(2, 3), ints(1, 1))
+add("torch.block_diag", "dtypes", lambda L, a, b: L.block_diag(a.float(), b), normal(1, 2),
+    normal(2, 1))
+add("torch.block_diag", "none", lambda L: L.block_diag())
+add("torch.block_diag", "3-d", lambda L, a: L.block_diag(a), normal(1, 1, 1))
+for _name in ("trapezoid", "trapz"):
+    add(f"torch.{_name}", "unit", (lambda n: lambda L, y: getattr(L, n)(y))(_name), normal(2, 4))
+    add(f"torch.{_name}", "x", (lambda n: lambda L, y, x: getattr(L, n)(y, x))(_name),
+        normal(2, 4), normal(4))
+    add(f"torch.{_name}", "dx-dim0", (lambda n: lambda L, y: getattr(L, n)(y, dx=0.5, dim=0))(
+        _name), normal(3, 2))
+    add(f"torch.{_name}", "x-same-shape", (lambda n: lambda L, y, x: getattr(L, n)(y, x, dim=0))(
+        _name), normal(3, 2), normal(3, 2))
+    add(f"torch.{_name}", "ints", (lambda n: lambda L, y: getattr(L, n)(y))(_name), ints(5))
+    add(f"torch.{_name}", "one-point", (lambda n: lambda L, y: getattr(L, n)(y))(_name),
+        normal(1))
+    add(f"torch.{_name}", "bad-x", (lambda n: lambda L, y, x: getattr(L, n)(y, x))(_name),
+        normal(2, 3), normal(4))
+
+
+# ----------------------------------------------------------------------------- more losses
+# Issue 37: the margin and likelihood losses, as functions and as modules.
+
+
+def signs(*shape: int) -> Input:
+    """Targets of 1 and -1 (both present)."""
+    def make(rng: np.random.Generator) -> np.ndarray:
+        y = rng.choice([-1.0, 1.0], shape)
+        y.flat[0], y.flat[-1] = 1.0, -1.0
+        return y
+    return Input(make, differentiable=False)
+
+
+def counts(*shape: int) -> Input:
+    """Poisson counts 0..4 (0 and 1 present: the masked part of the Stirling term)."""
+    def make(rng: np.random.Generator) -> np.ndarray:
+        c = rng.integers(0, 5, shape).astype(float)
+        c.flat[0], c.flat[-1] = 0.0, 1.0
+        return c
+    return Input(make, differentiable=False)
+
+
+MORE_LOSSES: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] = {
+    "margin_ranking_loss": [
+        ("mean", _F("margin_ranking_loss"), (lattice(4), lattice(4, offset=0.2), signs(4))),
+        ("margin-sum", _F("margin_ranking_loss", margin=0.5, reduction="sum"),
+         (lattice(2, 3), lattice(2, 3, offset=0.2), signs(2, 3))),
+        ("none", _F("margin_ranking_loss", reduction="none"),
+         (lattice(4), lattice(4, offset=0.2), signs(4))),
+        ("bad-dims", _F("margin_ranking_loss"), (normal(2, 3), normal(2, 3), signs(3)))],
+    "hinge_embedding_loss": [
+        ("mean", _F("hinge_embedding_loss"), (lattice(2, 3, offset=0.2), signs(2, 3))),
+        ("margin-none", _F("hinge_embedding_loss", margin=0.5, reduction="none"),
+         (lattice(2, 3, offset=0.1), signs(2, 3))),
+        ("other-targets", _F("hinge_embedding_loss", reduction="sum"),
+         (lattice(2, 3, offset=0.2), constant([[1.0, -1.0, 0.0], [2.0, 1.0, -1.0]])))],
+    "triplet_margin_loss": [
+        ("mean", _F("triplet_margin_loss"), (normal(4, 3), normal(4, 3), normal(4, 3))),
+        ("p1-swap-none", _F("triplet_margin_loss", margin=2.0, p=1, swap=True,
+                            reduction="none"), (normal(4, 3), normal(4, 3), normal(4, 3))),
+        ("vectors", _F("triplet_margin_loss", margin=3.0), (normal(3), normal(3), normal(3))),
+        ("bad-margin", _F("triplet_margin_loss", margin=0.0),
+         (normal(4, 3), normal(4, 3), normal(4, 3))),
+        ("bad-dims", _F("triplet_margin_loss"), (normal(4, 3), normal(4, 3), normal(3)))],
+    "poisson_nll_loss": [
+        ("log-input", _F("poisson_nll_loss"), (normal(2, 3), counts(2, 3))),
+        ("rate-full-sum", _F("poisson_nll_loss", log_input=False, full=True, reduction="sum"),
+         (positive(2, 3), counts(2, 3))),
+        ("full-none", _F("poisson_nll_loss", full=True, reduction="none"),
+         (normal(2, 3), counts(2, 3))),
+        ("bad-reduction", _F("poisson_nll_loss", reduction="avg"),
+         (normal(2, 3), counts(2, 3)))],
+    "gaussian_nll_loss": [
+        ("same-shape", _F("gaussian_nll_loss"), (normal(2, 3), fixed(2, 3), positive(2, 3))),
+        ("one-short-full", _F("gaussian_nll_loss", full=True, reduction="sum"),
+         (normal(2, 3), fixed(2, 3), positive(2))),
+        ("shared-none", _F("gaussian_nll_loss", reduction="none"),
+         (normal(2, 3), fixed(2, 3), positive(2, 1))),
+        ("clamped", _F("gaussian_nll_loss", eps=0.1), (normal(2, 3), fixed(2, 3),
+                                                       uniform(0.01, 0.05, 2, 3))),
+        ("float-var", lambda L, x, t: L.nn.functional.gaussian_nll_loss(x, t, 0.5),
+         (normal(2, 3), fixed(2, 3))),
+        ("bad-size", _F("gaussian_nll_loss"), (normal(2, 3), fixed(2, 3), positive(3, 2))),
+        ("negative-var", _F("gaussian_nll_loss"), (normal(2, 3), fixed(2, 3), normal(2, 3))),
+        ("bad-reduction", _F("gaussian_nll_loss", reduction="avg"),
+         (normal(2, 3), fixed(2, 3), positive(2, 3)))],
+    "cosine_embedding_loss": [
+        ("batch", _F("cosine_embedding_loss"), (normal(4, 3), normal(4, 3), signs(4))),
+        ("margin-none", _F("cosine_embedding_loss", margin=-0.5, reduction="none"),
+         (normal(4, 3), normal(4, 3), signs(4))),
+        ("vectors", lambda L, x, y: L.nn.functional.cosine_embedding_loss(
+            x, y, L.tensor(-1.0, dtype=L.float64)), (normal(3), normal(3))),
+        ("bad-dims", _F("cosine_embedding_loss"), (normal(4, 3), normal(4, 3), signs(4, 1)))],
+}
+for _name, _variants in MORE_LOSSES.items():
+    for _label, _program, _inputs in _variants:
+        add(f"F.{_name}", _label, _program, *_inputs)
+module_case("MarginRankingLoss", "margin", lambda L: L.nn.MarginRankingLoss(margin=0.1),
+            lattice(4), lattice(4, offset=0.2), signs(4))
+module_case("HingeEmbeddingLoss", "sum", lambda L: L.nn.HingeEmbeddingLoss(reduction="sum"),
+            lattice(2, 3, offset=0.2), signs(2, 3))
+module_case("TripletMarginLoss", "swap", lambda L: L.nn.TripletMarginLoss(swap=True),
+            normal(4, 3), normal(4, 3), normal(4, 3))
+module_case("TripletMarginLoss", "bad-margin", lambda L: L.nn.TripletMarginLoss(margin=-1.0),
+            normal(4, 3), normal(4, 3), normal(4, 3))
+module_case("PoissonNLLLoss", "full", lambda L: L.nn.PoissonNLLLoss(full=True),
+            normal(2, 3), counts(2, 3))
+module_case("GaussianNLLLoss", "full", lambda L: L.nn.GaussianNLLLoss(full=True),
+            normal(2, 3), fixed(2, 3), positive(2, 3))
+module_case("CosineEmbeddingLoss", "margin", lambda L: L.nn.CosineEmbeddingLoss(0.2),
+            normal(4, 3), normal(4, 3), signs(4))
+
+
 # ----------------------------------------------------------------------------- the comparison
 
 

@@ -53,6 +53,9 @@ DIFFERENT: dict[str, str] = {
     "torch.autocast[enabled-cpu]": "autocast('cpu') enabled: torch computes float32 x @ w in "
     "bfloat16; dyngraph refuses with NotImplementedError (no lower precision to compute in, "
     "by design: dg.autocast's docstring; enabled=False runs in both)",
+    **{f"{s}.nanmean[all-nan-column]": "the gradient of a mean over NaNs only (the value NaN "
+       "in both): 0 for each entry here (NaN, masked out, as nansum's); torch's is NaN (its "
+       "backward divides by the count, 0)" for s in ("torch", "Tensor")},
 }
 
 # Cases where dyngraph runs what torch refuses: no torch program meets them, so no silent

@@ -11,7 +11,9 @@
   ``MaxPool2d``, ``MaxUnpool1d``, ``MaxUnpool2d``, ``Unfold``, ``Fold``; ``norm``:
   ``LayerNorm``, ``BatchNorm1d``, ``BatchNorm2d``, ``InstanceNorm1d``, ``InstanceNorm2d``
 - ``loss``: ``MSELoss``, ``L1Loss``, ``SmoothL1Loss``, ``CrossEntropyLoss``, ``NLLLoss``,
-  ``KLDivLoss``, ``BCELoss``, ``BCEWithLogitsLoss``
+  ``KLDivLoss``, ``BCELoss``, ``BCEWithLogitsLoss``, ``HuberLoss``, ``MarginRankingLoss``,
+  ``HingeEmbeddingLoss``, ``TripletMarginLoss``, ``PoissonNLLLoss``, ``GaussianNLLLoss``,
+  ``CosineEmbeddingLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
 - ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``pack_padded_sequence``...
 - ``more_layers``: ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` and the lazy
@@ -58,13 +60,19 @@ from .layers import (
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
     CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
+    TripletMarginLoss,
 )
 from .module import (
     LoadResult,
@@ -155,6 +163,9 @@ __all__ = [
     "InstanceNorm1d", "InstanceNorm2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Bilinear",
     "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d", "ReplicationPad1d",
     "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d",
+    # issue 37: losses
+    "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
+    "PoissonNLLLoss", "TripletMarginLoss",
 ]
 
 

@@ -1447,3 +1447,140 @@ def adaptive_avg_pool1d(input: Tensor, output_size: Any) -> Tensor:
     (d2l's TextCNN pools each channel to one value)."""
     size = output_size if isinstance(output_size, int) else output_size[0]
     return adaptive_avg_pool2d(input.unsqueeze(-2), (1, size)).squeeze(-2)
+
+
+# ----------------------------------------------------------------- margin and likelihood losses
+# Issue 37: PyTorch's remaining losses, each composed from differentiable ops as ATen's
+# reference (aten/src/ATen/native/Loss.cpp) writes it, so each is twice differentiable and its
+# graph shows the steps.
+
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, -y (x1 - x2) + margin): ``target`` y = 1 says x1 should rank higher than x2,
+    y = -1 lower.
+
+    >>> F.margin_ranking_loss(dg.tensor([2., 0.]), dg.tensor([1., 1.]), dg.tensor([1., 1.]))
+    tensor(0.5000)
+    """
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not input1.ndim == input2.ndim == _ndim(target):
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {_shape(input1)}, input2: {_shape(input2)}, target: {_shape(target)}"
+        )
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Any, margin: float = 1.0,
+                         size_average: Any = None, reduce: Any = None,
+                         reduction: str = "mean") -> Tensor:
+    """x where y = 1, max(0, margin - x) where y = -1 (x: a distance, y: similar or not). As
+    PyTorch computes it, a target that is neither 1 nor -1 gets both terms."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    target = _array(target)
+    below_margin = (margin - input).clamp_min(0)
+    losses = _where(Tensor(target != 1), below_margin, 0.0) + \
+        _where(Tensor(target != -1), input, 0.0)
+    return _reduce(losses, reduction)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False,
+                        size_average: Any = None, reduce: Any = None,
+                        reduction: str = "mean") -> Tensor:
+    """max(0, d(a, p) - d(a, n) + margin), d the ``pairwise_distance``: the anchor should be
+    nearer the positive than the negative by ``margin``. ``swap=True`` uses
+    min(d(a, n), d(p, n)) for the negative's distance (the harder of the two)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    if not anchor.ndim == positive.ndim == negative.ndim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number "
+            f"of dimensions, but got: anchor {anchor.ndim}D, positive {positive.ndim}D, and "
+            f"negative {negative.ndim}D inputs"
+        )
+    to_positive = pairwise_distance(anchor, positive, p, eps)
+    to_negative = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        to_negative = to_negative.minimum(pairwise_distance(positive, negative, p, eps))
+    return _reduce((margin + to_positive - to_negative).clamp_min(0), reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Any, log_input: bool = True, full: bool = False,
+                     size_average: Any = None, eps: float = 1e-8, reduce: Any = None,
+                     reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood of counts t under a Poisson of rate λ, constants dropped:
+    exp(x) - t x with ``log_input`` (x = log λ), else x - t log(x + eps) (x = λ). ``full``
+    adds Stirling's t log t - t + ½ log(2π t) where t > 1 (log t! of the dropped constant)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    losses = input.exp() - target * input if log_input else input - target * (input + eps).log()
+    if full:
+        t = target if isinstance(target, Tensor) else Tensor(_array(target))
+        counted = Tensor(_array(t) > 1)
+        t_safe = _where(counted, t, 1.0)  # NOTE: no log of 0 where it is masked out anyway
+        stirling = t_safe * t_safe.log() - t_safe + 0.5 * (2 * math.pi * t_safe).log()
+        losses = losses + _where(counted, stirling, 0.0)
+    return _reduce(losses, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Any, var: Any, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
+    """The negative log-likelihood of ``target`` under a normal of mean ``input`` and variance
+    ``var``, constants dropped: ½ (log var + (input - target)² / var) (``full``: + ½ log 2π).
+    ``var`` is the input's shape, or one dimension short of it, or 1 in one dimension
+    (one variance shared). Variances below ``eps`` count as eps (NOTE [the clamp of var])."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * factories.ones_like(input)
+    elif bool((var.detach() < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    if var.shape != input.shape:
+        if input.shape[:-1] == var.shape:
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(
+                v for i, v in zip(input.shape, var.shape) if i != v) == 1):
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(reduction + " is not valid")
+    # NOTE [the clamp of var]: PyTorch clamps a clone of var under no_grad, so a variance
+    # below eps is eps in the loss while its gradient flows as if unclamped. The same here:
+    # var plus the (constant) amount the clamp adds.
+    var = var + (var.detach().clamp_min(eps) - var.detach())
+    losses = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        losses = losses + 0.5 * math.log(2 * math.pi)
+    return _reduce(losses, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Any, margin: float = 0,
+                          size_average: Any = None, reduce: Any = None,
+                          reduction: str = "mean") -> Tensor:
+    """1 - cos(x1, x2) where y = 1 (similar), max(0, cos(x1, x2) - margin) where y = -1, the
+    cosine over the last dim (vectors (D,) with a 0-d target, or batches (N, D) with (N,))."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    dim = _ndim(target)
+    if dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if not input1.ndim == input2.ndim == dim + 1:
+        raise RuntimeError(
+            f"{dim}D target tensor expects {dim + 1}D input tensors, but found inputs with "
+            f"sizes {_shape(input1)} and {_shape(input2)}."
+        )
+    # NOTE: as ATen computes it: an epsilon of 1e-12 added to each squared norm
+    product = (input1 * input2).sum(dim)
+    squared_norms = ((input1 * input1).sum(dim) + 1e-12) * ((input2 * input2).sum(dim) + 1e-12)
+    cos = product / squared_norms.sqrt()
+    target = _array(target)
+    losses = _where(Tensor(target == 1), 1 - cos, 0.0) + \
+        _where(Tensor(target == -1), (cos - margin).clamp_min(0), 0.0)
+    return _reduce(losses, reduction)
+
+
+def _ndim(value: Any) -> int:
+    return len(_shape(value))

@@ -72,6 +72,7 @@ from .more_layers import (
     CosineSimilarity,
     Dropout2d,
     GroupNorm,
+    Hardshrink,
     Hardsigmoid,
     Hardswish,
     Hardtanh,
@@ -89,7 +90,10 @@ from .more_layers import (
     SiLU,
     Softmin,
     Softplus,
+    Softshrink,
     Softsign,
+    Tanhshrink,
+    Threshold,
     Unflatten,
     Upsample,
     UpsamplingNearest2d,
@@ -123,6 +127,7 @@ __all__ = [
     "LazyConv2d", "LazyLinear", "SiLU", "ConvTranspose2d", "GroupNorm", "PixelShuffle",
     "Upsample", "UpsamplingNearest2d", "MultiheadAttention", "Transformer", "TransformerDecoder",
     "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+    "Hardshrink", "Softshrink", "Tanhshrink", "Threshold",  # issue 37: kinks as PyTorch's
 ]
 
 

@@ -135,12 +135,16 @@ from .functions import (  # issue 37, item 3: counted in the learners' material
     add,
     as_tensor,
     asin,
+    atan,
+    atan2,
     ceil,
+    cosh,
     cumprod,
     diag,
     div,
     empty,
     empty_like,
+    expm1,
     flatten,
     floor,
     is_tensor,
@@ -152,6 +156,7 @@ from .functions import (  # issue 37, item 3: counted in the learners' material
     pi,
     pow,
     round,
+    sinh,
     squeeze,
     sub,
     unique,
@@ -385,6 +390,8 @@ __all__ = [
     "gcd", "heaviside", "histc", "isin", "kron", "lcm", "logcumsumexp", "rot90", "searchsorted",
     "take_along_dim", "tensordot", "trapezoid", "trapz", "tril_indices", "triu_indices",
     "unique_consecutive",
+    # issue 37: found at the kinks, beside the activations there
+    "atan", "atan2", "cosh", "expm1", "sinh",
 ]
 
 

@@ -63,7 +63,7 @@ def abs(x: Any) -> Tensor:  # noqa: A001 - the name learners know
 
 
 def clamp(x: Any, min: float | None = None, max: float | None = None) -> Tensor:  # noqa: A002
-    return ops.Clamp.apply(_tensor(x), low=min, high=max)
+    return _tensor(x).clamp(min, max)
 
 
 def clamp_min(x: Any, min: float) -> Tensor:  # noqa: A002
@@ -441,6 +441,29 @@ def acos(x: Any) -> Tensor:
 
 def asin(x: Any) -> Tensor:
     return _tensor(x).asin()
+
+
+def atan(x: Any) -> Tensor:
+    return _tensor(x).atan()
+
+
+def atan2(input: Any, other: Any) -> Tensor:  # noqa: A002
+    """The angle of the point (other, input), in (-pi, pi]."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"atan2(): argument 'input' must be Tensor, not {type(input).__name__}")
+    return input.atan2(other)
+
+
+def sinh(x: Any) -> Tensor:
+    return _tensor(x).sinh()
+
+
+def cosh(x: Any) -> Tensor:
+    return _tensor(x).cosh()
+
+
+def expm1(x: Any) -> Tensor:
+    return _tensor(x).expm1()
 
 
 def diag(x: Any, diagonal: int = 0) -> Tensor:

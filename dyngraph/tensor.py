@@ -1266,17 +1266,16 @@ class Tensor:
         """Values below ``min`` raised to it, above ``max`` lowered to it. A bound may be a
         tensor (broadcast against x): then the gradient flows to the bound where it is taken."""
         if isinstance(min, Tensor) or isinstance(max, Tensor):
-            out = self if min is None else Where.apply(self < min, min, self)
-            return out if max is None else Where.apply(out > max, max, out)
+            return ClampByTensors.apply(self, min, max)
         return Clamp.apply(self, low=min, high=max)
 
-    def clamp_min(self, min: float) -> Tensor:
+    def clamp_min(self, min: Any) -> Tensor:
         """``clamp(min=min)``: every value below ``min`` raised to it (PyTorch's clamp_min)."""
-        return Clamp.apply(self, low=min, high=None)
+        return self.clamp(min, None)
 
-    def clamp_max(self, max: float) -> Tensor:
+    def clamp_max(self, max: Any) -> Tensor:
         """``clamp(max=max)``: every value above ``max`` lowered to it."""
-        return Clamp.apply(self, low=None, high=max)
+        return self.clamp(None, max)
 
     def repeat_interleave(self, repeats: Any, dim: int | None = None, *,
                           output_size: int | None = None) -> Tensor:
@@ -1327,6 +1326,8 @@ class Tensor:
         if isinstance(dim, Tensor):
             return Maximum.apply(self, dim)
         dim, keepdim = _reduction_args("max", self.ndim, dim, axis, keepdim, keepdims)
+        if dim == ():  # dim 0 (or -1) of a 0-d tensor: the one value, at index 0
+            return ValuesIndices(Max.apply(self, axis=None), self.argmax())
         if not isinstance(dim, int):  # every dimension (or a tuple of them, like torch.amax):
             return Max.apply(self, axis=dim, keepdims=keepdim)  # values; ties share the grad
         values = Max.apply(self, axis=dim, keepdims=keepdim, ties="first")  # grad to the index
@@ -1339,6 +1340,8 @@ class Tensor:
         if isinstance(dim, Tensor):
             return Minimum.apply(self, dim)
         dim, keepdim = _reduction_args("min", self.ndim, dim, axis, keepdim, keepdims)
+        if dim == ():  # dim 0 (or -1) of a 0-d tensor: the one value, at index 0
+            return ValuesIndices(Min.apply(self, axis=None), self.argmin())
         if not isinstance(dim, int):
             return Min.apply(self, axis=dim, keepdims=keepdim)
         values = Min.apply(self, axis=dim, keepdims=keepdim, ties="first")
@@ -1524,17 +1527,18 @@ class Tensor:
 
     def amax(self, dim: Any = (), keepdim: bool | None = None, *, axis: Any = None,
              keepdims: bool | None = None) -> Tensor:
-        """Maximum over ``dim`` (every dimension when dim=() or None); ties share the gradient."""
+        """Maximum over ``dim`` (every dimension when dim=() or None); ties share the gradient
+        (and a NaN maximum, equal to no entry, has a NaN gradient: PyTorch's amax)."""
         dims, keep = _reduction_args("amax", self.ndim, None if dim == () else dim, axis, keepdim,
                                   keepdims)
-        return Max.apply(self, axis=dims, keepdims=keep)
+        return Max.apply(self, axis=dims, keepdims=keep, ties="share among equal")
 
     def amin(self, dim: Any = (), keepdim: bool | None = None, *, axis: Any = None,
              keepdims: bool | None = None) -> Tensor:
         """Minimum over ``dim`` (every dimension when dim=() or None); ties share the gradient."""
         dims, keep = _reduction_args("amin", self.ndim, None if dim == () else dim, axis, keepdim,
                                   keepdims)
-        return Min.apply(self, axis=dims, keepdims=keep)
+        return Min.apply(self, axis=dims, keepdims=keep, ties="share among equal")
 
     def all(self, dim: Any = None, keepdim: bool | None = None, *, axis: Any = None,
             keepdims: bool | None = None) -> Tensor:
@@ -1889,6 +1893,26 @@ class Tensor:
     def asin(self) -> Tensor:
         return Asin.apply(self)
 
+    def atan(self) -> Tensor:
+        return Atan.apply(self)
+
+    def atan2(self, other: Any) -> Tensor:
+        """The angle of the point (other, self): atan2(y=self, x=other), in (-pi, pi]."""
+        if not isinstance(other, Tensor):  # (PyTorch's atan2 takes no number)
+            raise TypeError(f"atan2(): argument 'other' must be Tensor, not "
+                            f"{type(other).__name__}; wrap it: y.atan2(dg.tensor({other!r}))")
+        return Atan2.apply(self, other)
+
+    def sinh(self) -> Tensor:
+        return Sinh.apply(self)
+
+    def cosh(self) -> Tensor:
+        return Cosh.apply(self)
+
+    def expm1(self) -> Tensor:
+        """exp(x) - 1, exact for x near 0."""
+        return Expm1.apply(self)
+
     def diag(self, diagonal: int = 0) -> Tensor:
         """A vector -> the square matrix with it on the ``diagonal``-th diagonal; a matrix ->
         its ``diagonal``-th diagonal, as a vector (a copy, as in PyTorch)."""
@@ -1915,7 +1939,7 @@ class Tensor:
     def logit(self, eps: float | None = None) -> Tensor:
         """log(p / (1 - p)), the inverse of sigmoid; ``eps`` clamps p to [eps, 1 - eps]."""
         p = self if eps is None else self.clamp(eps, 1 - eps)
-        return (p / (1 - p)).log()
+        return p.log() - (-p).log1p()  # (1 / p + 1 / (1 - p): inf at 0 and at 1, as PyTorch's)
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         """The indices of the nonzero entries: one row each (int64), or with ``as_tuple``
@@ -2661,17 +2685,9 @@ def _refuse_two_bools(fn: str, a: Any, b: Any) -> None:
 
 
 def _floor_divide(a: Any, b: Any) -> Tensor:
-    """``a // b``: floor(a / b), in the operands' dtype (integers stay integers). Outside the
-    graph: PyTorch has no derivative for it either (its backward raises)."""
-    tensor = a if isinstance(a, Tensor) else b
+    """``a // b``: floor(a / b), in the operands' dtype (integers stay integers)."""
     _refuse_two_bools("floor_divide", a, b)
-    xp = backend.get_array_module(tensor.array)
-    out = xp.floor_divide(_data_of(a), _data_of(b))
-    if out.dtype.kind == "f" and not any(isinstance(v, Tensor) and v.dtype.kind == "f"
-                                         for v in (a, b)):
-        out = out.astype(DEFAULT_FLOAT)  # integer tensors and a Python float (NOTE [type
-        # promotion]): PyTorch's default float, where numpy makes float64
-    return Tensor(out)
+    return FloorDivide.apply(a, b)
 
 
 def _host_array(value: Any) -> np.ndarray:
@@ -2974,15 +2990,28 @@ def _tell_hooks_data_read(tensor: Tensor, how: str) -> None:
 # classes used by the dunders above, and function.py itself (its registry of FunctionHooks, read
 # on data reads), are imported at the bottom, once Tensor exists.
 from . import function  # noqa: E402
-from .ops.arc_and_round import Acos, Asin, Ceil, Floor, Round  # noqa: E402
+from .ops.arc_and_round import (  # noqa: E402
+    Acos,
+    Asin,
+    Atan,
+    Atan2,
+    Ceil,
+    Cosh,
+    Expm1,
+    Floor,
+    Round,
+    Sinh,
+)
 from .ops.dims import normalize_dim, normalize_dims, normalize_sizes, one_spelling  # noqa: E402
 from .ops.elementwise import (  # noqa: E402
     Abs,
     Add,
     Clamp,
+    ClampByTensors,
     Cos,
     Div,
     Exp,
+    FloorDivide,
     Log,
     Log2,
     Log10,

@@ -150,6 +150,7 @@ class Case:
     tol: dict = field(default_factory=dict)
     dtype: str = "float64"  # of the float inputs (modules run in the default float32)
     module: bool = False  # the program returns (module, output): its tree is compared too
+    nonfinite: bool = False  # NaN and infinities on purpose: numpy's warnings about them expected
 
     @property
     def id(self) -> str:
@@ -206,6 +207,11 @@ def all_true(*shape: int) -> Input:
     return Input(lambda rng: np.ones(shape, bool), differentiable=False)
 
 
+def at(*values: float) -> Input:
+    """Exactly these values, as a leaf that requires grad: a function's kinks, NaN, infinities."""
+    return Input(lambda rng: np.array(values, dtype=np.float64))
+
+
 def probs(*shape: int) -> Input:
     return Input(lambda rng: rng.uniform(0.1, 0.9, shape), differentiable=False)
 
@@ -231,6 +237,7 @@ UNARY = {
     "rsqrt": positive(2, 3), "isfinite": normal(2, 3), "isinf": normal(2, 3),
     "isnan": normal(2, 3), "logical_not": nonzero(2, 3),
     "count_nonzero": ints(2, 3, low=-1, high=2), "is_floating_point": normal(2, 3),
+    "atan": normal(2, 3), "sinh": normal(2, 3), "cosh": normal(2, 3), "expm1": normal(2, 3),
 }
 # names whose integer input does not mean anything to compare (trace/inverse are torch-only names
 # here of a matrix)
@@ -251,6 +258,30 @@ for _name, _domain in UNARY.items():
         add(f"{_space}.{_name}", "float32", _call, _domain, dtype="float32")
         if _name not in _NO_INT and _domain.differentiable:
             add(f"{_space}.{_name}", "int64", _call, _INT_DOMAIN.get(_name, ints(2, 3)))
+        add(f"{_space}.{_name}", "empty", _call,  # (a batch of none)
+            normal(0, 3) if _name != "unique" else ints(0, 3))
+        add(f"{_space}.{_name}", "0-d", _call, at(0.7) if _name != "unique" else constant(3))
+
+# the reductions and normalizations over an empty dimension (the sum of nothing is 0, its
+# product 1, its max an error) and of a 0-d tensor (its one dimension is 0, or -1)
+for _label, _program in {
+    "sum": lambda L, x: x.sum(0), "prod": lambda L, x: x.prod(0),
+    "mean": lambda L, x: x.mean(0), "max": lambda L, x: x.max(0),
+    "amax": lambda L, x: x.amax(0), "argmax": lambda L, x: x.argmax(0),
+    "norm": lambda L, x: x.norm(dim=0),
+    "softmax": lambda L, x: x.softmax(0), "log_softmax": lambda L, x: x.log_softmax(0),
+    "logsumexp": lambda L, x: x.logsumexp(0), "cumsum": lambda L, x: x.cumsum(0),
+    "sort": lambda L, x: x.sort(0), "all": lambda L, x: x.all(), "any": lambda L, x: x.any(),
+    "matmul": lambda L, x: x.T @ x, "masked": lambda L, x: x[x > 0],
+}.items():
+    add("Tensor.sum", f"empty-{_label}", _program, normal(0, 3), nonfinite=True)
+for _label, _program in {
+    "sum": lambda L, x: x.sum(0), "prod": lambda L, x: x.prod(0), "mean": lambda L, x: x.mean(-1),
+    "max": lambda L, x: x.max(0), "min": lambda L, x: x.min(-1), "argmax": lambda L, x: x.argmax(0),
+    "softmax": lambda L, x: x.softmax(0), "logsumexp": lambda L, x: x.logsumexp(0),
+    "cumsum": lambda L, x: x.cumsum(0), "sort": lambda L, x: x.sort(0),
+}.items():
+    add("Tensor.sum", f"0-d-{_label}", _program, at(0.7))
 
 # isnan/isinf/isfinite of the values they are for
 for _name in ("isnan", "isinf", "isfinite"):
@@ -670,6 +701,65 @@ for _name, _op in REFLECTED.items():
         nonzero(2, 3) if _name in ("__rtruediv__", "__rfloordiv__", "__rmod__")
         else normal(2, 3))
     add(f"Tensor.{_name}", "int", (lambda o: lambda L, x: o(x))(_op), ints(2, 3, low=1))
+# Gradients at the kinks: where a piecewise function changes formula, at 0, NaN and the
+# infinities, each library picks a one-sided derivative (hardtanh's is 0 at its bounds, clamp's
+# 1) or lets a NaN through or not. Random inputs never land there; these do.
+_NAN, _INF = float("nan"), float("inf")
+
+
+def kink(name: str, label: str, program: Callable[..., Any], *inputs: Input) -> None:
+    add(name, label, program, *inputs, nonfinite=True)
+
+
+KINKS = at(_NAN, 0.0, 1.0, -1.0, 3.0, -3.0, 6.0, 0.5, -0.5, 20.0, _INF, -_INF)
+_PLUS_NAN = at(0.0, _NAN, 2.0, 0.5, -1.0, _NAN, 1.0, 3.0, -_INF, 0.5, 6.0, 1.0)  # beside KINKS
+for _name, _program in {
+    "Tensor.relu": lambda L, x: x.relu(), "F.relu6": lambda L, x: L.nn.functional.relu6(x),
+    "F.hardtanh": lambda L, x: L.nn.functional.hardtanh(x),
+    "F.hardsigmoid": lambda L, x: L.nn.functional.hardsigmoid(x),
+    "F.hardswish": lambda L, x: L.nn.functional.hardswish(x),
+    "F.elu": lambda L, x: L.nn.functional.elu(x), "F.selu": lambda L, x: L.nn.functional.selu(x),
+    "F.celu": lambda L, x: L.nn.functional.celu(x, 0.5),
+    "F.leaky_relu": lambda L, x: L.nn.functional.leaky_relu(x, 0.1),
+    "F.prelu": lambda L, x: L.nn.functional.prelu(x, L.tensor([0.25], dtype=L.float64)),
+    "F.threshold": lambda L, x: L.nn.functional.threshold(x, 0.5, -2.0),
+    "F.hardshrink": lambda L, x: L.nn.functional.hardshrink(x, 1.0),
+    "F.softshrink": lambda L, x: L.nn.functional.softshrink(x, 1.0),
+    "F.tanhshrink": lambda L, x: L.nn.functional.tanhshrink(x),
+    "F.softplus": lambda L, x: L.nn.functional.softplus(x, threshold=3.0),
+    "F.gelu": lambda L, x: L.nn.functional.gelu(x), "F.silu": lambda L, x: L.nn.functional.silu(x),
+    "Tensor.abs": lambda L, x: x.abs(), "Tensor.sign": lambda L, x: x.sign(),
+    "Tensor.clamp": lambda L, x: x.clamp(-1.0, 3.0),
+    "Tensor.clamp_min": lambda L, x: x.clamp_min(1.0),
+    "Tensor.sqrt": lambda L, x: x.abs().sqrt(), "Tensor.tanh": lambda L, x: x.tanh(),
+    "Tensor.sigmoid": lambda L, x: x.sigmoid(), "Tensor.exp": lambda L, x: x.exp(),
+    "Tensor.atan": lambda L, x: x.atan(), "Tensor.sinh": lambda L, x: x.sinh(),
+    "Tensor.expm1": lambda L, x: x.expm1(), "Tensor.max": lambda L, x: x.max(),
+    "Tensor.min": lambda L, x: x.min(), "Tensor.amax": lambda L, x: x.reshape(3, 4).amax(1),
+    "Tensor.topk": lambda L, x: x.topk(4).values, "Tensor.cumsum": lambda L, x: x.cumsum(0),
+    "Tensor.norm": lambda L, x: x.reshape(3, 4).norm(dim=1),
+    "Tensor.softmax": lambda L, x: x.reshape(3, 4).softmax(1),
+    "Tensor.logsumexp": lambda L, x: x.reshape(3, 4).logsumexp(1),
+}.items():
+    kink(_name, "kinks", _program, KINKS)
+kink("Tensor.max", "kinks-dim", lambda L, x: x.reshape(3, 4).max(1), KINKS)
+kink("Tensor.min", "kinks-dim", lambda L, x: x.reshape(3, 4).min(1), KINKS)
+kink("Tensor.sort", "kinks-descending", lambda L, x: x.sort(descending=True), KINKS)
+kink("Tensor.pow", "kinks", lambda L, x: x ** 2.0, KINKS)
+kink("Tensor.pow", "kinks-half", lambda L, x: x.abs() ** 0.5, KINKS)
+kink("Tensor.logit", "kinks", lambda L, x: x.logit(), at(_NAN, 0.0, 1.0, 0.5, 0.25))
+kink("Tensor.asin", "kinks", lambda L, x: x.asin(), at(_NAN, 0.0, 1.0, -1.0, 0.5))
+kink("Tensor.clamp", "kinks-tensors", lambda L, x, b: x.clamp(b - 1.0, b), KINKS, _PLUS_NAN)
+kink("Tensor.clamp", "kinks-crossed", lambda L, x, b: x.clamp(b, b - 1.0), KINKS, _PLUS_NAN)
+kink("torch.maximum", "kinks", lambda L, x, y: L.maximum(x, y), KINKS, _PLUS_NAN)
+kink("torch.minimum", "kinks", lambda L, x, y: L.minimum(x, y), KINKS, _PLUS_NAN)
+kink("torch.atan2", "kinks", lambda L, x, y: L.atan2(x, y), KINKS, _PLUS_NAN)
+kink("torch.where", "kinks", lambda L, x, y: L.where(x > y, x, y), KINKS, _PLUS_NAN)
+# Outside the domain (the value is NaN in both), PyTorch's gradient is NaN too; not ours here.
+kink("Tensor.logit", "outside", lambda L, x: x.logit(), at(-1.0, 2.0, _INF))
+kink("Tensor.asin", "outside", lambda L, x: x.asin(), at(2.0, _INF, -_INF))
+kink("Tensor.pow", "kinks-half-negative", lambda L, x: x ** 0.5, at(-_INF, -1.0))
+
 add("Tensor.__matmul__", "batched", lambda L, x, y: x @ y, normal(2, 2, 3), normal(3, 4))
 add("Tensor.__matmul__", "mismatch", lambda L, x, y: x @ y, normal(2, 3), normal(2, 3))
 add("Tensor.__rmatmul__", "tensors", lambda L, x, y: x.__rmatmul__(y), normal(3, 2),
@@ -1265,6 +1355,14 @@ FUNCTIONAL: dict[str, list[tuple[str, Callable[..., Any], tuple[Input, ...]]]] =
     "hardtanh": [("default", _F("hardtanh"), (uniform(-2.0, 2.0, 2, 5),)),
                  ("bounds", _F("hardtanh", -0.5, 0.25), (normal(2, 3),))],
     "relu6": [("float", _F("relu6"), (uniform(-2.0, 8.0, 2, 5),))],
+    "threshold": [("float", _F("threshold", 0.1, 20.0), (normal(2, 3),)),
+                  ("inplace", lambda L, x: L.nn.functional.threshold(x * 1, 0.1, 2.0, True),
+                   (normal(2, 3),))],
+    "hardshrink": [("default", _F("hardshrink"), (normal(2, 3),)),
+                   ("lambd", _F("hardshrink", 1.5), (normal(2, 3),))],
+    "softshrink": [("default", _F("softshrink"), (normal(2, 3),)),
+                   ("lambd", _F("softshrink", lambd=1.5), (normal(2, 3),))],
+    "tanhshrink": [("float", _F("tanhshrink"), (normal(2, 3),))],
     "mish": [("float", _F("mish"), (normal(2, 3),))],
     "softsign": [("float", _F("softsign"), (normal(2, 3),))],
     "softmin": [("dim1", _F("softmin", dim=1), (normal(2, 3),)),
@@ -1521,6 +1619,10 @@ MODULES: dict[str, list[tuple]] = {
     "Hardswish": [("plain", lambda L: L.nn.Hardswish(), (uniform(-4.0, 4.0, 2, 5),))],
     "Hardtanh": [("bounds", lambda L: L.nn.Hardtanh(-0.5, 0.5), (normal(2, 3),))],
     "ReLU6": [("plain", lambda L: L.nn.ReLU6(), (uniform(-2.0, 8.0, 2, 5),))],
+    "Threshold": [("plain", lambda L: L.nn.Threshold(0.1, 20.0), (normal(2, 3),))],
+    "Hardshrink": [("lambd", lambda L: L.nn.Hardshrink(1.5), (normal(2, 3),))],
+    "Softshrink": [("plain", lambda L: L.nn.Softshrink(), (normal(2, 3),))],
+    "Tanhshrink": [("plain", lambda L: L.nn.Tanhshrink(), (normal(2, 3),))],
     "Mish": [("plain", lambda L: L.nn.Mish(), (normal(2, 3),))],
     "Softsign": [("plain", lambda L: L.nn.Softsign(), (normal(2, 3),))],
     "Softmin": [("dim1", lambda L: L.nn.Softmin(dim=1), (normal(2, 3),))],
@@ -2824,7 +2926,12 @@ LOOSE = {"rtol": 2e-3, "atol": 1e-3}  # float16/float32 results
 
 
 def compare(case: Case, torch: ModuleType) -> None:
-    theirs, mine = outcome(torch, case), outcome(dg, case)
+    theirs = outcome(torch, case)
+    if case.nonfinite:  # (PyTorch warns of none of them: their NaN is a value, as ours is)
+        with np.errstate(all="ignore"):
+            mine = outcome(dg, case)
+    else:
+        mine = outcome(dg, case)
     assert (mine.raised is None) == (theirs.raised is None), (
         f"torch {'raised ' + theirs.raised if theirs.raised else 'ran'}; "
         f"dyngraph {'raised ' + mine.raised if mine.raised else 'ran'}")

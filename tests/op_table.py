@@ -890,6 +890,17 @@ MORE_REDUCTIONS = [
 ]
 
 MORE_ELEMENTWISE = [
+    case("atan", lambda x: x.atan(), np.arctan, _t("atan"), normal(3, 4)),
+    case("dg.atan2", dg.atan2, np.arctan2, lambda y, x: _torch().atan2(y, x), normal(3, 4),
+         nonzero(3, 4)),
+    case("sinh", lambda x: x.sinh(), np.sinh, _t("sinh"), normal(3, 4)),
+    case("cosh", lambda x: x.cosh(), np.cosh, _t("cosh"), normal(3, 4)),
+    case("expm1", lambda x: x.expm1(), np.expm1, _t("expm1"), normal(3, 4)),
+    case("F.hardtanh", F.hardtanh, lambda x: np.clip(x, -1.0, 1.0),
+         lambda x: _torch().nn.functional.hardtanh(x), avoiding(3, 4, points=(-1.0, 1.0))),
+    case("clamp-tensors", lambda x, low: x.clamp(low, low + 1.0),
+         lambda x, low: np.clip(x, low, low + 1.0), lambda x, low: x.clamp(low, low + 1.0),
+         avoiding(3, 4, points=(-0.5, 0.5)), Input(lambda rng: np.full((4,), -0.5))),
     case("sign", lambda x: x.sign() * x, lambda x: np.sign(x) * x, lambda x: x.sign() * x,
          nonzero(3, 4)),
     case("dg.sign", dg.sign, np.sign, _t("sign"), nonzero(3, 4)),

@@ -41,12 +41,6 @@ DIFFERENT: dict[str, str] = {
     "nn.utils.rnn.pack_padded_sequence[sorted]": "PackedSequence is (padded data, lengths) "
     "here, not torch's (data of the real steps, batch_sizes, sorted_indices, unsorted_indices): "
     "the fields differ (the recurrent layers give torch's outputs)",
-    **{f"Tensor.{n}[{v}]": "x // y of float tensors that require grad: torch's result requires "
-       "grad and its backward raises (floor_divide has no derivative); dyngraph's result is "
-       "outside the graph (tensor.py's _floor_divide), so backward through it raises nothing "
-       "and leaves the inputs' grads None" for n, v in (("__floordiv__", "broadcast"),
-                                                        ("__floordiv__", "number"),
-                                                        ("__rfloordiv__", "float"))},
     "Tensor.__rmod__[float]": "2.5 % x of a float tensor that requires grad: dyngraph "
     "differentiates it (gradient -floor(2.5 / x), as tensor % tensor); torch's backward raises "
     "(remainder of a number by a tensor has no derivative there)",
@@ -56,6 +50,13 @@ DIFFERENT: dict[str, str] = {
     **{f"{s}.nanmean[all-nan-column]": "the gradient of a mean over NaNs only (the value NaN "
        "in both): 0 for each entry here (NaN, masked out, as nansum's); torch's is NaN (its "
        "backward divides by the count, 0)" for s in ("torch", "Tensor")},
+    "Tensor.logit[outside]": "logit of p outside [0, 1] (the value is NaN in both): PyTorch's "
+    "gradient is NaN there, ours is 1/p + 1/(1 - p), finite (tensor.py's logit is log(p) - "
+    "log1p(-p), no op of its own)",
+    "Tensor.asin[outside]": "asin of +-inf and of 2 (the value is NaN in both): PyTorch's "
+    "gradient is NaN, ours (1 - x^2) ** -0.5 is 0 at the infinities (numpy's power of -inf)",
+    "Tensor.pow[kinks-half-negative]": "x ** 0.5 at -inf (the value is NaN in both): PyTorch "
+    "computes the gradient's x ** -0.5 as rsqrt, NaN; ours is numpy's power, 0",
 }
 
 # Cases where dyngraph runs what torch refuses: no torch program meets them, so no silent
@@ -135,6 +136,29 @@ FIXED: dict[str, str] = {
                           "recursion's coefficients",
     "optim.LBFGS[strong-wolfe]": "line_search_fn='strong_wolfe' raised NotImplementedError "
                                  "(the fixed step only); now PyTorch's strong Wolfe line search",
+    **{f"Tensor.{n}[{v}]": "x // y of float tensors that require grad was outside the graph "
+       "(backward left the grads None); torch's is in the graph and its backward raises: now "
+       "FloorDivide's does too" for n, v in (("__floordiv__", "broadcast"),
+                                             ("__floordiv__", "number"),
+                                             ("__rfloordiv__", "float"))},
+    **{f"{n}[kinks]": "the gradient at a kink, at NaN or at an infinity differed: hardtanh and "
+       "relu6 passed it at their bounds (torch: 0), prelu used 1 at 0 (torch: the slope), "
+       "hardsigmoid and hardswish at +-3; relu, elu, selu and celu stopped a NaN's gradient "
+       "(torch passes it); abs gave NaN at NaN and sign(NaN) was NaN (torch: 0); max, min "
+       "and max(dim) sent no gradient to a NaN maximum (torch: to the NaNs); topk and "
+       "descending sort put NaN last (torch: first, the largest); clamp with tensor bounds, "
+       "maximum and minimum treated NaN unlike torch; logit's gradient was NaN at 0 and 1 "
+       "(torch: inf)"
+       for n in ("Tensor.relu", "F.relu6", "F.hardtanh", "F.hardsigmoid", "F.hardswish",
+                 "F.elu", "F.selu", "F.celu", "F.prelu", "Tensor.abs", "Tensor.sign",
+                 "Tensor.max", "Tensor.min", "Tensor.topk", "torch.maximum", "torch.minimum",
+                 "Tensor.logit")},
+    "Tensor.sum[empty-softmax]": "softmax, log_softmax and logsumexp over an empty dimension "
+    "raised (numpy's max of nothing); torch gives an empty result (and -inf)",
+    "Tensor.sum[empty-prod]": "backward of prod over an empty dimension raised ValueError",
+    "Tensor.sum[empty-mean]": "the mean of nothing warned (numpy's 'Mean of empty slice'); "
+                              "torch's is NaN, silently",
+    "Tensor.sum[0-d-max]": "max(0) of a 0-d tensor gave a tensor, not (values, indices)",
 }
 
 

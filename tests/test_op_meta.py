@@ -92,6 +92,7 @@ MORE = {
     "copy-slices": lambda x: _written_into(x, x[:2].exp()),
     "set-item": lambda x: ops.SetItem.apply(x, 0.5, key=(slice(0, 2), 1)),
     "index-add": lambda x: ops.IndexAdd.apply(x, shape=(5, 3), key=(np.array([0, 4, 4]),)),
+    "floor-divide": lambda x: x // 2.0 + 1.5 // x,
 }
 
 

@@ -97,6 +97,7 @@ from .more_layers import (
     CosineSimilarity,
     Dropout2d,
     GroupNorm,
+    Hardshrink,
     Hardsigmoid,
     Hardswish,
     Hardtanh,
@@ -114,7 +115,10 @@ from .more_layers import (
     SiLU,
     Softmin,
     Softplus,
+    Softshrink,
     Softsign,
+    Tanhshrink,
+    Threshold,
     Unflatten,
     Upsample,
     UpsamplingNearest2d,
@@ -166,6 +170,7 @@ __all__ = [
     # issue 37: losses
     "CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
     "PoissonNLLLoss", "TripletMarginLoss",
+    "Hardshrink", "Softshrink", "Tanhshrink", "Threshold",  # issue 37: kinks as PyTorch's
 ]
 
 

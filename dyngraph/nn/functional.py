@@ -25,6 +25,7 @@ from ..ops import (
     Conv,
     CrossEntropy,
     Gelu,
+    Hardtanh,
     LeakyRelu,
     LogSigmoid,
     LogSoftmax,
@@ -1318,7 +1319,7 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha (exp(x) - 1)."""
-    negative = alpha * (input.clamp(max=0.0).exp() - 1.0)
+    negative = alpha * (_negative_part(input).exp() - 1.0)
     return _maybe_inplace(input, _where(input > 0, input, negative), inplace)
 
 
@@ -1329,14 +1330,20 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """x where x > 0, else alpha (exp(x / alpha) - 1)."""
-    negative = alpha * ((input.clamp(max=0.0) / alpha).exp() - 1.0)
+    negative = alpha * ((_negative_part(input) / alpha).exp() - 1.0)
     return _maybe_inplace(input, _where(input > 0, input, negative), inplace)
+
+
+def _negative_part(x: Tensor) -> Tensor:
+    """x where x <= 0, else 0: the exp of the branch not taken cannot overflow. A NaN stays,
+    gradient and all (clamp(max=0) would stop it: PyTorch's elu passes it)."""
+    return _where(x > 0, 0.0, x)
 
 
 def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
-    """x clamped to [min_val, max_val]."""
-    return _maybe_inplace(input, input.clamp(min_val, max_val), inplace)
+    """x clamped to [min_val, max_val]; unlike clamp's, the gradient is 0 at the bounds."""
+    return _maybe_inplace(input, Hardtanh.apply(input, low=min_val, high=max_val), inplace)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
@@ -1346,12 +1353,37 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """relu6(x + 3) / 6: 0 below -3, 1 above 3, a line between."""
-    return _maybe_inplace(input, (input + 3.0).clamp(0.0, 6.0) / 6.0, inplace)
+    return _maybe_inplace(input, relu6(input + 3.0) / 6.0, inplace)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """x * relu6(x + 3) / 6 (MobileNetV3)."""
-    return _maybe_inplace(input, input * ((input + 3.0).clamp(0.0, 6.0) / 6.0), inplace)
+    return _maybe_inplace(input, input * (relu6(input + 3.0) / 6.0), inplace)
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """x where x > threshold, else value (a NaN stays NaN, and passes its gradient)."""
+    return _maybe_inplace(input, _where(input <= threshold, value, input), inplace)
+
+
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x where |x| > lambd, else 0: x times a constant 0/1 mask (a NaN stays NaN, with no
+    gradient, as in PyTorch)."""
+    return input * _outside(input, lambd)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    """x moved lambd towards 0 where |x| > lambd, else 0 (a NaN as in hardshrink)."""
+    return (input - lambd * input.sign()) * _outside(input, lambd)
+
+
+def _outside(x: Tensor, lambd: float) -> Tensor:
+    return ((x > lambd) | (x < -lambd)).to(x.dtype)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    """x - tanh(x)."""
+    return input - input.tanh()
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -1365,11 +1397,11 @@ def softsign(input: Tensor) -> Tensor:
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
-    """x where x >= 0, else weight * x, with one learned slope per channel (dim 1) or one
-    for all."""
+    """x where x > 0, else weight * x, with one learned slope per channel (dim 1) or one
+    for all (at 0 the gradient is the slope's, as in PyTorch)."""
     if weight.numel() > 1 and input.ndim >= 2:
         weight = weight.reshape(-1, *([1] * (input.ndim - 2)))
-    return _where(input >= 0, input, weight * input)
+    return _where(input > 0, input, weight * input)
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:

@@ -334,6 +334,39 @@ class Hardswish(_Activation):
         super().__init__(inplace=inplace)
 
 
+class Threshold(_Activation):
+    """x where x > threshold, else value."""
+
+    function = "threshold"
+
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__(threshold=threshold, value=value, inplace=inplace)
+
+
+class Hardshrink(_Activation):
+    """x where |x| > lambd, else 0."""
+
+    function = "hardshrink"
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__(lambd=lambd)
+
+
+class Softshrink(_Activation):
+    """x moved lambd towards 0 where |x| > lambd, else 0."""
+
+    function = "softshrink"
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__(lambd=lambd)
+
+
+class Tanhshrink(_Activation):
+    """x - tanh(x)."""
+
+    function = "tanhshrink"
+
+
 class Mish(_Activation):
     """x * tanh(softplus(x))."""
 

@@ -1,7 +1,7 @@
 """Every op, forward and backward side by side, written once against the array module ``xp``.
 
 - ``elementwise``: + - * / ** neg abs exp log log10 log2 sqrt sin cos tanh sigmoid relu clamp
-  maximum minimum where
+  hardtanh maximum minimum where
 - ``reduce``: sum mean max min var std logsumexp softmax log_softmax
 - ``shape``: reshape permute expand clone cast to-device index set-item cat stack
 - ``dims``: not an op: the one helper that checks dimension arguments (PyTorch's errors)
@@ -19,9 +19,12 @@ from .elementwise import (
     Abs,
     Add,
     Clamp,
+    ClampByTensors,
     Cos,
     Div,
     Exp,
+    FloorDivide,
+    Hardtanh,
     Log,
     Log2,
     Log10,
@@ -73,4 +76,6 @@ __all__ = [
     "TopK", "Tril", "Triu",
     "Clone", "Log10", "Log2",  # issue 13: PyTorch's spellings
     "Det", "Inverse",  # issue 37: the inventory's last names
+    # issue 37: PyTorch's gradients at the kinks and at NaN, and where it has none
+    "ClampByTensors", "FloorDivide", "Hardtanh",
 ]

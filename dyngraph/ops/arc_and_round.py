@@ -1,10 +1,12 @@
 """Ops counted in the learners' material (docs/pytorch_inventory.md) that no composition of
-other ops gives: the inverse sine and cosine, and rounding. One class each, forward and backward
+other ops gives: the inverse sine, cosine and tangent, the hyperbolic sine and cosine, exp(x) - 1
+without its rounding near 0, and rounding. One class each, forward and backward
 side by side; the backward is written with tensor ops, so it is differentiable again."""
 
 from __future__ import annotations
 
 from ..function import Function
+from ..meta import Promotion
 
 # ----------------------------------------------------------------------------- inverse trig
 
@@ -35,6 +37,98 @@ class Asin(Function):
     def backward(ctx, gz):
         (x,) = ctx.saved_tensors
         return gz * (1 - x * x) ** -0.5
+
+
+class Atan(Function):
+    """z = arctan(x);  dz/dx = 1 / (1 + x^2)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.arctan(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return gz / (1 + x * x)
+
+
+class Atan2(Function):
+    """z = atan2(y, x), the angle of the point (x, y);  dz/dy = x / (x^2 + y^2),
+    dz/dx = -y / (x^2 + y^2)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, y, x):
+        ctx.save_for_backward(y, x)
+        return ctx.xp.arctan2(y, x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        y, x = ctx.saved_tensors
+        need_y, need_x = ctx.needs_input_grad
+        scale = gz / (x * x + y * y)
+        return (scale * x if need_y else None), (-scale * y if need_x else None)
+
+
+# ----------------------------------------------------------------------------- hyperbolic
+
+
+class Sinh(Function):
+    """z = sinh(x) = (e^x - e^-x) / 2;  dz/dx = cosh(x)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.sinh(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return gz * ctx.xp.cosh(x)
+
+
+class Cosh(Function):
+    """z = cosh(x) = (e^x + e^-x) / 2;  dz/dx = sinh(x)"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return ctx.xp.cosh(x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (x,) = ctx.saved_tensors
+        return gz * ctx.xp.sinh(x)
+
+
+class Expm1(Function):
+    """z = e^x - 1, exact near 0 where exp(x) - 1 loses its digits;  dz/dx = e^x = z + 1"""
+
+    promotion = Promotion.INT_TO_FLOAT
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, x):
+        z = ctx.xp.expm1(x)
+        ctx.save_for_backward(z)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        (z,) = ctx.saved_tensors
+        return gz * (z + 1)
 
 
 # ----------------------------------------------------------------------------- rounding

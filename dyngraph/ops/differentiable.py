@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from .. import backend
 from ..tensor import Tensor
+from . import elementwise
+from .arc_and_round import Cosh, Sinh
 from .elementwise import Abs, Cos, Exp, Log, Maximum, Sin, Tanh, Where
 from .index import Flip, Tril, Triu
 from .linalg import Einsum
@@ -52,6 +54,14 @@ def tanh(x):
     return Tanh.apply(x)
 
 
+def sinh(x):
+    return Sinh.apply(x)
+
+
+def cosh(x):
+    return Cosh.apply(x)
+
+
 def abs(x):  # noqa: A001 - numpy's name
     return Abs.apply(x)
 
@@ -72,7 +82,7 @@ def logaddexp(x, y):
 def sign(x):
     """Piecewise constant: its derivative is zero, so it is a constant in the graph."""
     data = x.array if isinstance(x, Tensor) else x
-    return Tensor(backend.get_array_module(data).sign(data))
+    return Tensor(elementwise.sign(backend.get_array_module(data), data))
 
 
 def where(cond, x, y):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..function import Function
-from ..meta import INT64, NUMBER_OR_NONE, Promotion
+from ..meta import INT64, NUMBER, NUMBER_OR_NONE, Promotion
 
 # ----------------------------------------------------------------------------- arithmetic
 
@@ -87,6 +87,24 @@ class Div(Function):
         return (gz / y if need_x else None), (-gz * x / (y * y) if need_y else None)
 
 
+class FloorDivide(Function):
+    """z = x // y = floor(x / y) (integers stay integers); no derivative: PyTorch's backward
+    raises here, and so does this one, rather than pass a gradient nobody defined"""
+
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, x, y):
+        return ctx.xp.floor_divide(x, y)
+
+    @staticmethod
+    def backward(ctx, gz):
+        raise RuntimeError(
+            "the derivative of floor_divide (x // y) is not implemented, as in PyTorch: it is a "
+            "staircase. For a step whose gradient is 0 write (x / y).floor(); to keep x // y "
+            "out of the graph, x.detach() // y")
+
+
 class Pow(Function):
     """z = x ** y;  dz/dx = y * x ** (y - 1) (0 where y = 0, even at x = 0, as in PyTorch),
     dz/dy = z * log(x)"""
@@ -136,6 +154,12 @@ def _bool_base_as_int(x, y):
     return x.astype(INT64)
 
 
+def sign(xp, x):
+    """-1, 0 or 1; numpy's sign of a NaN is NaN, PyTorch's is 0."""
+    z = xp.sign(x)
+    return xp.nan_to_num(z, nan=0.0) if z.dtype.kind == "f" else z
+
+
 def _is_bool(value) -> bool:
     return getattr(getattr(value, "dtype", None), "kind", None) == "b"
 
@@ -155,19 +179,19 @@ class Neg(Function):
 
 
 class Abs(Function):
-    """z = |x|;  dz/dx = sign(x)  (0 at x = 0)"""
+    """z = |x|;  dz/dx = sign(x)  (0 at x = 0, and at a NaN, as PyTorch's sgn)"""
 
     elementwise = True
 
     @staticmethod
     def forward(ctx, x):
-        ctx.save_for_backward(x)
+        ctx.save_for_backward(sign(ctx.xp, x))  # piecewise constant: a constant of the graph
         return ctx.xp.abs(x)
 
     @staticmethod
     def backward(ctx, gz):
-        (x,) = ctx.saved_tensors
-        return gz * ctx.xp.sign(x)
+        (sign_of_x,) = ctx.saved_tensors
+        return gz * sign_of_x
 
 
 # ----------------------------------------------------------------------------- functions
@@ -331,7 +355,8 @@ class Sigmoid(Function):
 
 
 class Relu(Function):
-    """z = max(x, 0);  dz/dx = 1 where x > 0, else 0"""
+    """z = max(x, 0);  dz/dx = 0 where z <= 0, else 1 (a NaN passes its gradient, as PyTorch's
+    threshold_backward does)"""
 
     elementwise = True
 
@@ -344,7 +369,7 @@ class Relu(Function):
     @staticmethod
     def backward(ctx, gz):
         (z,) = ctx.saved_tensors
-        return gz * (z > 0)
+        return ctx.xp.where(z <= 0, 0, gz)
 
     @classmethod
     def meta(cls, shapes, dtypes):  # max(x, 0): a bool x meets the integer 0
@@ -384,45 +409,105 @@ class Clamp(Function):
         return stated._replace(dtype=cls.promotion.dtype([*dtypes, low, high]))
 
 
+class ClampByTensors(Function):
+    """z = min(max(x, low), high) with tensor bounds (either may be None, bounds that cross
+    give high, as in PyTorch);  dz/dx = 1 where low <= x <= high, dz/dlow = 1 where
+    x < low <= high, dz/dhigh = 1 where x > high or high < low; 0 elsewhere, and for all
+    three wherever a NaN takes part"""
+
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        xp = ctx.xp
+        z = x if low is None else xp.maximum(x, low)
+        z = z if high is None else xp.minimum(z, high)
+        if high is None:  # the masks of where each gradient goes, constants
+            inside, to_low, to_high = x >= low, x < low, None
+        elif low is None:
+            inside, to_low, to_high = x <= high, None, x > high
+        else:
+            crossed = low > high
+            inside = (x >= low) & (x <= high)
+            to_low, to_high = (x < low) & ~crossed, (x > high) | crossed
+        ctx.save_for_backward(inside, to_low, to_high)
+        return z
+
+    @staticmethod
+    def backward(ctx, gz):
+        xp, masks = ctx.xp, ctx.saved_tensors
+        return tuple(xp.where(mask, gz, 0) if need else None
+                     for mask, need in zip(masks, ctx.needs_input_grad))
+
+
+class Hardtanh(Function):
+    """z = min(max(x, low), high) for numbers low < high;  dz/dx = 1 strictly between low and
+    high, 0 at and beyond them and at a NaN (PyTorch's hardtanh and relu6; clamp's gradient
+    is 1 at the bounds)"""
+
+    elementwise = True
+
+    option_types = {"low": NUMBER, "high": NUMBER}
+
+    @staticmethod
+    def forward(ctx, x, low=-1.0, high=1.0):
+        ctx.save_for_backward((x > low) & (x < high))  # strictly inside: a constant mask
+        return ctx.xp.clip(x, low, high)
+
+    @staticmethod
+    def backward(ctx, gz):
+        (inside,) = ctx.saved_tensors
+        return ctx.xp.where(inside, gz, 0)
+
+    @classmethod
+    def meta(cls, shapes, dtypes, low=-1.0, high=1.0):
+        stated = super().meta(shapes, dtypes)
+        return stated._replace(dtype=cls.promotion.dtype([*dtypes, low, high]))
+
+
 class Maximum(Function):
-    """z = max(x, y) elementwise;  dz/dx = 1 where x > y, 1/2 where x == y (as in PyTorch);
-    dz/dy = 1 - dz/dx"""
+    """z = max(x, y) elementwise;  dz/dx = 1 where x > y, 1/2 where x == y, 0 where x < y, and
+    dz/dy the same with x and y swapped; where a NaN leaves the comparison undecided, z is NaN
+    and both get the whole gradient (as in PyTorch)"""
 
     elementwise = True
 
     @staticmethod
     def forward(ctx, x, y):
         z = ctx.xp.maximum(x, y)
-        ctx.save_for_backward(_share_of_x(ctx.xp, x > y, x == y, z.dtype))
+        ctx.save_for_backward(*_shares(ctx, x < y, x > y, x == y, z.dtype))
         return z
 
     @staticmethod
     def backward(ctx, gz):
-        (share_of_x,) = ctx.saved_tensors
+        share_of_x, share_of_y = ctx.saved_tensors
         need_x, need_y = ctx.needs_input_grad
-        gx = gz * share_of_x if need_x else None
-        gy = gz * (1 - share_of_x) if need_y else None
-        return gx, gy
+        return (gz * share_of_x if need_x else None), (gz * share_of_y if need_y else None)
 
 
 class Minimum(Function):
-    """z = min(x, y) elementwise;  dz/dx = 1 where x < y, 1/2 where x == y (as in PyTorch);
-    dz/dy = 1 - dz/dx"""
+    """z = min(x, y) elementwise;  dz/dx = 1 where x < y, 1/2 where x == y, 0 where x > y, and
+    dz/dy the same with x and y swapped; a NaN as in Maximum"""
 
     elementwise = True
 
     @staticmethod
     def forward(ctx, x, y):
         z = ctx.xp.minimum(x, y)
-        ctx.save_for_backward(_share_of_x(ctx.xp, x < y, x == y, z.dtype))
+        ctx.save_for_backward(*_shares(ctx, x > y, x < y, x == y, z.dtype))
         return z
 
     backward = staticmethod(Maximum.backward)
 
 
-def _share_of_x(xp, x_wins, tie, dtype):
-    """1 where x alone wins, 0.5 on a tie, 0 where y wins: a constant weight array."""
-    return xp.asarray(x_wins, dtype=dtype) + xp.asarray(tie, dtype=dtype) * 0.5
+def _shares(ctx, x_loses, y_loses, tie, dtype):
+    """Each input's share of the gradient, constant weight arrays: 0 where it loses, 1/2 on a
+    tie, else 1 (it wins, or a NaN left the comparison undecided). None for an input that needs
+    no gradient."""
+    xp, (need_x, need_y) = ctx.xp, ctx.needs_input_grad
+    half_of_tie = xp.asarray(tie, dtype=dtype) * 0.5
+    return (1 - xp.asarray(x_loses, dtype=dtype) - half_of_tie if need_x else None,
+            1 - xp.asarray(y_loses, dtype=dtype) - half_of_tie if need_y else None)
 
 
 class Where(Function):

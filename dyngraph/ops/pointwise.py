@@ -9,18 +9,19 @@ from .. import backend
 from ..function import Function
 from ..meta import NUMBER, Promotion, one_of
 from ..tensor import Tensor
+from .elementwise import sign
 
 # ----------------------------------------------------------------------------- math
 
 
 class Sign(Function):
-    """z = sign(x) (-1, 0 or 1);  dz/dx = 0 (piecewise constant)"""
+    """z = sign(x) (-1, 0 or 1; 0 for a NaN, as in PyTorch);  dz/dx = 0 (piecewise constant)"""
 
     elementwise = True
 
     @staticmethod
     def forward(ctx, x):
-        return ctx.xp.sign(x)
+        return sign(ctx.xp, x)
 
     @staticmethod
     def backward(ctx, gz):

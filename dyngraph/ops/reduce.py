@@ -72,9 +72,12 @@ class Mean(Function):
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False):
-        z = x.mean(axis=axis, keepdims=keepdims)
+        if x.size == 0:  # the mean of nothing is NaN, silently as in PyTorch (numpy warns)
+            z = x.sum(axis=axis, keepdims=keepdims) * math.nan
+        else:
+            z = x.mean(axis=axis, keepdims=keepdims)
         ctx.input_shape, ctx.kept = x.shape, kept_shape(x.shape, axis)
-        ctx.count = x.size // max(z.size, 1)
+        ctx.count = max(x.size // max(z.size, 1), 1)  # (an empty x has no gradient to share)
         return z
 
     @staticmethod
@@ -91,10 +94,13 @@ class Max(Function):
 
     Ties, as in PyTorch: ``x.max(dim)`` returns an index, and its gradient goes all to that
     index, the first maximum (``ties="first"``); ``x.max()`` and ``amax`` share it equally
-    between the maxima (``ties="share"``).
+    between the maxima (``ties="share"``). A NaN is the maximum (and the minimum) wherever
+    there is one: ``max`` and ``max(dim)`` send its gradient to the NaNs, ``amax`` to no entry
+    equal to it, so its gradient is NaN (``ties="share among equal"``), as PyTorch does.
     """
 
-    option_types = {"axis": AXIS, "keepdims": FLAG, "ties": one_of("share", "first")}
+    option_types = {"axis": AXIS, "keepdims": FLAG,
+                    "ties": one_of("share", "first", "share among equal")}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, ties="share"):
@@ -116,7 +122,8 @@ class Min(Function):
     Ties as in Max: ``x.min(dim)`` sends the gradient to the index it returns.
     """
 
-    option_types = {"axis": AXIS, "keepdims": FLAG, "ties": one_of("share", "first")}
+    option_types = {"axis": AXIS, "keepdims": FLAG,
+                    "ties": one_of("share", "first", "share among equal")}
 
     @staticmethod
     def forward(ctx, x, axis=None, keepdims=False, ties="share"):
@@ -131,11 +138,16 @@ class Min(Function):
 
 def _extreme(ctx, x, z_kept, axis, keepdims, ties):
     """Shared forward of Max and Min: remember which entries won (a constant mask of weights)."""
-    winners = (x == z_kept).astype(x.dtype)
+    xp = ctx.xp
+    winners = x == z_kept
+    if ties != "share among equal" and x.dtype.kind == "f":
+        winners |= xp.isnan(x) & xp.isnan(z_kept)  # a NaN maximum was won by the NaNs
+    winners = winners.astype(x.dtype)
     if ties == "first":  # one axis: keep the first winner along it (where argmax points)
-        winners *= ctx.xp.cumsum(winners, axis=axis) == 1
-    else:
-        winners = winners / winners.sum(axis=axis, keepdims=True)
+        winners *= xp.cumsum(winners, axis=axis) == 1
+    else:  # (none equal to a NaN maximum: 0 / 0 is NaN, without numpy's warning)
+        count = winners.sum(axis=axis, keepdims=True)
+        winners = winners / xp.where(count == 0, xp.nan, count)
     ctx.save_for_backward(winners)
     ctx.kept = z_kept.shape
     return z_kept if keepdims else z_kept.reshape(reduced_shape(x.shape, axis))
@@ -246,7 +258,7 @@ class Softmax(Function):
     @staticmethod
     def forward(ctx, x, axis=-1):
         need_floats("softmax", x)
-        e = ctx.xp.exp(x - x.max(axis=axis, keepdims=True))
+        e = ctx.xp.exp(x - _largest(ctx.xp, x, axis))
         y = e / e.sum(axis=axis, keepdims=True)
         ctx.axis = axis
         ctx.save_for_backward(y)
@@ -269,7 +281,7 @@ class LogSoftmax(Function):
     def forward(ctx, x, axis=-1):
         need_floats("log_softmax", x)
         xp = ctx.xp
-        shifted = x - x.max(axis=axis, keepdims=True)  # subtract first: float32 keeps its digits
+        shifted = x - _largest(ctx.xp, x, axis)  # subtract first: float32 keeps its digits
         y = shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
         ctx.axis = axis
         ctx.save_for_backward(y)
@@ -294,6 +306,14 @@ def need_floats(fn, x, convert=None):
 
 def _logsumexp(xp, x, axis):
     """log(sum(exp(x))) over axis with keepdims, shifted by the max so exp cannot overflow."""
-    shift = x.max(axis=axis, keepdims=True)
+    shift = _largest(xp, x, axis)
     shift = xp.where(xp.isfinite(shift), shift, 0)  # all -inf (or inf) rows: no shift
     return xp.log(xp.exp(x - shift).sum(axis=axis, keepdims=True)) + shift
+
+
+def _largest(xp, x, axis):
+    """The max over axis with keepdims, the shift that keeps exp from overflowing; 0 over an
+    empty axis (numpy's max of nothing raises; the sum of nothing is 0, log(0) = -inf)."""
+    if x.size == 0:
+        return xp.zeros(kept_shape(x.shape, axis), dtype=x.dtype)
+    return x.max(axis=axis, keepdims=True)

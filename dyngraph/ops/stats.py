@@ -33,6 +33,8 @@ class Prod(Function):
     @staticmethod
     def backward(ctx, gz):
         (x,) = ctx.saved_tensors
+        if x.size == 0:  # the product of nothing is 1, and no entry to send a gradient to
+            return gz.reshape(ctx.kept) * x
         xp = ctx.xp
         flat = x.reshape(-1) if ctx.dim is None else xp.moveaxis(x, ctx.dim, -1)
         if ctx.create_graph:
@@ -125,8 +127,11 @@ class Norm(Function):
 
 
 def sort_order(xp, x, dim, descending=False):
-    """The indices that sort x along dim (stable: equal values keep their order)."""
-    keys = -x if descending else x
+    """The indices that sort x along dim (stable: equal values keep their order). A NaN counts
+    as the largest value, as in PyTorch (first when descending: -NaN would sort last)."""
+    keys = x
+    if descending:
+        keys = -x if x.dtype.kind != "f" else xp.where(xp.isnan(x), -xp.inf, -x)
     return xp.argsort(keys, axis=dim, kind="stable")
 
 

@@ -1938,8 +1938,7 @@ class Tensor:
 
     def logit(self, eps: float | None = None) -> Tensor:
         """log(p / (1 - p)), the inverse of sigmoid; ``eps`` clamps p to [eps, 1 - eps]."""
-        p = self if eps is None else self.clamp(eps, 1 - eps)
-        return p.log() - (-p).log1p()  # (1 / p + 1 / (1 - p): inf at 0 and at 1, as PyTorch's)
+        return Logit.apply(self if eps is None else self.clamp(eps, 1 - eps))
 
     def nonzero(self, *, as_tuple: bool = False) -> Any:
         """The indices of the nonzero entries: one row each (int64), or with ``as_tuple``
@@ -2015,15 +2014,7 @@ class Tensor:
         and the graph shows Prod; it costs n^2 for n entries along ``dim``, which is fine at
         the sizes one reads (a diffusion schedule's 1000 steps)."""
         x = self if dtype is None else self.to(dtype)
-        dim = normalize_dim(dim, x.ndim, "cumprod")
-        if x.ndim == 0:
-            return x * 1
-        last = x.transpose(dim, -1)
-        n = last.shape[-1]
-        triangle = np.tril(np.ones((n, n), dtype=bool))
-        rows = last.unsqueeze(-2).expand(*last.shape[:-1], n, n)
-        filled = Where.apply(Tensor(triangle), rows, Tensor(np.ones((), dtype=x.dtype)))
-        return filled.prod(-1).transpose(dim, -1)
+        return _over_prefixes(x, "cumprod", dim, 1, lambda rows: rows.prod(-1))
 
     def dist(self, other: Any, p: Any = 2) -> Tensor:
         """The p-norm of self - other."""
@@ -2483,15 +2474,7 @@ class Tensor:
             raise NotImplementedError(f'"logcumsumexp" not implemented for '
                                       f"'{scalar_type_name(self.dtype)}' (convert it with "
                                       ".float())")
-        dim = normalize_dim(dim, self.ndim, "logcumsumexp")
-        if self.ndim == 0:
-            return self * 1
-        last = self.transpose(dim, -1)
-        n = last.shape[-1]
-        triangle = np.tril(np.ones((n, n), dtype=bool))
-        rows = last.unsqueeze(-2).expand(*last.shape[:-1], n, n)
-        filled = Where.apply(Tensor(triangle), rows, Tensor(np.full((), -np.inf, self.dtype)))
-        return filled.logsumexp(-1).transpose(dim, -1)
+        return _over_prefixes(self, "logcumsumexp", dim, -np.inf, lambda rows: rows.logsumexp(-1))
 
     def take_along_dim(self, indices: Any, dim: int | None = None) -> Tensor:
         """The entries at ``indices`` along ``dim``, the other dims broadcast between x and the
@@ -2674,6 +2657,23 @@ def _variance_args(fn: str, tensor: Tensor, dim: Any, unbiased: Any, keepdim: An
             stacklevel=3,
         )
     return dim, keepdim, correction
+
+
+def _over_prefixes(x: Tensor, fn: str, dim: int, identity: Any,
+                   reduce: Callable[[Tensor], Tensor]) -> Tensor:
+    """Each prefix of x along ``dim``, reduced (cumprod, logcumsumexp): row j of an n x n
+    triangle holds x[0..j], then the reduction's identity, and ``reduce`` folds each row. So the
+    graph shows that reduction and the gradients are its own (a product's zeros included), twice
+    differentiable; it costs n^2 for n entries along dim, fine at the sizes one reads."""
+    dim = normalize_dim(dim, x.ndim, fn)
+    if x.ndim == 0:
+        return x * 1
+    last = x.transpose(dim, -1)
+    n = last.shape[-1]
+    triangle = np.tril(np.ones((n, n), dtype=bool))
+    rows = last.unsqueeze(-2).expand(*last.shape[:-1], n, n)
+    filled = Where.apply(Tensor(triangle), rows, Tensor(np.full((), identity, x.dtype)))
+    return reduce(filled).transpose(dim, -1)
 
 
 def _refuse_two_bools(fn: str, a: Any, b: Any) -> None:
@@ -2999,6 +2999,7 @@ from .ops.arc_and_round import (  # noqa: E402
     Cosh,
     Expm1,
     Floor,
+    Logit,
     Round,
     Sinh,
 )

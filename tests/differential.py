@@ -755,9 +755,10 @@ kink("torch.maximum", "kinks", lambda L, x, y: L.maximum(x, y), KINKS, _PLUS_NAN
 kink("torch.minimum", "kinks", lambda L, x, y: L.minimum(x, y), KINKS, _PLUS_NAN)
 kink("torch.atan2", "kinks", lambda L, x, y: L.atan2(x, y), KINKS, _PLUS_NAN)
 kink("torch.where", "kinks", lambda L, x, y: L.where(x > y, x, y), KINKS, _PLUS_NAN)
-# Outside the domain (the value is NaN in both), PyTorch's gradient is NaN too; not ours here.
+# Outside the domain the value is NaN in both, and PyTorch's gradient is NaN too.
 kink("Tensor.logit", "outside", lambda L, x: x.logit(), at(-1.0, 2.0, _INF))
 kink("Tensor.asin", "outside", lambda L, x: x.asin(), at(2.0, _INF, -_INF))
+kink("Tensor.acos", "outside", lambda L, x: x.acos(), at(2.0, _INF, -_INF))
 kink("Tensor.pow", "kinks-half-negative", lambda L, x: x ** 0.5, at(-_INF, -1.0))
 
 add("Tensor.__matmul__", "batched", lambda L, x, y: x @ y, normal(2, 2, 3), normal(3, 4))

@@ -896,6 +896,8 @@ MORE_ELEMENTWISE = [
     case("sinh", lambda x: x.sinh(), np.sinh, _t("sinh"), normal(3, 4)),
     case("cosh", lambda x: x.cosh(), np.cosh, _t("cosh"), normal(3, 4)),
     case("expm1", lambda x: x.expm1(), np.expm1, _t("expm1"), normal(3, 4)),
+    case("logit", lambda x: x.logit(), lambda p: np.log(p / (1 - p)), lambda x: x.logit(),
+         positive(3, 4, low=0.1, high=0.9)),
     case("F.hardtanh", F.hardtanh, lambda x: np.clip(x, -1.0, 1.0),
          lambda x: _torch().nn.functional.hardtanh(x), avoiding(3, 4, points=(-1.0, 1.0))),
     case("clamp-tensors", lambda x, low: x.clamp(low, low + 1.0),

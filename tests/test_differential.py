@@ -50,11 +50,6 @@ DIFFERENT: dict[str, str] = {
     **{f"{s}.nanmean[all-nan-column]": "the gradient of a mean over NaNs only (the value NaN "
        "in both): 0 for each entry here (NaN, masked out, as nansum's); torch's is NaN (its "
        "backward divides by the count, 0)" for s in ("torch", "Tensor")},
-    "Tensor.logit[outside]": "logit of p outside [0, 1] (the value is NaN in both): PyTorch's "
-    "gradient is NaN there, ours is 1/p + 1/(1 - p), finite (tensor.py's logit is log(p) - "
-    "log1p(-p), no op of its own)",
-    "Tensor.asin[outside]": "asin of +-inf and of 2 (the value is NaN in both): PyTorch's "
-    "gradient is NaN, ours (1 - x^2) ** -0.5 is 0 at the infinities (numpy's power of -inf)",
     "Tensor.pow[kinks-half-negative]": "x ** 0.5 at -inf (the value is NaN in both): PyTorch "
     "computes the gradient's x ** -0.5 as rsqrt, NaN; ours is numpy's power, 0",
 }
@@ -159,6 +154,11 @@ FIXED: dict[str, str] = {
     "Tensor.sum[empty-mean]": "the mean of nothing warned (numpy's 'Mean of empty slice'); "
                               "torch's is NaN, silently",
     "Tensor.sum[0-d-max]": "max(0) of a 0-d tensor gave a tensor, not (values, indices)",
+    "Tensor.logit[outside]": "logit of p outside [0, 1] (the value NaN in both): the gradient "
+    "was finite (1/p + 1/(1 - p)); torch's is NaN, and now Logit's",
+    **{f"Tensor.{n}[outside]": "asin and acos of +-inf (the value NaN in both): the gradient "
+       "was 0 (numpy's (-inf) ** -0.5); torch's is NaN, and now ours (1 / (1 - x^2) ** 0.5)"
+       for n in ("asin", "acos")},
 }
 
 

@@ -14,6 +14,7 @@
 - ``conv``: convolution (1, 2 or 3 spatial dims) and max pooling
 """
 
+from .arc_and_round import Logit
 from .conv import Conv, MaxPool
 from .elementwise import (
     Abs,
@@ -77,5 +78,5 @@ __all__ = [
     "Clone", "Log10", "Log2",  # issue 13: PyTorch's spellings
     "Det", "Inverse",  # issue 37: the inventory's last names
     # issue 37: PyTorch's gradients at the kinks and at NaN, and where it has none
-    "ClampByTensors", "FloorDivide", "Hardtanh",
+    "ClampByTensors", "FloorDivide", "Hardtanh", "Logit",
 ]

@@ -1,9 +1,11 @@
 """Ops counted in the learners' material (docs/pytorch_inventory.md) that no composition of
 other ops gives: the inverse sine, cosine and tangent, the hyperbolic sine and cosine, exp(x) - 1
-without its rounding near 0, and rounding. One class each, forward and backward
+without its rounding near 0, the logit, and rounding. One class each, forward and backward
 side by side; the backward is written with tensor ops, so it is differentiable again."""
 
 from __future__ import annotations
+
+import math
 
 from ..function import Function
 from ..meta import Promotion
@@ -22,7 +24,7 @@ class Acos(Function):
     @staticmethod
     def backward(ctx, gz):
         (x,) = ctx.saved_tensors
-        return -gz * (1 - x * x) ** -0.5  # NOTE: ** works on arrays and, recorded, on tensors
+        return -gz / (1 - x * x) ** 0.5  # NOTE: ** works on arrays and, recorded, on tensors
 
 
 class Asin(Function):
@@ -36,7 +38,7 @@ class Asin(Function):
     @staticmethod
     def backward(ctx, gz):
         (x,) = ctx.saved_tensors
-        return gz * (1 - x * x) ** -0.5
+        return gz / (1 - x * x) ** 0.5  # (** -0.5 of -inf is 0; this is NaN, as PyTorch's)
 
 
 class Atan(Function):
@@ -74,6 +76,25 @@ class Atan2(Function):
         need_y, need_x = ctx.needs_input_grad
         scale = gz / (x * x + y * y)
         return (scale * x if need_y else None), (-scale * y if need_x else None)
+
+
+class Logit(Function):
+    """z = log(p / (1 - p)), the inverse of sigmoid;  dz/dp = 1 / (p (1 - p)) (inf at 0 and
+    1); outside [0, 1] z is NaN, and so is its gradient, as in PyTorch"""
+
+    promotion = Promotion.INT_TO_DEFAULT_FLOAT  # (p / (1 - p) divides)
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, p):
+        ctx.save_for_backward(p)
+        return ctx.xp.log(p / (1 - p))
+
+    @staticmethod
+    def backward(ctx, gz):
+        (p,) = ctx.saved_tensors
+        xp = ctx.xp
+        return xp.where((p < 0) | (p > 1), math.nan, gz / (p * (1 - p)))
 
 
 # ----------------------------------------------------------------------------- hyperbolic

@@ -440,12 +440,10 @@ class ClampByTensors(Function):
                      for mask, need in zip(masks, ctx.needs_input_grad))
 
 
-class Hardtanh(Function):
+class Hardtanh(Clamp):
     """z = min(max(x, low), high) for numbers low < high;  dz/dx = 1 strictly between low and
-    high, 0 at and beyond them and at a NaN (PyTorch's hardtanh and relu6; clamp's gradient
-    is 1 at the bounds)"""
-
-    elementwise = True
+    high, 0 at and beyond them and at a NaN (PyTorch's hardtanh and relu6): Clamp but for the
+    mask, whose gradient is 1 at the bounds"""
 
     option_types = {"low": NUMBER, "high": NUMBER}
 
@@ -453,16 +451,6 @@ class Hardtanh(Function):
     def forward(ctx, x, low=-1.0, high=1.0):
         ctx.save_for_backward((x > low) & (x < high))  # strictly inside: a constant mask
         return ctx.xp.clip(x, low, high)
-
-    @staticmethod
-    def backward(ctx, gz):
-        (inside,) = ctx.saved_tensors
-        return ctx.xp.where(inside, gz, 0)
-
-    @classmethod
-    def meta(cls, shapes, dtypes, low=-1.0, high=1.0):
-        stated = super().meta(shapes, dtypes)
-        return stated._replace(dtype=cls.promotion.dtype([*dtypes, low, high]))
 
 
 class Maximum(Function):

@@ -763,12 +763,9 @@ class Tensor:
         return self.remainder(other)
 
     def __rmod__(self, other: Any) -> Tensor:
-        # a Python float left of an integer tensor is PyTorch's default float (NOTE [type
-        # promotion]), not the tensor's integer dtype
-        dtype = DEFAULT_FLOAT if isinstance(other, float) and self.dtype.kind != "f" \
-            else self.dtype
-        return Tensor(backend.get_array_module(self.array).asarray(other, dtype=dtype)) \
-            .remainder(self)
+        """``2.5 % x``: in the graph, with no derivative (PyTorch has none for a number's
+        remainder by a tensor; tensor % tensor has one: ``remainder``)."""
+        return RemainderOfNumber.apply(other, self)
 
     def remainder(self, other: Any) -> Tensor:
         """Python's ``%``: a - floor(a / b) * b, with the sign of b. For floats the gradient is
@@ -3022,6 +3019,7 @@ from .ops.elementwise import (  # noqa: E402
     Neg,
     Pow,
     Relu,
+    RemainderOfNumber,
     Sigmoid,
     Sin,
     Sqrt,

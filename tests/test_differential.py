@@ -41,9 +41,6 @@ DIFFERENT: dict[str, str] = {
     "nn.utils.rnn.pack_padded_sequence[sorted]": "PackedSequence is (padded data, lengths) "
     "here, not torch's (data of the real steps, batch_sizes, sorted_indices, unsorted_indices): "
     "the fields differ (the recurrent layers give torch's outputs)",
-    "Tensor.__rmod__[float]": "2.5 % x of a float tensor that requires grad: dyngraph "
-    "differentiates it (gradient -floor(2.5 / x), as tensor % tensor); torch's backward raises "
-    "(remainder of a number by a tensor has no derivative there)",
     "torch.autocast[enabled-cpu]": "autocast('cpu') enabled: torch computes float32 x @ w in "
     "bfloat16; dyngraph refuses with NotImplementedError (no lower precision to compute in, "
     "by design: dg.autocast's docstring; enabled=False runs in both)",
@@ -154,6 +151,9 @@ FIXED: dict[str, str] = {
     "Tensor.sum[empty-mean]": "the mean of nothing warned (numpy's 'Mean of empty slice'); "
                               "torch's is NaN, silently",
     "Tensor.sum[0-d-max]": "max(0) of a 0-d tensor gave a tensor, not (values, indices)",
+    "Tensor.__rmod__[float]": "2.5 % x of a float tensor that requires grad was "
+    "differentiated (gradient -floor(2.5 / x)); torch's backward raises (no derivative of a "
+    "number's remainder by a tensor), and now RemainderOfNumber's",
     "Tensor.logit[outside]": "logit of p outside [0, 1] (the value NaN in both): the gradient "
     "was finite (1/p + 1/(1 - p)); torch's is NaN, and now Logit's",
     **{f"Tensor.{n}[outside]": "asin and acos of +-inf (the value NaN in both): the gradient "

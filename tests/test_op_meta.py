@@ -93,6 +93,7 @@ MORE = {
     "set-item": lambda x: ops.SetItem.apply(x, 0.5, key=(slice(0, 2), 1)),
     "index-add": lambda x: ops.IndexAdd.apply(x, shape=(5, 3), key=(np.array([0, 4, 4]),)),
     "floor-divide": lambda x: x // 2.0 + 1.5 // x,
+    "remainder-of-number": lambda x: 2.5 % x + 3 % x,
 }
 
 

@@ -35,6 +35,7 @@ from .elementwise import (
     Neg,
     Pow,
     Relu,
+    RemainderOfNumber,
     Sigmoid,
     Sin,
     Sqrt,
@@ -78,5 +79,5 @@ __all__ = [
     "Clone", "Log10", "Log2",  # issue 13: PyTorch's spellings
     "Det", "Inverse",  # issue 37: the inventory's last names
     # issue 37: PyTorch's gradients at the kinks and at NaN, and where it has none
-    "ClampByTensors", "FloorDivide", "Hardtanh", "Logit",
+    "ClampByTensors", "FloorDivide", "Hardtanh", "Logit", "RemainderOfNumber",
 ]

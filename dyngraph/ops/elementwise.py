@@ -105,6 +105,24 @@ class FloorDivide(Function):
             "out of the graph, x.detach() // y")
 
 
+class RemainderOfNumber(Function):
+    """z = a % x for a number a (Python's %: the sign of x); no derivative, as in PyTorch, whose
+    backward raises here (tensor % tensor has one: Tensor.remainder)"""
+
+    elementwise = True
+
+    @staticmethod
+    def forward(ctx, a, x):
+        return ctx.xp.remainder(a, x)
+
+    @staticmethod
+    def backward(ctx, gz):
+        raise RuntimeError(
+            "the derivative of remainder(number, tensor) (a % x) is not implemented, as in "
+            "PyTorch. To differentiate it with respect to x write a - (a / x).floor() * x; to "
+            "keep it out of the graph, a % x.detach()")
+
+
 class Pow(Function):
     """z = x ** y;  dz/dx = y * x ** (y - 1) (0 where y = 0, even at x = 0, as in PyTorch),
     dz/dy = z * log(x)"""

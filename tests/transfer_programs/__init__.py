@@ -66,6 +66,13 @@ PROGRAMS = [
     "nanogpt_train_generate",
     "d2l_rnn_scratch",
     "examples_regression",
+    # issue 37: a third set, written after the names PyTorch's material reaches for next
+    "pinn_lbfgs",
+    "kmeans_cdist",
+    "conv_unfold_scratch",
+    "warmup_cosine_schedulers",
+    "mobilenet_block_kinks",
+    "segnet_unpool",
 ]
 
 

@@ -139,7 +139,8 @@ CUPY_NAMES = frozenset({
     "ndarray", "dtype", "finfo", "iinfo", "bool_", "int8", "uint8", "int32", "int64",
     "float16", "float32", "float64", "newaxis", "inf", "nan", "pi", "e",
     # elementwise arithmetic and math (ufuncs)
-    "add", "subtract", "multiply", "divide", "true_divide", "negative", "power", "abs",
+    "add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder",
+    "negative", "power", "abs",
     "absolute", "sign", "reciprocal", "square", "sqrt", "exp", "exp2", "expm1", "log", "log2",
     "log10", "log1p", "logaddexp", "sin", "cos", "tan", "sinh", "cosh", "tanh", "arcsin",
     "arccos", "arctan", "arctan2", "floor", "ceil", "rint", "around", "maximum", "minimum",

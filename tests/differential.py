@@ -2178,15 +2178,89 @@ add(f"{_RNN}.pack_padded_sequence", "sorted", lambda L, x: _packed(L, x, [3, 2])
     normal(3, 2, 2))
 add(f"{_RNN}.pack_padded_sequence", "unsorted", lambda L, x: _packed(L, x, [2, 3]),
     normal(3, 2, 2))
+add(f"{_RNN}.pack_padded_sequence", "unsorted-allowed", lambda L, x: _packed(
+    L, x, [2, 4, 1, 4], enforce_sorted=False), normal(4, 4, 2))
+add(f"{_RNN}.pack_padded_sequence", "batch-first", lambda L, x: _packed(
+    L, x, [1, 3, 2], batch_first=True, enforce_sorted=False), normal(3, 4, 2))
+add(f"{_RNN}.pack_padded_sequence", "no-feature-dims", lambda L, x: _packed(L, x, [3, 3, 1]),
+    normal(3, 3))
+add(f"{_RNN}.pack_padded_sequence", "int-input", lambda L, x: _packed(L, x, [4, 2]),
+    ints(4, 2, 3))
+add(f"{_RNN}.pack_padded_sequence", "whole", lambda L, x: L.nn.utils.rnn.pack_padded_sequence(
+    x, [1, 3], enforce_sorted=False), normal(3, 2))
+add(f"{_RNN}.pack_padded_sequence", "zero-length", lambda L, x: _packed(L, x, [3, 0]),
+    normal(3, 2, 2))
+add(f"{_RNN}.pack_padded_sequence", "zero-length-unsorted", lambda L, x: _packed(
+    L, x, [0, 3], enforce_sorted=False), normal(3, 2, 2))
+add(f"{_RNN}.pack_padded_sequence", "too-many-lengths", lambda L, x: _packed(L, x, [3, 2, 1]),
+    normal(3, 2, 2))
+add(f"{_RNN}.pack_padded_sequence", "lengths-2d", lambda L, x: _packed(L, x, [[3, 2]]),
+    normal(3, 2, 2))
 add(f"{_RNN}.pad_packed_sequence", "round-trip", lambda L, x: L.nn.utils.rnn.pad_packed_sequence(
     L.nn.utils.rnn.pack_padded_sequence(x, [3, 1], enforce_sorted=False)), normal(3, 2, 2))
+add(f"{_RNN}.pad_packed_sequence", "sorted", lambda L, x: L.nn.utils.rnn.pad_packed_sequence(
+    L.nn.utils.rnn.pack_padded_sequence(x, [4, 2, 2])), normal(4, 3, 2))
+add(f"{_RNN}.pad_packed_sequence", "padding-total-length", lambda L, x: L.nn.utils.rnn
+    .pad_packed_sequence(L.nn.utils.rnn.pack_padded_sequence(
+        x, [2, 3, 1], batch_first=True, enforce_sorted=False), batch_first=True,
+        padding_value=-1.5, total_length=5), normal(3, 4, 2))
+add(f"{_RNN}.pad_packed_sequence", "short-total-length", lambda L, x: L.nn.utils.rnn
+    .pad_packed_sequence(L.nn.utils.rnn.pack_padded_sequence(x, [3, 2]), total_length=2),
+    normal(3, 2, 2))
+add(f"{_RNN}.pack_sequence", "sorted", lambda L, a, b, c: _fields(
+    L.nn.utils.rnn.pack_sequence([a, b[:2], c[:1]])), normal(3, 2), normal(3, 2), normal(3, 2))
+add(f"{_RNN}.pack_sequence", "unsorted", lambda L, a, b: L.nn.utils.rnn.pad_packed_sequence(
+    L.nn.utils.rnn.pack_sequence([a[:1], b], enforce_sorted=False), batch_first=True),
+    normal(2), normal(3))
+add(f"{_RNN}.pack_sequence", "unsorted-refused", lambda L, a, b: L.nn.utils.rnn.pack_sequence(
+    [a[:1], b]), normal(2), normal(3))
+add(f"{_RNN}.invert_permutation", "plain", lambda L: L.nn.utils.rnn.invert_permutation(
+    L.tensor([2, 0, 3, 1])))
+add(f"{_RNN}.invert_permutation", "none", lambda L: L.nn.utils.rnn.invert_permutation(None))
 add(f"{_RNN}.PackedSequence", "isinstance", lambda L, x: isinstance(
     L.nn.utils.rnn.pack_padded_sequence(x, [3, 2]), L.nn.utils.rnn.PackedSequence), normal(3, 2))
+add(f"{_RNN}.PackedSequence", "fields", lambda L: L.nn.utils.rnn.PackedSequence._fields)
+add(f"{_RNN}.PackedSequence", "by-hand", lambda L, x: _fields(L.nn.utils.rnn.PackedSequence(
+    x, L.tensor([2, 1]), L.tensor([1, 0]))), normal(3))
+add(f"{_RNN}.PackedSequence", "from-a-pair", lambda L, x: _fields(L.nn.utils.rnn.PackedSequence(
+    (x, L.tensor([2, 1])))), normal(3))
+add(f"{_RNN}.PackedSequence", "to", lambda L, x: _converted(L, L.nn.utils.rnn
+    .pack_padded_sequence(x, [2, 3], enforce_sorted=False)), normal(3, 2))
 
 
-def _packed(L: Any, x: Any, lengths: list) -> Any:
-    p = L.nn.utils.rnn.pack_padded_sequence(x, L.tensor(lengths))
+def _packed(L: Any, x: Any, lengths: list, **kw: Any) -> Any:
+    return _fields(L.nn.utils.rnn.pack_padded_sequence(x, L.tensor(lengths), **kw))
+
+
+def _fields(p: Any) -> Any:
     return p.data, p.batch_sizes, p.sorted_indices, p.unsorted_indices
+
+
+def _converted(L: Any, p: Any) -> Any:
+    same = p.to(L.float64) is p  # the data's dtype already: p itself
+    return same, _fields(p.float()), p.double().data, p.is_cuda, p.cpu() is p
+
+
+def _packed_rnn(L: Any, module: Any, x: Any, lengths: list, hx: Any = None) -> Any:
+    """module over a packed batch (batch first), unsorted: output's fields, padded, and h_n."""
+    packed = L.nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True,
+                                                 enforce_sorted=False)
+    output, state = module(packed) if hx is None else module(packed, hx)
+    return _fields(output), L.nn.utils.rnn.pad_packed_sequence(output, batch_first=True), state
+
+
+module_case("LSTM", "packed", lambda L: L.nn.LSTM(3, 4, num_layers=2, batch_first=True),
+            normal(4, 5, 3), forward=lambda L, m, x: _packed_rnn(L, m, x, [3, 5, 1, 3]))
+module_case("LSTM", "packed-bidirectional-hx", lambda L: L.nn.LSTM(
+    3, 4, bidirectional=True, batch_first=True), normal(3, 4, 3), normal(2, 3, 4),
+    normal(2, 3, 4), forward=lambda L, m, x, h, c: _packed_rnn(L, m, x, [2, 4, 1], (h, c)))
+module_case("GRU", "packed", lambda L: L.nn.GRU(3, 4, batch_first=True), normal(4, 5, 3),
+            normal(1, 4, 4), forward=lambda L, m, x, h: _packed_rnn(L, m, x, [2, 5, 5, 1], h))
+module_case("GRU", "packed-bidirectional", lambda L: L.nn.GRU(
+    3, 4, num_layers=2, bidirectional=True, batch_first=True), normal(3, 4, 3),
+    forward=lambda L, m, x: _packed_rnn(L, m, x, [4, 1, 2]))
+module_case("RNN", "packed-sorted", lambda L: L.nn.RNN(3, 4), normal(4, 3, 3),
+            forward=lambda L, m, x: m(L.nn.utils.rnn.pack_padded_sequence(x, [4, 3, 1])))
 
 
 add("nn.utils.parameters_to_vector", "two", lambda L, x, y: L.nn.utils.parameters_to_vector(

@@ -38,9 +38,6 @@ DIFFERENT: dict[str, str] = {
     "counters]): memory a graph also holds is exported as a copy, so np.from_dlpack(x.detach()) "
     "of a leaf that requires grad does not share x's memory; torch's does (writes through it "
     "show in x there, not here)",
-    "nn.utils.rnn.pack_padded_sequence[sorted]": "PackedSequence is (padded data, lengths) "
-    "here, not torch's (data of the real steps, batch_sizes, sorted_indices, unsorted_indices): "
-    "the fields differ (the recurrent layers give torch's outputs)",
     "torch.autocast[enabled-cpu]": "autocast('cpu') enabled: torch computes float32 x @ w in "
     "bfloat16; dyngraph refuses with NotImplementedError (no lower precision to compute in, "
     "by design: dg.autocast's docstring; enabled=False runs in both)",
@@ -111,6 +108,9 @@ FIXED: dict[str, str] = {
     "nn.utils.rnn.pad_packed_sequence[round-trip]": "pad_packed_sequence kept the padded "
     "input's values after each sequence's end (not padding_value) and its length (not "
     "max(lengths)) and passed gradients to them",
+    "nn.utils.rnn.pack_padded_sequence[sorted]": "PackedSequence was (padded data, lengths), "
+    "not torch's (data of the real steps, batch_sizes, sorted_indices, unsorted_indices): a "
+    "program reading packed.data or packed.batch_sizes got other numbers",
     "torch.roll[bad]": "roll(x, (1, 2), 0), more shifts than dims, ran (the extra shift "
                        "dropped); torch raises",
     "Tensor.__floordiv__[int-float-number]": "an int64 tensor // a Python float was float64 "

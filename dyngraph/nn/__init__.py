@@ -15,7 +15,8 @@
   ``HingeEmbeddingLoss``, ``TripletMarginLoss``, ``PoissonNLLLoss``, ``GaussianNLLLoss``,
   ``CosineEmbeddingLoss``
 - ``functional`` (``dg.nn.functional``, usually imported as ``F``): the stateless functions
-- ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``pack_padded_sequence``...
+- ``utils``: ``clip_grad_norm_``, ``clip_grad_value_``; ``utils.rnn``: ``PackedSequence``,
+  ``pack_padded_sequence``, ``pad_packed_sequence``, ``pack_sequence``, ``pad_sequence``
 - ``more_layers``: ``SiLU``, ``Dropout2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d`` and the lazy
   layers ``LazyLinear``, ``LazyConv2d``, ``LazyBatchNorm1d``, ``LazyBatchNorm2d``;
   ``GroupNorm``, ``PixelShuffle``, ``Upsample``, ``UpsamplingNearest2d``, ``AdaptiveMaxPool1d``,

@@ -10,7 +10,7 @@ loop over its steps, so the graph grows with the length of each input: the defin
         h = cell(x_t, h)
 
 The layers write that loop for you, for ``num_layers`` stacked cells, one or two directions,
-and padded batches of different lengths (``pack_padded_sequence``, which masks)::
+and batches of sequences of different lengths (``pack_padded_sequence``)::
 
     gru = dg.nn.GRU(input_size=8, hidden_size=16, num_layers=2, batch_first=True)
     output, h_n = gru(x)          # x: (batch, seq_len, 8)
@@ -26,13 +26,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from .. import factories
 from ..functions import cat, stack
 from ..tensor import Tensor
 from . import functional as F
 from .layers import affine, uniform_parameter
 from .module import Module
-from .utils.rnn import PackedSequence
+from .utils.rnn import PackedSequence, _packed_data, _padded_sorted
 
 # ---------------------------------------------------------------------------- one step
 # The math of one time step, shared by the cells and the multi-step layers. ``gi`` is the
@@ -279,8 +281,18 @@ class _RNNBase(Module):
         (num_layers * D, B, hidden_size). ``hx`` (same shape as ``h_n``) defaults to zeros.
         """
         packed = isinstance(input, PackedSequence)
-        mask = input.mask() if packed else None
-        x = input.data if packed else input
+        mask = None
+        if packed:
+            # NOTE [packed input] The layer runs the packed steps padded again, the batch in
+            # its sorted order, and masks the padded steps (see _run_direction); then it packs
+            # its output the same way. PyTorch computes step t on the first batch_sizes[t]
+            # rows only: the same numbers, the same gradients.
+            x = _padded_sorted(input)
+            mask = _real_steps(input.batch_sizes, x)
+            if hx is not None and input.sorted_indices is not None:
+                hx = _map_state(hx, lambda t: t.index_select(1, input.sorted_indices))
+        else:
+            x = input
         unbatched = not packed and x.ndim == 2
         if unbatched:
             x = x.unsqueeze(1)
@@ -308,7 +320,11 @@ class _RNNBase(Module):
                 x = F.dropout(x, self.dropout, True)
         h_n = self._stack_finals(finals)
         if packed:
-            return PackedSequence(x, input.lengths), h_n
+            if input.unsorted_indices is not None:  # h_n back in the caller's batch order
+                h_n = _map_state(h_n, lambda t: t.index_select(1, input.unsorted_indices))
+            output = PackedSequence(_packed_data(x, input.batch_sizes), input.batch_sizes,
+                                    input.sorted_indices, input.unsorted_indices)
+            return output, h_n
         if unbatched:
             x = x.squeeze(1)
             h_n = _map_state(h_n, lambda t: t.squeeze(1))
@@ -385,7 +401,7 @@ class RNN(_RNNBase):
     ((4, 7, 5), (2, 4, 5))
 
     Variable lengths: pass ``dg.nn.utils.rnn.pack_padded_sequence(padded, lengths)`` instead of
-    the padded tensor (see NOTE [packing] there: dyngraph masks the padded steps).
+    the padded tensor (NOTE [packed input]).
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1,
@@ -433,6 +449,14 @@ class LSTM(_RNNBase):
 
     def _stack_finals(self, finals: list[Any]) -> Any:
         return stack([h for h, _ in finals], 0), stack([c for _, c in finals], 0)
+
+
+def _real_steps(batch_sizes: Tensor, x: Tensor) -> Tensor:
+    """(T, B, 1) in x's dtype: 1.0 where sequence b (of the sorted batch) runs at step t,
+    that is b < batch_sizes[t], and 0.0 on its padding."""
+    sizes = batch_sizes.numpy()
+    real = np.arange(x.shape[1])[None, :] < sizes[:, None]
+    return factories.tensor(real[:, :, None], dtype=x.dtype, device=x.device)
 
 
 def _output_of(state: Any) -> Tensor:

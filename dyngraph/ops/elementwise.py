@@ -173,7 +173,10 @@ def _bool_base_as_int(x, y):
 
 
 def sign(xp, x):
-    """-1, 0 or 1; numpy's sign of a NaN is NaN, PyTorch's is 0."""
+    """-1, 0 or 1; numpy's sign of a NaN is NaN, PyTorch's is 0 (and of a boolean, itself:
+    numpy has none)."""
+    if x.dtype.kind == "b":
+        return x.copy()
     z = xp.sign(x)
     return xp.nan_to_num(z, nan=0.0) if z.dtype.kind == "f" else z
 
@@ -203,6 +206,10 @@ class Abs(Function):
 
     @staticmethod
     def forward(ctx, x):
+        if x.dtype.kind == "b":
+            raise NotImplementedError(
+                "\"abs\" not implemented for 'Bool' (as in PyTorch): a mask has no sign; "
+                "for its values as numbers, x.long().abs() or x.float()")
         ctx.save_for_backward(sign(ctx.xp, x))  # piecewise constant: a constant of the graph
         return ctx.xp.abs(x)
 

@@ -396,8 +396,9 @@ def emit(event: Event, state: ThreadState | None = None) -> None:
             except Exception as exc:
                 _drop(state, key, fn, exc)
     finally:
-        state.dispatching = False
-        state.active = bool(state.dispatch_order)
+        with _lock:  # (a handle removed from another thread meanwhile must leave it off)
+            state.dispatching = False
+            state.active = bool(state.dispatch_order)
 
 
 def emit_op_created(id: int, op: str, inputs: tuple[int, ...], array: Any, name: str | None,

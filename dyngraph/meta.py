@@ -196,7 +196,7 @@ def index_bound(shape: Shape, parts: tuple) -> int:
 # Python number is weak in numpy's promotion, a numpy scalar is not); None for a missing input.
 
 _FLOAT64 = np.dtype(np.float64)
-INT8 = np.dtype(np.int8)
+BOOL = np.dtype(np.bool_)
 INT64 = np.dtype(np.int64)
 
 

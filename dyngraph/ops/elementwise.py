@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from ..function import Function
-from ..meta import INT64, NUMBER, NUMBER_OR_NONE, Promotion
+from ..meta import BOOL, INT64, NUMBER, NUMBER_OR_NONE, Promotion
 
 # ----------------------------------------------------------------------------- arithmetic
 
@@ -87,40 +87,42 @@ class Div(Function):
         return (gz / y if need_x else None), (-gz * x / (y * y) if need_y else None)
 
 
-class FloorDivide(Function):
-    """z = x // y = floor(x / y) (integers stay integers); no derivative: PyTorch's backward
-    raises here, and so does this one, rather than pass a gradient nobody defined"""
+class WithoutDerivative(Function):
+    """An op PyTorch gives no derivative: it is in the graph, and its backward raises, as
+    PyTorch's does, rather than pass on a gradient nobody defined. Each says how instead."""
 
     elementwise = True
+    instead = ""
+
+    @staticmethod
+    def backward(ctx, gz):
+        raise RuntimeError(f"the derivative of {type(ctx).instead}")
+
+
+class FloorDivide(WithoutDerivative):
+    """z = x // y = floor(x / y) (integers stay integers); no derivative: backward raises, as
+    PyTorch's does"""
+
+    instead = ("floor_divide (x // y) is not implemented, as in PyTorch: it is a staircase. For "
+               "a step whose gradient is 0 write (x / y).floor(); to keep x // y out of the "
+               "graph, x.detach() // y")
 
     @staticmethod
     def forward(ctx, x, y):
         return ctx.xp.floor_divide(x, y)
 
-    @staticmethod
-    def backward(ctx, gz):
-        raise RuntimeError(
-            "the derivative of floor_divide (x // y) is not implemented, as in PyTorch: it is a "
-            "staircase. For a step whose gradient is 0 write (x / y).floor(); to keep x // y "
-            "out of the graph, x.detach() // y")
 
+class RemainderOfNumber(WithoutDerivative):
+    """z = a % x for a number a (Python's %: the sign of x); no derivative: backward raises, as
+    PyTorch's does (tensor % tensor has one: Tensor.remainder)"""
 
-class RemainderOfNumber(Function):
-    """z = a % x for a number a (Python's %: the sign of x); no derivative, as in PyTorch, whose
-    backward raises here (tensor % tensor has one: Tensor.remainder)"""
-
-    elementwise = True
+    instead = ("remainder(number, tensor) (a % x) is not implemented, as in PyTorch. To "
+               "differentiate it with respect to x write a - (a / x).floor() * x; to keep it "
+               "out of the graph, a % x.detach()")
 
     @staticmethod
     def forward(ctx, a, x):
         return ctx.xp.remainder(a, x)
-
-    @staticmethod
-    def backward(ctx, gz):
-        raise RuntimeError(
-            "the derivative of remainder(number, tensor) (a % x) is not implemented, as in "
-            "PyTorch. To differentiate it with respect to x write a - (a / x).floor() * x; to "
-            "keep it out of the graph, a % x.detach()")
 
 
 class Pow(Function):
@@ -182,7 +184,8 @@ def sign(xp, x):
 
 
 def _is_bool(value) -> bool:
-    return getattr(getattr(value, "dtype", None), "kind", None) == "b"
+    """Whether value is a boolean array (one identity test: Sub asks it of every operand)."""
+    return getattr(value, "dtype", None) is BOOL
 
 
 class Neg(Function):
@@ -210,7 +213,8 @@ class Abs(Function):
             raise NotImplementedError(
                 "\"abs\" not implemented for 'Bool' (as in PyTorch): a mask has no sign; "
                 "for its values as numbers, x.long().abs() or x.float()")
-        ctx.save_for_backward(sign(ctx.xp, x))  # piecewise constant: a constant of the graph
+        if ctx.needs_input_grad[0]:  # piecewise constant: a constant of the graph
+            ctx.save_for_backward(sign(ctx.xp, x))
         return ctx.xp.abs(x)
 
     @staticmethod

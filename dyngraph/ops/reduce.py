@@ -141,7 +141,9 @@ def _extreme(ctx, x, z_kept, axis, keepdims, ties):
     xp = ctx.xp
     winners = x == z_kept
     if ties != "share among equal" and x.dtype.kind == "f":
-        winners |= xp.isnan(x) & xp.isnan(z_kept)  # a NaN maximum was won by the NaNs
+        nan_won = xp.isnan(z_kept)
+        if nan_won.any():  # a NaN maximum was won by the NaNs (one pass over x only then)
+            winners |= xp.isnan(x) & nan_won
     winners = winners.astype(x.dtype)
     if ties == "first":  # one axis: keep the first winner along it (where argmax points)
         winners *= xp.cumsum(winners, axis=axis) == 1

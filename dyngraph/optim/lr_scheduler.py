@@ -335,10 +335,7 @@ class OneCycleLR(LRScheduler):
                 group["min_lr"] = group["initial_lr"] / final_div_factor
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _cycles_beta1(optimizer)
             if last_epoch == -1:
                 for group, high, low in zip(groups,
                                             _per_group(max_momentum, groups, "max_momentum"),
@@ -557,10 +554,7 @@ class CyclicLR(LRScheduler):
         self.scale_mode = scale_mode
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError("optimizer must support momentum or beta1 with "
-                                 "`cycle_momentum` option enabled")
-            self.use_beta1 = "betas" in optimizer.defaults
+            self.use_beta1 = _cycles_beta1(optimizer)
             self.base_momentums = _per_group(base_momentum, groups, "base_momentum")
             self.max_momentums = _per_group(max_momentum, groups, "max_momentum")
             if last_epoch == -1:
@@ -718,6 +712,15 @@ def _load_with_schedulers(scheduler: Any, state_dict: dict[str, Any]) -> None:
     scheduler.__dict__.update({k: v for k, v in state_dict.items() if k != "_schedulers"})
     for inner, saved in zip(scheduler._schedulers, state_dict["_schedulers"]):
         inner.load_state_dict(saved)
+
+
+def _cycles_beta1(optimizer: Any) -> bool:
+    """Whether a cycled momentum is Adam's beta1 (else SGD's momentum); an optimizer with
+    neither is refused, with PyTorch's words."""
+    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` "
+                         "option enabled")
+    return "betas" in optimizer.defaults
 
 
 def _set_momentum(group: dict[str, Any], momentum: float, use_beta1: bool) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from . import backend
-from .graph import LEAF, OP, PARAMETER, Edge, Node
 from .record import Recording
 from .spine import events
 
@@ -65,38 +63,24 @@ class _TensorDiagram:
 
 
 def from_tensor(tensor: Any) -> Recording:
-    """The model of the graph behind ``tensor`` (iterative walk from its grad_fn)."""
+    """The model of the graph behind ``tensor``: the node_created events its engine tells a
+    view that did not see the graph built (one iterative walk back from its grad_fn), folded
+    into a Recording as a watching one folds them, with the gradients its leaves hold and the
+    nodes whose saved tensors were freed, as they stand now."""
     if _is_torch_tensor(tensor):
         from .torch import from_tensor as from_torch_tensor
 
         return from_torch_tensor(tensor)
-    from .function import nodes_behind
+    from .function import graph_behind, graph_events
     from .tensor import Tensor
 
-    recording = Recording()
-    root = tensor.grad_fn if tensor.grad_fn is not None else tensor
-    found = {item.id: item for item in nodes_behind([root])}  # Function nodes and leaf Tensors
-    for node_id in sorted(found):  # creation order
-        item = found[node_id]
+    found = graph_behind([tensor])  # Function nodes and leaf Tensors
+    recording = Recording.of_graph(graph_events(found, [tensor]))
+    for node_id, item in found.items():
+        node = recording.nodes[node_id]
         if isinstance(item, Tensor):
-            data = item.array
-            kind = PARAMETER if getattr(item, "is_parameter", False) else LEAF
-            node = Node(node_id, kind, kind, item.name, tuple(data.shape),
-                        events.dtype_name(data.dtype), item.device, item.requires_grad,
-                        events.preview(data), order=len(recording.nodes))
             if item._grad is not None:
                 node.grad_preview, node.grad_norm = events.preview_and_norm(item._grad.array)
         else:
-            is_root = tensor.grad_fn is item
-            value = events.preview(tensor.array) if is_root else ()
-            saved = item.saved_arrays
-            node = Node(node_id, OP, item.name, tensor.name if is_root else None,
-                        tuple(item.shape), events.dtype_name(tensor.dtype) if is_root else "",
-                        backend.device_of_module(item.xp), True, value, order=len(recording.nodes),
-                        saved_bytes=sum(getattr(a, "nbytes", 0) for a in saved or ()),
-                        freed=saved is None, where=tuple(item.where) if item.where else None)
-            for position, parent in enumerate(item.parents):
-                if parent is not None:
-                    recording.edges.append(Edge(parent.id, node_id, position))
-        recording.nodes[node_id] = node
+            node.freed = item.saved_arrays is None
     return recording

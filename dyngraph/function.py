@@ -91,6 +91,9 @@ class Function:
     hooks: dict | None = None  # tensor hooks of this node's output (Tensor.register_hook)
     retained: weakref.ref | None = None  # the output tensor, after Tensor.retain_grad()
     where: events.SourceLine | None = None  # the forward line, recorded in anomaly mode
+    # the ids of the inputs the graph does not keep, given when the graph is first described
+    # afterwards (NOTE [inputs the graph does not keep]): the same each time it is
+    unknown_inputs: tuple[int, ...] | None = None
     create_graph = False  # True while backward runs with create_graph=True (see autograd.py)
     sets_dtype = False  # True for ops whose output dtype is an option (Cast): no type promotion
     takes_tensors = False  # True for custom ops (dg.autograd.Function): NOTE [custom ops]
@@ -731,45 +734,81 @@ def announce_graph(tensors: Any) -> None:
     about, with every node behind it, in creation order (``where`` is None: the lines that
     built them ran while nobody listened)."""
     epoch = this_thread.state.epoch
-    held: dict[int, Tensor] = {}  # node id -> a tensor we hold (its name and value are known)
-    roots = []
-    for tensor in tensors:
-        if tensor._announced != epoch:
-            held[tensor.id] = tensor
-            roots.append(tensor.grad_fn or tensor)
-    if not roots:
+    fresh = [tensor for tensor in tensors if tensor._announced != epoch]
+    if not fresh:
         return
+    held = {tensor.id for tensor in fresh}
 
     def known(item: Any) -> bool:  # a leaf these subscribers were told about
         return isinstance(item, Tensor) and item._announced == epoch and item.id not in held
 
-    found = {item.id: item for item in nodes_behind(roots, known)}  # not told about yet
+    found = graph_behind(fresh, known)  # not told about yet
     for item in found.values():
         if isinstance(item, Tensor):
             item._announced = epoch
-    for tensor in held.values():
+    for tensor in fresh:
         tensor._announced = epoch
+    for event in graph_events(found, fresh):
+        events.emit(event)
+
+
+def graph_behind(tensors: Any, known: Any = None) -> dict[int, Any]:
+    """The nodes (Functions) and leaf Tensors behind ``tensors``, by id (see nodes_behind)."""
+    found = nodes_behind([tensor.grad_fn or tensor for tensor in tensors], known)
+    return {item.id: item for item in found}
+
+
+# NOTE [inputs the graph does not keep] An op's node_created names one input per argument, in
+# argument order, and an edge_grad's ``position`` is that argument's number (NOTE [edge
+# gradients]): ``z = x * w`` with data ``x`` sends w's gradient along position 1. A graph holds
+# no node for an argument that needs no gradient (a constant, data; its parent is None), so
+# when the graph is described afterwards - announced to a view that did not see the forward,
+# or drawn by dg.draw - each such argument becomes a constant of unknown value, a node of its
+# own. Leaving it out would shift the inputs after it one place to the left, and the chain-rule
+# panel would read w as input 0 and show w's own numbers as dz/dw. Its id is given once, kept on
+# the node (``Function.unknown_inputs``), so a graph described twice (drawn again, announced to a
+# view that drew it already) is the same graph and a fold ignores what it holds already.
+
+
+def graph_events(found: dict[int, Any], outputs: Any = ()) -> Iterator[events.NodeCreated]:
+    """The node_created of every node in ``found`` (from graph_behind), in creation order, each
+    after those of its inputs: one description of a graph that was not watched being built,
+    which a view is told (announce_graph) and dg.draw folds (drawing.py), so the two cannot
+    disagree. ``outputs``: tensors whose values are known (the roots), shown with their values
+    and names; other ops show their op, shape and line."""
+    held = {tensor.id: tensor for tensor in outputs}
     for node_id in sorted(found):  # creation order
         item = found[node_id]
         if isinstance(item, Tensor):
             op = "parameter" if item.is_parameter else "leaf"
-            events.emit(_node_event(node_id, op, (), item.array, item.name, item._requires_grad,
-                                    True, None, ()))
+            yield _node_event(node_id, op, (), item.array, item.name, item._requires_grad,
+                              True, None, ())
             continue
-        inputs = tuple(parent.id for parent in item.parents if parent is not None)
+        device = backend.CPU if item.xp is np else backend.CUDA
+        if item.unknown_inputs is None:  # NOTE [inputs the graph does not keep]
+            item.unknown_inputs = tuple(new_node_id() for parent in item.parents
+                                        if parent is None)
+        unknown = iter(item.unknown_inputs)
+        inputs = []
+        for parent in item.parents:
+            if parent is None:
+                inputs.append(next(unknown))
+                yield events.node_created(
+                    id=inputs[-1], op="constant", inputs=(), shape=(), dtype="", device=device,
+                    requires_grad=False, is_leaf=True)
+            else:
+                inputs.append(parent.id)
         saved_bytes = sum(getattr(array, "nbytes", 0) for array in item.saved_arrays or ())
         output = held.get(node_id)
         if output is not None:  # its value is known
-            event = _node_event(node_id, item.name, inputs, output.array, output.name, True,
-                                False, item.where, (), saved_bytes)
+            yield _node_event(node_id, item.name, tuple(inputs), output.array, output.name, True,
+                              False, item.where, (), saved_bytes)
         else:
-            device = backend.CPU if item.xp is np else backend.CUDA
-            event = events.node_created(
-                id=node_id, op=item.name, inputs=inputs, shape=tuple(item.shape), dtype="",
-                device=device, requires_grad=True, is_leaf=False, name=None, scope=(),
-                where=item.where, preview=(), saved_bytes=saved_bytes,
+            yield events.node_created(
+                id=node_id, op=item.name, inputs=tuple(inputs), shape=tuple(item.shape),
+                dtype="", device=device, requires_grad=True, is_leaf=False, name=None,
+                scope=(), where=item.where, preview=(), saved_bytes=saved_bytes,
             )
-        events.emit(event)
 
 
 def _node_event(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import linecache
 import math
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -317,10 +317,26 @@ class Recording(Graph):
             if text:
                 self.sources[file] = text
 
+    @classmethod
+    def of_graph(cls, node_events: Iterable[events.NodeCreated]) -> Recording:
+        """The model of a graph drawn from a tensor (dg.draw): its node_created events, inputs
+        first, folded as a watching recording folds them, all of them (a drawing has no node
+        budget) and with no timeline (nothing happened while anyone watched)."""
+        recording = cls()
+        for event in node_events:
+            if event.id not in recording.nodes:
+                recording._fold_node(event)
+        return recording
+
     def _add_node(self, event: events.NodeCreated) -> None:
         if len(self.nodes) >= self.max_nodes:
             self.dropped_nodes += 1
             return
+        self._fold_node(event)
+        self._step(("node", event.id))
+
+    def _fold_node(self, event: events.NodeCreated) -> None:
+        """The node and the edges into it that ``event`` describes."""
         kind = {"leaf": LEAF, "parameter": PARAMETER, "constant": CONSTANT}.get(event.op, OP)
         where = tuple(event.where) if event.where is not None else None
         self.nodes[event.id] = Node(
@@ -332,7 +348,6 @@ class Recording(Graph):
         )
         for position, src in enumerate(event.inputs):
             self.edges.append(Edge(src, event.id, position))
-        self._step(("node", event.id))
 
     def _step(self, step: tuple) -> None:
         if len(self.timeline) >= self.max_events:

@@ -137,7 +137,7 @@ import numpy as np
 
 from .extras import needs
 from .nn.module import scope_label
-from .record import LEAF, OP, PARAMETER, Edge, Node, Recording
+from .record import Recording
 from .spine import events
 from .spine.events import new_node_id
 from .spine.thread_state import this_thread
@@ -166,7 +166,7 @@ class _Info:
     the graph holds no cycle through it, at most a weak reference to a leaf."""
 
     __slots__ = ("id", "announced", "consumers", "saved_bytes", "hooked", "leaf", "inputs",
-                 "positions", "broadcasts", "__weakref__")
+                 "positions", "broadcasts", "unknown", "__weakref__")
 
     def __init__(self) -> None:
         self.id = 0  # given when it is first told about (or drawn): ids follow creation order
@@ -180,6 +180,8 @@ class _Info:
         self.inputs: tuple = ()
         self.positions: tuple | None = None
         self.broadcasts = False  # its backward returns gradients of the output's shape (below)
+        # the ids of its inputs not known, given once (NOTE [inputs the graph does not keep])
+        self.unknown: tuple = ()
 
     def __call__(self, grad_inputs: tuple, grad_outputs: tuple) -> None:
         """The op's node ran its backward (PyTorch calls this post hook, in its backward
@@ -759,12 +761,12 @@ def _name(output: torch.Tensor, where: Any) -> str | None:
 
 
 def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: tuple,
-              arguments: list | tuple = ()) -> None:
+              arguments: list | tuple | None = None) -> None:
     """node_created for every node behind ``roots`` (autograd nodes or leaf tensors) that the
     current subscribers were not told about, inputs first. ``outputs`` maps id() of a node's
     _Info to the tensor it produced, when the mode saw it (its value is known); ``arguments``
     are the tensors the op received: those needing no gradient are data leaves, inputs of its
-    outputs.
+    outputs (None: not known, NOTE [inputs the graph does not keep] in function.py).
 
     NOTE [made before] What made an argument was made before the op: by code the mode did not
     see (a custom ``autograd.Function``, code run before watching). It is told about first,
@@ -772,14 +774,15 @@ def _announce(roots: list, outputs: dict[int, torch.Tensor], where: Any, scope: 
     goes to the nodes the op itself made (``F.linear`` makes ``TBackward0`` too)."""
     epoch = this_thread.state.epoch
     made_before: dict[int, tuple] = {}  # id() of an argument's node's _Info -> (node, argument)
-    for tensor in arguments:
+    for tensor in arguments or ():
         node = _grad_fn(tensor)
         info = _node_info(node) if node is not None else None
         if info is not None and info.announced != epoch and id(info) not in outputs:
             made_before.setdefault(id(info), (node, tensor))  # (in place: the op's own node)
     if made_before:
         _announce([node for node, _ in made_before.values()],
-                  {key: tensor for key, (_, tensor) in made_before.items()}, None, ())
+                  {key: tensor for key, (_, tensor) in made_before.items()}, None, ())  # (and
+        # their own arguments are not known)
     # nodes and leaf tensors not told about yet, inputs before the ops that use them
     order = [(item, _info_of(item)) for item in walk_back(
         roots, _inputs_hooked, key=lambda item: id(_info_of(item)),
@@ -824,26 +827,40 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
     _emit_node(node, info, slots, output, _where(), _scope(), _arguments(args))
 
 
-def _in_order(slots: list, data: list, n_tensors: int) -> tuple[tuple, tuple | None]:
+def _in_order(slots: list, data: list | None, n_tensors: int, scope: tuple,
+              info: _Info) -> tuple[tuple, tuple | None, list]:
     """The ids of a node's inputs in the order of the op's arguments, where that is known,
-    and the position among them of each slot's gradient (None: slot i is input i).
+    the position among them of each slot's gradient (None: slot i is input i), and the
+    node_created of the constants it made for inputs not known.
     PyTorch keeps an empty slot (None in ``next_functions``) for an argument that needs no
     gradient: when the op's ``n_tensors`` tensor arguments are as many as the slots, and its
     ``data`` (their ids) as many as the empty ones, each data tensor goes in its slot
-    (``d - a``: d, then a). Otherwise the data come after the inputs that need a gradient."""
+    (``d - a``: d, then a). ``data`` None: the op's arguments are not known (a node made
+    inside a composite op or before watching, or drawn by dg.draw), and each empty slot is a
+    constant of unknown value (NOTE [inputs the graph does not keep] in function.py), whose
+    ids ``info`` keeps. Otherwise the data come after the inputs that need a gradient."""
     if not data and len(slots) == n_tensors and None not in slots:  # the commonest case
-        return tuple([slot.id for slot in slots]), None
+        return tuple([slot.id for slot in slots]), None, []
+    if data is None:
+        if not info.unknown:
+            info.unknown = tuple(new_node_id() for slot in slots if slot is None)
+        made = [events.node_created(id=unknown, op="constant", inputs=(), shape=(), dtype="",
+                                    device="cpu", requires_grad=False, is_leaf=True, scope=scope)
+                for unknown in info.unknown]
+        data, n_tensors = list(info.unknown), len(slots)
+    else:
+        made = []
     if len(slots) == n_tensors and slots.count(None) == len(data):
         data_ids = iter(data)
-        return tuple(next(data_ids) if slot is None else slot.id for slot in slots), None
+        return tuple(next(data_ids) if slot is None else slot.id for slot in slots), None, made
     inputs = tuple(slot.id for slot in slots if slot is not None) + tuple(data)
     if None not in slots:
-        return inputs, None
+        return inputs, None, made
     positions, taken = [], 0  # -1 for an empty slot
     for slot in slots:
         positions.append(-1 if slot is None else taken)
         taken += slot is not None
-    return inputs, tuple(positions)
+    return inputs, tuple(positions), made
 
 
 def _announce_walking(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> None:
@@ -861,34 +878,47 @@ def _data_leaf(tensor: torch.Tensor, where: Any) -> int:
 
 
 def _emit_node(node: Any, info: _Info, slots: list, output: torch.Tensor | None, where: Any,
-               scope: tuple, arguments: list | tuple) -> None:
+               scope: tuple, arguments: list | tuple | None) -> None:
     """node_created for one autograd node whose inputs (``slots``: their _Info, None for an
     argument that needs no gradient) were told about; ``output`` is the tensor it produced, if
     the mode saw it, and ``arguments`` the tensors of that op, whose data (needing no
-    gradient) are inputs too."""
+    gradient) are inputs too (None: not known)."""
     for parent_info in slots:
         if parent_info is not None:
             parent_info.consumers += 1
-    data = []
-    if output is not None:
-        data = [_data_leaf(tensor, where) for tensor in arguments if not tensor.requires_grad]
-    info.inputs, info.positions = _in_order(slots, data,
-                                            len(arguments) if output is not None else -1)
     if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
+    for event in _node_events(node, info, slots, output, where, scope, arguments):
+        _emit(event)
+
+
+def _node_events(node: Any, info: _Info, slots: list, output: torch.Tensor | None, where: Any,
+                 scope: tuple, arguments: list | tuple | None,
+                 saved_bytes: int | None = None) -> Iterator[Any]:
+    """The node_created of one autograd node (see _emit_node), after those of the data and
+    constants among its inputs that are new to the listeners; its inputs and their positions
+    are kept in ``info`` (edge_grad names them so). ``saved_bytes``: what it saved, when
+    ``info`` does not say."""
+    data = None
+    if output is not None and arguments is not None:
+        data = [_data_leaf(tensor, where) for tensor in arguments if not tensor.requires_grad]
+    info.inputs, info.positions, made = _in_order(
+        slots, data, len(arguments) if data is not None else -1, scope, info)
+    yield from made
+    if saved_bytes is None:
+        saved_bytes = info.saved_bytes
     node_id = _numbered(info)
     if output is None:  # made inside a composite op, or before watching: no value known
-        event = events.node_created(
+        yield events.node_created(
             id=node_id, op=_op_name(node), inputs=info.inputs, shape=(), dtype="", device="cpu",
             requires_grad=True, is_leaf=False, name=None, scope=scope, where=where, preview=(),
-            saved_bytes=info.saved_bytes)
+            saved_bytes=saved_bytes)
     else:
-        event = events.node_created(
+        yield events.node_created(
             id=node_id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
             dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
             requires_grad=True, is_leaf=False, name=_name(output, where),
-            scope=scope, where=where, preview=_preview(output), saved_bytes=info.saved_bytes)
-    _emit(event)
+            scope=scope, where=where, preview=_preview(output), saved_bytes=saved_bytes)
 
 
 def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
@@ -1360,9 +1390,10 @@ def watching() -> Iterator[None]:
 
 
 def from_tensor(tensor: torch.Tensor) -> Recording:
-    """The model of the autograd graph behind a torch tensor, walking back from its grad_fn
-    (what ``dg.draw(tensor)`` draws; intermediates show no value, only their op)."""
-    recording = Recording()
+    """The model of the autograd graph behind a torch tensor (what ``dg.draw(tensor)`` draws):
+    the node_created events a view is told of a graph built before watching, walking back from
+    its grad_fn, folded as a watching recording folds them; intermediates show no value, only
+    their op. The gradients its leaves hold and the nodes already freed are as they stand now."""
     node = _grad_fn(tensor)
     root = node if node is not None else tensor
 
@@ -1371,26 +1402,23 @@ def from_tensor(tensor: torch.Tensor) -> Recording:
 
     order = [(item, drawn_info(item)) for item in walk_back(
         [root], _inputs, key=lambda item: id(drawn_info(item)))]
+
+    def described() -> Iterator[Any]:
+        for item, info in order:
+            if isinstance(item, torch.Tensor):
+                yield _leaf_event(item, _numbered(info), None)
+                continue
+            slots = [drawn_info(parent) if parent is not None else None
+                     for parent, _ in item.next_functions]
+            yield from _node_events(item, info, slots, tensor if item is root else None, None,
+                                    (), None, info.saved_bytes or _saved_bytes(item))
+
+    recording = Recording.of_graph(described())
     for item, info in order:
-        _numbered(info)
+        drawn = recording.nodes[info.id]
         if isinstance(item, torch.Tensor):
-            label, scope = _names.get(item, (None, None))
-            kind = PARAMETER if isinstance(item, torch.nn.Parameter) else LEAF
-            node = Node(info.id, kind, kind, label, _shape(item), _dtype(item),
-                        item.device.type, item.requires_grad, _preview(item),
-                        scope=scope or (), order=len(recording.nodes))
             if item.grad is not None:
-                node.grad_preview, node.grad_norm = _preview_and_norm(item.grad)
+                drawn.grad_preview, drawn.grad_norm = _preview_and_norm(item.grad)
         else:
-            is_root = item is root
-            node = Node(info.id, OP, _op_name(item), None,
-                        _shape(tensor) if is_root else (), _dtype(tensor) if is_root else "",
-                        tensor.device.type, True, _preview(tensor) if is_root else (),
-                        order=len(recording.nodes), saved_bytes=info.saved_bytes or
-                        _saved_bytes(item), freed=_is_freed(item))
-            for position, (parent, _) in enumerate(item.next_functions):
-                if parent is not None:
-                    recording.edges.append(Edge(_node_info(parent, False).id, info.id,
-                                                position))
-        recording.nodes[info.id] = node
+            drawn.freed = _is_freed(item)
     return recording

@@ -50,7 +50,8 @@ def shape_of(rec, only=None):
             steps.append((kind, tuple(rank[i] for i in rest[0])))
         elif kind != "node":
             steps.append((kind, rank[rest[0]]))
-    grads = [(rank[i], round(rec.nodes[i].grad_norm, 5)) for i in ids]
+    grads = [(rank[i], None if rec.nodes[i].grad_norm is None else round(rec.nodes[i].grad_norm, 5))
+             for i in ids]
     return nodes, edges, steps, grads
 
 
@@ -83,13 +84,24 @@ def test_split_backward_records_the_same_graph_and_gradients_as_one_block():
 def test_split_backward_of_an_mlp_shows_what_gradients_flow_through():
     whole, split = one_block(mlp_loss), split_cells(mlp_loss)
     # Data, targets and constants need no gradient: the graph does not keep them, so a view that
-    # starts at backward() shows every node gradients flow through, and all of those.
+    # starts at backward() shows every node gradients flow through, and all of those, and each
+    # input the graph did not keep as a constant of unknown value, at its argument's place
+    # (NOTE [inputs the graph does not keep] in function.py).
     flowing = {i for i, node in whole.nodes.items() if node.grad_norm is not None}
-    assert len(split.nodes) == len(flowing) == 10 and len(whole.nodes) == 13
-    assert shape_of(split) == shape_of(whole, only=flowing)
+    kept = {i for i, node in split.nodes.items() if node.op != "constant"}
+    assert len(kept) == len(flowing) == 10 and len(split.nodes) == len(whole.nodes) == 13
+    assert shape_of(split, only=kept) == shape_of(whole, only=flowing)
+
+    def not_kept(rec, ids):  # (the op, the argument) of each input outside ``ids``
+        return sorted((rec.nodes[e.dst].op, e.position) for e in rec.edges if e.src not in ids)
+
+    assert not_kept(split, kept) == not_kept(whole, flowing) == [
+        ("MatMul", 0), ("Pow", 1), ("Sub", 1)]  # x @ W1, (...) ** 2, h @ W2 - y
+    unknown = [node for i, node in split.nodes.items() if i not in kept]
+    assert all(n.kind == "constant" and n.preview == () for n in unknown)
     by_name = {node.name: node for node in split.nodes.values() if node.name}
     assert set(by_name) == {"W1", "b1", "W2"}
-    root = max(split.nodes.values(), key=lambda n: n.id)
+    root = max((split.nodes[i] for i in kept), key=lambda n: n.id)
     assert root.op == "Mean" and root.dtype == "float32" and len(root.preview) == 1  # its value
     matmul = min((n for n in split.nodes.values() if n.op == "MatMul"), key=lambda n: n.id)
     assert matmul.where is None and matmul.preview == () and matmul.saved_bytes > 0
@@ -137,7 +149,8 @@ def test_a_long_chain_built_unwatched_is_announced_without_recursion():
     loss = y.sum()
     with dg.record(max_events=20_000) as rec:
         loss.backward()
-    assert len(rec.nodes) == 3002 and len(rec.edges) == 3001
+    # each Mul's 1.0001, which the graph does not keep, is a constant of unknown value
+    assert len(rec.nodes) == 3002 + 3000 and len(rec.edges) == 3001 + 3000
 
 
 def test_autograd_grad_with_two_outputs_announces_each_graph_once():

@@ -189,3 +189,56 @@ def test_pytorch_edges_of_whole_programs_match_their_nodes():
     seen = heard(_lesson_programs())
     edges = check_edges(seen)
     assert len(edges) > 50
+
+
+# ----------------------------------------------------------------------------- described afterwards
+# A graph built while nobody watched is described when its backward is watched, and by dg.draw:
+# the same node_created events either way (NOTE [inputs the graph does not keep] in
+# dyngraph/function.py), so the chain rule's positions and the drawing agree with the pass.
+
+
+def _data_first(engine: str):
+    """``loss = (x * w).sum()`` with data ``x`` (no gradient) as Mul's argument 0, built
+    unwatched in dyngraph or PyTorch; returns (loss, w)."""
+    if engine == "dyngraph":
+        x = dg.tensor([1.0, 2.0])
+        w = dg.tensor([3.0, 4.0], requires_grad=True)
+    else:
+        import torch
+
+        x = torch.tensor([1.0, 2.0])
+        w = torch.tensor([3.0, 4.0], requires_grad=True)
+    return (x * w).sum(), w
+
+
+ENGINES = ["dyngraph", pytest.param("torch", marks=needs_torch)]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_an_unwatched_forward_keeps_each_argument_in_its_place(engine):
+    loss, w = _data_first(engine)
+    drawn = dg.draw(loss).recording
+    seen = heard(loss.backward)
+    edges = check_edges(seen)  # each edge_grad's position is its input's place in node_created
+    created = {e.id: e for e in seen if e.kind == "node_created"}
+    mul = next(e for e in created.values() if e.op.startswith("Mul"))
+    unknown, w_id = mul.inputs
+    assert created[unknown].op == "constant" and created[unknown].preview == ()  # x, not kept
+    assert created[w_id].preview == (3.0, 4.0)
+    assert edges[(mul.id, w_id, 1)] == (1.0, 2.0)  # dz/dw = x, along argument 1
+    # dg.draw folded the same description: the same nodes, ids and edges as the pass announced
+    assert {i: n.op for i, n in drawn.nodes.items()} == {i: e.op for i, e in created.items()}
+    assert sorted((e.src, e.dst, e.position) for e in drawn.edges) == sorted(
+        (i, e.id, p) for e in created.values() for p, i in enumerate(e.inputs))
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_graph_described_twice_is_the_same_graph(engine):
+    loss, _ = _data_first(engine)
+    first, second = dg.draw(loss).recording, dg.draw(loss).recording
+    assert list(first.nodes) == list(second.nodes) and first.edges == second.edges
+    with dg.record() as rec:
+        loss.backward(retain_graph=True)
+    with dg.record() as again:  # a new block: the graph is announced afresh, the same
+        loss.backward()
+    assert list(again.nodes) == list(rec.nodes) == list(first.nodes)

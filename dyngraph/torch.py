@@ -209,8 +209,8 @@ def _listeners(info: _Info) -> Any:
     state = this_thread.state
     if state.active:
         return state
-    if _callers:
-        caller = _callers[-1]
+    if _callers:  # (a hook on PyTorch's thread)
+        caller = _callers[-1][0]
         return caller if caller is not state and caller.active else None
     if state.followers:  # only the first hook of a pass asks (a graph task has an id)
         task = torch._C._current_graph_task_id()
@@ -247,9 +247,22 @@ def _grad_computed(info: _Info, grad_outputs: tuple, state: Any) -> tuple | None
     preview, norm = _preview_and_norm(grad)
     _emit(events.grad_computed(id=info.id, preview=preview, norm=norm, accumulated=accumulated),
           state)
-    if _pass and info.saved_bytes:
-        _pass[-1].append(info.id)
+    if info.saved_bytes:
+        _ran(state).append(info.id)
     return grad, preview
+
+
+def _ran(state: Any) -> list:
+    """The list of nodes that ran (and had saved something) in the innermost pass that
+    ``state``'s thread runs: this thread's own, or, on PyTorch's thread, that of the watched
+    backward waiting for it (NOTE [backward on PyTorch's threads]); a list nobody reads if no
+    such pass is known."""
+    if _here.passes:
+        return _here.passes[-1]
+    for caller, ran in reversed(_callers):
+        if caller is state:
+            return ran
+    return []
 
 
 # The nodes whose backward formula returns the gradient of each input in the output's
@@ -335,8 +348,10 @@ class _ByIdentity:
 
 _leaves = _ByIdentity()  # leaf or data tensor -> _Info
 _names = _ByIdentity()  # tensor -> (name, scope) the learner or a module gave it
-_pass: list[Any] = []  # the backward passes running: [ids of nodes that freed what they saved]
-_callers: list[Any] = []  # the ThreadState of the thread that started each of them
+# the watched backward passes running, of every thread: (the ThreadState of the thread that
+# started it, the ids of its nodes that ran and had saved something), for the hooks that run on
+# PyTorch's threads (below); a thread's own passes are also in its _here.passes
+_callers: list[tuple[Any, list[int]]] = []
 
 # NOTE [backward on PyTorch's threads] PyTorch runs the backward of a graph on CPU in the thread
 # that called it, and that of a CUDA graph on a thread of its own per device while the caller
@@ -730,6 +745,9 @@ class _ThisThreadsWatch(threading.local):
         self.calls_made: list[int] = []  # per running module: the recursive calls it made
         self.targets: list = []  # per running module: what its caller's line assigns, or None
         self.held: list = []  # the (node_created, ThreadState) held back while a module runs
+        # per backward pass running in this thread, innermost last: the ids of the nodes that
+        # ran and had saved something (what its graph_freed names)
+        self.passes: list[list[int]] = []
 
 
 _here = _ThisThreadsWatch()
@@ -1140,20 +1158,31 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
     root_id = (_leaf_info(root) if isinstance(root, torch.Tensor) else _node_info(root)).id
     _emit(events.backward_started(root=root_id, retain_graph=retain_graph,
                                  create_graph=create_graph, where=_where()))
-    _pass.append([])
-    _callers.append(this_thread.state)
+    ran: list[int] = []
+    passes = _here.passes
+    passes.append(ran)
+    caller = (this_thread.state, ran)
+    _callers.append(caller)
     try:
         result = func(*args, **kwargs)
     except BaseException as exc:
         _emit(events.backward_failed(root=root_id, error=f"{type(exc).__name__}: {exc}"))
         raise
     finally:
-        ran = _pass.pop()
-        _callers.pop()
+        _forget(passes, ran)
+        _forget(_callers, caller)
     if ran and not retain_graph:
         _emit(events.graph_freed(ids=tuple(ran)))
     _emit(events.backward_finished(root=root_id))
     return result
+
+
+def _forget(running: list, item: Any) -> None:
+    """Remove ``item`` (a pass's record) from ``running``, by identity, wherever it is."""
+    for i in range(len(running) - 1, -1, -1):
+        if running[i] is item:
+            del running[i]
+            return
 
 
 # --------------------------------------------------------------------------- followed passes
@@ -1181,7 +1210,7 @@ def _run_backward(func: Any, args: tuple, kwargs: dict) -> Any:
 class _Followed:
     """A backward pass that followers of its graph were woken for (see the NOTE above)."""
 
-    __slots__ = ("root", "state", "woken", "retain_graph", "ran", "ended")
+    __slots__ = ("root", "state", "woken", "retain_graph", "ran", "passes", "ended")
 
     def __init__(self, root: int, state: Any, woken: list, retain_graph: bool) -> None:
         self.root = root
@@ -1189,6 +1218,7 @@ class _Followed:
         self.woken = woken  # what events.rest_followers needs at the end
         self.retain_graph = retain_graph
         self.ran: list[int] = []  # ids of the nodes that ran and had saved something
+        self.passes = _here.passes  # the running passes of the thread it runs in
         self.ended = False
 
 
@@ -1203,7 +1233,7 @@ def _follow_pass(info: _Info, state: Any) -> Any:
     # (unknown in a PyTorch without it: then nothing is claimed to be freed)
     retain_graph = bool(keep_graph()) if keep_graph is not None else True
     followed = _Followed(info.id, state, woken, retain_graph)
-    _pass.append(followed.ran)
+    followed.passes.append(followed.ran)
     _emit(events.backward_started(root=info.id, retain_graph=retain_graph,
                                  create_graph=create_graph, where=_where()), state)
 
@@ -1223,8 +1253,7 @@ def _end_followed(followed: _Followed, error: str | None) -> None:
     if followed.ended:
         return  # (PyTorch releases the callback after it ran)
     followed.ended = True
-    if _pass and _pass[-1] is followed.ran:
-        _pass.pop()
+    _forget(followed.passes, followed.ran)  # (a finalizer may run in another thread)
     state = followed.state
     if error is not None:
         _emit(events.backward_failed(root=followed.root, error=error), state)

@@ -589,6 +589,48 @@ def test_two_threads_watching_pytorch_at_once_each_record_their_own_ops_and_scop
     assert not torch_module._global_forward_pre_hooks  # removed by the last one out
 
 
+def test_two_threads_in_watched_torch_backward_passes_at_once_each_free_their_own_nodes():
+    """Issue 39 (the torch watcher's lists per thread): thread A's watched backward pauses
+    half-way while thread B's watched backward is open; the nodes A runs then are A's, so each
+    recording's graph_freed names its own graph's nodes, all of them (a process-wide stack of
+    passes had put A's in B's)."""
+    torch = import_torch()
+    import dyngraph.torch  # noqa: F401 - the watcher
+
+    a_waiting, b_in_pass, a_done = threading.Event(), threading.Event(), threading.Event()
+    found = {}
+
+    def run(name, pause):
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        with dg.record() as recording:
+            h = (x * 2).tanh()
+            h.register_hook(lambda grad: pause())  # runs inside the pass, before h's node
+            (h * h).sum().backward()
+        found[name] = recording
+
+    def a_pause():
+        a_waiting.set()
+        waited(b_in_pass)
+
+    def b_pause():
+        b_in_pass.set()
+        waited(a_done)
+
+    def thread_a():
+        run("a", a_pause)
+        a_done.set()
+
+    def thread_b():
+        waited(a_waiting)
+        run("b", b_pause)
+
+    run_in_threads(thread_a, thread_b)
+    for recording in found.values():
+        freed = [step[1] for step in recording.timeline if step[0] == "freed"]
+        saved = {i for i, n in recording.nodes.items() if n.saved_bytes}
+        assert len(freed) == 1 and set(freed[0]) == saved, (freed, saved)
+
+
 # ----------------------------------------------------------------------------- in-place writes
 
 

@@ -242,3 +242,70 @@ def test_a_graph_described_twice_is_the_same_graph(engine):
     with dg.record() as again:  # a new block: the graph is announced afresh, the same
         loss.backward()
     assert list(again.nodes) == list(rec.nodes) == list(first.nodes)
+
+
+# ----------------------------------------------------------------------------- one report
+# Issue 39: every engine reports through the spine's one set of event constructors (dyngraph's
+# engine and dyngraph.torch directly, with the ids they keep on their nodes; micrograd and the
+# README's engine through dg.EventSource, which gives their objects ids). The same program in
+# each is therefore the same report: the same graph, the same edges carrying the same numbers,
+# the same gradients, in the order NOTE [edge gradients] states.
+
+
+def _program(engine: str):
+    """``c = a * b; d = c + a; d.backward()`` with a = 2, b = -3 in ``engine``."""
+    if engine == "dyngraph":
+        def leaf(v):
+            return dg.tensor(v, requires_grad=True)
+    elif engine == "torch":
+        import torch
+
+        def leaf(v):
+            return torch.tensor(v, requires_grad=True)
+    elif engine == "micrograd":
+        from micrograd.engine import Value as MValue
+
+        import dyngraph.micrograd  # noqa: F401 - registers micrograd as a source
+        leaf = MValue
+    else:
+        leaf = Value  # the README's engine (tests/engine_tiny.py)
+
+    def program():
+        a = leaf(2.0)
+        b = leaf(-3.0)
+        c = a * b
+        d = c + a
+        d.backward()
+
+    return program
+
+
+def _report(seen: list) -> tuple:
+    """A stream up to its engine's spelling: the ops with their inputs (by rank), the edges with
+    what they carried, each node's gradient, and the order of the gradients."""
+    from dyngraph.engine_check import op_key
+
+    created = [e for e in seen if e.kind == "node_created"]
+    rank = {e.id: r for r, e in enumerate(created)}
+    graph = [(op_key(e.op) if e.inputs else "leaf", tuple(rank[i] for i in e.inputs))
+             for e in created]
+    edges = sorted((rank[e.node], rank[e.input], e.position, tuple(e.preview))
+                   for e in seen if e.kind == "edge_grad")
+    grads = {rank[e.id]: tuple(e.preview) for e in seen if e.kind == "grad_computed"}
+    order = [rank[e.id] for e in seen if e.kind == "grad_computed"]
+    ends = [e.kind for e in seen if e.kind in ("backward_started", "backward_finished")]
+    return graph, edges, grads, order, ends
+
+
+@pytest.mark.parametrize("engine", [
+    "dyngraph", pytest.param("torch", marks=needs_torch),
+    pytest.param("micrograd", marks=needs_micrograd), "readme"])
+def test_every_engine_gives_the_same_report_of_the_same_program(engine):
+    seen = heard(_program(engine))
+    check_edges(seen)
+    graph, edges, grads, order, ends = _report(seen)
+    assert graph == [("leaf", ()), ("leaf", ()), ("mul", (0, 1)), ("add", (2, 0))]
+    assert edges == [(2, 0, 0, (-3.0,)), (2, 1, 1, (2.0,)), (3, 0, 1, (1.0,)), (3, 2, 0, (1.0,))]
+    assert grads == {3: (1.0,), 2: (1.0,), 1: (2.0,), 0: (-2.0,)}
+    assert order[:2] == [3, 2] and set(order[2:]) == {0, 1}  # from the root, inputs after
+    assert ends == ["backward_started", "backward_finished"]

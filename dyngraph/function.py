@@ -703,7 +703,8 @@ def announce_tensor(
 # creation order), as the folds ignore a node announced again. What the graph holds is what
 # gradients flow through - ops, and leaves that require grad; data and constants that need no
 # gradient are not kept by the graph (PyTorch's ``next_functions`` shows None for them), so they
-# are not drawn, and intermediate values are not known (only shapes). A tensor carries the
+# are drawn as constants of unknown value (NOTE [inputs the graph does not keep]), and
+# intermediate values are not known (only shapes). A tensor carries the
 # epoch at which subscribers were last told about it (``_announced``), and a tensor told
 # about in this epoch had everything behind it told in the same epoch: checking the roots is
 # enough, so a view that saw the forward pass costs the engine one comparison per backward.

@@ -651,6 +651,10 @@ def _announce_op(ctx: Function, args: tuple, tensor: Tensor, elapsed: float | No
         else:
             input_ids.append(_announce_constant(arg, where, scope))
     tensor._announced = epoch
+    if False in ctx.needs_input_grad:  # the ids of the inputs the graph does not keep, for a
+        ctx.unknown_inputs = tuple([input_id for input_id, needed  # later description (NOTE
+                                    in zip(input_ids, ctx.needs_input_grad) if not needed])
+        # [inputs the graph does not keep])
     saved_bytes = 0
     for array in ctx.saved_arrays:
         saved_bytes += getattr(array, "nbytes", 0)
@@ -766,9 +770,11 @@ def graph_behind(tensors: Any, known: Any = None) -> dict[int, Any]:
 # when the graph is described afterwards - announced to a view that did not see the forward,
 # or drawn by dg.draw - each such argument becomes a constant of unknown value, a node of its
 # own. Leaving it out would shift the inputs after it one place to the left, and the chain-rule
-# panel would read w as input 0 and show w's own numbers as dz/dw. Its id is given once, kept on
-# the node (``Function.unknown_inputs``), so a graph described twice (drawn again, announced to a
-# view that drew it already) is the same graph and a fold ignores what it holds already.
+# panel would read w as input 0 and show w's own numbers as dz/dw. Its id is the one the op's
+# node_created gave it when someone watched the op run, else one given once: either way kept on
+# the node (``Function.unknown_inputs``), so a graph described again (drawn again, announced
+# afresh to a view that watched it being built) is the same graph, and a fold ignores what it
+# holds already.
 
 
 def graph_events(found: dict[int, Any], outputs: Any = ()) -> Iterator[events.NodeCreated]:

@@ -180,8 +180,9 @@ class _Info:
         self.inputs: tuple = ()
         self.positions: tuple | None = None
         self.broadcasts = False  # its backward returns gradients of the output's shape (below)
-        # the ids of its inputs not known, given once (NOTE [inputs the graph does not keep])
-        self.unknown: tuple = ()
+        # the ids of its inputs that are no node of the graph (data, constants), once it was
+        # described (NOTE [inputs the graph does not keep] in function.py); None before
+        self.unknown: tuple | None = None
 
     def __call__(self, grad_inputs: tuple, grad_outputs: tuple) -> None:
         """The op's node ran its backward (PyTorch calls this post hook, in its backward
@@ -845,40 +846,26 @@ def _announce_op(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> N
     _emit_node(node, info, slots, output, _where(), _scope(), _arguments(args))
 
 
-def _in_order(slots: list, data: list | None, n_tensors: int, scope: tuple,
-              info: _Info) -> tuple[tuple, tuple | None, list]:
+def _in_order(slots: list, data: list, n_tensors: int) -> tuple[tuple, tuple | None]:
     """The ids of a node's inputs in the order of the op's arguments, where that is known,
-    the position among them of each slot's gradient (None: slot i is input i), and the
-    node_created of the constants it made for inputs not known.
+    and the position among them of each slot's gradient (None: slot i is input i).
     PyTorch keeps an empty slot (None in ``next_functions``) for an argument that needs no
     gradient: when the op's ``n_tensors`` tensor arguments are as many as the slots, and its
     ``data`` (their ids) as many as the empty ones, each data tensor goes in its slot
-    (``d - a``: d, then a). ``data`` None: the op's arguments are not known (a node made
-    inside a composite op or before watching, or drawn by dg.draw), and each empty slot is a
-    constant of unknown value (NOTE [inputs the graph does not keep] in function.py), whose
-    ids ``info`` keeps. Otherwise the data come after the inputs that need a gradient."""
+    (``d - a``: d, then a). Otherwise the data come after the inputs that need a gradient."""
     if not data and len(slots) == n_tensors and None not in slots:  # the commonest case
-        return tuple([slot.id for slot in slots]), None, []
-    if data is None:
-        if not info.unknown:
-            info.unknown = tuple(new_node_id() for slot in slots if slot is None)
-        made = [events.node_created(id=unknown, op="constant", inputs=(), shape=(), dtype="",
-                                    device="cpu", requires_grad=False, is_leaf=True, scope=scope)
-                for unknown in info.unknown]
-        data, n_tensors = list(info.unknown), len(slots)
-    else:
-        made = []
+        return tuple([slot.id for slot in slots]), None
     if len(slots) == n_tensors and slots.count(None) == len(data):
         data_ids = iter(data)
-        return tuple(next(data_ids) if slot is None else slot.id for slot in slots), None, made
+        return tuple(next(data_ids) if slot is None else slot.id for slot in slots), None
     inputs = tuple(slot.id for slot in slots if slot is not None) + tuple(data)
     if None not in slots:
-        return inputs, None, made
+        return inputs, None
     positions, taken = [], 0  # -1 for an empty slot
     for slot in slots:
         positions.append(-1 if slot is None else taken)
         taken += slot is not None
-    return inputs, tuple(positions), made
+    return inputs, tuple(positions)
 
 
 def _announce_walking(args: tuple, node: Any, info: _Info, output: torch.Tensor) -> None:
@@ -917,12 +904,18 @@ def _node_events(node: Any, info: _Info, slots: list, output: torch.Tensor | Non
     constants among its inputs that are new to the listeners; its inputs and their positions
     are kept in ``info`` (edge_grad names them so). ``saved_bytes``: what it saved, when
     ``info`` does not say."""
-    data = None
-    if output is not None and arguments is not None:
+    if output is not None and arguments is not None:  # the op's own call: its data known
         data = [_data_leaf(tensor, where) for tensor in arguments if not tensor.requires_grad]
-    info.inputs, info.positions, made = _in_order(
-        slots, data, len(arguments) if data is not None else -1, scope, info)
-    yield from made
+        info.inputs, info.positions = _in_order(slots, data, len(arguments))
+        info.unknown = tuple(data)
+    else:  # its arguments not known (NOTE [inputs the graph does not keep] in function.py)
+        if info.unknown is None:  # described for the first time: one constant per empty slot
+            info.unknown = tuple(new_node_id() for slot in slots if slot is None)
+            info.inputs, info.positions = _in_order(slots, list(info.unknown), len(slots))
+        for unknown in info.unknown:  # (a fold that holds them already ignores them)
+            yield events.node_created(id=unknown, op="constant", inputs=(), shape=(), dtype="",
+                                      device="cpu", requires_grad=False, is_leaf=True,
+                                      scope=scope)
     if saved_bytes is None:
         saved_bytes = info.saved_bytes
     node_id = _numbered(info)

@@ -309,3 +309,31 @@ def test_every_engine_gives_the_same_report_of_the_same_program(engine):
     assert grads == {3: (1.0,), 2: (1.0,), 1: (2.0,), 0: (-2.0,)}
     assert order[:2] == [3, 2] and set(order[2:]) == {0, 1}  # from the root, inputs after
     assert ends == ["backward_started", "backward_finished"]
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_graph_watched_being_built_is_described_again_as_it_was(engine):
+    """A block opened inside another announces afresh what was made before it: the node made
+    in the outer block is described with the very inputs it was made with (its data and
+    constants under the ids the outer block was given), so the outer recording gains no
+    node without edges and the inner one the same graph."""
+    if engine == "dyngraph":
+        x = dg.tensor([1.0, 2.0])
+        w = dg.tensor([3.0, 4.0], requires_grad=True)
+    else:
+        import torch
+
+        x = torch.tensor([1.0, 2.0])
+        w = torch.tensor([3.0, 4.0], requires_grad=True)
+    with dg.record() as outer:
+        h = (x * w) * 2.0
+        with dg.record() as inner:
+            (h * h).sum().backward()
+    for rec in (outer, inner):
+        used = {e.src for e in rec.edges} | {e.dst for e in rec.edges}
+        assert set(rec.nodes) == used, "a node without edges"
+    edges = {(e.src, e.dst, e.position) for e in outer.edges}
+    assert {(e.src, e.dst, e.position) for e in inner.edges} <= edges
+    mul = min(i for i, n in inner.nodes.items() if n.op.startswith("Mul"))
+    assert [e.position for e in inner.edges if e.dst == mul and e.src == next(
+        i for i, n in outer.nodes.items() if n.preview == (3.0, 4.0))] == [1]

@@ -160,4 +160,4 @@ def test_a_view_plays_a_later_backward_with_its_edges():
     after = [kind for kind, _ in unpack(view.snapshot)["events"][before:]]
     assert after[0] == "backward_started" and after[-1] == "backward_finished"
     assert after.count("edge_grad") == 3 and "graph_freed" in after
-    assert dgt._pass == [] and dgt._here.held == []
+    assert dgt._here.passes == [] and dgt._callers == [] and dgt._here.held == []

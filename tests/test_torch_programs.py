@@ -579,7 +579,8 @@ def nothing_left_behind():
     assert not torch._C._is_torch_function_mode_enabled()
     assert torch.overrides._get_current_function_mode_stack() == []
     here = dgt._here
-    assert (here.depth, here.stack, here.path, here.held, dgt._pass) == (0, [], [], [], [])
+    assert (here.depth, here.stack, here.path, here.held, here.passes, dgt._callers) == (
+        0, [], [], [], [], [])
     assert dgt._shared == []  # the module hooks and the warnings redirect are gone too
 
 

@@ -197,17 +197,19 @@ def test_pytorch_edges_of_whole_programs_match_their_nodes():
 # dyngraph/function.py), so the chain rule's positions and the drawing agree with the pass.
 
 
-def _data_first(engine: str):
-    """``loss = (x * w).sum()`` with data ``x`` (no gradient) as Mul's argument 0, built
-    unwatched in dyngraph or PyTorch; returns (loss, w)."""
+def _data_and_weight(engine: str):
+    """Data ``x`` = [1, 2] (no gradient) and a weight ``w`` = [3, 4] in dyngraph or PyTorch."""
     if engine == "dyngraph":
-        x = dg.tensor([1.0, 2.0])
-        w = dg.tensor([3.0, 4.0], requires_grad=True)
-    else:
-        import torch
+        return dg.tensor([1.0, 2.0]), dg.tensor([3.0, 4.0], requires_grad=True)
+    import torch
 
-        x = torch.tensor([1.0, 2.0])
-        w = torch.tensor([3.0, 4.0], requires_grad=True)
+    return torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0], requires_grad=True)
+
+
+def _data_first(engine: str):
+    """``loss = (x * w).sum()`` with data ``x`` as Mul's argument 0, built unwatched;
+    returns (loss, w)."""
+    x, w = _data_and_weight(engine)
     return (x * w).sum(), w
 
 
@@ -317,14 +319,7 @@ def test_a_graph_watched_being_built_is_described_again_as_it_was(engine):
     in the outer block is described with the very inputs it was made with (its data and
     constants under the ids the outer block was given), so the outer recording gains no
     node without edges and the inner one the same graph."""
-    if engine == "dyngraph":
-        x = dg.tensor([1.0, 2.0])
-        w = dg.tensor([3.0, 4.0], requires_grad=True)
-    else:
-        import torch
-
-        x = torch.tensor([1.0, 2.0])
-        w = torch.tensor([3.0, 4.0], requires_grad=True)
+    x, w = _data_and_weight(engine)
     with dg.record() as outer:
         h = (x * w) * 2.0
         with dg.record() as inner:

@@ -198,3 +198,36 @@ def test_pytorch_backward_in_a_later_cell_shows_each_edge_and_the_fan_in(lab, pa
     view.get_by_role("button", name="fit").click()
     time.sleep(1.0)  # let the last transition end before the picture
     screenshot(page, "chain_rule_torch.png")
+
+
+SPLIT_FORWARD_CELL = """\
+import dyngraph as dg
+x = dg.tensor([1.0, 2.0])  # data: no gradient, so the graph does not keep it
+w = dg.tensor([3.0, 4.0], requires_grad=True, name="w")
+loss = (x * w).sum()
+"""
+
+SPLIT_BACKWARD_CELL = """\
+with dg.watch(title="x * w, backward in a cell of its own"):
+    loss.backward()
+"""
+
+
+def test_a_backward_watched_after_an_unwatched_forward_keeps_each_input_in_its_place(lab, page):
+    """Issue 39 (NOTE [inputs the graph does not keep] in dyngraph/function.py): the view that
+    starts at backward() draws the data x as a constant of unknown value, Mul's input 0, so w's
+    row is input 1 with dz/dy = x; it had shown w as input 0 with w's own numbers for x."""
+    write_notebook(lab.root / "chain_rule_split.ipynb", [SPLIT_FORWARD_CELL, SPLIT_BACKWARD_CELL])
+    open_notebook(page, lab, "chain_rule_split.ipynb")
+    run_cell(page, 0)
+    wait_idle(page)
+    run_cell(page, 1)
+    wait_idle(page)
+    view = page.locator(".dg-root").first
+    view.wait_for(timeout=30_000)
+    seen = _walk(page, view)
+    at_mul = next(s for s in seen if s["title"] == "chain rule at Mul" and len(s["rows"]) == 2)
+    assert at_mul["rows"] == [
+        ["upstream gradient", "[1, 1] (2,)"],
+        ["\u2192 w (leaf) (input 1)", "[1, 1] (2,) \u00D7 (dz/dy = x) = [1, 2] (2,)"],
+    ], at_mul

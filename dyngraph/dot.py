@@ -193,13 +193,19 @@ def format_value(value: Any) -> str:
     return f"{value:.4g}" if type(value) is float else str(value)
 
 
+def format_each(values: Any) -> list[str]:
+    """Each value as ``format_value`` writes it. (Its rule written out in one comprehension: a
+    call per value took twice as long, and the live view formats every preview it sends.)"""
+    return [f"{value:.4g}" if type(value) is float else str(value) for value in values]
+
+
 def format_values(values: tuple, total: int, limit: int | None = None) -> str:
     """``[1.5, 2, ...]``: each value as ``format_value`` writes it, and an ellipsis when the
     tensor has more than the preview (or than ``limit`` values, which cuts the preview short:
     compact labels show at most 3)."""
     if limit is not None:
         values = values[:limit]
-    shown = ", ".join([format_value(v) for v in values])
+    shown = ", ".join(format_each(values))
     return f"[{shown}{', ...' if total > len(values) else ''}]"
 
 

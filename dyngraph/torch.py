@@ -887,49 +887,51 @@ def _emit_node(node: Any, info: _Info, slots: list, output: torch.Tensor | None,
     """node_created for one autograd node whose inputs (``slots``: their _Info, None for an
     argument that needs no gradient) were told about; ``output`` is the tensor it produced, if
     the mode saw it, and ``arguments`` the tensors of that op, whose data (needing no
-    gradient) are inputs too (None: not known)."""
+    gradient) are inputs too (None: not known). Its inputs and their positions are kept in
+    ``info``: edge_grad names them so."""
     for parent_info in slots:
         if parent_info is not None:
             parent_info.consumers += 1
     if info.saved_bytes is None:
         info.saved_bytes = _saved_bytes(node)
-    for event in _node_events(node, info, slots, output, where, scope, arguments):
-        _emit(event)
-
-
-def _node_events(node: Any, info: _Info, slots: list, output: torch.Tensor | None, where: Any,
-                 scope: tuple, arguments: list | tuple | None,
-                 saved_bytes: int | None = None) -> Iterator[Any]:
-    """The node_created of one autograd node (see _emit_node), after those of the data and
-    constants among its inputs that are new to the listeners; its inputs and their positions
-    are kept in ``info`` (edge_grad names them so). ``saved_bytes``: what it saved, when
-    ``info`` does not say."""
     if output is not None and arguments is not None:  # the op's own call: its data known
         data = [_data_leaf(tensor, where) for tensor in arguments if not tensor.requires_grad]
         info.inputs, info.positions = _in_order(slots, data, len(arguments))
         info.unknown = tuple(data)
-    else:  # its arguments not known (NOTE [inputs the graph does not keep] in function.py)
-        if info.unknown is None:  # described for the first time: one constant per empty slot
-            info.unknown = tuple(new_node_id() for slot in slots if slot is None)
-            info.inputs, info.positions = _in_order(slots, list(info.unknown), len(slots))
-        for unknown in info.unknown:  # (a fold that holds them already ignores them)
-            yield events.node_created(id=unknown, op="constant", inputs=(), shape=(), dtype="",
-                                      device="cpu", requires_grad=False, is_leaf=True,
-                                      scope=scope)
-    if saved_bytes is None:
-        saved_bytes = info.saved_bytes
+    else:
+        for event in _unknown_inputs(info, slots, scope):
+            _emit(event)
+    _emit(_node_event(node, info, output, where, scope, info.saved_bytes))
+
+
+def _unknown_inputs(info: _Info, slots: list, scope: tuple) -> list:
+    """The node_created of the inputs of ``info``'s node that are no node of the graph, when
+    the op's arguments are not known (NOTE [inputs the graph does not keep] in function.py):
+    described as when the mode saw the op made, or, the first time, one constant of unknown
+    value per empty slot. (A fold that holds them already ignores them.)"""
+    if info.unknown is None:
+        info.unknown = tuple(new_node_id() for slot in slots if slot is None)
+        info.inputs, info.positions = _in_order(slots, list(info.unknown), len(slots))
+    return [events.node_created(id=unknown, op="constant", inputs=(), shape=(), dtype="",
+                                device="cpu", requires_grad=False, is_leaf=True, scope=scope)
+            for unknown in info.unknown]
+
+
+def _node_event(node: Any, info: _Info, output: torch.Tensor | None, where: Any, scope: tuple,
+                saved_bytes: int) -> Any:
+    """The node_created of one autograd node, with the inputs ``info`` holds; its value,
+    shape and name when the mode saw it make ``output``."""
     node_id = _numbered(info)
     if output is None:  # made inside a composite op, or before watching: no value known
-        yield events.node_created(
+        return events.node_created(
             id=node_id, op=_op_name(node), inputs=info.inputs, shape=(), dtype="", device="cpu",
             requires_grad=True, is_leaf=False, name=None, scope=scope, where=where, preview=(),
             saved_bytes=saved_bytes)
-    else:
-        yield events.node_created(
-            id=node_id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
-            dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
-            requires_grad=True, is_leaf=False, name=_name(output, where),
-            scope=scope, where=where, preview=_preview(output), saved_bytes=saved_bytes)
+    return events.node_created(
+        id=node_id, op=_op_name(node), inputs=info.inputs, shape=_shape(output),
+        dtype=_dtype(output), device="cpu" if output.is_cpu else _device(output),
+        requires_grad=True, is_leaf=False, name=_name(output, where),
+        scope=scope, where=where, preview=_preview(output), saved_bytes=saved_bytes)
 
 
 def _leaf_event(tensor: torch.Tensor, node_id: int, where: Any) -> Any:
@@ -1432,8 +1434,9 @@ def from_tensor(tensor: torch.Tensor) -> Recording:
                 continue
             slots = [drawn_info(parent) if parent is not None else None
                      for parent, _ in item.next_functions]
-            yield from _node_events(item, info, slots, tensor if item is root else None, None,
-                                    (), None, info.saved_bytes or _saved_bytes(item))
+            yield from _unknown_inputs(info, slots, ())
+            yield _node_event(item, info, tensor if item is root else None, None, (),
+                              info.saved_bytes or _saved_bytes(item))
 
     recording = Recording.of_graph(described())
     for item, info in order:

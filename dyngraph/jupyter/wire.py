@@ -88,7 +88,7 @@ def pass_row(p: BackwardPass) -> list:
 def preview_texts(preview: tuple) -> list[str]:
     """Each value of a preview as the diagrams write it: ``(0.125, nan, True)`` ->
     ``["0.125", "nan", "True"]``."""
-    return [dot.format_value(value) for value in preview]
+    return dot.format_each(preview)
 
 
 def split_texts(rows: list, texts: str) -> list[list[str]]:

@@ -44,6 +44,14 @@ as it is, so ``d = a - b`` names the ``Add`` that ``__sub__`` returns and not th
 
 An engine that cannot be changed (micrograd, from PyPI) gets its calls from an adapter that
 wraps it only while someone watches: ``while_watched`` (see dyngraph.micrograd).
+
+NOTE [one reporter] Every engine reports the same facts through the same constructors
+(events.py, NOTE [one place per event]). An EventSource is what an engine whose objects carry
+no ids calls: it gives them ids and then calls those constructors. dyngraph's engine and
+dyngraph.torch keep an id on each node already (a Function's, a grad_fn's metadata), so they
+call the constructors themselves: ``Function.apply``'s per-op path stays flat. PyTorch is an
+EventSource too, for its ``while_watched`` adapter (the front door registers it). The same
+program in each engine is therefore the same report (tests/test_edges_of_every_engine.py).
 """
 
 from __future__ import annotations

@@ -66,14 +66,7 @@ def named(seen: list) -> dict:
 
 def test_an_engine_reports_its_edges_through_event_source():
     """The README's engine (tests/engine_tiny.py) reports each edge with src.edge_grad."""
-    def program():
-        a = Value(2.0)
-        b = Value(-3.0)
-        c = a * b
-        d = c + a
-        d.backward()
-
-    seen = heard(program)
+    seen = heard(_program("readme"))  # c = a * b; d = c + a with a = 2, b = -3
     edges = check_edges(seen)
     ids = named(seen)
     assert edges[(ids["c"], ids["a"], 0)] == (-3.0,)  # upstream 1 x local b

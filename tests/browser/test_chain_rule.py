@@ -20,6 +20,7 @@ import pytest
 from .labtools import (
     open_notebook,
     run_cell,
+    run_cells,
     screenshot,
     wait_for,
     wait_idle,
@@ -219,10 +220,7 @@ def test_a_backward_watched_after_an_unwatched_forward_keeps_each_input_in_its_p
     row is input 1 with dz/dy = x; it had shown w as input 0 with w's own numbers for x."""
     write_notebook(lab.root / "chain_rule_split.ipynb", [SPLIT_FORWARD_CELL, SPLIT_BACKWARD_CELL])
     open_notebook(page, lab, "chain_rule_split.ipynb")
-    run_cell(page, 0)
-    wait_idle(page)
-    run_cell(page, 1)
-    wait_idle(page)
+    run_cells(page, 2)
     view = page.locator(".dg-root").first
     view.wait_for(timeout=30_000)
     seen = _walk(page, view)

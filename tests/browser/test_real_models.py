@@ -125,6 +125,17 @@ GRAD_BOXES = """() => Array.from(document.querySelectorAll('.dg-root .dg-graph g
         ? g.querySelector('text').textContent : null).filter(Boolean)"""
 
 
+def settled_fit(page):
+    """What FIT reads once the picture has stopped moving (two readings 0.2 s apart agree), or
+    None while a layout's transition is still running: a loaded machine can end the replay
+    with one more layout, whose zoom to fit is then still on its way (a loaded make test once
+    read scale 0.12 there, mid-transition)."""
+    first = page.evaluate(FIT, 0)
+    time.sleep(0.2)
+    second = page.evaluate(FIT, 0)
+    return second if second == first else None
+
+
 @pytest.mark.parametrize("name", list(MODELS))
 def test_a_real_model_opens_as_a_readable_map_whose_boxes_open_in_place(lab, page, name):
     title, box, expected = MODELS[name]
@@ -156,8 +167,7 @@ def test_a_real_model_opens_as_a_readable_map_whose_boxes_open_in_place(lab, pag
     wait_for(lambda: page.evaluate(STATE)["atEnd"], timeout=60)
     time.sleep(0.5)
     page.evaluate("document.querySelector('.dg-root').scrollIntoView({block: 'start'})")
-    time.sleep(0.4)
-    fitted = page.evaluate(FIT, 0)
+    fitted = wait_for(lambda: settled_fit(page), timeout=15)
     shapes = page.evaluate(EDGE_SHAPES)
     print(f"{name}: fit {fitted}, edge shapes {shapes}")
     assert round(fitted["smallest"], 2) >= 9, fitted
@@ -179,7 +189,7 @@ def test_a_real_model_opens_as_a_readable_map_whose_boxes_open_in_place(lab, pag
     assert any(text.startswith(box.split(" \u00b7 ")[0]) or box in text
                for text in opened["clusters"]), opened["clusters"]
     assert f"roll up: {box}" in opened["buttons"], opened["buttons"]
-    fitted = page.evaluate(FIT, 0)
+    fitted = wait_for(lambda: settled_fit(page), timeout=15)
     print(f"{name}: opened, fit {fitted}")
     assert round(fitted["smallest"], 2) >= 9, fitted
     screenshot(page, f"real_{name}_opened.png")

@@ -246,22 +246,14 @@ def version_bumped(id: int, version: int) -> VersionBumped:
 # it finds. ``active`` and ``dispatching`` are written by their own thread, with one exception:
 # a handle removed from another thread (a view collected there) may switch ``active`` off when
 # no subscriber is left, never on, so it cannot let a dispatch re-enter or lose a subscriber
-# (NOTE [a handle removed from another thread], below).
+# (an ``emit`` finishing meanwhile may leave it on with nobody left: the thread's next ``emit``
+# finds nobody and switches it off).
 # ``epoch`` (which tensors the current listeners were told about, NOTE [graphs built before
 # anyone listened] in function.py) takes a fresh number from one counter on every subscribe:
 # a tensor marked in one thread's epoch is announced again when another thread's listeners
 # meet it (their epochs differ), and the folds keep a node announced twice once.
 _lock = threading.Lock()
 _epochs = itertools.count(1)  # epoch numbers, unique across threads
-
-# NOTE [a handle removed from another thread] ``emit`` ends by switching its thread's ``active``
-# back on if anyone listens, and takes no lock to do it (a lock there cost 0.28 us per event, a
-# tenth of an event's whole dispatch). Another thread's removal writes the dispatch order and
-# then, finding no dispatch in progress and nobody left, switches ``active`` off. The one
-# crossing that matters: emit reads the order, the other thread empties it and switches
-# ``active`` off, emit then writes its stale "on". So emit reads the order again after writing,
-# and a new order (every change makes a new tuple) is one it writes the flag for afresh. In any
-# interleaving of these single reads and writes, the flag ends as the last order says.
 
 
 def __getattr__(name: str) -> Any:
@@ -404,10 +396,8 @@ def emit(event: Event, state: ThreadState | None = None) -> None:
             except Exception as exc:
                 _drop(state, key, fn, exc)
     finally:
-        state.dispatching = False
-        order = state.dispatch_order
-        state.active = bool(order)
-        if state.dispatch_order is not order:  # NOTE [a handle removed from another thread]
+        with _lock:  # (a handle removed from another thread meanwhile must leave it off)
+            state.dispatching = False
             state.active = bool(state.dispatch_order)
 
 
